@@ -1,0 +1,3 @@
+from ari_mem_tui.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,138 @@
+"""`ari-mem-tui`: the TUI by default, and the headless commands that script everything it shows.
+
+Each subcommand is a thin shell over a library function, so the TUI and the CLI share one logic.
+Imports are lazy: `ari-mem-tui demo --out` must not pay for Textual or onnxruntime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from ari_mem_tui import __version__
+
+# exit codes of `audit` (and of every command that cannot read its input)
+EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
+
+
+def add_letta_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("live Letta server (optional)")
+    group.add_argument(
+        "--letta-url",
+        default=os.environ.get("LETTA_BASE_URL") or None,
+        help="read memory and rankings from this Letta server (default: $LETTA_BASE_URL)",
+    )
+    group.add_argument(
+        "--letta-api-key",
+        default=os.environ.get("LETTA_API_KEY") or None,
+        help="API key for the server (default: $LETTA_API_KEY); never printed",
+    )
+    group.add_argument("--letta-agent", help="agent name or id (default: ari_agent_<hash>)")
+    group.add_argument(
+        "--checkpoint-hash",
+        help="the run's 12-hex checkpoint hash, for a checkpoint copied from where it ran",
+    )
+    group.add_argument(
+        "--no-letta",
+        action="store_true",
+        help="ignore $LETTA_BASE_URL and use the checkpoint's own files",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ari-mem-tui",
+        description="Browse the memory of an ARI run: what each node saw, and why.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p_open = sub.add_parser("open", help="open the TUI on a checkpoint (the default command)")
+    p_open.add_argument("checkpoint", type=Path)
+    p_open.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    add_letta_options(p_open)
+
+    p_demo = sub.add_parser(
+        "demo", help="generate the demo checkpoint and open it (with --out: write it and exit)"
+    )
+    p_demo.add_argument("--out", type=Path, help="write the checkpoint here and exit (no UI)")
+    p_demo.add_argument("--nodes", type=int, default=40, help="number of nodes (default 40)")
+    p_demo.add_argument("--entries", type=int, default=None, help="approximate entry count")
+    p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
+    p_demo.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+
+    p_saw = sub.add_parser("saw", help="print what a node saw: its replayed search and context")
+    p_saw.add_argument("checkpoint", type=Path)
+    p_saw.add_argument("node", help="node id or a unique suffix of one")
+    p_saw.add_argument("--json", action="store_true", help="machine-readable output")
+    p_saw.add_argument("--query", help="search with this query instead of the node's own")
+    p_saw.add_argument("--limit", type=int, default=5, help="number of hits (ARI: 5)")
+    p_saw.add_argument(
+        "--as-of", action="store_true", help="only entries written before the node started"
+    )
+    p_saw.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    add_letta_options(p_saw)
+
+    p_audit = sub.add_parser("audit", help="audit a run: scope leaks, violations, rejected writes")
+    p_audit.add_argument("checkpoint", type=Path)
+    p_audit.add_argument("--json", action="store_true", help="machine-readable output")
+    add_letta_options(p_audit)
+
+    p_load = sub.add_parser("summary", help="load a checkpoint and print what it holds")
+    p_load.add_argument("checkpoint", type=Path)
+    p_load.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p_restore = sub.add_parser(
+        "letta-restore",
+        help="WRITES to a Letta server: load a checkpoint's memory backup into an agent",
+    )
+    p_restore.add_argument("checkpoint", type=Path)
+    p_restore.add_argument("--letta-url", default=os.environ.get("LETTA_BASE_URL") or None)
+    p_restore.add_argument("--letta-api-key", default=os.environ.get("LETTA_API_KEY") or None)
+    p_restore.add_argument("--agent", help="agent name (default: ari_agent_<hash>)")
+    p_restore.add_argument("--checkpoint-hash", help="hash to write into the footers")
+    p_restore.add_argument(
+        "--merge", action="store_true", help="add to an agent that already holds passages"
+    )
+    p_restore.add_argument(
+        "--embedding",
+        default="openai/text-embedding-3-small",
+        help="embedding handle for a new agent (ARI's default)",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    # `ari-mem-tui CKPT` means `ari-mem-tui open CKPT`
+    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
+        argv.insert(0, "open")
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return EXIT_OK
+    try:
+        return _dispatch(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+# command -> (module, function); each lives with the code it drives
+COMMANDS = {
+    "demo": ("ari_mem_tui.demo", "cmd_demo"),
+    "summary": ("ari_mem_tui.checkpoint.summary", "cmd_summary"),
+    "saw": ("ari_mem_tui.report", "cmd_saw"),
+    "audit": ("ari_mem_tui.report", "cmd_audit"),
+    "letta-restore": ("ari_mem_tui.memory.letta_restore", "cmd_letta_restore"),
+    "open": ("ari_mem_tui.tui.app", "cmd_open"),
+}
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    import importlib
+
+    module_name, func_name = COMMANDS[args.command]
+    return int(getattr(importlib.import_module(module_name), func_name)(args))

@@ -1,0 +1,235 @@
+"""The in-memory model of one ARI run.
+
+Every reader (checkpoint files, Letta server) produces these objects, and everything downstream
+(search replay, audit, TUI, JSON output) consumes only these. Pydantic is used because these are
+the edges of the program: data arrives from files and servers we do not control, and leaves as
+JSON. All fields but identifiers are optional, because ARI's files in the wild lack fields often
+(legacy trees, resumed runs, half-written files).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+NODE_LABELS = ("draft", "improve", "debug", "ablation", "validation", "other")
+NODE_STATUSES = ("pending", "running", "success", "failed", "abandoned")
+
+EntryKind = Literal["node_scope", "react_step"]
+
+
+class Problem(BaseModel):
+    """Something in the input that could not be read as it should; what was skipped and why."""
+
+    file: str  # path relative to the checkpoint (or "letta:<url>") that holds the bad input
+    where: str = ""  # "line 12", "node node_ab12cd34", "byte 40960", "record 3" ...
+    what: str  # what was skipped or assumed, e.g. "skipped 1 line", "kept 120 records"
+    why: str  # the reason, e.g. "truncated gzip (EOFError)"
+    severity: Literal["info", "warning", "error"] = "warning"
+
+    def line(self) -> str:
+        where = f" {self.where}" if self.where else ""
+        return f"{self.file}{where}: {self.what} ({self.why})"
+
+
+class Node(BaseModel):
+    """One BFTS node, as `tree.json` holds it (§2.2), plus what the loader learnt about it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    id: str
+    parent_id: str | None = None
+    depth: int | None = None
+    status: str | None = None
+    retry_count: int | None = None
+    children: list[str] = Field(default_factory=list)
+    created_at: str | None = None
+    completed_at: str | None = None
+    artifacts: list[Any] = Field(default_factory=list)
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    has_real_data: bool | None = None
+    eval_summary: str | None = None
+    label: str | None = None
+    raw_label: str | None = None
+    name: str | None = None
+    error_log: str | None = None
+    ancestor_ids: list[str] = Field(default_factory=list)
+    trace_log: list[str] = Field(default_factory=list)
+    original_direction: str | None = None
+    node_report_path: str | None = None
+    # set by the loader, never read from the file
+    scope_reconstructed: bool = False  # ancestor_ids was missing and rebuilt from parent_id
+
+    @property
+    def score(self) -> float | None:
+        value = self.metrics.get("_scientific_score") if self.metrics else None
+        return float(value) if isinstance(value, (int, float)) else None
+
+    @property
+    def short_id(self) -> str:
+        return self.id[-8:]
+
+
+class MemoryEntry(BaseModel):
+    """One memory record: a node-scope passage or a ReAct step (§3.2, §3.3)."""
+
+    id: str  # our own stable id (backups carry none); deterministic across loads
+    kind: EntryKind
+    node_id: str  # owner; for react steps metadata.node_id or ""
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    ts: float | None = None
+    source: str  # the file (or "letta") it came from, e.g. "memory_backup.jsonl.gz"
+    source_line: int | None = None  # 1-based line / record number in that source
+    letta_id: str | None = None  # passage id: from Letta, or joined from an access-log write
+    step: int | None = None  # react step, if any
+    partial: bool = False  # text is a preview or capped copy, not the full entry
+
+    @property
+    def mem_kind(self) -> str | None:
+        """Typed-memory kind as ARI reads it: `mem_kind`, falling back to `type`."""
+        value = self.metadata.get("mem_kind") or self.metadata.get("type")
+        return str(value) if value is not None else None
+
+
+class CoreBlocks(BaseModel):
+    """The agent's core memory blocks (§3.5, §5.6)."""
+
+    persona: str = ""
+    human: str = ""
+    ari_context: dict[str, Any] = Field(default_factory=dict)
+    seeded_at: float | None = None
+    source: str = ""  # "memory_backup.jsonl.gz", "letta", or the files of the approximation
+    approximate: bool = False  # rebuilt from idea.json / evaluation_criteria.json / experiment.md
+
+    @property
+    def seeded(self) -> bool:
+        return bool(self.ari_context)
+
+
+class AccessEvent(BaseModel):
+    """One line of `memory_access*.jsonl` (§4.2), with what the loader inferred about it."""
+
+    model_config = ConfigDict(extra="allow")
+
+    ts: float
+    node_id: str = ""  # as logged: the stale "current node" for reads (§4.5)
+    op: Literal["read", "write"]
+    collection: str = ""
+    # write events
+    entry_id: str | None = None
+    text_preview: str | None = None
+    metadata: dict[str, Any] | None = None
+    # read events
+    query: str | None = None
+    ancestor_ids: list[str] | None = None
+    limit: int | None = None
+    results: list[dict[str, Any]] = Field(default_factory=list)
+    # provenance and inference (set by the loader)
+    source: str = ""  # file name
+    source_line: int = 0
+    reader: str | None = None  # inferred real reader node id, "pipeline", "bfts-select", or None
+    reader_how: str = ""  # why: "startup-search", "inherit-burst", "trace_log", "logged", ...
+    joined_entry: str | None = None  # for writes: our MemoryEntry.id the event was joined to
+
+    @property
+    def is_inherit(self) -> bool:
+        return bool(self.query) and self.query.startswith("inherit:")
+
+
+class TraceCall(BaseModel):
+    """One LLM tool call from a node's `trace_log` (§2.7): the call line and its result line."""
+
+    node_id: str
+    index: int  # position of the call line in trace_log
+    tool: str
+    args_raw: str
+    args: dict[str, Any] | None = None  # None when the (maybe truncated) JSON does not parse
+    result_raw: str | None = None
+    result: Any = None  # decoded result payload where it could be decoded
+    ok: bool | None = None  # for guarded writes: accepted or not, when the result says
+
+
+class CowWrite(BaseModel):
+    """One row of the copy-on-write log (§4.6): an accepted or rejected memory write."""
+
+    ts: float | None = None
+    current_node: str
+    target_node: str
+    tool: str
+    accepted: bool
+    reason: str | None = None  # rejection reason, e.g. "node_id does not match current node ..."
+    entry_id: str | None = None  # our MemoryEntry.id for accepted writes, when known
+    letta_id: str | None = None
+    text: str = ""  # full text or preview
+    metadata: dict[str, Any] | None = None
+    step: int | None = None
+    source: str  # "access_log" | "backup" | "access_log+backup" | "trace_log" | "auto_entry"
+
+
+# ---- search replay results (produced by ari_mem_tui.search, shown by the CLI and the TUI) ----
+
+
+class Hit(BaseModel):
+    rank: int  # 1-based position among the node's hits
+    global_rank: int  # 0-based position in the unfiltered window (ARI's score uses this)
+    score: float  # max(0, 1 - 0.01 * global_rank)
+    entry_id: str
+    node_id: str
+    kind: str
+    text: str
+    mark: str = ""  # recorded-vs-replayed mark: "", "replay-only", "recorded-only", "moved"
+
+
+class Missed(BaseModel):
+    entry_id: str
+    node_id: str
+    global_rank: int | None  # rank in the whole pool; None when unknown (server window only)
+    text: str
+
+
+class TierLine(BaseModel):
+    text: str
+    truncated: bool = False
+    entry_id: str | None = None
+
+
+class Tier(BaseModel):
+    key: Literal["1a", "1b", "1c", "2"]
+    title: str
+    header: str  # the exact header line ARI emits
+    lines: list[TierLine] = Field(default_factory=list)
+    exact: bool = True
+    note: str = ""  # why approximate, or why empty
+
+
+class RecordedSearch(BaseModel):
+    """The node's start-up search as the access log recorded it."""
+
+    ts: float
+    query: str
+    limit: int | None
+    hits: list[Hit]  # resolved through the write-event join where possible
+
+
+class Replay(BaseModel):
+    """Everything about what one node saw; the JSON of `ari-mem-tui saw`."""
+
+    node_id: str
+    query: str
+    query_source: str  # "original_direction" | "eval_summary" | "goal" | "default" | "custom"
+    params: dict[str, int]  # limit, overfetch, top_k
+    pool: dict[str, Any]  # size, node_scope, react_step, window composition, per branch
+    hits: list[Hit]
+    eligible: int
+    missed: list[Missed]
+    exact_scope: list[Hit]  # what a pre-filtered search would have returned
+    recorded: RecordedSearch | None
+    as_of: float | None = None
+    as_of_source: str | None = None  # "first start-up read" | "created_at" | None
+    tiers: list[Tier] = Field(default_factory=list)
+    core: CoreBlocks = Field(default_factory=CoreBlocks)
+    writes: list[CowWrite] = Field(default_factory=list)
+    embedder: str
+    notes: list[str] = Field(default_factory=list)
