@@ -85,6 +85,7 @@ class MemoryEntry(BaseModel):
     letta_id: str | None = None  # passage id: from Letta, or joined from an access-log write
     step: int | None = None  # react step, if any
     partial: bool = False  # text is a preview or capped copy, not the full entry
+    ari_checkpoint: str | None = None  # footer hash (Letta); None = this checkpoint's own files
 
     @property
     def mem_kind(self) -> str | None:
