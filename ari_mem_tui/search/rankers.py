@@ -1,0 +1,62 @@
+"""The ranker protocol: one ranking of a checkpoint's whole memory pool for a query.
+
+ARI's `passages.search(query, top_k)` ranks every passage of the agent (node-scope AND react
+entries) and returns the first `top_k`; the post-filter happens afterwards in Python. A `Ranker`
+reproduces that ranking; `search.replay.replay()` applies the post-filter. The embedded rankers
+(MiniLM, BM25) live here; the Letta ranker (ari_mem_tui.memory) implements the same protocol.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from ari_mem_tui.model import MemoryEntry
+
+ProgressFn = Callable[[int, int], None]  # (done, total) while vectors are computed
+
+RANKER_NAMES = ("minilm", "bm25")
+
+
+@dataclass
+class Ranking:
+    """The result of one `Ranker.rank` call."""
+
+    window: list[MemoryEntry]  # first top_k pool entries in rank order (what passages.search returns)
+    pool_size: int  # entries in the (as-of) pool that was ranked
+    ranks: dict[str, int] | None = field(default=None, repr=False)  # entry id -> 0-based rank
+    used: str = ""  # the ranking actually used, e.g. "bm25" while MiniLM vectors are not ready
+    note: str = ""  # why `used` differs from the ranker's name, etc.
+
+    def global_rank(self, entry_id: str) -> int | None:
+        """0-based rank of any pool entry in the full ranking; None when unknown."""
+        if self.ranks is not None:
+            return self.ranks.get(entry_id)
+        for position, entry in enumerate(self.window):
+            if entry.id == entry_id:
+                return position
+        return None
+
+
+@runtime_checkable
+class Ranker(Protocol):
+    name: str  # "minilm", "bm25", "letta:<url>": shown in the UI / JSON `embedder`
+
+    def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
+        """Rank the pool (entries with ts < before_ts when given) and return the top_k window."""
+        ...
+
+
+def make_ranker(
+    ckpt: object,
+    name: str = "minilm",
+    cache_dir: Path | str | None = None,
+    background: bool = True,
+    progress: ProgressFn | None = None,
+) -> Ranker:
+    """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25"."""
+    from ari_mem_tui.search.embedded import build_ranker
+
+    return build_ranker(ckpt, name, cache_dir=cache_dir, background=background, progress=progress)
