@@ -27,11 +27,14 @@ class Ranking:
     window: list[MemoryEntry]  # first top_k pool entries in rank order (what passages.search returns)
     pool_size: int  # entries in the (as-of) pool that was ranked
     ranks: dict[str, int] | None = field(default=None, repr=False)  # entry id -> 0-based rank
+    rank_fn: Callable[[str], int | None] | None = field(default=None, repr=False)  # lazy ranks
     used: str = ""  # the ranking actually used, e.g. "bm25" while MiniLM vectors are not ready
     note: str = ""  # why `used` differs from the ranker's name, etc.
 
     def global_rank(self, entry_id: str) -> int | None:
         """0-based rank of any pool entry in the full ranking; None when unknown."""
+        if self.rank_fn is not None:
+            return self.rank_fn(entry_id)
         if self.ranks is not None:
             return self.ranks.get(entry_id)
         for position, entry in enumerate(self.window):

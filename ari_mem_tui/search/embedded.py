@@ -1,0 +1,281 @@
+"""The embedded rankers: MiniLM cosine ranking (default) and BM25, over a checkpoint's pool.
+
+Both rank the WHOLE pool (node-scope and react entries, as Letta's `passages.search` does) and
+break ties by pool order, so results are deterministic. Ranks are computed lazily: the window by
+argpartition, any other entry's global rank by counting the entries that beat it.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
+from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
+
+SEGMENT_ROWS = 1024  # persist background progress every this many new vectors
+
+
+class Pool:
+    """The entries a ranker ranks, in pool order (the checkpoint's entry order)."""
+
+    def __init__(self, entries: Sequence[MemoryEntry]) -> None:
+        self.entries = list(entries)
+        self.index = {e.id: i for i, e in enumerate(self.entries)}
+        self.ts = np.array(
+            [e.ts if e.ts is not None else np.nan for e in self.entries], dtype=np.float64
+        )
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def mask_before(self, before_ts: float | None) -> np.ndarray | None:
+        """Entries written before `before_ts` (entries without ts are kept: unknown ≠ later)."""
+        if before_ts is None:
+            return None
+        return ~(self.ts >= before_ts)
+
+
+def ranking_from_scores(
+    pool: Pool, scores: np.ndarray, top_k: int, before_ts: float | None, used: str, note: str = ""
+) -> Ranking:
+    """Rank by score descending, ties in pool order; out-of-pool (as-of) entries get no rank."""
+    scores = np.asarray(scores, dtype=np.float64).copy()
+    mask = pool.mask_before(before_ts)
+    if mask is not None:
+        scores[~mask] = -np.inf
+    size = len(pool) if mask is None else int(mask.sum())
+    window_idx = top_window(scores, min(top_k, size))
+
+    ascending: list[np.ndarray] = []  # sorted scores, computed on the first rank query
+
+    def rank_of(entry_id: str) -> int | None:
+        i = pool.index.get(entry_id)
+        if i is None or (mask is not None and not mask[i]):
+            return None
+        if not ascending:
+            ascending.append(np.sort(scores))
+        s = scores[i]
+        lo, hi = np.searchsorted(ascending[0], s, "left"), np.searchsorted(ascending[0], s, "right")
+        ties_before = int(np.count_nonzero(scores[:i] == s)) if hi - lo > 1 else 0
+        return int(len(scores) - hi) + ties_before
+
+    return Ranking(
+        window=[pool.entries[i] for i in window_idx],
+        pool_size=size,
+        rank_fn=rank_of,
+        used=used,
+        note=note,
+    )
+
+
+def top_window(scores: np.ndarray, k: int) -> list[int]:
+    """Indices of the k best scores, best first, ties by lower index (stable)."""
+    n = len(scores)
+    if k <= 0 or n == 0:
+        return []
+    if k < n:
+        threshold = np.partition(scores, n - k)[n - k]
+        candidates = np.flatnonzero(scores >= threshold)
+    else:
+        candidates = np.arange(n)
+    order = np.argsort(-scores[candidates], kind="stable")
+    return [int(i) for i in candidates[order][:k]]
+
+
+class BM25Ranker:
+    """Lexical ranking (bm25s, English stop words, Snowball stemmer). Tiny, instant, exact ties."""
+
+    name = "bm25"
+
+    def __init__(self, pool: Pool) -> None:
+        import bm25s
+        import Stemmer
+
+        self.pool = pool
+        self._bm25s = bm25s
+        self._stemmer = Stemmer.Stemmer("english")
+        self._retriever = None
+        texts = [e.text for e in pool.entries]
+        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
+        if tokens.vocab:  # bm25s cannot index a corpus without a single token
+            self._retriever = bm25s.BM25()
+            self._retriever.index(tokens, show_progress=False)
+
+    def scores(self, query: str) -> np.ndarray:
+        if self._retriever is None or not len(self.pool):
+            return np.zeros(len(self.pool))
+        tokens = self._bm25s.tokenize(
+            [query], stopwords="en", stemmer=self._stemmer, return_ids=False, show_progress=False
+        )[0]
+        if not tokens:
+            return np.zeros(len(self.pool))
+        return np.asarray(self._retriever.get_scores(tokens), dtype=np.float64)
+
+    def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
+        return ranking_from_scores(self.pool, self.scores(query), top_k, before_ts, "bm25")
+
+
+class EmbeddingRanker:
+    """MiniLM cosine ranking over cached vectors; answers with BM25 until the vectors are ready.
+
+    Vectors of texts not in the cache are computed at construction, in a background thread when
+    `background` (progress reported as (done, total) over the missing distinct texts).
+    """
+
+    name = "minilm"
+
+    def __init__(
+        self,
+        pool: Pool,
+        cache_dir: Path | str | None = None,
+        background: bool = True,
+        progress: ProgressFn | None = None,
+        embedder: object | None = None,
+    ) -> None:
+        from ari_mem_tui.search.embedder import DIM, MODEL_NAME, EmbedderUnavailable, MiniLMEmbedder
+
+        self.pool = pool
+        self.error: str | None = None
+        self.notes: list[str] = []
+        self.done, self.total = 0, 0
+        self._bm25: BM25Ranker | None = None
+        self._bm25_lock = threading.Lock()
+        self._ready = threading.Event()
+        self._unique: np.ndarray | None = None  # distinct-text vectors
+        self._rows = np.zeros(0, dtype=np.int64)  # pool index -> row of _unique
+        self._query_cache: dict[str, np.ndarray] = {}
+        self._thread: threading.Thread | None = None
+        self.embedder = embedder
+        if self.embedder is None:
+            try:
+                self.embedder = MiniLMEmbedder()
+            except EmbedderUnavailable as exc:
+                self.error = f"MiniLM unavailable: {exc}"
+                self._ready.set()
+                return
+        self.cache = VectorCache(cache_root(cache_dir), MODEL_NAME, DIM)
+        self._prepare(progress, background)
+
+    # ---- vectors ----
+    def _prepare(self, progress: ProgressFn | None, background: bool) -> None:
+        keys = [text_key(e.text) for e in self.pool.entries]
+        distinct = list(dict.fromkeys(keys))
+        row_of = {k: r for r, k in enumerate(distinct)}
+        self._rows = np.array([row_of[k] for k in keys], dtype=np.int64)
+        self._distinct = distinct
+        self._unique_buf = np.zeros((len(distinct), self.embedder.dim), dtype=np.float32)
+        cached_keys, cached = self.cache.load()
+        have = np.zeros(len(distinct), dtype=bool)
+        for pos, key in enumerate(cached_keys):
+            r = row_of.get(key)
+            if r is not None and not have[r]:
+                self._unique_buf[r] = cached[pos]
+                have[r] = True
+        self.notes.extend(self.cache.notes)
+        missing = [int(r) for r in np.flatnonzero(~have)]
+        self.total = len(missing)
+        if not missing:
+            self._finish()
+            return
+        text_of = {}
+        for entry, key in zip(self.pool.entries, keys, strict=True):
+            text_of.setdefault(key, entry.text)
+        texts = [text_of[distinct[r]] for r in missing]
+        if background:
+            self._thread = threading.Thread(
+                target=self._compute, args=(missing, texts, progress), daemon=True,
+                name="ari-mem-tui-vectors",
+            )
+            self._thread.start()
+        else:
+            self._compute(missing, texts, progress)
+
+    def _compute(self, missing: list[int], texts: list[str], progress: ProgressFn | None) -> None:
+        try:
+            for start in range(0, len(missing), SEGMENT_ROWS):
+                rows = missing[start : start + SEGMENT_ROWS]
+                base = start
+
+                def report(done: int, _total: int, base: int = base) -> None:
+                    self.done = base + done
+                    if progress is not None:
+                        progress(self.done, self.total)
+
+                vecs = self.embedder.embed(texts[start : start + SEGMENT_ROWS], progress=report)
+                self._unique_buf[rows] = vecs
+                self.cache.add([self._distinct[r] for r in rows], vecs)
+            self._finish()
+        except Exception as exc:  # noqa: BLE001 - a failing model must not take the app down: BM25 it is
+            self.error = f"MiniLM failed while embedding: {type(exc).__name__}: {exc}"
+            self._ready.set()
+
+    def _finish(self) -> None:
+        self._unique = self._unique_buf
+        self.done = self.total
+        self._ready.set()
+
+    # ---- state ----
+    @property
+    def ready(self) -> bool:
+        """True once rank() answers with MiniLM (or it never will: see `error`)."""
+        return self._ready.is_set()
+
+    @property
+    def usable(self) -> bool:
+        return self._unique is not None and self.error is None
+
+    def wait(self, timeout: float | None = None) -> bool:
+        return self._ready.wait(timeout)
+
+    # ---- ranking ----
+    def _fallback(self) -> BM25Ranker:
+        with self._bm25_lock:
+            if self._bm25 is None:
+                self._bm25 = BM25Ranker(self.pool)
+            return self._bm25
+
+    def query_vector(self, query: str) -> np.ndarray:
+        vec = self._query_cache.get(query)
+        if vec is None:
+            vec = self.embedder.embed([query])[0]
+            if len(self._query_cache) > 256:
+                self._query_cache.clear()
+            self._query_cache[query] = vec
+        return vec
+
+    def scores(self, query: str) -> np.ndarray:
+        unique = self._unique
+        assert unique is not None
+        if not len(self.pool):
+            return np.zeros(0)
+        return (unique @ self.query_vector(query))[self._rows]
+
+    def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
+        if self.usable:
+            return ranking_from_scores(self.pool, self.scores(query), top_k, before_ts, "minilm")
+        if self.error:
+            note = f"{self.error}; ranked with BM25"
+        else:
+            note = f"MiniLM vectors {self.done}/{self.total} ready; ranked with BM25 meanwhile"
+        scores = self._fallback().scores(query)
+        return ranking_from_scores(self.pool, scores, top_k, before_ts, "bm25", note)
+
+
+def build_ranker(
+    ckpt: object,
+    name: str,
+    cache_dir: Path | str | None = None,
+    background: bool = True,
+    progress: ProgressFn | None = None,
+) -> Ranker:
+    pool = Pool(getattr(ckpt, "entries", []))
+    if name == "bm25":
+        return BM25Ranker(pool)
+    if name == "minilm":
+        return EmbeddingRanker(pool, cache_dir=cache_dir, background=background, progress=progress)
+    raise ValueError(f"unknown ranker {name!r} (choose minilm or bm25)")

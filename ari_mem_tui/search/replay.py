@@ -1,0 +1,262 @@
+"""ARI's node-scoped search, replayed: the ONE implementation of the post-filter (§5.1–§5.2).
+
+`passages.search(query, top_k)` ranks the agent's whole pool; ARI then keeps, in rank order,
+rows whose node is in `ancestor_ids`, from this checkpoint, of kind `node_scope`, and returns
+the first `limit`, each scored `max(0, 1 - 0.01 * global_rank)`. Every ranker (MiniLM, BM25,
+Letta) feeds this function, and the diagnostics (window composition, eligible, missed, exact
+scope, recorded vs replayed) are computed from the same ranking.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.model import Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
+from ari_mem_tui.search.rankers import Ranker, Ranking
+from ari_mem_tui.search.startup import node_query, recorded_startup_search, start_time
+
+OVERFETCH = 200  # ARI_MEMORY_LETTA_OVERFETCH default
+DEFAULT_LIMIT = 5
+
+
+def top_k_for(limit: int, overfetch: int = OVERFETCH) -> int:
+    return max(overfetch, limit * 40)
+
+
+def rank_score(global_rank: int) -> float:
+    """ARI's synthetic score for the row at 0-based rank r of the unfiltered window."""
+    return max(0.0, 1.0 - 0.01 * global_rank)
+
+
+def checkpoint_hash(ckpt: Checkpoint) -> str | None:
+    return getattr(ckpt, "checkpoint_hash", None) or None
+
+
+def eligible_entry(entry: MemoryEntry, scope: set[str], ckpt_hash: str | None) -> bool:
+    """ARI's post-filter on one row: node in scope, this checkpoint, kind node_scope."""
+    same_ckpt = entry.ari_checkpoint is None or ckpt_hash is None or entry.ari_checkpoint == ckpt_hash
+    return entry.kind == "node_scope" and entry.node_id in scope and same_ckpt
+
+
+def post_filter(
+    window: list[MemoryEntry], scope: set[str], ckpt_hash: str | None, limit: int
+) -> list[Hit]:
+    """Keep eligible window rows in rank order (no re-sort), first `limit`, rank scores."""
+    hits: list[Hit] = []
+    for position, entry in enumerate(window):
+        if len(hits) >= limit:
+            break
+        if eligible_entry(entry, scope, ckpt_hash):
+            hits.append(_hit(len(hits) + 1, position, rank_score(position), entry))
+    return hits
+
+
+def _hit(rank: int, global_rank: int, score: float, entry: MemoryEntry) -> Hit:
+    return Hit(
+        rank=rank,
+        global_rank=global_rank,
+        score=score,
+        entry_id=entry.id,
+        node_id=entry.node_id,
+        kind=entry.kind,
+        text=entry.text,
+    )
+
+
+def replay(
+    ckpt: Checkpoint,
+    node_id: str,
+    ranker: Ranker,
+    query: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    as_of: bool = False,
+    query_from: str = "start",
+    with_tiers: bool = True,
+) -> Replay:
+    """What `node_id` saw (or would see for `query`): hits, diagnostics, recorded, tiers."""
+    node = ckpt.nodes[ckpt.resolve_node(node_id)]
+    if query is None:
+        query, query_source = node_query(ckpt, node, query_from)
+    else:
+        query_source = "custom"
+    top_k = top_k_for(limit)
+    notes: list[str] = []
+    started, started_how = start_time(ckpt, node)
+    before = started if as_of else None
+    if as_of and before is None:
+        notes.append("as-of requested but the node's start time is unknown: whole pool ranked")
+    pool = _pool_entries(ckpt, before)
+    scope = set(node.ancestor_ids)
+    ckpt_hash = checkpoint_hash(ckpt)
+
+    if not scope:
+        # ARI returns [] before calling the server: nothing ranked, nothing logged (§5.1.1)
+        ranking = None
+        hits: list[Hit] = []
+        notes.append("empty ancestor_ids (a root): ARI returns no results without searching")
+    else:
+        ranking = ranker.rank(query, top_k, before_ts=before)
+        hits = post_filter(ranking.window, scope, ckpt_hash, limit)
+        if ranking.note:
+            notes.append(ranking.note)
+
+    eligible = [e for e in pool if eligible_entry(e, scope, ckpt_hash)]
+    missed, exact = _beyond_window(eligible, ranking, top_k, limit)
+    recorded = _recorded(ckpt, node, notes)
+    if recorded is not None and query_source != "custom":
+        _mark(hits, recorded.hits)
+    result = Replay(
+        node_id=node.id,
+        query=query,
+        query_source=query_source,
+        params={"limit": limit, "overfetch": OVERFETCH, "top_k": top_k},
+        pool=_pool_stats(ckpt, node, pool, ranking),
+        hits=hits,
+        eligible=len(eligible),
+        missed=missed,
+        exact_scope=exact,
+        recorded=recorded,
+        as_of=before if as_of else None,
+        as_of_source=started_how if as_of and before is not None else None,
+        core=ckpt.core,
+        writes=list(ckpt.writes_by_node.get(node.id, [])),
+        embedder=_embedder_label(ranker, ranking),
+        notes=notes,
+    )
+    if with_tiers:
+        from ari_mem_tui.search.tiers import build_tiers
+
+        result.tiers = build_tiers(ckpt, node, result, started)
+    return result
+
+
+def _pool_entries(ckpt: Checkpoint, before: float | None) -> list[MemoryEntry]:
+    if before is None:
+        return list(ckpt.entries)
+    return [e for e in ckpt.entries if e.ts is None or e.ts < before]
+
+
+def _embedder_label(ranker: Ranker, ranking: Ranking | None) -> str:
+    used = ranking.used if ranking is not None and ranking.used else ""
+    return used or ranker.name
+
+
+def _beyond_window(
+    eligible: list[MemoryEntry], ranking: Ranking | None, top_k: int, limit: int
+) -> tuple[list[Missed], list[Hit]]:
+    """Eligible entries ranked outside the window ("missed"), and the pre-filter's answer."""
+    if ranking is None:
+        return [], []
+    in_window = {e.id: pos for pos, e in enumerate(ranking.window)}
+    ranked: list[tuple[int, MemoryEntry]] = []
+    missed: list[Missed] = []
+    for entry in eligible:
+        rank = in_window.get(entry.id)
+        if rank is None:
+            rank = ranking.global_rank(entry.id)
+            missed.append(
+                Missed(entry_id=entry.id, node_id=entry.node_id, global_rank=rank, text=entry.text)
+            )
+        if rank is not None:
+            ranked.append((rank, entry))
+    missed.sort(key=lambda m: (m.global_rank is None, m.global_rank or 0))
+    ranked.sort(key=lambda pair: pair[0])
+    exact = [
+        _hit(i + 1, rank, rank_score(i), entry) for i, (rank, entry) in enumerate(ranked[:limit])
+    ]
+    return missed, exact
+
+
+def _pool_stats(
+    ckpt: Checkpoint, node: Node, pool: list[MemoryEntry], ranking: Ranking | None
+) -> dict:
+    kinds = Counter(e.kind for e in pool)
+    stats: dict = {
+        "size": ranking.pool_size if ranking is not None else len(pool),
+        "node_scope": kinds.get("node_scope", 0),
+        "react_step": kinds.get("react_step", 0),
+    }
+    if ranking is None:
+        stats["window"] = None
+        return stats
+    scope = set(node.ancestor_ids)
+    window = Counter()
+    branches: Counter = Counter()
+    for entry in ranking.window:
+        if entry.kind != "node_scope":
+            window["react_step"] += 1
+            continue
+        window["node_scope"] += 1
+        if entry.node_id in scope:
+            window["lineage"] += 1
+        elif entry.node_id == node.id:
+            window["self"] += 1
+        else:
+            window["other_branches"] += 1
+        branches[_branch_of(ckpt, entry.node_id)] += 1
+    stats["window"] = {
+        "size": len(ranking.window),
+        "node_scope": window["node_scope"],
+        "react_step": window["react_step"],
+        "lineage": window["lineage"],
+        "self": window["self"],
+        "other_branches": window["other_branches"],
+        "by_branch": dict(branches.most_common()),
+    }
+    return stats
+
+
+def _branch_of(ckpt: Checkpoint, node_id: str) -> str:
+    """The root's child the node descends from (the root itself, or "?" when unknown)."""
+    node = ckpt.nodes.get(node_id)
+    if node is None:
+        return "?"
+    lineage = [*node.ancestor_ids, node.id]
+    return lineage[1] if len(lineage) > 1 else lineage[0]
+
+
+def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch | None:
+    event, how = recorded_startup_search(ckpt, node)
+    if event is None:
+        return None
+    hits: list[Hit] = []
+    unresolved = 0
+    for i, row in enumerate(event.results):
+        letta_id = str(row.get("entry_id") or "")
+        score = row.get("score")
+        score = float(score) if isinstance(score, (int, float)) else 0.0
+        # ARI's score encodes the window position: score = 1 - 0.01 r (unknown once it hits 0)
+        global_rank = round((1.0 - score) * 100) if score > 0 else -1
+        entry = ckpt.entries_by_letta_id.get(letta_id)
+        if entry is None:
+            unresolved += 1
+            hits.append(
+                Hit(
+                    rank=i + 1,
+                    global_rank=global_rank,
+                    score=score,
+                    entry_id=letta_id,
+                    node_id=str(row.get("src_node_id") or ""),
+                    kind="node_scope",
+                    text="",
+                )
+            )
+        else:
+            hits.append(_hit(i + 1, global_rank, score, entry))
+    notes.append(f"recorded start-up search: {how}")
+    if unresolved:
+        notes.append(f"{unresolved} recorded hit(s) could not be joined to an entry's text")
+    return RecordedSearch(ts=event.ts, query=event.query or "", limit=event.limit, hits=hits)
+
+
+def _mark(replayed: list[Hit], recorded: list[Hit]) -> None:
+    """Mark entries present in only one list, and rank changes."""
+    rec_rank = {h.entry_id: h.rank for h in recorded}
+    rep_rank = {h.entry_id: h.rank for h in replayed}
+    for hit in replayed:
+        other = rec_rank.get(hit.entry_id)
+        hit.mark = "replay-only" if other is None else ("moved" if other != hit.rank else "")
+    for hit in recorded:
+        other = rep_rank.get(hit.entry_id)
+        hit.mark = "recorded-only" if other is None else ("moved" if other != hit.rank else "")

@@ -1,0 +1,88 @@
+"""Facts about a node's start: its search query, its start time, its recorded start-up search.
+
+ARI builds the start-up query from the node's direction (§5.8 Tier 2); the start time is best
+estimated by the first start-up read attributed to the node (§4.5), else its `created_at`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.model import AccessEvent, Node
+
+QUERY_CHARS = 200
+GOAL_CAP = 1500
+DEFAULT_QUERY = "experiment result"
+STARTUP_HOWS = ("startup-search", "inherit-burst")
+
+
+def node_query(ckpt: Checkpoint, node: Node, which: str = "start") -> tuple[str, str]:
+    """(query, source) as ARI formed it at start; `which="eval_summary"` uses today's value."""
+    goal = (ckpt.experiment_goal or "")[:GOAL_CAP]
+    if which == "eval_summary":
+        candidates = [("eval_summary", node.eval_summary), ("goal", goal)]
+    else:
+        candidates = [
+            ("original_direction", node.original_direction),
+            ("eval_summary", node.eval_summary),
+            ("goal", goal),
+        ]
+    for source, text in candidates:
+        if text:
+            return text[:QUERY_CHARS], source
+    return DEFAULT_QUERY, "default"
+
+
+def parse_iso(value: str | None) -> float | None:
+    if not value:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except (ValueError, TypeError):
+        return None
+    if moment.tzinfo is None:  # ARI writes UTC; a naive stamp must not be read as local time
+        moment = moment.replace(tzinfo=UTC)
+    return moment.timestamp()
+
+
+def start_time(ckpt: Checkpoint, node: Node) -> tuple[float | None, str | None]:
+    """(epoch, how): the first start-up read attributed to the node, else its `created_at`."""
+    for event in ckpt.access_events:
+        if event.op == "read" and event.reader == node.id and event.reader_how in STARTUP_HOWS:
+            return event.ts, "first start-up read"
+    created = parse_iso(node.created_at)
+    if created is not None:
+        return created, "created_at"
+    return None, None
+
+
+def recorded_startup_search(ckpt: Checkpoint, node: Node) -> tuple[AccessEvent | None, str]:
+    """The node's start-up `search_memory` read event, and how it was identified.
+
+    Prefers the loader's attribution; when the loader attributed nothing at all (an older
+    reader, or events it could not place), matches §4.5's rule directly: same query, same
+    `ancestor_ids`, limit 5.
+    """
+    for event in ckpt.access_events:
+        if (
+            event.op == "read"
+            and event.reader == node.id
+            and event.reader_how == "startup-search"
+            and not event.is_inherit
+        ):
+            return event, "attributed by the loader (startup-search)"
+    if not node.ancestor_ids:
+        return None, ""
+    query, _ = node_query(ckpt, node)
+    for event in ckpt.access_events:
+        if (
+            event.op == "read"
+            and event.reader is None
+            and not event.is_inherit
+            and event.query == query
+            and (event.ancestor_ids or []) == node.ancestor_ids
+            and event.limit == 5
+        ):
+            return event, "matched by query, scope and limit (§4.5)"
+    return None, ""
