@@ -1,0 +1,350 @@
+"""`memory_backup.jsonl.gz`: node_scope, react_step and core_seed records (§3).
+
+The backup is written from an atexit hook that SIGKILL can cut short, so the gzip may be
+truncated or corrupt: everything decoded before the damage is kept and the stop is reported.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ari_mem_tui.checkpoint.entry_ids import EntryIds
+from ari_mem_tui.checkpoint.problems import FileProblems
+from ari_mem_tui.checkpoint.values import as_float, as_int, short
+from ari_mem_tui.model import MemoryEntry, Problem
+
+BACKUP_FILE = "memory_backup.jsonl.gz"
+GZIP_MAGIC = b"\x1f\x8b"
+_CHUNK = 1 << 20
+_MAX_OUT = 8 << 20  # decompress in bounded steps: a gzip bomb must not take all memory
+
+
+# ---- one line ----
+
+
+@dataclass
+class BackupLine:
+    """One parsed backup line: a normalized record, or why it was skipped."""
+
+    record: dict[str, Any] | None = None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _ts(value: Any, notes: list[str]) -> float | None:
+    ts = as_float(value)
+    if ts is None and value is not None:
+        notes.append(f"ts {short(repr(value), 30)} is not a number; kept without ts")
+    return ts
+
+
+def _metadata(value: Any, notes: list[str]) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if isinstance(value, dict):
+        return value
+    notes.append(f"metadata is a {type(value).__name__}, not an object; replaced by {{}}")
+    return {}
+
+
+def _text(value: Any, key: str, notes: list[str]) -> str | None:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return None
+    notes.append(f"{key} is a {type(value).__name__}; kept as its JSON text")
+    return json.dumps(value, ensure_ascii=False)
+
+
+def parse_memory_record(obj: dict[str, Any], kind: str) -> BackupLine:
+    """A node_scope / react_step record (also used for the legacy stores)."""
+    notes: list[str] = []
+    text = _text(obj.get("text", obj.get("content")), "text", notes)
+    if text is None:
+        return BackupLine(error=f"{kind} record without text")
+    metadata = _metadata(obj.get("metadata"), notes)
+    ts = _ts(obj.get("ts"), notes)
+    if kind == "node_scope":
+        node_id = obj.get("node_id")
+        if not isinstance(node_id, str) or not node_id:
+            return BackupLine(error="node_scope record without a string node_id")
+        step = as_int(metadata.get("step"))
+    else:
+        owner = metadata.get("node_id")
+        node_id = owner if isinstance(owner, str) else ""
+        step = as_int(metadata.get("step"))
+    record = {
+        "kind": kind,
+        "node_id": node_id,
+        "text": text,
+        "metadata": metadata,
+        "ts": ts,
+        "step": step,
+    }
+    return BackupLine(record=record, notes=notes)
+
+
+def parse_core_seed(obj: dict[str, Any]) -> BackupLine:
+    notes: list[str] = []
+    context = obj.get("context")
+    if isinstance(context, str):  # tolerate the Letta block's JSON-string form
+        try:
+            context = json.loads(context) if context.strip() else {}
+        except json.JSONDecodeError:
+            notes.append("context is a string that is not JSON; ignored")
+            context = {}
+    if context is None:
+        context = {}
+    if not isinstance(context, dict):
+        notes.append(f"context is a {type(context).__name__}, not an object; ignored")
+        context = {}
+    record = {
+        "kind": "core_seed",
+        "persona": obj.get("persona") if isinstance(obj.get("persona"), str) else "",
+        "human": obj.get("human") if isinstance(obj.get("human"), str) else "",
+        "context": context,
+        "seeded_at": as_float(obj.get("seeded_at")),
+    }
+    return BackupLine(record=record, notes=notes)
+
+
+def parse_backup_line(line: str) -> BackupLine:
+    """Parse one JSON line of the backup. Never raises."""
+    if not line.strip():
+        return BackupLine()
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return BackupLine(error=f"not JSON ({exc.__class__.__name__})")
+    if not isinstance(obj, dict):
+        return BackupLine(error=f"a JSON {type(obj).__name__}, not an object")
+    kind = obj.get("kind")
+    if kind in ("node_scope", "react_step"):
+        return parse_memory_record(obj, kind)
+    if kind == "core_seed":
+        return parse_core_seed(obj)
+    if kind is None and "node_id" in obj and "text" in obj:
+        parsed = parse_memory_record(obj, "node_scope")
+        parsed.notes.append("record without kind; read as node_scope")
+        return parsed
+    return BackupLine(error=f"unknown record kind {short(repr(kind), 40)}")
+
+
+# ---- the gzip stream ----
+
+
+@dataclass
+class StreamStop:
+    """Why reading stopped early, if it did."""
+
+    reason: str | None = None
+    line: int = 0
+    byte: int = 0  # offset in the decompressed stream
+
+
+class GzipLines:
+    """Lines of a (possibly damaged, possibly multi-member) gzip file, as bytes.
+
+    Iterate, then look at `.stop`. A plain uncompressed file is read as-is (`.plain` True).
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.stop = StreamStop()
+        self.plain = False
+        self.lines = 0
+        self.offset = 0
+
+    def _emit(self, pending: bytes, data: bytes) -> tuple[bytes, list[bytes]]:
+        parts = (pending + data).split(b"\n")
+        return parts.pop(), parts
+
+    def __iter__(self) -> Iterator[bytes]:
+        with self.path.open("rb") as handle:
+            head = handle.read(2)
+            handle.seek(0)
+            if head and head != GZIP_MAGIC:
+                self.plain = True
+                yield from self._plain(handle)
+                return
+            yield from self._gzip(handle)
+
+    def _count(self, lines: list[bytes]) -> Iterator[bytes]:
+        for raw in lines:
+            self.lines += 1
+            self.offset += len(raw) + 1
+            yield raw
+
+    def _plain(self, handle) -> Iterator[bytes]:
+        for raw in handle:
+            self.lines += 1
+            self.offset += len(raw)
+            yield raw.rstrip(b"\n")
+
+    def _gzip(self, handle) -> Iterator[bytes]:
+        decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = b""
+        started = between = False  # between: one gzip member ended, the next not begun
+        while chunk := handle.read(_CHUNK):
+            data = chunk
+            while data:
+                if between:
+                    data = data.lstrip(b"\x00")  # zero padding after a member is harmless
+                    if not data:
+                        break
+                    if not data.startswith(GZIP_MAGIC[: len(data)]):
+                        self.stop.reason = "bytes after the end of the gzip stream"
+                        yield from self._finish(pending)
+                        return
+                    decomp, between = zlib.decompressobj(16 + zlib.MAX_WBITS), False
+                saved = decomp.copy()
+                try:
+                    out = decomp.decompress(data, _MAX_OUT)
+                except zlib.error as exc:
+                    self.stop.reason = f"corrupt gzip ({exc})"
+                    pending, lines = self._emit(pending, _salvage(saved, data))
+                    yield from self._count(lines)
+                    yield from self._finish(pending)
+                    return
+                started = True
+                pending, lines = self._emit(pending, out)
+                yield from self._count(lines)
+                if decomp.eof:
+                    data, between = decomp.unused_data, True
+                else:
+                    data = decomp.unconsumed_tail
+        if started and not between:
+            try:
+                pending, lines = self._emit(pending, decomp.flush())
+                yield from self._count(lines)
+            except zlib.error:
+                pass
+            if not decomp.eof:
+                self.stop.reason = "truncated gzip (the stream ends before its end marker)"
+        yield from self._finish(pending)
+
+    def _finish(self, pending: bytes) -> Iterator[bytes]:
+        if self.stop.reason:
+            self.stop.line = self.lines + 1
+            self.stop.byte = self.offset
+        if pending:
+            self.lines += 1
+            self.offset += len(pending)
+            yield pending
+
+
+def _salvage(decomp, data: bytes, step: int = 1024) -> bytes:
+    """What a failed decompress call would have produced before the damage.
+
+    Feeds the input in small pieces, then the failing piece byte by byte, so output decoded
+    before a bad CRC or a corrupt block is not lost with the call that raised.
+    """
+    out: list[bytes] = []
+    for start in range(0, len(data), step):
+        saved = decomp.copy()
+        try:
+            out.append(decomp.decompress(data[start : start + step]))
+        except zlib.error:
+            if step > 1:
+                out.append(_salvage(saved, data[start : start + step], 1))
+            break
+    return b"".join(out)
+
+
+# ---- the whole file ----
+
+
+@dataclass
+class BackupResult:
+    entries: list[MemoryEntry] = field(default_factory=list)
+    core_seed: dict[str, Any] | None = None
+    records: int = 0  # lines read as records (any kind)
+
+
+def make_entry(
+    record: dict[str, Any], ids: EntryIds, source: str, line: int, partial: bool = False
+) -> MemoryEntry:
+    return MemoryEntry(
+        id=ids.make(record["kind"], record["node_id"], record["ts"], record["text"]),
+        kind=record["kind"],
+        node_id=record["node_id"],
+        text=record["text"],
+        metadata=record["metadata"],
+        ts=record["ts"],
+        source=source,
+        source_line=line,
+        step=record["step"],
+        partial=partial,
+    )
+
+
+def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -> BackupResult:
+    """Every readable record of the backup, with a problem for each skipped line."""
+    result = BackupResult()
+    sink = FileProblems(name, problems)
+    stream = GzipLines(path)
+    line_no = 0
+    try:
+        for raw in stream:
+            line_no += 1
+            _read_line(raw, line_no, name, ids, sink, result)
+    except OSError as exc:
+        problems.append(
+            Problem(
+                file=name,
+                where=f"line {line_no + 1}",
+                what=f"kept {len(result.entries)} entries read before it",
+                why=f"read error ({exc.__class__.__name__}: {exc})",
+                severity="error",
+            )
+        )
+    sink.close()
+    if stream.plain:
+        problems.append(Problem(file=name, what="read as plain JSON Lines", why="not a gzip file"))
+    if stream.stop.reason:
+        problems.append(
+            Problem(
+                file=name,
+                where=f"line {stream.stop.line} (byte {stream.stop.byte} of the decompressed data)",
+                what=f"kept the {len(result.entries)} entries decoded before it; the rest is lost",
+                why=stream.stop.reason,
+                severity="error",
+            )
+        )
+    return result
+
+
+def _read_line(
+    raw: bytes, line_no: int, name: str, ids: EntryIds, sink: FileProblems, result: BackupResult
+) -> None:
+    where = f"line {line_no}"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        sink.add(where, "skipped the line", f"invalid UTF-8 at byte {exc.start} of the line")
+        return
+    parsed = parse_backup_line(text)
+    if parsed.error:
+        sink.add(where, "skipped the line", parsed.error)
+        return
+    if parsed.record is None:
+        return  # blank line, skipped silently like ARI does
+    result.records += 1
+    if parsed.notes:
+        sink.add(where, "read the record with defaults", "; ".join(parsed.notes), "info")
+    if parsed.record["kind"] == "core_seed":
+        if result.core_seed is not None:
+            sink.add(
+                where,
+                "used this core_seed record",
+                "more than one core_seed; the last wins",
+                "info",
+            )
+        result.core_seed = parsed.record
+        return
+    result.entries.append(make_entry(parsed.record, ids, name, line_no))

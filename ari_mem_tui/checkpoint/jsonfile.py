@@ -1,0 +1,74 @@
+"""Reading whole JSON documents that ARI may be rewriting while we read them (§2.5)."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from ari_mem_tui.model import Problem
+
+RETRY_DELAY_S = 0.15  # ARI's own loader waits this long before its single retry
+
+
+def decode_utf8(data: bytes, name: str, problems: list[Problem]) -> str:
+    """UTF-8 text; undecodable bytes become U+FFFD and a problem says where the first one was."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problems.append(
+            Problem(
+                file=name,
+                where=f"byte {exc.start}",
+                what="replaced undecodable bytes with U+FFFD",
+                why="invalid UTF-8",
+            )
+        )
+        return data.decode("utf-8", errors="replace")
+
+
+def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, str]:
+    """(ok, value, error text) for one read of the file."""
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return False, None, f"cannot read ({exc.__class__.__name__}: {exc.strerror or exc})"
+    text = decode_utf8(data, name, problems)
+    try:
+        return True, json.loads(text), ""
+    except json.JSONDecodeError as exc:
+        return False, None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except RecursionError:
+        return False, None, "JSON nested too deeply"
+
+
+def read_json(path: Path, name: str, problems: list[Problem], retry: bool = True) -> Any:
+    """The parsed document, or None with an error problem.
+
+    ARI writes these files in place (not atomically), so a half-written read is retried once.
+    """
+    scratch: list[Problem] = []
+    ok, value, error = _parse(path, name, scratch)
+    if not ok and retry and error.startswith("invalid JSON"):
+        time.sleep(RETRY_DELAY_S)
+        scratch = []
+        ok, value, error = _parse(path, name, scratch)
+        if not ok:
+            error += " (also after one retry)"
+    problems.extend(scratch)
+    if not ok:
+        problems.append(
+            Problem(file=name, what="skipped the whole file", why=error, severity="error")
+        )
+        return None
+    return value
+
+
+def read_text(path: Path, name: str, problems: list[Problem]) -> str:
+    """A whole UTF-8 text file ("" with a problem when it cannot be read)."""
+    try:
+        return decode_utf8(path.read_bytes(), name, problems)
+    except OSError as exc:
+        problems.append(Problem(file=name, what="skipped the file", why=str(exc)))
+        return ""

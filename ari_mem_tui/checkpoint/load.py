@@ -1,0 +1,139 @@
+"""`load_checkpoint`: every file ARI writes, read into one `Checkpoint`, strictly read-only.
+
+Order matters: the tree first (scopes and timestamps), then memory entries, then the access log
+(joined to the entries and attributed to readers through the tree and the trace logs), and last
+the CoW write log, which draws on all of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ari_mem_tui.checkpoint.backup import BACKUP_FILE, BackupResult, read_backup
+from ari_mem_tui.checkpoint.core import approximate_core, core_from_seed
+from ari_mem_tui.checkpoint.entry_ids import EntryIds
+from ari_mem_tui.checkpoint.jsonfile import read_json, read_text
+from ari_mem_tui.checkpoint.legacy_memory import (
+    memory_json_entries,
+    memory_store_entries,
+    nodes_tree_entries,
+)
+from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.checkpoint.tree import TreeResult, load_tree
+from ari_mem_tui.checkpoint.values import parse_iso
+from ari_mem_tui.model import MemoryEntry, Problem
+
+__all__ = ["checkpoint_hash", "load_checkpoint"]
+
+STALE_BACKUP_S = 300.0  # a backup whose newest entry is this much older than the tree is stale
+
+
+def load_checkpoint(path: Path) -> Checkpoint:
+    """Load everything readable under `path`; what is not readable becomes `ckpt.problems`."""
+    path = Path(path)
+    ckpt = Checkpoint(path=path)
+    problems = ckpt.problems
+    if not path.is_dir():
+        problems.append(
+            Problem(
+                file=str(path),
+                what="loaded nothing",
+                why="not a readable directory",
+                severity="error",
+            )
+        )
+        return ckpt
+    tree = load_tree(path, problems)
+    if tree.source is None:
+        problems.append(
+            Problem(
+                file="tree.json",
+                what="loaded no nodes",
+                why="no tree.json, nodes_tree.json or node_*/tree.json with nodes",
+                severity="error",
+            )
+        )
+    ckpt.run_id, ckpt.tree_source = tree.run_id, tree.source
+    ckpt.nodes, ckpt.graph, ckpt.roots = tree.nodes, tree.graph, tree.roots
+    ckpt.experiment_goal = _experiment_goal(path, tree, problems)
+    ids = EntryIds()
+    backup = _read_memory(ckpt, tree, ids)
+    ckpt.core = _core(ckpt, backup)
+    ckpt.reindex()
+    return ckpt
+
+
+def _experiment_goal(path: Path, tree: TreeResult, problems: list[Problem]) -> str:
+    if (path / "experiment.md").is_file():
+        return read_text(path / "experiment.md", "experiment.md", problems)
+    document = tree.document if tree.source == "nodes_tree.json" else None
+    if document is None and (path / "nodes_tree.json").is_file():
+        document = read_json(path / "nodes_tree.json", "nodes_tree.json", [], retry=False)
+    goal = document.get("experiment_goal") if isinstance(document, dict) else None
+    return goal if isinstance(goal, str) else ""
+
+
+def _read_memory(ckpt: Checkpoint, tree: TreeResult, ids: EntryIds) -> BackupResult:
+    """Entries by §11.2 precedence: the backup, else nodes_tree memory, else the v0.5 stores."""
+    path, problems = ckpt.path, ckpt.problems
+    backup = BackupResult()
+    if (path / BACKUP_FILE).is_file():
+        backup = read_backup(path / BACKUP_FILE, BACKUP_FILE, ids, problems)
+        if backup.records == 0:
+            problems.append(Problem(file=BACKUP_FILE, what="found no records", why="empty backup"))
+    entries: list[MemoryEntry] = list(backup.entries)
+    if not entries:
+        node_memory = tree.node_memory if tree.source == "nodes_tree.json" else None
+        if node_memory is None and (path / "nodes_tree.json").is_file():
+            node_memory = _nodes_tree_memory(path)
+        entries = nodes_tree_entries(node_memory or {}, ids, problems)
+        if not entries:
+            entries = memory_store_entries(path, ids, problems)
+        entries += memory_json_entries(path, ids, problems)
+    # node_scope first, then react, each in source order (the order the backup uses)
+    ckpt.entries = [e for e in entries if e.kind == "node_scope"] + [
+        e for e in entries if e.kind == "react_step"
+    ]
+    _warn_stale_backup(ckpt, backup)
+    return backup
+
+
+def _nodes_tree_memory(path: Path) -> dict:
+    from ari_mem_tui.checkpoint.tree import raw_node_list
+
+    document = read_json(path / "nodes_tree.json", "nodes_tree.json", [], retry=False)
+    memory = {}
+    for raw in raw_node_list(document) or []:
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str) and "memory" in raw:
+            memory.setdefault(raw["id"], raw["memory"])
+    return memory
+
+
+def _warn_stale_backup(ckpt: Checkpoint, backup: BackupResult) -> None:
+    """§3.1: a resumed run does not re-write the backup; it may predate part of the tree."""
+    stamps = [e.ts for e in backup.entries if e.ts is not None]
+    done = [parse_iso(n.completed_at) for n in ckpt.nodes.values() if n.completed_at]
+    done = [t for t in done if t is not None]
+    if not stamps or not done:
+        return
+    newest_entry, newest_node = max(stamps), max(done)
+    if newest_entry < newest_node - STALE_BACKUP_S:
+        late = sum(1 for t in done if t > newest_entry + STALE_BACKUP_S)
+        ckpt.problems.append(
+            Problem(
+                file=BACKUP_FILE,
+                what=f"the backup may predate {late} completed nodes",
+                why=(
+                    f"its newest entry is {newest_node - newest_entry:.0f} s older than the "
+                    "newest completed node (a resumed run does not rewrite the backup)"
+                ),
+                severity="info",
+            )
+        )
+
+
+def _core(ckpt: Checkpoint, backup: BackupResult):
+    if backup.core_seed is not None:
+        return core_from_seed(backup.core_seed, BACKUP_FILE)
+    return approximate_core(ckpt.path, ckpt.experiment_goal, ckpt.problems)

@@ -1,0 +1,34 @@
+"""Where a checkpoint's files live, and the identity ARI derives from its path (§1.1, §1.3)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+
+def checkpoint_hash(path: Path | str) -> str:
+    """ARI's `_ckpt_hash`: first 12 hex of SHA-1 of the resolved absolute path string (§1.3).
+
+    Symlinks are followed like ARI does, so a copied checkpoint gets a different hash.
+    """
+    resolved = Path(os.path.expanduser(str(path))).resolve()
+    return hashlib.sha1(str(resolved).encode("utf-8")).hexdigest()[:12]
+
+
+def workspace_root(ckpt: Path) -> Path:
+    """The parent of the outermost ancestor named `checkpoints`, else the checkpoint's parent."""
+    resolved = ckpt.resolve()
+    outermost: Path | None = None
+    for parent in resolved.parents:
+        if parent.name == "checkpoints":
+            outermost = parent
+    return outermost.parent if outermost is not None else resolved.parent
+
+
+def display_name(ckpt: Path, path: Path) -> str:
+    """A file's name for problem lines: relative to the checkpoint when it lies inside it."""
+    try:
+        return path.relative_to(ckpt).as_posix()
+    except ValueError:
+        return str(path)

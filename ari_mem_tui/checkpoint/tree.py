@@ -1,0 +1,430 @@
+"""The node tree: `tree.json` → `nodes_tree.json` → `node_*/tree.json` (§2.1–§2.6).
+
+Bad nodes become problems; the rest of the tree still loads. The graph is built from `parent_id`
+(the field ARI itself trusts), with cycles broken so nothing downstream can loop forever.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import networkx as nx
+from pydantic import ValidationError
+
+from ari_mem_tui.checkpoint.jsonfile import read_json
+from ari_mem_tui.model import NODE_LABELS, Node, Problem
+
+RUN_ID_DIR = re.compile(r"^[0-9]{8,14}_")
+
+_STR_FIELDS = (
+    "parent_id",
+    "status",
+    "created_at",
+    "completed_at",
+    "eval_summary",
+    "label",
+    "raw_label",
+    "name",
+    "error_log",
+    "original_direction",
+    "node_report_path",
+)
+_INT_FIELDS = ("depth", "retry_count")
+_STR_LIST_FIELDS = ("children", "ancestor_ids", "trace_log")
+
+
+@dataclass
+class TreeResult:
+    source: str | None = None  # file the tree came from, relative to the checkpoint
+    document: Any = None  # the parsed document of that file
+    run_id: str | None = None
+    nodes: dict[str, Node] = field(default_factory=dict)
+    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    roots: list[str] = field(default_factory=list)
+    node_memory: dict[str, Any] = field(default_factory=dict)  # nodes_tree.json `memory` arrays
+
+
+# ---- finding and reading the document ----
+
+
+def tree_candidates(ckpt: Path) -> list[Path]:
+    """ARI's precedence: tree.json, nodes_tree.json, then node_*/tree.json newest first."""
+    found = [ckpt / "tree.json", ckpt / "nodes_tree.json"]
+    legacy: list[tuple[float, str, Path]] = []
+    for sub in ckpt.glob("node_*/tree.json"):
+        try:
+            stat = sub.stat()
+        except OSError:
+            continue
+        if stat.st_size > 2:  # ARI skips "{}" and empty files
+            legacy.append((stat.st_mtime, str(sub), sub))
+    legacy.sort(reverse=True)
+    return found + [item[2] for item in legacy]
+
+
+def raw_node_list(document: Any) -> list[Any] | None:
+    """The node dicts of a tree document, whichever of the known shapes it has."""
+    if isinstance(document, dict):
+        nodes = document.get("nodes")
+        if isinstance(nodes, list):
+            return nodes
+        if isinstance(nodes, dict):  # the documented-but-unused {id: node} shape
+            return [
+                {"id": key, **value} if isinstance(value, dict) and "id" not in value else value
+                for key, value in nodes.items()
+            ]
+        if "id" in document:  # very old node_*/tree.json holding one node
+            return [document]
+        return None
+    if isinstance(document, list):
+        return document
+    return None
+
+
+def read_tree_document(ckpt: Path, problems: list[Problem]) -> tuple[str | None, Any, list]:
+    for path in tree_candidates(ckpt):
+        if not path.is_file():
+            continue
+        name = path.relative_to(ckpt).as_posix()
+        document = read_json(path, name, problems)
+        if document is None:
+            continue
+        nodes = raw_node_list(document)
+        if not nodes:
+            problems.append(
+                Problem(
+                    file=name, what="not used as the tree", why="no nodes in it", severity="warning"
+                )
+            )
+            continue
+        return name, document, nodes
+    return None, None, []
+
+
+# ---- one node ----
+
+
+def _check_types(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """A copy with wrongly typed known fields removed, and a note for each removal."""
+    clean = dict(raw)
+    bad: list[str] = []
+
+    def drop(key: str, expected: str) -> None:
+        bad.append(f"{key}={_excerpt(clean.pop(key))} (expected {expected})")
+
+    for key in _STR_FIELDS:
+        if key in clean and clean[key] is not None and not isinstance(clean[key], str):
+            drop(key, "string")
+    for key in _INT_FIELDS:
+        if key in clean and clean[key] is not None:
+            value = clean[key]
+            if isinstance(value, bool) or not isinstance(value, int):
+                if isinstance(value, float) and value.is_integer():
+                    clean[key] = int(value)
+                else:
+                    drop(key, "integer")
+    for key in _STR_LIST_FIELDS:
+        if key in clean:
+            value = clean[key]
+            if value is None:
+                del clean[key]
+            elif not isinstance(value, list):
+                drop(key, "list of strings")
+            elif not all(isinstance(item, str) for item in value):
+                kept = [item for item in value if isinstance(item, str)]
+                bad.append(f"{len(value) - len(kept)} non-string items of {key}")
+                clean[key] = kept
+    for key, kind, expected in (("artifacts", list, "list"), ("metrics", dict, "object")):
+        if key in clean:
+            if clean[key] is None:
+                del clean[key]
+            elif not isinstance(clean[key], kind):
+                drop(key, expected)
+    if "has_real_data" in clean and not isinstance(clean["has_real_data"], (bool, type(None))):
+        drop("has_real_data", "boolean")
+    return clean, bad
+
+
+def _excerpt(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:39] + "…"
+
+
+def normalize_label(value: str) -> str:
+    """`label=NodeLabel.IMPROVE`, `NodeLabel.IMPROVE` or `Improve` → `improve` (§2.6, §3.9)."""
+    text = value.strip()
+    text = text.removeprefix("label=")
+    text = text.removeprefix("NodeLabel.")
+    return text.lower() if text.lower() in NODE_LABELS else value
+
+
+@dataclass
+class _Legacy:
+    """Counts of legacy shapes met, reported once per tree instead of once per node."""
+
+    counts: Counter = field(default_factory=Counter)
+    examples: dict[str, str] = field(default_factory=dict)
+
+    def note(self, what: str, node_id: str) -> None:
+        self.counts[what] += 1
+        self.examples.setdefault(what, node_id)
+
+
+def build_node(
+    raw: Any, index: int, name: str, problems: list[Problem], legacy: _Legacy
+) -> tuple[Node | None, Any]:
+    """A Node from one raw dict (or None with a problem), and its nodes_tree `memory` array."""
+    where = f"nodes[{index}]"
+    if not isinstance(raw, dict):
+        problems.append(
+            Problem(
+                file=name,
+                where=where,
+                what="skipped a node",
+                why=f"not an object ({type(raw).__name__})",
+            )
+        )
+        return None, None
+    node_id = raw.get("id")
+    if isinstance(node_id, int) and not isinstance(node_id, bool):
+        node_id = str(node_id)
+    if not isinstance(node_id, str) or not node_id:
+        problems.append(Problem(file=name, where=where, what="skipped a node", why="no string id"))
+        return None, None
+    clean, bad = _check_types({**raw, "id": node_id})
+    if bad:
+        problems.append(
+            Problem(
+                file=name,
+                where=f"node {node_id}",
+                what="ignored wrongly typed fields",
+                why="; ".join(bad),
+            )
+        )
+    memory = clean.pop("memory", None)  # read separately as a memory source (§2.3)
+    if clean.get("eval_summary") is None and isinstance(clean.get("score_reason"), str):
+        clean["eval_summary"] = clean["score_reason"]
+        legacy.note("score_reason read as eval_summary", node_id)
+    label = clean.get("label")
+    if label is None:
+        clean["label"] = "draft"
+        legacy.note("no label; assumed draft (ARI's resume default)", node_id)
+    elif label != normalize_label(label):
+        clean["label"] = normalize_label(label)
+        legacy.note("label written as an enum repr; read as the plain label", node_id)
+    try:
+        node = Node.model_validate(clean)
+    except ValidationError as exc:  # defensive: the type checks above should prevent this
+        problems.append(
+            Problem(
+                file=name, where=f"node {node_id}", what="skipped a node", why=str(exc.errors()[:1])
+            )
+        )
+        return None, None
+    return node, memory
+
+
+# ---- the graph ----
+
+
+def break_cycles(
+    parent: dict[str, str | None], order: dict[str, int], name: str, problems: list[Problem]
+) -> None:
+    """Cut every parent_id cycle at its earliest-created node, which becomes a root."""
+    done: set[str] = set()
+    for start in parent:
+        while True:
+            path: list[str] = []
+            on_path: dict[str, int] = {}
+            current: str | None = start
+            while current is not None and current not in done and current not in on_path:
+                on_path[current] = len(path)
+                path.append(current)
+                current = parent.get(current)
+            if current is not None and current in on_path:
+                cycle = path[on_path[current] :]
+                cut = min(cycle, key=order.__getitem__)
+                parent[cut] = None
+                problems.append(
+                    Problem(
+                        file=name,
+                        where=f"node {cut}",
+                        what="treated the node as a root",
+                        why="parent_id cycle: "
+                        + " → ".join(cycle[:8])
+                        + (" …" if len(cycle) > 8 else ""),
+                        severity="error",
+                    )
+                )
+                continue
+            done.update(path)
+            break
+
+
+def _depths(parent: dict[str, str | None]) -> dict[str, int]:
+    """Depth of every node along the (acyclic) parent links, without recursion."""
+    depth: dict[str, int] = {}
+    for start in parent:
+        chain: list[str] = []
+        current: str | None = start
+        while current is not None and current not in depth:
+            chain.append(current)
+            current = parent[current]
+        base = -1 if current is None else depth[current]
+        for node_id in reversed(chain):
+            base += 1
+            depth[node_id] = base
+    return depth
+
+
+def _chain(node_id: str, parent: dict[str, str | None]) -> list[str]:
+    chain: list[str] = []
+    current = parent[node_id]
+    while current is not None:
+        chain.append(current)
+        current = parent[current]
+    chain.reverse()
+    return chain
+
+
+def check_scope(node: Node, name: str, problems: list[Problem]) -> None:
+    """ARI's invariants on ancestor_ids: len == depth, last == parent_id, root has none."""
+    issues: list[str] = []
+    ancestors = node.ancestor_ids
+    if node.depth is not None and len(ancestors) != node.depth:
+        issues.append(f"len(ancestor_ids)={len(ancestors)} but depth={node.depth}")
+    if node.parent_id is None and ancestors:
+        issues.append("a node without parent_id has ancestor_ids")
+    if node.parent_id is not None and ancestors and ancestors[-1] != node.parent_id:
+        issues.append(f"ancestor_ids[-1]={ancestors[-1]!r} but parent_id={node.parent_id!r}")
+    if node.parent_id is not None and not ancestors:
+        issues.append("a child with empty ancestor_ids (it could read no memory)")
+    if node.id in ancestors:
+        issues.append("the node is in its own ancestor_ids")
+    if issues:
+        problems.append(
+            Problem(
+                file=name,
+                where=f"node {node.id}",
+                what="kept ancestor_ids as written",
+                why="; ".join(issues),
+            )
+        )
+
+
+def build_graph(
+    nodes: dict[str, Node], has_scope: set[str], name: str, problems: list[Problem]
+) -> tuple[nx.DiGraph, list[str]]:
+    order = {node_id: i for i, node_id in enumerate(nodes)}
+    parent: dict[str, str | None] = {}
+    for node_id, node in nodes.items():
+        pid = node.parent_id
+        if pid is not None and pid not in nodes:
+            problems.append(
+                Problem(
+                    file=name,
+                    where=f"node {node_id}",
+                    what="treated the node as a root",
+                    why=f"parent {pid!r} is not in the tree",
+                )
+            )
+            pid = None
+        parent[node_id] = pid
+    break_cycles(parent, order, name, problems)
+    depth = _depths(parent)
+    missing_depth = 0
+    for node_id, node in nodes.items():
+        if node_id not in has_scope:
+            node.ancestor_ids = _chain(node_id, parent)
+            node.scope_reconstructed = True
+        if node.depth is None:
+            node.depth = depth[node_id]
+            missing_depth += 1
+        check_scope(node, name, problems)
+    if missing_depth:
+        problems.append(
+            Problem(
+                file=name,
+                what=f"computed depth of {missing_depth} nodes from parent_id",
+                why="depth missing",
+                severity="info",
+            )
+        )
+    reconstructed = [n for n in nodes if n not in has_scope]
+    if reconstructed:
+        problems.append(
+            Problem(
+                file=name,
+                where=f"node {reconstructed[0]}",
+                what=f"rebuilt ancestor_ids of {len(reconstructed)} nodes from parent_id",
+                why="ancestor_ids missing (pre-scope tree); flagged scope_reconstructed",
+                severity="info",
+            )
+        )
+    graph = nx.DiGraph()
+    graph.add_nodes_from(nodes)
+    graph.add_edges_from((pid, cid) for cid, pid in parent.items() if pid is not None)
+    roots = [node_id for node_id, pid in parent.items() if pid is None]
+    if len(roots) > 1:
+        shown = ", ".join(roots[:5]) + (" …" if len(roots) > 5 else "")
+        problems.append(
+            Problem(file=name, what=f"kept {len(roots)} roots", why=f"several roots: {shown}")
+        )
+    return graph, roots
+
+
+def load_tree(ckpt: Path, problems: list[Problem]) -> TreeResult:
+    """The tree of the checkpoint; TreeResult.source is None when there is no tree at all."""
+    name, document, raw_nodes = read_tree_document(ckpt, problems)
+    result = TreeResult(source=name, document=document)
+    if name is None:
+        return result
+    legacy = _Legacy()
+    has_scope: set[str] = set()
+    for index, raw in enumerate(raw_nodes):
+        node, memory = build_node(raw, index, name, problems, legacy)
+        if node is None:
+            continue
+        if node.id in result.nodes:
+            problems.append(
+                Problem(
+                    file=name,
+                    where=f"nodes[{index}]",
+                    what="skipped a duplicate node",
+                    why=f"id {node.id!r} already defined earlier; the first one is kept",
+                )
+            )
+            continue
+        result.nodes[node.id] = node
+        if isinstance(raw, dict) and isinstance(raw.get("ancestor_ids"), list):
+            has_scope.add(node.id)
+        if memory is not None:
+            result.node_memory[node.id] = memory
+    for what, count in legacy.counts.items():
+        problems.append(
+            Problem(
+                file=name,
+                where=f"node {legacy.examples[what]}",
+                what=f"{count} nodes: {what}",
+                why="legacy node shape (§2.6)",
+                severity="info",
+            )
+        )
+    result.graph, result.roots = build_graph(result.nodes, has_scope, name, problems)
+    result.run_id = _run_id(document, ckpt)
+    return result
+
+
+def _run_id(document: Any, ckpt: Path) -> str | None:
+    if (
+        isinstance(document, dict)
+        and isinstance(document.get("run_id"), str)
+        and document["run_id"]
+    ):
+        return document["run_id"]
+    name = ckpt.resolve().name
+    return name if RUN_ID_DIR.match(name) else None

@@ -1,0 +1,50 @@
+"""Coercions for values read from JSON we do not control: never raise, say what went wrong."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+from typing import Any
+
+
+def as_float(value: Any) -> float | None:
+    """A finite float from a JSON number (not a bool), or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    result = float(value)
+    return result if math.isfinite(result) else None
+
+
+def as_int(value: Any) -> int | None:
+    """An int from a JSON int, an integral float or a decimal string; None otherwise."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit() and len(value) < 20:
+        return int(value.strip())
+    return None
+
+
+def parse_iso(value: Any) -> float | None:
+    """Epoch seconds of an ISO-8601 string (naive means UTC), or None when it is not one."""
+    if not isinstance(value, str) or not value or len(value) > 64:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    try:
+        return moment.timestamp()
+    except (OverflowError, OSError, ValueError):
+        return None
+
+
+def short(text: str, limit: int = 80) -> str:
+    """A one-line excerpt for problem messages."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,222 @@
+"""Tree loading (§2): precedence, retries, legacy shapes, broken structures."""
+
+from __future__ import annotations
+
+import json
+import os
+
+from checkpoint_helpers import chain_tree, node, write_tree
+
+from ari_mem_tui.checkpoint import jsonfile
+from ari_mem_tui.checkpoint.load import checkpoint_hash, load_checkpoint
+
+
+def problems_about(ckpt, text):
+    return [p for p in ckpt.problems if text in p.line()]
+
+
+def test_current_tree_loads_into_graph_and_models(tmp_path):
+    write_tree(tmp_path, chain_tree(), run_id="20260101000000_run")
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.tree_source == "tree.json"
+    assert ckpt.run_id == "20260101000000_run"
+    assert list(ckpt.nodes) == ["root", "a", "c", "b"]
+    assert set(ckpt.graph.edges) == {("root", "a"), ("root", "c"), ("a", "b")}
+    assert ckpt.roots == ["root"]
+    assert ckpt.nodes["b"].ancestor_ids == ["root", "a"]
+    assert ckpt.nodes["b"].label == "improve"
+    assert not ckpt.nodes["b"].scope_reconstructed
+    assert [p for p in ckpt.problems if p.severity != "info"] == []
+
+
+def test_unknown_node_keys_are_kept(tmp_path):
+    write_tree(tmp_path, [node("root", hypothesis="h1", score=0.3)])
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.nodes["root"].model_extra["hypothesis"] == "h1"
+
+
+def test_nodes_tree_json_is_the_fallback_and_gives_the_goal(tmp_path):
+    write_tree(tmp_path, chain_tree(), name="nodes_tree.json", experiment_goal="Goal text")
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.tree_source == "nodes_tree.json"
+    assert ckpt.experiment_goal == "Goal text"
+    assert len(ckpt.nodes) == 4
+
+
+def test_experiment_md_wins_over_nodes_tree_goal(tmp_path):
+    write_tree(tmp_path, chain_tree(), name="nodes_tree.json", experiment_goal="short")
+    (tmp_path / "experiment.md").write_text("# Full goal ✓", encoding="utf-8")
+    assert load_checkpoint(tmp_path).experiment_goal == "# Full goal ✓"
+
+
+def test_legacy_node_dirs_newest_non_empty_wins(tmp_path):
+    old = write_tree(
+        tmp_path, [{"id": "old", "status": "success", "metrics": {}}], name="node_1/tree.json"
+    )
+    new = write_tree(
+        tmp_path, [{"id": "new", "status": "failed", "metrics": {}}], name="node_2/tree.json"
+    )
+    (tmp_path / "node_3").mkdir()
+    (tmp_path / "node_3" / "tree.json").write_text("{}")  # size 2: ignored even though newest
+    os.utime(old, (1000, 1000))
+    os.utime(new, (2000, 2000))
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.tree_source == "node_2/tree.json"
+    assert list(ckpt.nodes) == ["new"]
+    assert ckpt.nodes["new"].label == "draft"  # legacy default
+
+
+def test_tree_json_wins_over_nodes_tree(tmp_path):
+    write_tree(tmp_path, [node("t")])
+    write_tree(tmp_path, [node("n")], name="nodes_tree.json")
+    assert list(load_checkpoint(tmp_path).nodes) == ["t"]
+
+
+def test_half_written_tree_is_retried_once(tmp_path, monkeypatch):
+    path = write_tree(tmp_path, chain_tree())
+    full = path.read_text()
+    path.write_text(full[: len(full) // 2])
+    waits = []
+
+    def writer_finishes(seconds):  # ARI completes its write while we wait
+        waits.append(seconds)
+        path.write_text(full)
+
+    monkeypatch.setattr(jsonfile.time, "sleep", writer_finishes)
+    ckpt = load_checkpoint(tmp_path)
+    assert waits == [0.15]
+    assert len(ckpt.nodes) == 4
+    assert not problems_about(ckpt, "tree.json")
+
+
+def test_broken_tree_falls_back_and_reports(tmp_path):
+    (tmp_path / "tree.json").write_text('{"nodes": [{"id": "x"')
+    write_tree(tmp_path, [node("n")], name="nodes_tree.json")
+    ckpt = load_checkpoint(tmp_path)
+    assert list(ckpt.nodes) == ["n"]
+    [problem] = [p for p in ckpt.problems if p.file == "tree.json"]
+    assert problem.severity == "error" and "after one retry" in problem.why
+
+
+def test_no_tree_at_all_is_an_error_problem(tmp_path):
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.tree_source is None and not ckpt.nodes
+    assert any(p.severity == "error" for p in ckpt.problems)
+
+
+def test_missing_directory_does_not_raise(tmp_path):
+    ckpt = load_checkpoint(tmp_path / "nope")
+    assert ckpt.tree_source is None
+    assert ckpt.problems[0].severity == "error"
+
+
+def test_missing_ancestor_ids_are_rebuilt_and_flagged(tmp_path):
+    nodes = chain_tree()
+    for item in nodes:
+        del item["ancestor_ids"]
+    write_tree(tmp_path, nodes)
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.nodes["b"].ancestor_ids == ["root", "a"]
+    assert ckpt.nodes["b"].scope_reconstructed and ckpt.nodes["root"].scope_reconstructed
+    assert problems_about(ckpt, "rebuilt ancestor_ids of 4 nodes")
+
+
+def test_scope_invariant_violations_are_reported(tmp_path):
+    nodes = chain_tree()
+    nodes[3]["ancestor_ids"] = ["root", "c"]  # last != parent
+    nodes[1]["depth"] = 3  # len != depth
+    write_tree(tmp_path, nodes)
+    ckpt = load_checkpoint(tmp_path)
+    assert problems_about(ckpt, "ancestor_ids[-1]='c' but parent_id='a'")
+    assert problems_about(ckpt, "len(ancestor_ids)=1 but depth=3")
+    assert ckpt.nodes["b"].ancestor_ids == ["root", "c"]  # kept as written: it is what ARI used
+
+
+def test_cycles_are_broken_and_reported(tmp_path):
+    nodes = [node("root"), node("x", "y", ["y"]), node("y", "x", ["x"]), node("z", "z", ["z"])]
+    write_tree(tmp_path, nodes)
+    ckpt = load_checkpoint(tmp_path)
+    assert set(ckpt.nodes) == {"root", "x", "y", "z"}
+    import networkx as nx
+
+    assert nx.is_directed_acyclic_graph(ckpt.graph)
+    assert set(ckpt.roots) == {"root", "x", "z"}
+    assert len(problems_about(ckpt, "parent_id cycle")) == 2
+    assert problems_about(ckpt, "kept 3 roots")
+
+
+def test_dangling_parent_and_duplicates(tmp_path):
+    nodes = [node("root"), node("a", "ghost", ["ghost"]), node("root", status="failed"), 42, {}]
+    write_tree(tmp_path, nodes)
+    ckpt = load_checkpoint(tmp_path)
+    assert set(ckpt.nodes) == {"root", "a"}
+    assert ckpt.nodes["root"].status == "success"  # first kept
+    assert "a" in ckpt.roots
+    assert problems_about(ckpt, "parent 'ghost' is not in the tree")
+    assert problems_about(ckpt, "duplicate")
+    assert problems_about(ckpt, "not an object")
+    assert problems_about(ckpt, "no string id")
+
+
+def test_wrong_field_types_become_problems(tmp_path):
+    bad = node("root", depth="x", trace_log="nope", metrics=[1], created_at=5, children=["ok", 3])
+    write_tree(tmp_path, [bad])
+    ckpt = load_checkpoint(tmp_path)
+    root = ckpt.nodes["root"]
+    assert root.depth == 0  # recomputed
+    assert root.trace_log == [] and root.metrics == {} and root.created_at is None
+    assert root.children == ["ok"]
+    [problem] = problems_about(ckpt, "ignored wrongly typed fields")
+    assert "depth='x'" in problem.why and "trace_log" in problem.why
+
+
+def test_legacy_shapes(tmp_path):
+    nodes = [
+        {"id": "root", "parent_id": None, "score_reason": "why", "status": "success"},
+        {"id": "k", "parent_id": "root", "label": "label=NodeLabel.IMPROVE"},
+        {"id": "m", "parent_id": "root", "label": "NodeLabel.ABLATION"},
+        {"id": "o", "parent_id": "root", "label": "replication"},
+    ]
+    write_tree(tmp_path, nodes)
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.nodes["root"].eval_summary == "why"
+    assert ckpt.nodes["root"].label == "draft"
+    assert ckpt.nodes["k"].label == "improve"
+    assert ckpt.nodes["m"].label == "ablation"
+    assert ckpt.nodes["o"].label == "replication"
+    assert ckpt.nodes["k"].depth == 1 and ckpt.nodes["k"].ancestor_ids == ["root"]
+    infos = [p for p in ckpt.problems if p.severity == "info"]
+    assert any("assumed draft" in p.what for p in infos)
+    assert any("enum repr" in p.what for p in infos)
+
+
+def test_nodes_as_a_dict_shape(tmp_path):
+    (tmp_path / "tree.json").write_text(json.dumps({"nodes": {"r": {"status": "success"}}}))
+    assert list(load_checkpoint(tmp_path).nodes) == ["r"]
+
+
+def test_non_object_document_is_no_tree(tmp_path):
+    (tmp_path / "tree.json").write_text("42")
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.tree_source is None
+    assert problems_about(ckpt, "no nodes")
+
+
+def test_bad_utf8_in_tree_is_replaced_and_reported(tmp_path):
+    path = write_tree(tmp_path, [node("root", name="café")])
+    path.write_bytes(path.read_bytes().replace("é".encode(), b"\xff"))
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.nodes["root"].name == "caf\ufffd"
+    assert problems_about(ckpt, "invalid UTF-8")
+
+
+def test_checkpoint_hash_is_sha1_of_resolved_path(tmp_path):
+    import hashlib
+
+    link = tmp_path / "link"
+    real = tmp_path / "real"
+    real.mkdir()
+    link.symlink_to(real)
+    expected = hashlib.sha1(str(real.resolve()).encode()).hexdigest()[:12]
+    assert checkpoint_hash(link) == expected == checkpoint_hash(real)
+    assert len(expected) == 12
