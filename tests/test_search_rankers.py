@@ -1,0 +1,173 @@
+"""The embedded rankers: the real MiniLM model (on a handful of texts), its vector cache, and
+BM25 (deterministic ties, the fallback while vectors are not ready)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from search_helpers import make_entry
+
+from ari_mem_tui.search.embedded import (
+    BM25Ranker,
+    EmbeddingRanker,
+    Pool,
+    ranking_from_scores,
+    top_window,
+)
+from ari_mem_tui.search.embedder import EmbedderUnavailable, MiniLMEmbedder, sha256_of
+from ari_mem_tui.search.rankers import Ranker, make_ranker
+from ari_mem_tui.search.vector_cache import CACHE_ENV, VectorCache, cache_root
+
+TEXTS = [
+    "The learning rate warmup stabilised training and accuracy rose to 91 percent.",
+    "Cache tiling of the GEMM kernel doubled throughput on the A100.",
+    "Slow start of the optimiser schedule kept the loss from diverging early.",
+    "The dataset loader crashed on a malformed JSON line.",
+]
+
+
+@pytest.fixture(scope="module")
+def embedder() -> MiniLMEmbedder:
+    return MiniLMEmbedder()
+
+
+class Entries:
+    def __init__(self, texts: list[str]):
+        self.entries = [make_entry(i, "node_root", t, ts=float(i)) for i, t in enumerate(texts)]
+
+
+class CountingEmbedder:
+    """Wraps the real embedder and records how many texts it was asked to embed."""
+
+    def __init__(self, inner: MiniLMEmbedder, gate: threading.Event | None = None):
+        self.inner, self.dim, self.texts, self.gate = inner, inner.dim, 0, gate
+
+    def embed(self, texts, batch_size=32, progress=None):
+        if self.gate is not None:
+            self.gate.wait(30)
+        self.texts += len(texts)
+        return self.inner.embed(texts, batch_size=batch_size, progress=progress)
+
+
+def test_model_hash_is_checked_at_load(tmp_path: Path):
+    from ari_mem_tui.search.embedder import MODEL_SHA256, model_path
+
+    assert sha256_of(model_path()) == MODEL_SHA256
+    fake = tmp_path / "model.onnx"
+    fake.write_bytes(b"not a model")
+    with pytest.raises(EmbedderUnavailable, match="sha256"):
+        MiniLMEmbedder(path=fake)
+
+
+def test_vectors_are_unit_rows_and_a_paraphrase_ranks_above_an_unrelated_text(embedder):
+    vecs = embedder.embed(TEXTS)
+    assert vecs.shape == (4, 384) and vecs.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vecs, axis=1), 1.0, atol=1e-5)
+    # input order is kept although batches are length-sorted
+    assert np.allclose(embedder.embed([TEXTS[2]])[0], vecs[2], atol=1e-5)
+    sims = vecs @ vecs[0]
+    assert sims[2] > sims[1] and sims[2] > sims[3]  # warmup ≈ slow start of the schedule
+
+
+def test_ranker_reuses_the_cache_across_runs_and_rebuilds_a_corrupt_one(embedder, tmp_path):
+    ckpt = Entries([*TEXTS, TEXTS[0]])  # a duplicate text is embedded once
+    first = CountingEmbedder(embedder)
+    ranker = EmbeddingRanker(Pool(ckpt.entries), tmp_path, background=False, embedder=first)
+    assert first.texts == 4 and ranker.usable
+    ranking = ranker.rank("slow start of the schedule prevented divergence", 3)
+    assert ranking.used == "minilm"
+    assert ranking.window[0].id in {"e00000", "e00002"}
+    second = CountingEmbedder(embedder)
+    again = EmbeddingRanker(Pool(ckpt.entries), tmp_path, background=False, embedder=second)
+    assert second.texts == 0 and again.usable
+    assert np.allclose(again.scores("gemm"), ranker.scores("gemm"), atol=1e-6)
+    segments = list((tmp_path / "vectors" / "minilm").glob("seg-*.npz"))
+    assert segments
+    for seg in segments:
+        seg.write_bytes(b"\x00garbage" * 10)
+    third = CountingEmbedder(embedder)
+    rebuilt = EmbeddingRanker(Pool(ckpt.entries), tmp_path, background=False, embedder=third)
+    assert third.texts == 4 and rebuilt.usable
+    assert any("corrupt" in n for n in rebuilt.notes)
+    assert np.allclose(rebuilt.scores("gemm"), ranker.scores("gemm"), atol=1e-6)
+
+
+def test_background_vectors_answer_with_bm25_until_ready(embedder, tmp_path):
+    ckpt = Entries(TEXTS)
+    gate = threading.Event()
+    seen: list[tuple[int, int]] = []
+    ranker = EmbeddingRanker(
+        Pool(ckpt.entries), tmp_path, background=True,
+        progress=lambda d, t: seen.append((d, t)), embedder=CountingEmbedder(embedder, gate),
+    )
+    early = ranker.rank("dataset loader crash", 2)
+    assert early.used == "bm25" and "0/4" in early.note
+    assert early.window[0].id == "e00003"
+    gate.set()
+    assert ranker.wait(60)
+    assert ranker.rank("dataset loader crash", 2).used == "minilm"
+    assert seen[-1] == (4, 4)
+
+
+def test_unloadable_model_falls_back_to_bm25(monkeypatch, tmp_path):
+    import ari_mem_tui.search.embedder as emb
+
+    def broken(*_a, **_k):
+        raise EmbedderUnavailable("model file not found")
+
+    monkeypatch.setattr(emb, "MiniLMEmbedder", broken)
+    ranker = make_ranker(Entries(TEXTS), "minilm", cache_dir=tmp_path)
+    assert isinstance(ranker, Ranker)
+    ranking = ranker.rank("tiling kernel throughput", 2)
+    assert ranking.used == "bm25" and "model file not found" in ranking.note
+    assert ranking.window[0].id == "e00001"
+
+
+def test_cache_dir_parameter_env_and_xdg_default(monkeypatch, tmp_path):
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "env"))
+    assert cache_root(tmp_path / "param") == tmp_path / "param"
+    assert cache_root() == tmp_path / "env"
+    monkeypatch.delenv(CACHE_ENV)
+    assert "ari-mem-tui" in str(cache_root())
+
+
+def test_cache_segment_of_wrong_shape_is_set_aside(tmp_path):
+    cache = VectorCache(tmp_path, "minilm", 4)
+    cache.add(["a" * 40], np.ones((1, 4), np.float32))
+    np.savez(cache.dir / "seg-bad.npz", keys=np.array(["b" * 40]), vecs=np.ones((1, 3)))
+    keys, matrix = cache.load()
+    assert keys == ["a" * 40] and matrix.shape == (1, 4)
+    assert (cache.dir / "seg-bad.npz.corrupt").exists()
+
+
+def test_bm25_ties_follow_pool_order_and_empty_queries_rank_by_pool_order():
+    entries = Entries(["alpha beta", "gamma", "alpha beta", "delta", "alpha"]).entries
+    ranker = BM25Ranker(Pool(entries))
+    ranking = ranker.rank("beta", 5)
+    ids = [e.id for e in ranking.window]
+    assert ids[:2] == ["e00000", "e00002"]
+    assert ids[2:] == ["e00001", "e00003", "e00004"]  # zero scores: pool order
+    assert [ranking.global_rank(i) for i in ids] == [0, 1, 2, 3, 4]
+    assert [e.id for e in ranker.rank("the of and", 3).window] == ["e00000", "e00001", "e00002"]
+    assert ranker.rank("beta", 10, before_ts=2.0).pool_size == 2
+    assert ranker.rank("beta", 10, before_ts=2.0).global_rank("e00002") is None
+
+
+def test_bm25_on_an_empty_pool_and_a_tokenless_pool():
+    assert BM25Ranker(Pool([])).rank("x", 5).window == []
+    ranking = BM25Ranker(Pool(Entries(["", "  "]).entries)).rank("x", 5)
+    assert [e.id for e in ranking.window] == ["e00000", "e00001"]
+
+
+def test_top_window_matches_a_stable_full_sort():
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 5, size=300).astype(float)
+    full = list(np.argsort(-scores, kind="stable"))
+    for k in (0, 1, 7, 100, 300, 400):
+        assert top_window(scores, k) == [int(i) for i in full[:k]]
+    entries = Entries([str(i) for i in range(300)]).entries
+    ranking = ranking_from_scores(Pool(entries), scores, 10, None, "test")
+    assert [ranking.global_rank(entries[int(i)].id) for i in full] == list(range(300))

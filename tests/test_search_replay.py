@@ -1,0 +1,252 @@
+"""ARI's scoped search (§5.1–§5.2), replayed: each rule pinned, then the §7 invariants as
+property tests over generated trees, with a fake ranker and with the real BM25 ranker."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from search_helpers import FakeRanker, build_tree, make_entry
+
+from ari_mem_tui.model import AccessEvent
+from ari_mem_tui.search.embedded import BM25Ranker, Pool
+from ari_mem_tui.search.replay import replay, top_k_for
+from ari_mem_tui.search.startup import node_query
+
+# root -> 1 -> 3 ; root -> 2 -> 4 (so 3 and 4 are cousins, 1 and 2 siblings)
+PARENTS = [0, 0, 1, 2]
+
+
+def scored(ckpt, order: list[str]) -> FakeRanker:
+    """A fake ranker ranking `order` first (in that order), then the rest in pool order."""
+    scores = {eid: float(len(order) - i) for i, eid in enumerate(order)}
+    return FakeRanker(ckpt.entries, scores)
+
+
+def test_query_prefers_direction_then_eval_summary_then_goal_then_default():
+    ckpt = build_tree([0], [0, 0])
+    node = ckpt.nodes["node_0001"]
+    node.original_direction, node.eval_summary = "d" * 250, "e"
+    assert node_query(ckpt, node) == ("d" * 200, "original_direction")
+    node.original_direction = None
+    assert node_query(ckpt, node) == ("e", "eval_summary")
+    node.eval_summary = ""
+    ckpt.experiment_goal = "g" * 3000
+    assert node_query(ckpt, node) == ("g" * 200, "goal")
+    ckpt.experiment_goal = ""
+    assert node_query(ckpt, node) == ("experiment result", "default")
+
+
+def test_eval_summary_option_uses_todays_summary():
+    ckpt = build_tree([0], [0, 0])
+    node = ckpt.nodes["node_0001"]
+    node.eval_summary = "after success [scientific_score=0.7]"
+    assert node_query(ckpt, node, "eval_summary")[1] == "eval_summary"
+    assert node_query(ckpt, node)[0] == "direction 1"
+
+
+def test_top_k_is_overfetch_or_forty_per_hit():
+    assert top_k_for(5) == 200
+    assert top_k_for(10) == 400
+    assert top_k_for(1) == 200
+    ckpt = build_tree(PARENTS, [2, 2, 2, 2, 2])
+    ranker = FakeRanker(ckpt.entries)
+    result = replay(ckpt, "node_0003", ranker, limit=10)
+    assert ranker.calls[-1][1] == 400
+    assert result.params == {"limit": 10, "overfetch": 200, "top_k": 400}
+
+
+def test_post_filter_keeps_ancestor_node_scope_rows_of_this_checkpoint_only():
+    ckpt = build_tree(PARENTS, [2, 2, 2, 2, 2], react=3)
+    e = ckpt.entries
+    foreign = make_entry(90, "node_root", "other checkpoint", ari_checkpoint="abcdefabcdef")
+    own_react = make_entry(91, "node_root", "react entry of the root", kind="react_step")
+    ckpt.entries = [*e, foreign, own_react]
+    ckpt.checkpoint_hash = "0123456789ab"
+    ckpt.reindex()
+    # rank everything hostile first: sibling, self, react, foreign, then the real ancestors
+    sibling = [x.id for x in e if x.node_id == "node_0002"]
+    own = [x.id for x in e if x.node_id == "node_0003"]
+    order = [*sibling, *own, "e00091", "e00090", "e00000", "e00002"]
+    result = replay(ckpt, "node_0003", scored(ckpt, order))
+    assert [h.entry_id for h in result.hits] == ["e00000", "e00002", "e00001", "e00003"]
+    assert {h.node_id for h in result.hits} <= {"node_root", "node_0001"}
+    # global rank counts every row of the window, hostile ones included
+    assert result.hits[0].global_rank == len(sibling) + len(own) + 2
+    assert result.eligible == 4
+
+
+def test_rank_order_is_kept_not_resorted_by_time():
+    ckpt = build_tree([0], [4, 0])
+    newest_first = [x.id for x in reversed(ckpt.entries)]
+    result = replay(ckpt, "node_0001", scored(ckpt, newest_first))
+    assert [h.entry_id for h in result.hits] == newest_first
+    assert [h.global_rank for h in result.hits] == [0, 1, 2, 3]
+
+
+def test_first_limit_and_rank_scores():
+    ckpt = build_tree([0], [8, 0], react=2)
+    order = ["e00008", "e00000", "e00009", "e00001", "e00002"]
+    result = replay(ckpt, "node_0001", scored(ckpt, order), limit=3)
+    assert [h.entry_id for h in result.hits] == ["e00000", "e00001", "e00002"]
+    assert [h.global_rank for h in result.hits] == [1, 3, 4]
+    assert [h.score for h in result.hits] == [1 - 0.01 * 1, 1 - 0.01 * 3, 1 - 0.01 * 4]
+    assert [h.rank for h in result.hits] == [1, 2, 3]
+
+
+def test_score_floors_at_zero_from_rank_100():
+    ckpt = build_tree([0, 0], [2, 0, 120])
+    sibling = [x.id for x in ckpt.entries if x.node_id == "node_0002"]
+    result = replay(ckpt, "node_0001", scored(ckpt, [*sibling, "e00000", "e00001"]))
+    assert [h.global_rank for h in result.hits] == [120, 121]
+    assert [h.score for h in result.hits] == [0.0, 0.0]
+
+
+def test_empty_scope_short_circuits_without_ranking():
+    ckpt = build_tree([0], [3, 3])
+    ranker = FakeRanker(ckpt.entries)
+    result = replay(ckpt, "node_root", ranker, query="anything")
+    assert result.hits == [] and result.missed == [] and result.exact_scope == []
+    assert ranker.calls == []
+    assert result.pool["window"] is None
+
+
+def test_entries_below_the_window_are_missed_but_in_the_exact_scope():
+    ckpt = build_tree([0, 0], [3, 0, 250])
+    sibling = [x.id for x in ckpt.entries if x.node_id == "node_0002"]
+    result = replay(ckpt, "node_0001", scored(ckpt, sibling))
+    assert result.hits == []
+    assert result.eligible == 3
+    assert [(m.entry_id, m.global_rank) for m in result.missed] == [
+        ("e00000", 250), ("e00001", 251), ("e00002", 252)
+    ]
+    assert [h.entry_id for h in result.exact_scope] == ["e00000", "e00001", "e00002"]
+    assert [h.score for h in result.exact_scope] == [1.0, 0.99, 0.98]
+    assert result.pool["window"]["other_branches"] == 200
+
+
+def test_window_composition_counts_lineage_other_branches_and_react():
+    ckpt = build_tree(PARENTS, [2, 2, 2, 2, 2], react=3)
+    result = replay(ckpt, "node_0003", FakeRanker(ckpt.entries))
+    window = result.pool["window"]
+    assert window == {
+        "size": 13, "node_scope": 10, "react_step": 3, "lineage": 4, "self": 2,
+        "other_branches": 4, "by_branch": {"node_0001": 4, "node_0002": 4, "node_root": 2},
+    }
+    assert result.pool["size"] == 13
+
+
+def test_as_of_uses_the_first_startup_read_else_created_at():
+    ckpt = build_tree([0], [4, 0])  # entries ts 1000..1003
+    node = ckpt.nodes["node_0001"]
+    node.created_at = "1970-01-01T00:16:41+00:00"  # 1001.0
+    ranker = FakeRanker(ckpt.entries)
+    result = replay(ckpt, "node_0001", ranker, as_of=True)
+    assert (result.as_of, result.as_of_source) == (1001.0, "created_at")
+    assert ranker.calls[-1][2] == 1001.0
+    assert [h.entry_id for h in result.hits] == ["e00000"]
+    ckpt.access_events = [
+        AccessEvent(ts=1002.5, op="read", query="q", reader="node_0001", reader_how="inherit-burst")
+    ]
+    result = replay(ckpt, "node_0001", ranker, as_of=True)
+    assert (result.as_of, result.as_of_source) == (1002.5, "first start-up read")
+    assert [h.entry_id for h in result.hits] == ["e00000", "e00001", "e00002"]
+    assert result.pool["size"] == 3
+    assert replay(ckpt, "node_0001", ranker).as_of is None
+
+
+def test_recorded_hits_join_to_entries_and_marks_differences():
+    ckpt = build_tree([0], [4, 0])
+    for i, entry in enumerate(ckpt.entries):
+        entry.letta_id = f"passage-{i}"
+    ckpt.reindex()
+    ckpt.access_events = [
+        AccessEvent(
+            ts=2000.0, op="read", collection="node_scope", query="direction 1",
+            ancestor_ids=["node_root"], limit=5, reader="node_0001", reader_how="startup-search",
+            results=[
+                {"entry_id": "passage-1", "src_node_id": "node_root", "score": 1.0},
+                {"entry_id": "passage-0", "src_node_id": "node_root", "score": 0.97},
+                {"entry_id": "passage-gone", "src_node_id": "node_root", "score": 0.9},
+            ],
+        )
+    ]
+    result = replay(ckpt, "node_0001", scored(ckpt, ["e00000", "e00001", "e00003"]), limit=3)
+    rec = result.recorded
+    assert rec is not None and rec.query == "direction 1"
+    assert [(h.entry_id, h.global_rank, h.mark) for h in rec.hits] == [
+        ("e00001", 0, "moved"), ("e00000", 3, "moved"), ("passage-gone", 10, "recorded-only")
+    ]
+    assert rec.hits[0].text == ckpt.entries[1].text
+    assert [(h.entry_id, h.mark) for h in result.hits] == [
+        ("e00000", "moved"), ("e00001", "moved"), ("e00003", "replay-only")
+    ]
+
+
+def test_recorded_search_found_by_the_section_4_5_rule_when_unattributed():
+    ckpt = build_tree([0, 0], [1, 0, 0])
+    ckpt.access_events = [
+        AccessEvent(ts=5.0, op="read", query="direction 2", ancestor_ids=["node_root"], limit=5),
+        AccessEvent(ts=6.0, op="read", query="direction 1", ancestor_ids=["node_root"], limit=5),
+    ]
+    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries))
+    assert result.recorded is not None and result.recorded.ts == 6.0
+    assert replay(ckpt, "node_root", FakeRanker(ckpt.entries)).recorded is None
+
+
+# ---------------------------------------------------------------- properties (§7)
+@st.composite
+def trees(draw):
+    n = draw(st.integers(min_value=1, max_value=14))
+    parents = [draw(st.integers(min_value=0, max_value=k)) for k in range(n)]
+    counts = draw(st.lists(st.integers(0, 30), min_size=n + 1, max_size=n + 1))
+    react = draw(st.integers(0, 20))
+    ckpt = build_tree(parents, counts, react=react, seed=draw(st.integers(0, 1000)))
+    node = draw(st.sampled_from(sorted(ckpt.nodes)))
+    return ckpt, node
+
+
+def check_invariants(ckpt, node_id, result, window, limit):
+    node = ckpt.nodes[node_id]
+    allowed = set(node.ancestor_ids)
+    # no sibling / cousin / self / react ever in the hits
+    assert all(h.node_id in allowed and h.kind == "node_scope" for h in result.hits)
+    # rank order preserved: the hits are exactly the first eligible rows of the window
+    expected = [e.id for e in window if e.kind == "node_scope" and e.node_id in allowed][:limit]
+    assert [h.entry_id for h in result.hits] == expected
+    ranks = [h.global_rank for h in result.hits]
+    assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks)
+    scores = [h.score for h in result.hits]
+    assert all(0.0 <= s <= 1.0 for s in scores)
+    assert all(a >= b for a, b in pairwise(scores))
+    assert len(result.hits) <= limit
+    if not node.ancestor_ids:
+        assert result.hits == []
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trees(), st.integers(1, 8), st.randoms(use_true_random=False))
+def test_invariants_with_a_fake_ranker(tree, limit, rnd):
+    ckpt, node_id = tree
+    scores = {e.id: rnd.choice([0.0, 0.5, 1.0, rnd.random()]) for e in ckpt.entries}
+    ranker = FakeRanker(ckpt.entries, scores)
+    result = replay(ckpt, node_id, ranker, limit=limit)
+    window = ranker.rank("", top_k_for(limit)).window
+    check_invariants(ckpt, node_id, result, window, limit)
+    # every eligible entry is a hit, beyond the limit, or missed: nothing disappears
+    in_window = {e.id for e in window}
+    missed = {m.entry_id for m in result.missed}
+    assert all((m in in_window) is False for m in missed)
+    assert len(missed) <= result.eligible
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(trees(), st.integers(1, 8), st.sampled_from(["metric loss", "branch idx", "gpu", "zz"]))
+def test_invariants_with_the_bm25_ranker(tree, limit, query):
+    ckpt, node_id = tree
+    ranker = BM25Ranker(Pool(ckpt.entries))
+    result = replay(ckpt, node_id, ranker, query=query, limit=limit)
+    assert result.embedder == "bm25"
+    window = ranker.rank(query, top_k_for(limit)).window
+    check_invariants(ckpt, node_id, result, window, limit)
