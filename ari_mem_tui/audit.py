@@ -103,12 +103,14 @@ def _audit_event(
     if event.query == "inherit:get_node_memory":
         _leak_targets(ckpt, reader, "get_node_memory", scope, ref + how, event.ts, report, seen)
     elif event.query == "inherit:bulk_get_node_memory":
-        _leak_targets(ckpt, reader, "bulk_get_node_memory", scope, ref + how, event.ts, report,
-                      seen)
+        _leak_targets(
+            ckpt, reader, "bulk_get_node_memory", scope, ref + how, event.ts, report, seen
+        )
     else:
         hit_nodes = [str(r.get("src_node_id") or "") for r in event.results]
-        _judge_search(ckpt, reader, event.query or "", scope, hit_nodes, ref + how, event.ts,
-                      report, seen)
+        _judge_search(
+            ckpt, reader, event.query or "", scope, hit_nodes, ref + how, event.ts, report, seen
+        )
 
 
 def _audit_call(
@@ -120,8 +122,17 @@ def _audit_call(
     if call.tool in SEARCH_TOOLS:
         scope = [str(a) for a in call.args.get("ancestor_ids") or []]
         hit_nodes = _result_nodes(call.result)
-        _judge_search(ckpt, node_id, str(call.args.get("query") or ""), scope, hit_nodes, ref,
-                      None, report, seen)
+        _judge_search(
+            ckpt,
+            node_id,
+            str(call.args.get("query") or ""),
+            scope,
+            hit_nodes,
+            ref,
+            None,
+            report,
+            seen,
+        )
     elif call.tool in INHERIT_TOOLS:
         target = str(call.args.get("node_id") or "")
         _leak_targets(ckpt, node_id, call.tool, [target], ref, None, report, seen)
@@ -135,7 +146,9 @@ def _result_nodes(result: Any) -> list[str]:
     rows = result.get("results") if isinstance(result, dict) else None
     if not isinstance(rows, list):
         return []
-    return [str(r.get("node_id") or r.get("src_node_id") or "") for r in rows if isinstance(r, dict)]
+    return [
+        str(r.get("node_id") or r.get("src_node_id") or "") for r in rows if isinstance(r, dict)
+    ]
 
 
 def _judge_search(

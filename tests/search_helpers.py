@@ -14,8 +14,20 @@ from ari_mem_tui.model import MemoryEntry, Node
 from ari_mem_tui.search.embedded import Pool, ranking_from_scores
 from ari_mem_tui.search.rankers import Ranking
 
-WORDS = ("metric", "loss", "accuracy", "branch", "kernel", "cache", "tile", "gpu", "batch",
-         "warmup", "idx", "sweep")
+WORDS = (
+    "metric",
+    "loss",
+    "accuracy",
+    "branch",
+    "kernel",
+    "cache",
+    "tile",
+    "gpu",
+    "batch",
+    "warmup",
+    "idx",
+    "sweep",
+)
 
 
 class FakeRanker:

@@ -100,8 +100,11 @@ def test_background_vectors_answer_with_bm25_until_ready(embedder, tmp_path):
     gate = threading.Event()
     seen: list[tuple[int, int]] = []
     ranker = EmbeddingRanker(
-        Pool(ckpt.entries), tmp_path, background=True,
-        progress=lambda d, t: seen.append((d, t)), embedder=CountingEmbedder(embedder, gate),
+        Pool(ckpt.entries),
+        tmp_path,
+        background=True,
+        progress=lambda d, t: seen.append((d, t)),
+        embedder=CountingEmbedder(embedder, gate),
     )
     early = ranker.rank("dataset loader crash", 2)
     assert early.used == "bm25" and "0/4" in early.note

@@ -119,7 +119,9 @@ def test_entries_below_the_window_are_missed_but_in_the_exact_scope():
     assert result.hits == []
     assert result.eligible == 3
     assert [(m.entry_id, m.global_rank) for m in result.missed] == [
-        ("e00000", 250), ("e00001", 251), ("e00002", 252)
+        ("e00000", 250),
+        ("e00001", 251),
+        ("e00002", 252),
     ]
     assert [h.entry_id for h in result.exact_scope] == ["e00000", "e00001", "e00002"]
     assert [h.score for h in result.exact_scope] == [1.0, 0.99, 0.98]
@@ -131,8 +133,13 @@ def test_window_composition_counts_lineage_other_branches_and_react():
     result = replay(ckpt, "node_0003", FakeRanker(ckpt.entries))
     window = result.pool["window"]
     assert window == {
-        "size": 13, "node_scope": 10, "react_step": 3, "lineage": 4, "self": 2,
-        "other_branches": 4, "by_branch": {"node_0001": 4, "node_0002": 4, "node_root": 2},
+        "size": 13,
+        "node_scope": 10,
+        "react_step": 3,
+        "lineage": 4,
+        "self": 2,
+        "other_branches": 4,
+        "by_branch": {"node_0001": 4, "node_0002": 4, "node_root": 2},
     }
     assert result.pool["size"] == 13
 
@@ -163,8 +170,14 @@ def test_recorded_hits_join_to_entries_and_marks_differences():
     ckpt.reindex()
     ckpt.access_events = [
         AccessEvent(
-            ts=2000.0, op="read", collection="node_scope", query="direction 1",
-            ancestor_ids=["node_root"], limit=5, reader="node_0001", reader_how="startup-search",
+            ts=2000.0,
+            op="read",
+            collection="node_scope",
+            query="direction 1",
+            ancestor_ids=["node_root"],
+            limit=5,
+            reader="node_0001",
+            reader_how="startup-search",
             results=[
                 {"entry_id": "passage-1", "src_node_id": "node_root", "score": 1.0},
                 {"entry_id": "passage-0", "src_node_id": "node_root", "score": 0.97},
@@ -176,11 +189,15 @@ def test_recorded_hits_join_to_entries_and_marks_differences():
     rec = result.recorded
     assert rec is not None and rec.query == "direction 1"
     assert [(h.entry_id, h.global_rank, h.mark) for h in rec.hits] == [
-        ("e00001", 0, "moved"), ("e00000", 3, "moved"), ("passage-gone", 10, "recorded-only")
+        ("e00001", 0, "moved"),
+        ("e00000", 3, "moved"),
+        ("passage-gone", 10, "recorded-only"),
     ]
     assert rec.hits[0].text == ckpt.entries[1].text
     assert [(h.entry_id, h.mark) for h in result.hits] == [
-        ("e00000", "moved"), ("e00001", "moved"), ("e00003", "replay-only")
+        ("e00000", "moved"),
+        ("e00001", "moved"),
+        ("e00003", "replay-only"),
     ]
 
 

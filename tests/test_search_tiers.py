@@ -45,7 +45,9 @@ def test_core_fields_in_fixed_order_with_caps_and_python_repr():
 
 
 def test_empty_values_are_skipped_and_approximate_core_is_labelled():
-    ckpt = seeded(build_tree([0], [0, 0]), primary_metric="", hardware_spec={}, higher_is_better=True)
+    ckpt = seeded(
+        build_tree([0], [0, 0]), primary_metric="", hardware_spec={}, higher_is_better=True
+    )
     ckpt.core.approximate, ckpt.core.source = True, "idea.json"
     tier = tiers_of(ckpt, "node_0001")["1a"]
     assert [line.text for line in tier.lines] == ["  higher_is_better: True"]
@@ -99,8 +101,13 @@ def test_supplement_uses_the_recorded_search_dedupes_against_1b_and_caps():
     assert [line.text for line in tier.lines] == ["- " + "L" * 400, "- only in the replay"]
     ckpt.access_events = [
         AccessEvent(
-            ts=9.0, op="read", query="direction 1", ancestor_ids=["node_root"], limit=5,
-            reader="node_0001", reader_how="startup-search",
+            ts=9.0,
+            op="read",
+            query="direction 1",
+            ancestor_ids=["node_root"],
+            limit=5,
+            reader="node_0001",
+            reader_how="startup-search",
             results=[{"entry_id": "p1", "score": 1.0}, {"entry_id": "p2", "score": 0.99}],
         )
     ]

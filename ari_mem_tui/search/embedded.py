@@ -188,7 +188,9 @@ class EmbeddingRanker:
         texts = [text_of[distinct[r]] for r in missing]
         if background:
             self._thread = threading.Thread(
-                target=self._compute, args=(missing, texts, progress), daemon=True,
+                target=self._compute,
+                args=(missing, texts, progress),
+                daemon=True,
                 name="ari-mem-tui-vectors",
             )
             self._thread.start()

@@ -24,7 +24,8 @@ RANKER_NAMES = ("minilm", "bm25")
 class Ranking:
     """The result of one `Ranker.rank` call."""
 
-    window: list[MemoryEntry]  # first top_k pool entries in rank order (what passages.search returns)
+    # the first top_k pool entries in rank order: what ARI's passages.search(query, top_k) returns
+    window: list[MemoryEntry]
     pool_size: int  # entries in the (as-of) pool that was ranked
     ranks: dict[str, int] | None = field(default=None, repr=False)  # entry id -> 0-based rank
     rank_fn: Callable[[str], int | None] | None = field(default=None, repr=False)  # lazy ranks

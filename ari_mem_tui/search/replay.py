@@ -35,7 +35,9 @@ def checkpoint_hash(ckpt: Checkpoint) -> str | None:
 
 def eligible_entry(entry: MemoryEntry, scope: set[str], ckpt_hash: str | None) -> bool:
     """ARI's post-filter on one row: node in scope, this checkpoint, kind node_scope."""
-    same_ckpt = entry.ari_checkpoint is None or ckpt_hash is None or entry.ari_checkpoint == ckpt_hash
+    same_ckpt = (
+        entry.ari_checkpoint is None or ckpt_hash is None or entry.ari_checkpoint == ckpt_hash
+    )
     return entry.kind == "node_scope" and entry.node_id in scope and same_ckpt
 
 
