@@ -1,0 +1,340 @@
+"""`ari-mem-tui demo`: write a synthetic ARI checkpoint in ARI's exact file formats.
+
+The checkpoint tells one run of ARI's best-first tree search (`demo_tree`) with the memory and
+telemetry its agent loop would leave (`demo_run`): `tree.json` (§2.1, §2.2), `nodes_tree.json`
+as written during BFTS (§2.3), `results.json` (§2.4), `memory_backup.jsonl.gz` (§3, record order
+of §3.1), `memory_access.jsonl` (§4.2), `experiment.md`, `idea.json`, `evaluation_criteria.json`.
+A marker file `.ari_mem_tui_demo.json` (ignored by ARI) records the parameters, so a later run
+may overwrite a previous demo but never a directory it did not write.
+
+Output is byte-identical for the same (nodes, seed, entries): one `random.Random(seed)`, a fixed
+base epoch, no wall clock, passage ids drawn from the rng, gzip with mtime 0.
+
+Size: about 50 entries per node by default (40 nodes → ~2,000 entries). Every started non-root
+node gets its start-up reads at every size; `--nodes 10000 --entries 200000` takes well under a
+minute on two cores (the ranking uses inverted lists over the query words only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import io
+import json
+import os
+import random
+import re
+import shutil
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ari_mem_tui import demo_text as T
+from ari_mem_tui.demo_run import PREVIEW, DemoRun, Entry, Read
+from ari_mem_tui.demo_tree import SimNode, Timeline
+
+BASE_EPOCH = datetime(2026, 5, 28, 18, 5, 41, tzinfo=UTC).timestamp()
+MARKER = ".ari_mem_tui_demo.json"
+MARKER_KIND = "ari-mem-tui demo checkpoint"
+ENTRIES_PER_NODE = 50
+DEMO_FILES = (
+    "experiment.md",
+    "idea.json",
+    "evaluation_criteria.json",
+    "tree.json",
+    "nodes_tree.json",
+    "results.json",
+    "memory_backup.jsonl.gz",
+    "memory_access.jsonl",
+    MARKER,
+)
+EXPERIMENT_FILE = "/home/ari/experiments/spmv_csr/experiment.md"
+
+
+class DemoTargetError(RuntimeError):
+    """The output directory holds files that are not a previous demo."""
+
+
+# ------------------------------------------------------------------------------ identifiers
+def slugify(title: str) -> str:
+    """ARI's run-id slug (§1.1): [A-Za-z0-9_-] kept, others `_`, cut to 80, `_` runs collapsed."""
+    slug = re.sub(r"[^A-Za-z0-9_-]", "_", title)[:80]
+    return re.sub(r"_+", "_", slug)
+
+
+def iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat()
+
+
+def run_id_for(start: float) -> str:
+    stamp = datetime.fromtimestamp(start, UTC).strftime("%Y%m%d%H%M%S")
+    return f"{stamp}_{slugify(T.TITLE)}"
+
+
+# ------------------------------------------------------------------------------ generation
+def generate(nodes: int, seed: int, entries: int | None) -> tuple[Timeline, DemoRun]:
+    rng = random.Random(seed)
+    start = BASE_EPOCH + rng.randrange(0, 6 * 3600)
+    timeline = Timeline(rng, nodes, start, run_id_for(start))
+    timeline.run()
+    total = entries if entries is not None else ENTRIES_PER_NODE * max(2, nodes)
+    run = DemoRun(rng, timeline, total)
+    run.build()
+    run.resolve()
+    return timeline, run
+
+
+def node_dict(node: SimNode, run: DemoRun) -> dict[str, Any]:
+    """One node exactly as ARI's `Node.to_dict` writes it (§2.2), keys in its order."""
+    content = run.content[node.id]
+    status = node.status(run.stop)
+    direction = run.directions[node.id]
+    done = status in ("success", "failed")
+    name = f"root: {T.TITLE[:100]}" if node.parent is None else f"{node.label}: {direction[:48]}"
+    return {
+        "id": node.id,
+        "parent_id": node.parent.id if node.parent else None,
+        "depth": node.depth,
+        "status": status,
+        "retry_count": 0,
+        "children": [c.id for c in node.children],
+        "created_at": iso(node.created),
+        "completed_at": iso(node.end) if done else "",
+        "artifacts": content.artifacts,
+        "metrics": content.metrics,
+        "has_real_data": content.has_real_data,
+        "eval_summary": content.eval_summary,
+        "label": node.label,
+        "raw_label": node.raw_label,
+        "name": name,
+        "error_log": content.error_log,
+        "ancestor_ids": list(node.ancestors),
+        "trace_log": content.trace,
+        "original_direction": direction,
+        "node_report_path": content.node_report_path if done else None,
+    }
+
+
+# ------------------------------------------------------------------------------ file writers
+def write_json(path: Path, obj: Any) -> None:
+    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def jsonl(obj: Any) -> str:
+    return json.dumps(obj, ensure_ascii=False) + "\n"
+
+
+def backup_lines(run: DemoRun) -> list[str]:
+    """§3.1 order: node groups by first entry (ts inside), react by ts, then the core seed."""
+    groups: dict[str, list[Entry]] = {}
+    react: list[Entry] = []
+    for entry in run.entries:  # already in ts order
+        if entry.kind == "node_scope":
+            groups.setdefault(entry.node_id, []).append(entry)
+        else:
+            react.append(entry)
+    lines = [
+        jsonl({"kind": "node_scope", "node_id": e.node_id, "text": e.text,
+               "metadata": e.metadata, "ts": e.ts})
+        for group in groups.values()
+        for e in group
+    ]
+    lines += [jsonl({"kind": "react_step", "text": e.text, "metadata": e.metadata, "ts": e.ts})
+              for e in react]
+    if run.core_context:
+        lines.append(jsonl({"kind": "core_seed", "persona": "", "human": "",
+                            "context": run.core_context, "seeded_at": 0.0}))
+    return lines
+
+
+def write_gzip(path: Path, lines: list[str]) -> None:
+    # filename="" and mtime=0 keep the gzip header free of names and clocks (byte-identical)
+    with (
+        path.open("wb") as raw,
+        gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=6) as gz,
+        io.TextIOWrapper(gz, encoding="utf-8") as text,
+    ):
+        text.writelines(lines)
+
+
+def access_events(run: DemoRun, rng: random.Random) -> list[tuple[float, dict[str, Any]]]:
+    events: list[tuple[float, dict[str, Any]]] = []
+    for entry in run.entries:
+        ts = round(entry.ts + rng.uniform(0.02, 0.35), 6)
+        events.append((ts, {
+            "ts": ts,
+            "node_id": entry.node_id if entry.kind == "node_scope" else "",
+            "op": "write",
+            "collection": entry.kind,
+            "entry_id": entry.eid,
+            "text_preview": entry.text[:PREVIEW],
+            "metadata": entry.metadata,
+        }))
+    for read in run.reads:
+        events.append((read.ts, read_event(read)))
+    events.sort(key=lambda pair: pair[0])
+    return events
+
+
+def read_event(read: Read) -> dict[str, Any]:
+    return {
+        "ts": read.ts,
+        "node_id": read.node_id or "",
+        "op": "read",
+        "collection": read.collection,
+        "query": read.query,
+        "ancestor_ids": read.ancestor_ids,
+        "limit": read.limit,
+        "results": read.results,
+    }
+
+
+def write_files(out: Path, timeline: Timeline, run: DemoRun, params: dict[str, Any]) -> None:
+    experiment = T.EXPERIMENT_MD.encode("utf-8")
+    (out / "experiment.md").write_bytes(experiment)
+    write_json(out / "idea.json", {
+        "ideas": T.IDEAS, "primary_metric": T.PRIMARY_METRIC, "higher_is_better": True,
+        "metric_rationale": T.METRIC_RATIONALE})
+    write_json(out / "evaluation_criteria.json", {
+        "primary_metric": T.PRIMARY_METRIC, "higher_is_better": True,
+        "metric_rationale": T.METRIC_RATIONALE})
+    nodes = [node_dict(n, run) for n in timeline.nodes]
+    write_json(out / "tree.json", {
+        "run_id": timeline.run_id,
+        "experiment_file": EXPERIMENT_FILE,
+        "experiment_file_sha256": hashlib.sha256(experiment).hexdigest()[:16],
+        "experiment_file_len": len(experiment),
+        "created_at": iso(run.stop),
+        "nodes": nodes,
+    })
+    write_json(out / "nodes_tree.json", {"experiment_goal": T.EXPERIMENT_MD[:3000],
+                                         "nodes": nodes})
+    keys = ("artifacts", "metrics", "has_real_data", "eval_summary", "status", "error_log")
+    write_json(out / "results.json", {"run_id": timeline.run_id, "nodes": {
+        n["id"]: {k: n[k] for k in keys} for n in nodes}})
+    write_gzip(out / "memory_backup.jsonl.gz", backup_lines(run))
+    rng = random.Random(params["seed"] * 7919 + 1)
+    with (out / "memory_access.jsonl").open("w", encoding="utf-8") as fh:
+        fh.writelines(jsonl(ev) for _, ev in access_events(run, rng))
+    write_json(out / MARKER, {"kind": MARKER_KIND, **params})
+
+
+# ------------------------------------------------------------------------------ public API
+def is_previous_demo(path: Path) -> bool:
+    try:
+        marker = json.loads((path / MARKER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(marker, dict) and marker.get("kind") == MARKER_KIND
+
+
+def prepare_target(out: Path) -> None:
+    """Create `out`, or clear a previous demo in it; refuse any other non-empty directory."""
+    if out.exists() and not out.is_dir():
+        raise DemoTargetError(f"{out} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()):
+        if not is_previous_demo(out):
+            raise DemoTargetError(
+                f"{out} is not empty and is not a previous demo checkpoint; "
+                "choose an empty or new directory"
+            )
+        for name in DEMO_FILES:
+            (out / name).unlink(missing_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def write_demo(out: Path, nodes: int = 40, seed: int = 7, entries: int | None = None) -> Path:
+    """Write the demo checkpoint for (nodes, seed, entries) into `out` and return `out`.
+
+    Raises `DemoTargetError` if `out` is a non-empty directory that is not a previous demo.
+    """
+    out = Path(out)
+    prepare_target(out)
+    timeline, run = generate(nodes, seed, entries)
+    write_files(out, timeline, run, {"nodes": nodes, "seed": seed, "entries": entries})
+    return out
+
+
+def cache_root() -> Path:
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("ari-mem-tui"))
+
+
+def demo_checkpoint(nodes: int = 40, seed: int = 7) -> Path:
+    """The cached demo checkpoint for (nodes, seed), generated on first use (atomically)."""
+    root = cache_root()
+    target = root / f"demo-n{nodes}-s{seed}"
+    if is_previous_demo(target):
+        return target
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = root / f".demo-n{nodes}-s{seed}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    write_demo(tmp, nodes=nodes, seed=seed)
+    try:
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+        if not is_previous_demo(target):
+            raise
+    return target
+
+
+def summary(path: Path) -> str:
+    """One paragraph: what the checkpoint at `path` holds (read back from its own files)."""
+    tree = json.loads((path / "tree.json").read_text(encoding="utf-8"))
+    statuses: dict[str, int] = {}
+    for node in tree["nodes"]:
+        statuses[node["status"]] = statuses.get(node["status"], 0) + 1
+    with gzip.open(path / "memory_backup.jsonl.gz", "rt", encoding="utf-8") as fh:
+        kinds: dict[str, int] = {}
+        for line in fh:
+            kind = json.loads(line)["kind"]
+            kinds[kind] = kinds.get(kind, 0) + 1
+    reads = writes = 0
+    with (path / "memory_access.jsonl").open(encoding="utf-8") as fh:
+        for line in fh:
+            if '"op": "read"' in line:
+                reads += 1
+            else:
+                writes += 1
+    depth = max(n["depth"] for n in tree["nodes"])
+    status_text = ", ".join(f"{v} {k}" for k, v in sorted(statuses.items()))
+    return (
+        f"Demo checkpoint {tree['run_id']}: {len(tree['nodes'])} nodes ({status_text}; depth "
+        f"{depth}), {kinds.get('node_scope', 0)} node-scope entries, "
+        f"{kinds.get('react_step', 0)} react steps, {kinds.get('core_seed', 0)} core seed, "
+        f"{writes} write and {reads} read events in the access log. Written to {path}"
+    )
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    nodes, seed = int(args.nodes), int(args.seed)
+    entries = getattr(args, "entries", None)
+    if nodes < 2:
+        print("ari-mem-tui demo: --nodes must be at least 2", file=sys.stderr)
+        return 2
+    if args.out is not None:
+        try:
+            path = write_demo(Path(args.out), nodes=nodes, seed=seed, entries=entries)
+        except DemoTargetError as exc:
+            print(f"ari-mem-tui demo: {exc}", file=sys.stderr)
+            return 2
+        print(summary(path))
+        return 0
+    if entries is not None:
+        print("ari-mem-tui demo: --entries needs --out (the cache holds default sizes only)",
+              file=sys.stderr)
+        return 2
+    path = demo_checkpoint(nodes=nodes, seed=seed)
+    try:
+        from ari_mem_tui.tui.app import cmd_open
+    except ImportError:
+        print(summary(path))
+        return 0
+    args.checkpoint = path
+    return int(cmd_open(args))

@@ -1,0 +1,49 @@
+"""Shared test set-up: a clean environment, an isolated cache, and two generated checkpoints.
+
+The checkpoints are session-scoped and shared by every test module: treat them as read-only
+(tools under test must never write into a checkpoint anyway). `small_ckpt` is tiny but still
+has every planted feature: a scope leak, a rejected CoW write, depth >= 3, Japanese and
+bracketed text.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ari_mem_tui.demo import write_demo
+
+
+@pytest.fixture(autouse=True)
+def _scrub_terminal_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A developer's NO_COLOR or TEXTUAL_THEME must not change what tests see."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """No test touches the user's cache: XDG_CACHE_HOME points into the session's tmp dir."""
+    cache = tmp_path_factory.mktemp("xdg-cache")
+    old = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    yield cache
+    if old is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = old
+
+
+@pytest.fixture(scope="session")
+def demo_ckpt(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default demo checkpoint (40 nodes, seed 7, ~2,000 entries). Read-only."""
+    return write_demo(tmp_path_factory.mktemp("demo") / "ckpt")
+
+
+@pytest.fixture(scope="session")
+def small_ckpt(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small fixed checkpoint (8 nodes, seed 1) with every planted feature. Read-only."""
+    return write_demo(tmp_path_factory.mktemp("small") / "ckpt", nodes=8, seed=1)
