@@ -1,0 +1,326 @@
+"""Headless output: `ari-mem-tui saw` (what one node saw) and `ari-mem-tui audit` (a whole run).
+
+Both print JSON with `--json` and Rich tables otherwise. Memory text is data: it only ever
+reaches the terminal through `rich.text.Text` after control characters were made visible.
+The TUI calls the same `replay()` / `audit()` functions, so both always agree.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ari_mem_tui.audit import AuditReport, Finding, audit
+from ari_mem_tui.checkpoint.model import Checkpoint, NodeRefError
+from ari_mem_tui.cli import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from ari_mem_tui.model import Hit, Replay
+from ari_mem_tui.tui.display import clean, preview
+
+TEXT_WIDTH = 90
+
+
+# ---------------------------------------------------------------- opening
+def _open(args: argparse.Namespace) -> tuple[Any, int | None]:
+    """(Run, None) or (None, exit code) with a one-line message on stderr."""
+    from ari_mem_tui.sources import open_run
+
+    try:
+        run = open_run(args)
+    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
+        print(f"ari-mem-tui: cannot read {args.checkpoint}: {exc}", file=sys.stderr)
+        return None, EXIT_UNREADABLE
+    if unreadable(run.checkpoint):
+        why = "; ".join(p.line() for p in run.checkpoint.problems if p.severity == "error")
+        print(f"ari-mem-tui: cannot read {args.checkpoint}: {why}", file=sys.stderr)
+        return None, EXIT_UNREADABLE
+    return run, None
+
+
+def unreadable(ckpt: Checkpoint) -> bool:
+    """Nothing usable: no nodes and an error said why (not a directory, no tree at all)."""
+    return not ckpt.nodes and any(p.severity == "error" for p in ckpt.problems)
+
+
+def wait_for_vectors(ranker: object, show: bool) -> None:
+    """Block until an embedding ranker's vectors are ready; a progress line on a TTY."""
+    wait = getattr(ranker, "wait", None)
+    if wait is None:
+        return
+    while not wait(0.25):
+        if show:
+            done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
+            print(f"\rembedding memory texts: {done}/{total}", end="", file=sys.stderr, flush=True)
+    if show and getattr(ranker, "total", 0):
+        print(file=sys.stderr)
+
+
+# ---------------------------------------------------------------- saw
+def cmd_saw(args: argparse.Namespace) -> int:
+    run, code = _open(args)
+    if run is None:
+        return code or EXIT_UNREADABLE
+    ckpt = run.checkpoint
+    try:
+        node_id = ckpt.resolve_node(args.node)
+    except NodeRefError as exc:
+        print(f"ari-mem-tui: {exc}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    if getattr(args, "embedder", "minilm") != "bm25":
+        wait_for_vectors(run.ranker, show=sys.stderr.isatty())
+    result = replay(ckpt, node_id, run.ranker, args)
+    if args.json:
+        print(json.dumps(saw_json(result), ensure_ascii=False, indent=2))
+    else:
+        render_saw(Console(), result, run.source_label)
+    return EXIT_OK
+
+
+def replay(ckpt: Checkpoint, node_id: str, ranker: object, args: argparse.Namespace) -> Replay:
+    from ari_mem_tui.search.replay import replay as run_replay
+
+    return run_replay(
+        ckpt,
+        node_id,
+        ranker,  # type: ignore[arg-type]
+        query=getattr(args, "query", None),
+        limit=max(1, int(getattr(args, "limit", 5) or 5)),
+        as_of=bool(getattr(args, "as_of", False)),
+    )
+
+
+def saw_json(result: Replay) -> dict[str, Any]:
+    data = result.model_dump(mode="json")
+    data["writes"] = [
+        {
+            k: w[k]
+            for k in (
+                "ts",
+                "current_node",
+                "target_node",
+                "tool",
+                "accepted",
+                "reason",
+                "source",
+                "entry_id",
+                "text",
+            )
+        }
+        for w in data["writes"]
+    ]
+    core = data["core"]
+    data["core"] = {
+        "persona": core["persona"],
+        "human": core["human"],
+        "ari_context": core["ari_context"],
+        "source": core["source"],
+        "approximate": core["approximate"],
+    }
+    return data
+
+
+def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
+    head = Text()
+    head.append("node ", style="bold").append(clean(r.node_id), style="bold cyan")
+    if source_label:
+        head.append(f"   ({clean(source_label)})", style="dim")
+    console.print(head)
+    line = Text("query ", style="bold")
+    line.append(preview(r.query, 200)).append(f"  [{r.query_source}]", style="dim")
+    console.print(line)
+    p = r.params
+    info = (
+        f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {r.embedder}"
+    )
+    if r.as_of is not None:
+        info += f"  as-of {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(r.as_of))} UTC"
+        info += f" ({r.as_of_source})"
+    console.print(Text(info, style="dim"))
+    console.print(_hits_table("Hits (replayed, ARI's post-filter)", r.hits))
+    _render_diagnostics(console, r)
+    if r.recorded is not None:
+        rec = r.recorded
+        title = f"Recorded start-up search (access log, query {preview(rec.query, 40)!s})"
+        console.print(_hits_table(title, rec.hits))
+    else:
+        console.print(Text("recorded: not in the access log", style="dim"))
+    if [h.entry_id for h in r.exact_scope] != [h.entry_id for h in r.hits]:
+        title = "Exact scope (what a pre-filtered search would have returned)"
+        console.print(_hits_table(title, r.exact_scope))
+    elif r.exact_scope:
+        console.print(Text("exact scope: the same entries as the hits", style="dim"))
+    _render_tiers(console, r)
+    _render_writes(console, r)
+    for note in r.notes:
+        console.print(Text(f"note: {clean(note, multiline=False)}", style="yellow"))
+
+
+def _hits_table(title: str, hits: list[Hit]) -> Table:
+    table = Table(title=title, title_justify="left", expand=True)
+    marks = any(h.mark for h in hits)
+    table.add_column("#", justify="right")
+    table.add_column("global", justify="right")
+    table.add_column("score", justify="right")
+    table.add_column("node", no_wrap=True)
+    if marks:
+        table.add_column("mark", no_wrap=True)
+    table.add_column("text", overflow="fold", ratio=1)
+    mark_style = {"replay-only": "magenta", "recorded-only": "red", "moved": "yellow"}
+    for h in hits:
+        cells: list[Any] = [
+            str(h.rank),
+            str(h.global_rank) if h.global_rank >= 0 else "?",
+            f"{h.score:.2f}",
+            Text(short(h.node_id), style="cyan"),
+        ]
+        if marks:
+            cells.append(Text(h.mark, style=mark_style.get(h.mark, "")))
+        cells.append(Text(preview(h.text, TEXT_WIDTH) if h.text else "(text unknown)"))
+        table.add_row(*cells)
+    if not hits:
+        table.add_row("", "", "", "", *([""] if marks else []), Text("(none)", style="dim"))
+    return table
+
+
+def short(node_id: str) -> str:
+    """A node id short enough for a table column: ids end in their distinctive part."""
+    node_id = clean(node_id, multiline=False)
+    return node_id if len(node_id) <= 14 else "…" + node_id[-10:]
+
+
+def _render_diagnostics(console: Console, r: Replay) -> None:
+    pool = r.pool
+    text = Text()
+    text.append("pool ", style="bold").append(
+        f"{pool['size']} entries ({pool['node_scope']} node-scope, {pool['react_step']} react)"
+    )
+    window = pool.get("window")
+    if window:
+        text.append("\nwindow ", style="bold").append(
+            f"{window['size']} rows: {window['lineage']} from the lineage, "
+            f"{window['other_branches']} from other branches, {window['self']} own, "
+            f"{window['react_step']} react"
+        )
+    text.append("\neligible ", style="bold").append(f"{r.eligible} ancestor entries; ")
+    text.append(f"{len(r.missed)} outside the window", style="red" if r.missed else "green")
+    console.print(text)
+    if r.missed:
+        table = Table(title="Missed (eligible, ranked outside the window)", title_justify="left")
+        table.add_column("global", justify="right")
+        table.add_column("node")
+        table.add_column("text", overflow="fold")
+        for m in r.missed[:15]:
+            table.add_row(
+                "?" if m.global_rank is None else str(m.global_rank),
+                Text(short(m.node_id), style="cyan"),
+                Text(preview(m.text, TEXT_WIDTH)),
+            )
+        if len(r.missed) > 15:
+            table.add_row("", "", Text(f"… {len(r.missed) - 15} more", style="dim"))
+        console.print(table)
+
+
+def _render_tiers(console: Console, r: Replay) -> None:
+    for tier in r.tiers:
+        label = Text()
+        label.append(f"Tier {tier.key} {tier.title} ", style="bold")
+        label.append(
+            "exact" if tier.exact else "approximate", style="green" if tier.exact else "yellow"
+        )
+        if tier.note:
+            label.append(f"  ({clean(tier.note, False)})", style="dim")
+        console.print(label)
+        if tier.lines:
+            console.print(Text(clean(tier.header, False), style="bold dim"))
+        for line in tier.lines:
+            body = Text(clean(line.text))
+            if line.truncated:
+                body.append("  ✂", style="yellow")
+            console.print(body)
+
+
+def _render_writes(console: Console, r: Replay) -> None:
+    if not r.writes:
+        console.print(Text("writes: none recorded", style="dim"))
+        return
+    table = Table(title="Writes (copy-on-write log)", title_justify="left")
+    for col in ("time", "tool", "target", "ok", "source", "text / reason"):
+        table.add_column(col, overflow="fold" if col == "text / reason" else "ellipsis")
+    for w in r.writes:
+        when = time.strftime("%H:%M:%S", time.gmtime(w.ts)) if w.ts else "?"
+        table.add_row(
+            when,
+            clean(w.tool, False),
+            Text(short(w.target_node), style="cyan"),
+            Text("yes", style="green") if w.accepted else Text("REJECTED", style="bold red"),
+            clean(w.source, False),
+            Text(preview(w.text if w.accepted else (w.reason or w.text), TEXT_WIDTH)),
+        )
+    console.print(table)
+
+
+# ---------------------------------------------------------------- audit
+def cmd_audit(args: argparse.Namespace) -> int:
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+
+    try:
+        ckpt = load_checkpoint(args.checkpoint)
+    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
+        print(f"ari-mem-tui: cannot read {args.checkpoint}: {exc}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    if unreadable(ckpt):
+        why = "; ".join(p.line() for p in ckpt.problems if p.severity == "error")
+        print(f"ari-mem-tui: cannot read {args.checkpoint}: {why}", file=sys.stderr)
+        return EXIT_UNREADABLE
+    report = audit(ckpt)
+    if args.json:
+        print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
+    else:
+        render_audit(Console(), report)
+    return EXIT_FINDINGS if report.has_findings else EXIT_OK
+
+
+def render_audit(console: Console, report: AuditReport) -> None:
+    sections = (
+        ("Leaks (memory read from outside the reader's lineage)", report.leaks),
+        ("Scope violations (search scope not the reader's lineage)", report.scope_violations),
+        ("Rejected writes (copy-on-write)", report.rejected_writes),
+        ("Problems while loading", report.problems),
+    )
+    for title, findings in sections:
+        _findings_table(console, title, findings)
+    verdict = Text()
+    if report.has_findings:
+        verdict.append(
+            f"{len(report.leaks)} leak(s), {len(report.scope_violations)} scope violation(s)",
+            style="bold red",
+        )
+    else:
+        verdict.append("no leaks, no scope violations", style="bold green")
+    console.print(verdict)
+
+
+def _findings_table(console: Console, title: str, findings: list[Finding]) -> None:
+    if not findings:
+        console.print(Text(f"{title}: none", style="dim"))
+        return
+    table = Table(title=f"{title}: {len(findings)}", title_justify="left")
+    table.add_column("severity")
+    table.add_column("node")
+    table.add_column("what", overflow="fold")
+    table.add_column("where", overflow="fold")
+    styles = {"error": "bold red", "warning": "yellow", "info": "dim"}
+    for f in findings:
+        table.add_row(
+            Text(f.severity, style=styles.get(f.severity, "")),
+            Text(short(f.node_id), style="cyan"),
+            Text(clean(f.explanation, False)),
+            Text(clean(f.ref, False), style="dim"),
+        )
+    console.print(table)

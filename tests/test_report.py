@@ -1,0 +1,169 @@
+"""`ari-mem-tui saw` and `ari-mem-tui audit` end to end: checkpoint files on disk → CLI output."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+from search_helpers import build_tree
+
+from ari_mem_tui.cli import main
+from ari_mem_tui.model import AccessEvent
+
+PARENTS = [0, 0, 1, 2]
+HOSTILE = "[red]not markup[/red] \x1b[2J cleared? \x07"
+
+
+def write_checkpoint(path: Path, ckpt) -> Path:
+    """Write a hand-built Checkpoint as ARI's files (tree.json + memory_backup.jsonl.gz)."""
+    path.mkdir(parents=True, exist_ok=True)
+    nodes = [
+        n.model_dump(mode="json", exclude={"scope_reconstructed"}) for n in ckpt.nodes.values()
+    ]
+    (path / "tree.json").write_text(json.dumps({"run_id": "20260101000000_t", "nodes": nodes}))
+    lines = [
+        json.dumps(
+            {
+                "kind": e.kind,
+                "node_id": e.node_id,
+                "text": e.text,
+                "metadata": e.metadata,
+                "ts": e.ts,
+            }
+        )
+        for e in ckpt.entries
+    ]
+    with gzip.open(path / "memory_backup.jsonl.gz", "wt", encoding="utf-8") as handle:
+        handle.write("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def ckpt_dir(tmp_path: Path) -> Path:
+    ckpt = build_tree(PARENTS, [3, 3, 3, 3, 3], react=2, seed=5)
+    ckpt.entries[0].text = HOSTILE
+    return write_checkpoint(tmp_path / "ckpt", ckpt)
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main([*argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_saw_json_has_the_documented_keys_and_the_replay(capsys, ckpt_dir):
+    code, out, _ = run_cli(capsys, "saw", str(ckpt_dir), "0003", "--json", "--embedder", "bm25")
+    assert code == 0
+    data = json.loads(out)
+    for key in (
+        "node_id",
+        "query",
+        "query_source",
+        "params",
+        "pool",
+        "hits",
+        "eligible",
+        "missed",
+        "recorded",
+        "tiers",
+        "core",
+        "writes",
+        "embedder",
+    ):
+        assert key in data
+    assert data["node_id"] == "node_0003"
+    assert (data["query"], data["query_source"]) == ("direction 3", "original_direction")
+    assert data["params"] == {"limit": 5, "overfetch": 200, "top_k": 200}
+    assert data["pool"]["size"] == 17 and data["pool"]["react_step"] == 2
+    assert data["embedder"] == "bm25" and data["recorded"] is None
+    assert data["eligible"] == 6
+    assert {h["node_id"] for h in data["hits"]} <= {"node_root", "node_0001"}
+    assert [h["rank"] for h in data["hits"]] == list(range(1, len(data["hits"]) + 1))
+    assert set(data["core"]) >= {"persona", "human", "ari_context"}
+    for hit in data["hits"]:
+        assert set(hit) >= {"rank", "global_rank", "score", "entry_id", "node_id", "kind", "text"}
+
+
+def test_saw_options_query_limit_as_of(capsys, ckpt_dir):
+    code, out, _ = run_cli(
+        capsys,
+        "saw",
+        str(ckpt_dir),
+        "node_0003",
+        "--json",
+        "--embedder",
+        "bm25",
+        "--query",
+        "kernel gpu",
+        "--limit",
+        "2",
+        "--as-of",
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert (data["query"], data["query_source"]) == ("kernel gpu", "custom")
+    assert data["params"]["limit"] == 2 and len(data["hits"]) <= 2
+    assert "as_of" in data
+
+
+def test_saw_with_the_default_embedder_waits_for_minilm(capsys, ckpt_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("ARI_MEM_TUI_CACHE", str(tmp_path / "cache"))
+    code, out, _ = run_cli(capsys, "saw", str(ckpt_dir), "node_0004", "--json")
+    assert code == 0
+    assert json.loads(out)["embedder"] == "minilm"
+    assert list((tmp_path / "cache" / "vectors" / "minilm").glob("seg-*.npz"))
+
+
+def test_saw_human_output_never_interprets_memory_text(capsys, ckpt_dir):
+    code, out, _ = run_cli(
+        capsys,
+        "saw",
+        str(ckpt_dir),
+        "node_0001",
+        "--embedder",
+        "bm25",
+        "--query",
+        "not markup cleared",
+        "--limit",
+        "5",
+    )
+    assert code == 0
+    assert "[red]not markup[/red]" in out
+    assert "\x1b[2J" not in out and "\x07" not in out
+    assert "Hits" in out and "Tier 1b" in out
+
+
+def test_saw_bad_node_and_unreadable_checkpoint_exit_2(capsys, ckpt_dir, tmp_path):
+    code, out, err = run_cli(capsys, "saw", str(ckpt_dir), "nope", "--embedder", "bm25")
+    assert code == 2 and out == ""
+    assert "no node matches 'nope'" in err and len(err.strip().splitlines()) == 1
+    code, _, err = run_cli(capsys, "saw", str(tmp_path / "missing"), "x", "--embedder", "bm25")
+    assert code == 2 and "cannot read" in err
+
+
+def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
+    code, out, _ = run_cli(capsys, "audit", str(ckpt_dir), "--json")
+    assert code == 0
+    assert set(json.loads(out)) == {"problems", "scope_violations", "leaks", "rejected_writes"}
+    code, _, err = run_cli(capsys, "audit", str(tmp_path / "missing"))
+    assert code == 2 and "cannot read" in err
+
+    leaky = build_tree(PARENTS, [1] * 5)
+    leaky.access_events = [
+        AccessEvent(
+            ts=1.0,
+            op="read",
+            query="inherit:get_node_memory",
+            ancestor_ids=["node_0004"],
+            reader="node_0003",
+            reader_how="trace_log",
+        )
+    ]
+    monkeypatch.setattr("ari_mem_tui.checkpoint.load.load_checkpoint", lambda _p: leaky)
+    code, out, _ = run_cli(capsys, "audit", str(ckpt_dir), "--json")
+    assert code == 1
+    assert json.loads(out)["leaks"][0]["node_id"] == "node_0003"
+    code, out, _ = run_cli(capsys, "audit", str(ckpt_dir))
+    assert code == 1 and "node_0003" in out and "leak" in out
