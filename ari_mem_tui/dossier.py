@@ -1,0 +1,191 @@
+"""A node's dossier: everything the TUI shows about one node, as Markdown and as JSON.
+
+Plain functions (no Textual), so scripts and the CLI can produce the same file the TUI's `e`
+key writes. Dossiers are written outside the checkpoint directory: the tool is read-only there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.model import Replay
+from ari_mem_tui.tui.display import clean, fmt_iso, fmt_ts, pretty_json
+
+DOSSIER_VERSION = 1
+
+
+def _cell(value: object, width: int = 160) -> str:
+    """A Markdown table cell: one line, pipes escaped, control characters made visible."""
+    text = clean(value, multiline=False).replace("|", "\\|").strip()
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _block(text: object) -> list[str]:
+    """Verbatim text in a fence long enough that the text cannot close it."""
+    body = clean(text)
+    fence = "```"
+    while fence in body:
+        fence += "`"
+    return [fence + "text", body, fence]
+
+
+def _table(head: list[str], rows: list[list[object]]) -> list[str]:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return lines
+
+
+def dossier_markdown(replay: Replay, ckpt: Checkpoint) -> str:
+    """The dossier as Markdown, for people."""
+    node = ckpt.nodes.get(replay.node_id)
+    out: list[str] = [f"# Dossier: node {_cell(replay.node_id)}", ""]
+    out += [f"- checkpoint: `{_cell(ckpt.path)}`", f"- run: {_cell(ckpt.run_id or '–')}"]
+    if node is not None:
+        out += [
+            f"- status: {_cell(node.status)}, label: {_cell(node.label)}, depth: {node.depth}",
+            f"- score (`_scientific_score`): {node.score if node.score is not None else '–'}",
+            f"- created: {fmt_iso(node.created_at)}, completed: {fmt_iso(node.completed_at)}",
+            "- lineage: " + " → ".join(_cell(a) for a in ckpt.lineage(node.id)),
+        ]
+        if node.scope_reconstructed:
+            out.append("- scope reconstructed from parent_id (ancestor_ids missing in file)")
+        out += ["", "## Direction", "", *_block(node.original_direction or "–")]
+        out += ["", "## eval_summary", "", *_block(node.eval_summary or "–")]
+        metrics = {k: v for k, v in node.metrics.items()}
+        if metrics:
+            out += ["", "## Metrics", ""]
+            out += _table(
+                ["metric", "value"], [[k, json.dumps(v, default=str)] for k, v in metrics.items()]
+            )
+    out += _search_section(replay)
+    out += _tiers_section(replay)
+    out += _core_section(replay)
+    out += _writes_section(replay)
+    if replay.notes:
+        out += ["", "## Notes", ""] + [f"- {_cell(n, 400)}" for n in replay.notes]
+    return "\n".join(out) + "\n"
+
+
+def _search_section(replay: Replay) -> list[str]:
+    out = ["", f"## Search (replayed with {_cell(replay.embedder)})", ""]
+    out += [f"- query ({_cell(replay.query_source)}): {_cell(replay.query, 400)}"]
+    out += [f"- params: {_cell(json.dumps(replay.params))}"]
+    out += [f"- pool: {_cell(json.dumps(replay.pool, default=str), 400)}"]
+    out += [f"- eligible ancestor entries: {replay.eligible}, missed: {len(replay.missed)}"]
+    if replay.as_of is not None:
+        out += [f"- as of {fmt_ts(replay.as_of)} ({_cell(replay.as_of_source)})"]
+    out += [""]
+    out += _table(
+        ["rank", "global", "score", "node", "kind", "mark", "text"],
+        [
+            [h.rank, h.global_rank, f"{h.score:.2f}", h.node_id, h.kind, h.mark, h.text]
+            for h in replay.hits
+        ],
+    )
+    if replay.missed:
+        out += ["", "### Missed (eligible, outside the window)", ""]
+        out += _table(
+            ["global", "node", "text"],
+            [
+                [m.global_rank if m.global_rank is not None else "?", m.node_id, m.text]
+                for m in replay.missed
+            ],
+        )
+    rec = replay.recorded
+    out += ["", "### Recorded (access log)", ""]
+    if rec is None:
+        out.append("No start-up read recorded for this node.")
+    else:
+        out.append(f"At {fmt_ts(rec.ts)}, query: {_cell(rec.query, 400)}, limit {rec.limit}")
+        out += [""] + _table(
+            ["rank", "score", "node", "mark", "text"],
+            [[h.rank, f"{h.score:.2f}", h.node_id, h.mark, h.text] for h in rec.hits],
+        )
+    return out
+
+
+def _tiers_section(replay: Replay) -> list[str]:
+    out = ["", "## What it saw (working context at start)", ""]
+    if not replay.tiers:
+        out.append("No context tiers.")
+    for tier in replay.tiers:
+        badge = "exact" if tier.exact else "approximate"
+        out += [f"### Tier {tier.key}: {_cell(tier.title)} ({badge})", ""]
+        if tier.note:
+            out += [f"_{_cell(tier.note, 400)}_", ""]
+        lines = [tier.header] + [
+            ("- " if tier.key in ("1b", "2") else "") + ln.text + (" ✂" if ln.truncated else "")
+            for ln in tier.lines
+        ]
+        out += _block("\n".join(lines)) + [""]
+    return out
+
+
+def _core_section(replay: Replay) -> list[str]:
+    core = replay.core
+    out = ["", "## Core blocks", ""]
+    if core.source:
+        out.append(f"source: {_cell(core.source)}" + (" (approximate)" if core.approximate else ""))
+    if not core.seeded:
+        out.append("ari_context: not seeded yet")
+    out += ["", "### persona", "", *_block(core.persona or "–")]
+    out += ["", "### human", "", *_block(core.human or "–")]
+    out += ["", "### ari_context", "", *_block(pretty_json(core.ari_context))]
+    return out
+
+
+def _writes_section(replay: Replay) -> list[str]:
+    out = ["", "## Writes (copy-on-write log)", ""]
+    if not replay.writes:
+        return out + ["No writes recorded for this node."]
+    rows = [
+        [
+            fmt_ts(w.ts),
+            w.tool,
+            w.target_node,
+            "accepted" if w.accepted else "REJECTED",
+            w.reason or "",
+            w.source,
+            w.text,
+        ]
+        for w in replay.writes
+    ]
+    return out + _table(["time", "tool", "target", "result", "reason", "source", "text"], rows)
+
+
+def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
+    """The dossier as a JSON-ready dict, for scripts."""
+    node = ckpt.nodes.get(replay.node_id)
+    return {
+        "dossier_version": DOSSIER_VERSION,
+        "checkpoint": str(ckpt.path),
+        "run_id": ckpt.run_id,
+        "node": node.model_dump(mode="json") if node is not None else None,
+        "lineage": ckpt.lineage(replay.node_id) if node is not None else [],
+        "replay": replay.model_dump(mode="json"),
+    }
+
+
+def _safe_name(value: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", value)[:80] or "run"
+
+
+def export_dossier(ckpt: Checkpoint, replay: Replay, out_dir: Path) -> tuple[Path, Path]:
+    """Write `dossier-<run>-<node>.md` and `.json` into `out_dir` (never the checkpoint)."""
+    out_dir = Path(out_dir).expanduser().resolve()
+    root = Path(ckpt.path).resolve()
+    if out_dir == root or root in out_dir.parents:
+        raise ValueError(f"refusing to write into the checkpoint directory {root}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stem = f"dossier-{_safe_name(ckpt.run_id or root.name)}-{_safe_name(replay.node_id)}"
+    md_path, json_path = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
+    md_path.write_text(dossier_markdown(replay, ckpt), encoding="utf-8")
+    json_path.write_text(
+        json.dumps(dossier_json(replay, ckpt), indent=2, ensure_ascii=False) + "\n",
+        encoding="utf-8",
+    )
+    return md_path, json_path

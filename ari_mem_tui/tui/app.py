@@ -1,0 +1,718 @@
+"""The Textual app: tree on the left, what the chosen node saw on the right.
+
+The app holds no search or audit logic: it calls `sources.open_run`, `search.replay.replay` and
+`audit.audit` (the same functions the CLI uses) in thread workers and shows their results.
+Workers talk to the UI only through `call_from_thread`, and every result is checked against the
+current selection before it is shown, so moving fast never shows stale hits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from copy import copy
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.worker import get_current_worker
+
+from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.model import Replay
+from ari_mem_tui.sources import Run
+from ari_mem_tui.tui import config
+from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
+from ari_mem_tui.tui.display import preview
+from ari_mem_tui.tui.messages import JumpToNode, OpenEntry, RerunSearch
+from ari_mem_tui.tui.screens.compare import CompareScreen
+from ari_mem_tui.tui.screens.entry import EntryScreen
+from ari_mem_tui.tui.screens.filter import FilterScreen, TreeFilter
+from ari_mem_tui.tui.screens.help import HelpScreen
+from ari_mem_tui.tui.widgets.detail import (
+    AuditPane,
+    AuditRow,
+    CorePane,
+    NodePane,
+    SawPane,
+    WritesPane,
+)
+from ari_mem_tui.tui.widgets.hits import HitsPane
+from ari_mem_tui.tui.widgets.run_tree import RunTree
+from ari_mem_tui.tui.widgets.status_bar import StatusBar
+
+ProgressFn = Callable[[int, int], None]
+Opener = Callable[[ProgressFn], Run]
+
+DEFAULT_THEME = "textual-dark"
+TABS = ("hits", "saw", "core", "writes", "node", "audit")
+WATCHED = (
+    "tree.json",
+    "nodes_tree.json",
+    "memory_backup.jsonl.gz",
+    "memory_access*.jsonl",
+    "idea.json",
+    "experiment.md",
+)
+ReplayKey = tuple[str, str | None, int, bool]
+
+
+class AriMemApp(App[None]):
+    CSS_PATH = "app.tcss"
+    TITLE = "ari-mem-tui"
+    COMMANDS = App.COMMANDS | {ActionCommands, NodeCommands}
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark,f1", "help", "Help"),
+        Binding("slash", "find", "Find"),
+        Binding("n", "find_next", "Next", show=False),
+        Binding("N", "find_prev", "Previous", show=False),
+        Binding("f", "filter", "Filter", show=False),
+        Binding("m", "mark", "Mark"),
+        Binding("c", "compare", "Compare"),
+        Binding("e", "export", "Export"),
+        Binding("F", "toggle_follow", "Follow"),
+        Binding("y", "copy", "Copy", show=False),
+        Binding("r", "reload", "Reload", show=False),
+        Binding("d", "toggle_dim", "Dim unseen", show=False),
+        Binding("M", "toggle_missed", "Missed", show=False),
+        Binding("a", "toggle_as_of", "As of", show=False),
+        Binding("w", "toggle_writes_scope", "Writes scope", show=False),
+        Binding("t,ctrl+b", "toggle_tree", "Tree", show=False),
+        Binding("escape", "escape", "Back", show=False),
+        *(
+            Binding(str(i + 1), f"tab('{name}')", name.title(), show=False)
+            for i, name in enumerate(TABS)
+        ),
+    ]
+
+    def __init__(
+        self,
+        opener: Opener,
+        *,
+        title: str = "",
+        export_to: Path | None = None,
+        theme: str | None = None,
+        remember_theme: bool = True,
+        follow_interval: float = 1.0,
+        blink: bool = True,
+        initial_node: str | None = None,
+    ) -> None:
+        super().__init__()
+        self.opener = opener
+        self.run_data: Run | None = None
+        self.export_to = export_to
+        self.follow_interval = follow_interval
+        self.blink = blink
+        self.initial_node = initial_node
+        self.remember_theme = False  # not while the initial theme is being applied
+        self._wanted_theme = theme or config.load_settings().get("theme") or DEFAULT_THEME
+        self._remember_after_start = remember_theme
+        if title:
+            self.sub_title = title
+        self.current_id: str | None = None
+        self.marked_id: str | None = None
+        self.search_params: tuple[str | None, int, bool] = (None, 5, False)
+        self.replays: dict[ReplayKey, Replay] = {}
+        self.tree_filter = TreeFilter()
+        self.find_matches: list[str] = []
+        self.find_index = -1
+        self.ui_problems: list[AuditRow] = []
+        self.audit_rows: list[AuditRow] = []
+        self.following = False
+        self._follow_sig: tuple = ()
+        self.last_export: tuple[Path, Path] | None = None
+        self.last_copied: str | None = None
+        self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="tree-pane"):
+                yield RunTree(id="tree")
+                yield Input(placeholder="find id or text (Enter, Esc)", id="find-input")
+            with TabbedContent(id="tabs", initial="hits"):
+                with TabPane("1 Hits", id="hits"):
+                    yield HitsPane(id="hits-pane")
+                with TabPane("2 Saw", id="saw"):
+                    yield SawPane(id="saw-pane")
+                with TabPane("3 Core", id="core"):
+                    yield CorePane(id="core-pane")
+                with TabPane("4 Writes", id="writes"):
+                    yield WritesPane(id="writes-pane")
+                with TabPane("5 Node", id="node"):
+                    yield NodePane(id="node-pane")
+                with TabPane("6 Audit", id="audit"):
+                    yield AuditPane(id="audit-pane")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        try:
+            self.theme = self._wanted_theme
+        except Exception:  # noqa: BLE001 - an unknown theme in the config file is not fatal
+            self.theme = DEFAULT_THEME
+        self.remember_theme = self._remember_after_start
+        self.query_one("#find-input").display = False
+        if not self.blink:
+            for widget in self.query(Input):
+                widget.cursor_blink = False
+        self.status_bar.set_source("opening …")
+        self.status_bar.set_problems(0)
+        self._follow_timer = self.set_interval(self.follow_interval, self._follow_tick, pause=True)
+        self.tree_widget.root.set_label(Text("loading …", style="italic"))
+        self.tree_widget.show_root = True
+        self.tree_widget.focus()
+        self._load(keep=False)
+
+    def watch_theme(self, theme: str) -> None:
+        if self.remember_theme:
+            config.save_setting("theme", theme)
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def tree_widget(self) -> RunTree:
+        return self.query_one(RunTree)
+
+    @property
+    def ckpt(self) -> Checkpoint | None:
+        return self.run_data.checkpoint if self.run_data else None
+
+    # ------------------------------------------------------------------ loading
+
+    def _progress(self, done: int, total: int) -> None:
+        """Called by the ranker, from any thread, while vectors are computed."""
+        try:
+            self.call_from_thread(self._show_progress, done, total)
+        except RuntimeError:  # already on the app's thread
+            self._show_progress(done, total)
+
+    def _show_progress(self, done: int, total: int) -> None:
+        self.status_bar.set_progress(done, total)
+        if total > 0 and done >= total and self.replays:
+            # vectors are ready: replays made with the fallback ranking are stale
+            self.replays.clear()
+            if self.current_id:
+                self.choose(self.current_id, force=True)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _load(self, keep: bool) -> None:
+        try:
+            run = self.opener(self._progress)
+        except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
+            self.call_from_thread(self._load_failed, exc)
+            return
+        self.call_from_thread(self._loaded, run, keep)
+
+    def _load_failed(self, exc: Exception) -> None:
+        if self.run_data is None:
+            self.tree_widget.root.set_label(Text("could not open the run", style="bold red"))
+        message = f"{type(exc).__name__}: {exc}"
+        self.notify(preview(message, 300), title="could not open the run", severity="error")
+        self._add_ui_problem(AuditRow("error", "load", None, message))
+        if self.run_data is None:
+            self.status_bar.set_source("nothing loaded")
+        self.loaded_count += 1
+
+    def _loaded(self, run: Run, keep: bool) -> None:
+        tree = self.tree_widget
+        expanded = tree.expanded_ids() if keep else []
+        selected = self.current_id if keep else self.initial_node
+        self.run_data = run
+        self.replays.clear()
+        self._follow_sig = self._signature()
+        tree.show_root = False
+        if not keep:
+            tree.focus()
+        self.status_bar.set_source(run.source_label)
+        self.status_bar.set_embedder(getattr(run.ranker, "name", "?"))
+        self._watch_vectors(run)
+        self._apply_filter_to_tree()
+        for node_id in expanded:
+            node = tree.reveal(node_id)
+            if node is not None:
+                node.expand()
+        ckpt = run.checkpoint
+        target = selected if selected in ckpt.nodes else (ckpt.roots[0] if ckpt.roots else None)
+        self.current_id = None
+        for root_id in ckpt.roots:
+            node = tree.reveal(root_id)
+            if node is not None and not keep:
+                node.expand()
+        if target:
+            tree.select_id(target)
+            self.choose(target)
+        self._run_audit()
+        self.loaded_count += 1
+
+    def _watch_vectors(self, run: Run) -> None:
+        """Show the ranker's vector progress (MiniLM computes vectors in the background)."""
+        ranker = run.ranker
+        if getattr(ranker, "ready", True):
+            self.status_bar.set_progress(0, 0)
+            return
+
+        def poll() -> None:
+            if run is not self.run_data:
+                timer.stop()
+                return
+            done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
+            if getattr(ranker, "ready", True):
+                timer.stop()
+                self._show_progress(total, total)
+            else:
+                self.status_bar.set_progress(done, total)
+
+        timer = self.set_interval(0.25, poll)
+        poll()
+
+    def _signature(self) -> tuple:
+        ckpt = self.ckpt
+        if ckpt is None:
+            return ()
+        sig = []
+        for pattern in WATCHED:
+            for path in sorted(Path(ckpt.path).glob(pattern)):
+                try:
+                    st = path.stat()
+                except OSError:
+                    continue
+                sig.append((path.name, st.st_mtime_ns, st.st_size))
+        return tuple(sig)
+
+    def _follow_tick(self) -> None:
+        sig = self._signature()
+        if sig != self._follow_sig:
+            self._follow_sig = sig
+            self._load(keep=True)
+
+    # ------------------------------------------------------------------ audit
+
+    @work(thread=True, exclusive=True, group="audit", exit_on_error=False)
+    def _run_audit(self) -> None:
+        ckpt = self.ckpt
+        if ckpt is None:
+            return
+        from ari_mem_tui.tui.audit_rows import audit_rows
+
+        try:
+            rows, summary = audit_rows(ckpt)
+        except Exception as exc:  # noqa: BLE001
+            rows = [AuditRow("error", "audit failed", None, f"{type(exc).__name__}: {exc}")]
+            summary = ""
+        self.call_from_thread(self._show_audit, ckpt, rows, summary)
+
+    def _show_audit(self, ckpt: Checkpoint, rows: list[AuditRow], summary: str) -> None:
+        if ckpt is not self.ckpt:
+            return
+        self.audit_rows = rows
+        self._refresh_audit(summary)
+
+    def _refresh_audit(self, summary: str = "") -> None:
+        rows = self.ui_problems + self.audit_rows
+        self.query_one(AuditPane).show(rows, summary)
+        self.status_bar.set_problems(
+            sum(1 for r in rows if r.kind in ("problem", "load", "search"))
+        )
+
+    def _add_ui_problem(self, row: AuditRow) -> None:
+        if all(r.text != row.text for r in self.ui_problems):
+            self.ui_problems.append(row)
+        self._refresh_audit()
+
+    # ------------------------------------------------------------------ choosing a node
+
+    def on_tree_node_highlighted(self, event: RunTree.NodeHighlighted) -> None:
+        item = event.node.data
+        if item is None:
+            return
+        node_id = item.node_id or (item.chain[0] if item.chain else None)
+        if node_id:
+            self.choose(node_id)
+
+    def on_tree_node_selected(self, event: RunTree.NodeSelected) -> None:
+        if event.node.allow_expand:
+            self.tree_widget.ensure_loaded(event.node)
+            event.node.toggle()
+
+    def choose(self, node_id: str, force: bool = False) -> None:
+        """Show `node_id` everywhere; its search runs in a worker."""
+        ckpt = self.ckpt
+        if ckpt is None or node_id not in ckpt.nodes:
+            return
+        if node_id == self.current_id and not force:
+            return
+        if node_id != self.current_id:
+            self.search_params = (None, self.search_params[1], self.search_params[2])
+            self.query_one("#query-input", Input).value = ""
+        self.current_id = node_id
+        self.tree_widget.set_selection(node_id)
+        node = ckpt.nodes[node_id]
+        self.query_one(NodePane).show(node, ckpt)
+        self.query_one(WritesPane).show(ckpt, node_id)
+        self._start_replay()
+
+    def _key(self) -> ReplayKey:
+        query, limit, as_of = self.search_params
+        return (self.current_id or "", query, limit, as_of)
+
+    def _start_replay(self) -> None:
+        key = self._key()
+        cached = self.replays.get(key)
+        if cached is not None:
+            self._show_replay(key, cached)
+            return
+        self.query_one(HitsPane).show_loading(key[0])
+        assert self.run_data is not None
+        self._replay_worker(self.run_data, key)
+
+    @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
+    def _replay_worker(self, run: Run, key: ReplayKey) -> None:
+        worker = get_current_worker()
+        node_id, query, limit, as_of = key
+        try:
+            from ari_mem_tui.search.replay import replay
+
+            result = replay(
+                run.checkpoint, node_id, run.ranker, query=query, limit=limit, as_of=as_of
+            )
+        except Exception as exc:  # noqa: BLE001 - e.g. the Letta server went away
+            if not worker.is_cancelled:
+                self.call_from_thread(self._replay_failed, key, exc)
+            return
+        if not worker.is_cancelled:
+            self.call_from_thread(self._show_replay, key, result)
+
+    def _show_replay(self, key: ReplayKey, result: Replay) -> None:
+        self.replays[key] = result
+        if key != self._key():
+            return  # the user has moved on
+        self.query_one(HitsPane).show(result)
+        self.query_one(SawPane).show(result)
+        self.query_one(CorePane).show(result.core, self._start_of(result.node_id))
+        self.status_bar.set_embedder(result.embedder)
+
+    def _start_of(self, node_id: str) -> float | None:
+        ckpt = self.ckpt
+        if ckpt is None or node_id not in ckpt.nodes:
+            return None
+        try:
+            from ari_mem_tui.search.startup import start_time
+
+            return start_time(ckpt, ckpt.nodes[node_id])[0]
+        except Exception:  # noqa: BLE001 - only used to say "not seeded yet"
+            return None
+
+    def _replay_failed(self, key: ReplayKey, exc: Exception) -> None:
+        message = f"search for {key[0]} failed: {type(exc).__name__}: {exc}"
+        if key == self._key():
+            self.query_one(HitsPane).show_error(message)
+        self.notify(preview(message, 300), title="search failed", severity="error")
+        self._add_ui_problem(AuditRow("error", "search", key[0], message))
+
+    @on(RerunSearch)
+    def _rerun(self, message: RerunSearch) -> None:
+        self.search_params = (message.query, message.limit, message.as_of)
+        if self.current_id:
+            self._start_replay()
+
+    @on(JumpToNode)
+    def _jump_message(self, message: JumpToNode) -> None:
+        self.jump_to(message.node_id)
+
+    def jump_to(self, node_id: str) -> None:
+        ckpt = self.ckpt
+        if ckpt is None:
+            return
+        if node_id not in ckpt.nodes:
+            self.notify(f"no node {preview(node_id, 60)} in this run", severity="warning")
+            return
+        if not self.tree_widget.select_id(node_id):
+            self.notify("that node is hidden by the filter; clearing it", severity="warning")
+            self.tree_filter = TreeFilter()
+            self._apply_filter_to_tree()
+            self.tree_widget.select_id(node_id)
+        self.choose(node_id)
+
+    @on(OpenEntry)
+    def _open_entry(self, message: OpenEntry) -> None:
+        ckpt = self.ckpt
+        entry = ckpt.entries_by_id.get(message.entry_id) if ckpt else None
+        if entry is None:
+            self.notify("that entry is not in the loaded memory", severity="warning")
+            return
+        self.push_screen(EntryScreen(entry))
+
+    # ------------------------------------------------------------------ actions
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    def action_tab(self, name: str) -> None:
+        self.query_one(TabbedContent).active = name
+
+    def action_escape(self) -> None:
+        find = self.query_one("#find-input", Input)
+        if find.display:
+            find.display = False
+        self.tree_widget.focus()
+
+    def action_toggle_tree(self) -> None:
+        pane = self.query_one("#tree-pane")
+        pane.display = not pane.display
+        if not pane.display:
+            self.query_one(TabbedContent).focus()
+
+    def action_toggle_dim(self) -> None:
+        tree = self.tree_widget
+        tree.set_dim_unseen(not tree.dim_unseen)
+        self.notify("dimming nodes outside the search scope" if tree.dim_unseen else "dimming off")
+
+    def action_toggle_missed(self) -> None:
+        self.action_tab("hits")
+        self.query_one(HitsPane).toggle_missed()
+
+    def action_toggle_as_of(self) -> None:
+        from textual.widgets import Checkbox
+
+        box = self.query_one("#as-of", Checkbox)
+        box.value = not box.value  # its Changed message re-runs the search
+
+    def action_toggle_writes_scope(self) -> None:
+        pane = self.query_one(WritesPane)
+        pane.whole_run = not pane.whole_run
+        if self.ckpt:
+            pane.show(self.ckpt, self.current_id)
+        self.action_tab("writes")
+
+    # find -------------------------------------------------------------
+
+    def action_find(self) -> None:
+        find = self.query_one("#find-input", Input)
+        if not self.query_one("#tree-pane").display:
+            self.action_toggle_tree()
+        find.display = True
+        find.focus()
+
+    @on(Input.Submitted, "#find-input")
+    def _find_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.find_matches = self.find_nodes(event.value)
+        self.find_index = -1
+        self.tree_widget.set_find_hits(set(self.find_matches))
+        event.input.display = False
+        self.tree_widget.focus()
+        if not self.find_matches:
+            self.notify(f"no node matches {preview(event.value, 40)!r}", severity="warning")
+            return
+        self.notify(f"{len(self.find_matches)} matches (n / N)")
+        self.action_find_next()
+
+    def find_nodes(self, text: str) -> list[str]:
+        """Nodes whose id contains `text`, then nodes whose name/direction/summary does."""
+        ckpt = self.ckpt
+        needle = text.strip().lower()
+        if ckpt is None or not needle:
+            return []
+        visible = self.tree_widget.visible_ids
+        by_id, by_text = [], []
+        for node in ckpt.nodes.values():
+            if visible is not None and node.id not in visible:
+                continue
+            if needle in node.id.lower():
+                by_id.append(node.id)
+                continue
+            haystack = " ".join(
+                s for s in (node.name, node.original_direction, node.eval_summary, node.label) if s
+            ).lower()
+            if needle in haystack:
+                by_text.append(node.id)
+        return by_id + by_text
+
+    def _find_step(self, step: int) -> None:
+        if not self.find_matches:
+            self.notify("nothing to find: press / first", severity="warning")
+            return
+        self.find_index = (self.find_index + step) % len(self.find_matches)
+        self.jump_to(self.find_matches[self.find_index])
+
+    def action_find_next(self) -> None:
+        self._find_step(1)
+
+    def action_find_prev(self) -> None:
+        self._find_step(-1)
+
+    # filter -----------------------------------------------------------
+
+    def action_filter(self) -> None:
+        def done(result: TreeFilter | None) -> None:
+            if result is not None:
+                self.tree_filter = result
+                self._apply_filter_to_tree()
+                if self.current_id:
+                    self.tree_widget.select_id(self.current_id)
+                self.notify(f"filter: {result.describe()}")
+
+        self.push_screen(FilterScreen(self.tree_filter), done)
+
+    def action_clear_filter(self) -> None:
+        self.tree_filter = TreeFilter()
+        self._apply_filter_to_tree()
+
+    def _apply_filter_to_tree(self) -> None:
+        ckpt = self.ckpt
+        if ckpt is None:
+            return
+        tree = self.tree_widget
+        flt = self.tree_filter
+        if not flt.active:
+            tree.matched_ids = set()
+            tree.load(ckpt, None)
+            return
+        matched = {
+            n.id
+            for n in ckpt.nodes.values()
+            if (not flt.statuses or (n.status or "") in flt.statuses)
+            and (not flt.labels or (n.label or "") in flt.labels)
+        }
+        visible = set(matched)
+        for node_id in matched:
+            visible.update(ckpt.nodes[node_id].ancestor_ids)
+        tree.matched_ids = matched
+        tree.load(ckpt, visible)
+
+    # mark / compare ---------------------------------------------------
+
+    def action_mark(self) -> None:
+        if self.current_id:
+            self.marked_id = self.current_id
+            self.notify(f"marked {self.current_id[-8:]}: choose another node and press c")
+
+    def action_compare(self) -> None:
+        if not self.marked_id or not self.current_id or self.run_data is None:
+            self.notify("mark a node with m first, then choose another", severity="warning")
+            return
+        self._compare_worker(self.run_data, self.marked_id, self.current_id)
+
+    @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
+    def _compare_worker(self, run: Run, a: str, b: str) -> None:
+        try:
+            from ari_mem_tui.search.replay import replay
+
+            results = []
+            for node_id in (a, b):
+                key: ReplayKey = (node_id, None, 5, False)
+                cached = self.replays.get(key)
+                results.append(cached or replay(run.checkpoint, node_id, run.ranker))
+        except Exception as exc:  # noqa: BLE001
+            self.call_from_thread(self.notify, f"compare failed: {exc}", severity="error")
+            return
+        self.call_from_thread(self._show_compare, run, results[0], results[1])
+
+    def _show_compare(self, run: Run, a: Replay, b: Replay) -> None:
+        for replay in (a, b):
+            self.replays.setdefault((replay.node_id, None, 5, False), replay)
+        self.push_screen(CompareScreen(run.checkpoint, a, b))
+
+    # copy / export / reload / follow ---------------------------------
+
+    def action_copy(self) -> None:
+        text = self._copy_target()
+        if not text:
+            return
+        self.copy_to_clipboard(text)
+        self.last_copied = text
+        self.notify(f"copied {preview(text, 40)}")
+
+    def _copy_target(self) -> str | None:
+        ckpt = self.ckpt
+        focused = self.focused
+        if ckpt is not None and focused is not None:
+            if focused.id in ("hits-table", "missed-table", "recorded-table"):
+                entry_id = self.query_one(HitsPane).current_entry_id()
+                entry = ckpt.entries_by_id.get(entry_id or "")
+                if entry is not None:
+                    return entry.text
+            if focused.id == "writes-table":
+                return self.query_one(WritesPane).current_text()
+        return self.current_id
+
+    def action_export(self) -> None:
+        ckpt = self.ckpt
+        replay = self.replays.get(self._key())
+        if ckpt is None or replay is None:
+            self.notify("the node's search has not finished yet", severity="warning")
+            return
+        from ari_mem_tui.dossier import export_dossier
+
+        out_dir = config.export_dir(ckpt.path, self.export_to)
+        try:
+            md_path, json_path = export_dossier(ckpt, replay, out_dir)
+        except (OSError, ValueError) as exc:
+            self.notify(f"export failed: {exc}", severity="error")
+            return
+        self.last_export = (md_path, json_path)
+        self.notify(f"{md_path}\n{json_path.name}", title="dossier written", timeout=8)
+
+    def action_reload(self) -> None:
+        self.notify("reloading …")
+        self._load(keep=True)
+
+    def action_toggle_follow(self) -> None:
+        self.following = not self.following
+        if self.following:
+            self._follow_sig = self._signature()
+            self._follow_timer.resume()
+        else:
+            self._follow_timer.pause()
+        self.status_bar.set_follow(self.following)
+        self.notify("following the checkpoint" if self.following else "follow off")
+
+
+# ---------------------------------------------------------------------- entry points
+
+
+def run_app(opener: Opener, **kwargs: Any) -> int:
+    AriMemApp(opener, **kwargs).run()
+    return 0
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    """`ari-mem-tui CKPT`: open the TUI (args may come from `demo`, without Letta options)."""
+    path = Path(args.checkpoint)
+    if not path.is_dir():
+        print(f"ari-mem-tui: {path}: not a checkpoint directory", file=sys.stderr)
+        return 2
+
+    def opener(progress: ProgressFn) -> Run:
+        from ari_mem_tui.sources import open_run
+
+        ns = copy(args)
+        for name, default in (
+            ("no_letta", False),
+            ("letta_url", None),
+            ("letta_api_key", None),
+            ("letta_agent", None),
+            ("checkpoint_hash", None),
+            ("embedder", "minilm"),
+        ):
+            if not hasattr(ns, name):
+                setattr(ns, name, default)
+        ns.progress = progress
+        return open_run(ns)
+
+    export_to = getattr(args, "export_dir", None)
+    node = getattr(args, "node", None)
+    title = str(path)
+    return run_app(opener, title=title, export_to=export_to, initial_node=node)

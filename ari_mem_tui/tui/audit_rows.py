@@ -1,0 +1,30 @@
+"""The Audit tab's rows, from `ari_mem_tui.audit.audit` (the same report `ari-mem-tui audit`
+prints): one row per finding, problems first."""
+
+from __future__ import annotations
+
+from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.tui.widgets.detail import AuditRow
+
+SECTIONS = (
+    ("problems", "problem"),
+    ("leaks", "leak"),
+    ("scope_violations", "scope violation"),
+    ("rejected_writes", "rejected write"),
+)
+
+
+def audit_rows(ckpt: Checkpoint) -> tuple[list[AuditRow], str]:
+    """(rows, one-line summary) for the whole run."""
+    from ari_mem_tui.audit import audit
+
+    report = audit(ckpt)
+    rows: list[AuditRow] = []
+    for attr, kind in SECTIONS:
+        for finding in getattr(report, attr, []):
+            node_id = finding.node_id if finding.node_id in ckpt.nodes else None
+            text = finding.explanation + (f"  [{finding.ref}]" if finding.ref else "")
+            rows.append(AuditRow(finding.severity, kind, node_id, text))
+    leaks = len(report.leaks) + len(report.scope_violations)
+    summary = "no leaks or scope violations" if not leaks else f"{leaks} leaks/violations"
+    return rows, summary

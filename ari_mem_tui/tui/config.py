@@ -1,0 +1,71 @@
+"""The TUI's small settings file (the theme), kept under the XDG config dir.
+
+`ARI_MEM_TUI_CONFIG_DIR` overrides the location, so tests never touch the user's real config.
+A broken or unwritable file is ignored: settings are a convenience, never a reason to fail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+CONFIG_ENV = "ARI_MEM_TUI_CONFIG_DIR"
+EXPORT_ENV = "ARI_MEM_TUI_EXPORT_DIR"
+
+
+def config_dir() -> Path:
+    override = os.environ.get(CONFIG_ENV)
+    if override:
+        return Path(override)
+    from platformdirs import user_config_path
+
+    return user_config_path("ari-mem-tui")
+
+
+def config_path() -> Path:
+    return config_dir() / "config.json"
+
+
+def load_settings() -> dict[str, Any]:
+    try:
+        data = json.loads(config_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def save_setting(key: str, value: Any) -> bool:
+    """Store one setting; False when the file could not be written."""
+    settings = load_settings()
+    settings[key] = value
+    path = config_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        return False
+    return True
+
+
+def export_dir(checkpoint: Path, requested: Path | None = None) -> Path:
+    """Where dossiers go: the requested dir, $ARI_MEM_TUI_EXPORT_DIR, or the current dir;
+    never inside the checkpoint (read-only principle), then the XDG data dir instead."""
+    env = os.environ.get(EXPORT_ENV)
+    candidate = Path(requested or env or Path.cwd()).expanduser().resolve()
+    if _inside(candidate, checkpoint):
+        from platformdirs import user_data_path
+
+        candidate = user_data_path("ari-mem-tui") / "dossiers"
+    return candidate
+
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.resolve().relative_to(Path(root).resolve())
+    except ValueError:
+        return False
+    return True

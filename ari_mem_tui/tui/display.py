@@ -1,0 +1,144 @@
+"""Turning run data into `rich.text.Text` that is safe to put on a terminal.
+
+Memory text, node names and metrics come from files and servers we do not control. They are
+never parsed as Rich markup (every builder here returns `Text`), and control characters are
+replaced by visible stand-ins, so an entry holding `\\x1b[2J` shows as `␛[2J` instead of
+clearing the screen.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from typing import Any
+
+from rich.text import Text
+
+from ari_mem_tui.model import Node
+
+# bidi overrides and isolates can reorder what the user reads; show them instead
+_BIDI = {cp: f"<U+{cp:04X}>" for cp in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+
+
+def _build_table(keep_newlines: bool) -> dict[int, str]:
+    table: dict[int, str] = {cp: chr(0x2400 + cp) for cp in range(0x20)}  # ␀ … ␟
+    table[0x7F] = "␡"
+    table.update({cp: f"<{cp:02X}>" for cp in range(0x80, 0xA0)})  # C1 controls (CSI = 0x9B)
+    table.update(_BIDI)
+    table[0x09] = "    " if keep_newlines else " "
+    if keep_newlines:
+        table[0x0A] = "\n"
+        table[0x0D] = ""
+    else:
+        table[0x0A] = " ⏎ "
+        table[0x0D] = ""
+    return table
+
+
+_MULTILINE = _build_table(keep_newlines=True)
+_ONE_LINE = _build_table(keep_newlines=False)
+
+
+def clean(text: object, multiline: bool = True) -> str:
+    """`text` as a string whose control characters are harmless visible symbols."""
+    return str(text if text is not None else "").translate(_MULTILINE if multiline else _ONE_LINE)
+
+
+def preview(text: object, width: int = 80) -> str:
+    """One line of at most `width` characters, for table cells."""
+    line = clean(text, multiline=False).strip()
+    return line if len(line) <= width else line[: max(0, width - 1)] + "…"
+
+
+def safe_text(text: object, style: str = "", multiline: bool = True) -> Text:
+    """A `Text` that shows `text` literally: no markup, no escapes."""
+    return Text(clean(text, multiline=multiline), style=style)
+
+
+STATUS_GLYPHS: dict[str, tuple[str, str]] = {
+    "success": ("✓", "green"),
+    "failed": ("✗", "red"),
+    "running": ("▶", "yellow"),
+    "pending": ("○", "bright_black"),
+    "abandoned": ("⊘", "bright_black"),
+}
+LABEL_COLOURS: dict[str, str] = {
+    "draft": "dodger_blue1",
+    "improve": "medium_purple1",
+    "debug": "red3",
+    "ablation": "dark_orange",
+    "validation": "green3",
+}
+
+
+def status_glyph(status: str | None) -> tuple[str, str]:
+    return STATUS_GLYPHS.get(status or "", ("?", "magenta"))
+
+
+def label_style(label: str | None) -> str:
+    return LABEL_COLOURS.get(label or "", "")
+
+
+def score_text(score: float | None) -> Text:
+    """The score with a colour scale: low red, middle yellow, high green."""
+    if score is None:
+        return Text("  –  ", style="bright_black")
+    colour = "green" if score >= 0.66 else "yellow" if score >= 0.33 else "red"
+    return Text(f"{score:.2f}", style=colour)
+
+
+def short_id(node_id: str) -> str:
+    """The last 8 characters (as ARI's dashboard shows), "root" for `node_<run>_root`."""
+    if node_id.endswith("_root"):
+        return "root"
+    return clean(node_id[-8:], multiline=False)
+
+
+def node_label(node: Node, writes: int) -> Text:
+    """The tree label of a node: glyph, short id, label, score, memory write count."""
+    glyph, colour = status_glyph(node.status)
+    label = node.label or "?"
+    text = Text.assemble(
+        (glyph, colour),
+        " ",
+        (short_id(node.id), "bold"),
+        " ",
+        (f"{preview(label, 10):<10}", label_style(node.label)),
+        " ",
+        score_text(node.score),
+    )
+    if writes:
+        text.append(f"  ✎{writes}", style="cyan")
+    return text
+
+
+def fmt_ts(ts: float | None, short: bool = False) -> str:
+    """Epoch seconds as an ISO-like UTC time (fixed zone: screenshots must not depend on TZ)."""
+    if ts is None:
+        return "–"
+    try:
+        fmt = "%m-%d %H:%M:%S" if short else "%Y-%m-%d %H:%M:%S"
+        return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime(fmt)
+    except (OverflowError, OSError, ValueError):
+        return str(ts)
+
+
+def fmt_iso(value: str | None) -> str:
+    """An ISO-8601 string from tree.json, shortened for display (never "Invalid Date")."""
+    if not value:
+        return "–"
+    try:
+        parsed = _dt.datetime.fromisoformat(value)
+    except ValueError:
+        return preview(value, 40)
+    if parsed.tzinfo is not None:
+        parsed = parsed.astimezone(_dt.UTC)
+    return parsed.strftime("%Y-%m-%d %H:%M:%S")
+
+
+def pretty_json(value: Any) -> str:
+    """JSON with indentation; json escapes control characters itself."""
+    try:
+        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+    except (TypeError, ValueError):
+        return repr(value)

@@ -1,0 +1,1 @@
+"""Screens and modal dialogs of the TUI: help, entry, compare, filter."""

@@ -1,0 +1,112 @@
+"""`m` then `c`: two nodes' hits and context side by side, aligned at their common ancestor."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.model import Replay
+from ari_mem_tui.tui.display import clean, preview
+
+
+def common_ancestor(ckpt: Checkpoint, a: str, b: str) -> str | None:
+    """The deepest node on both lineages (a node counts as its own ancestor here)."""
+    common = None
+    for x, y in zip(ckpt.lineage(a), ckpt.lineage(b), strict=False):
+        if x != y:
+            break
+        common = x
+    return common
+
+
+def lineage_text(ckpt: Checkpoint, node_id: str, common: str | None) -> Text:
+    lineage = ckpt.lineage(node_id)
+    start = lineage.index(common) if common in lineage else 0
+    out = Text()
+    for position, nid in enumerate(lineage[start:]):
+        if position:
+            out.append(" › ", style="bright_black")
+        out.append(nid[-8:], style="bold" if nid == node_id else ("cyan" if nid == common else ""))
+    return out
+
+
+def side_text(replay: Replay, other: Replay, side: str) -> Text:
+    """One side: hits then tiers; what the other side lacks is marked `◆ only <side>`."""
+    other_ids = {h.entry_id for h in other.hits}
+    other_lines = {line.text for tier in other.tiers for line in tier.lines}
+    out = Text()
+    out.append(f"Hits ({len(replay.hits)})  ", style="bold")
+    out.append(f"query: {preview(replay.query, 60)}\n", style="bright_black")
+    if not replay.hits:
+        out.append("  no hits\n", style="italic")
+    for hit in replay.hits:
+        unique = hit.entry_id not in other_ids
+        out.append("◆ " if unique else "  ", style=f"bold {'yellow' if side == 'A' else 'magenta'}")
+        out.append(f"{hit.rank:>2} g{hit.global_rank:<3} {hit.score:.2f} {hit.node_id[-8:]} ")
+        out.append(preview(hit.text, 200) + "\n", style="" if unique else "bright_black")
+    out.append("\nSaw\n", style="bold")
+    for tier in replay.tiers:
+        badge = "exact" if tier.exact else "approx."
+        out.append(f"Tier {tier.key} {clean(tier.title, False)} [{badge}] ", style="cyan")
+        out.append(f"{len(tier.lines)} lines\n", style="bright_black")
+        for line in tier.lines:
+            unique = line.text not in other_lines
+            out.append(
+                "◆ " if unique else "  ", style="bold yellow" if side == "A" else "bold magenta"
+            )
+            out.append(preview(line.text, 200), style="" if unique else "bright_black")
+            out.append(" ✂\n" if line.truncated else "\n", style="red")
+    return out
+
+
+class CompareScreen(Screen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,c", "close", "Back"),
+        Binding("j", "scroll('down')", show=False),
+        Binding("k", "scroll('up')", show=False),
+    ]
+
+    def __init__(self, ckpt: Checkpoint, a: Replay, b: Replay) -> None:
+        super().__init__()
+        self.ckpt, self.a, self.b = ckpt, a, b
+
+    def compose(self) -> ComposeResult:
+        common = common_ancestor(self.ckpt, self.a.node_id, self.b.node_id)
+        head = Text("Compare  ", style="bold")
+        if common is None:
+            head.append("no common ancestor (different roots)", style="yellow")
+        else:
+            head.append("common ancestor ")
+            head.append(common[-8:], style="bold cyan")
+            shared = self.ckpt.lineage(common)
+            head.append(f" (depth {len(shared) - 1}; shared lineage: ")
+            head.append(" › ".join(n[-8:] for n in shared), style="bright_black")
+            head.append(")")
+        head.append("\n◆ marks what only that side has", style="bright_black")
+        yield Static(head, id="compare-head")
+        with Horizontal(id="compare-cols"):
+            for side, mine, other in (("A", self.a, self.b), ("B", self.b, self.a)):
+                with VerticalScroll(classes="compare-col", id=f"compare-{side.lower()}"):
+                    title = Text(
+                        f"{side} (marked) " if side == "A" else f"{side} (current) ",
+                        style="bold reverse",
+                    )
+                    title.append("  ")
+                    title.append_text(lineage_text(self.ckpt, mine.node_id, common))
+                    yield Static(title, classes="compare-title")
+                    yield Static(side_text(mine, other, side), classes="compare-body")
+        yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_scroll(self, direction: str) -> None:
+        for col in self.query(".compare-col").results(VerticalScroll):
+            col.scroll_down(animate=False) if direction == "down" else col.scroll_up(animate=False)

@@ -1,0 +1,79 @@
+"""`?` / F1: the concepts behind what the panes show, and the keys."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Markdown
+
+HELP_TEXT = """\
+# ari-mem-tui
+
+Browse the memory of an ARI run: what each node **saw**, and why.
+
+## Concepts
+
+- **Ancestor scope.** A node may read only memory its *ancestors* wrote (root → parent, itself
+  excluded): ARI passes the node's `ancestor_ids` as the read scope. Ancestors of the selected
+  node are marked `▸` and underlined in the tree; `d` dims every node its search could not see.
+- **Window.** ARI asks the memory server for the `top_k = max(overfetch, limit × 40)` best
+  passages of the *whole run* (every branch, node and ReAct entries), then keeps those from the
+  ancestors. Eligible ancestor entries ranked below the window are silently lost: the Hits tab
+  counts them as **missed** (`M` lists them).
+- **Rank score.** The score ARI reports is not a similarity: it is `1 − 0.01 × global rank` in
+  that window (never below 0). *glob* is that global rank, *#* the rank among the node's hits.
+- **Replay vs recording.** Hits are a *replay*: today's store re-queried with ARI's rules and the
+  embedder shown in the status bar. The access log's record of the real search is shown below,
+  with differences marked (`+` replay only, `−` recorded only, `↕` moved).
+- **Saw.** The working context the node got at start: tier 1a experiment core, 1b ancestor
+  conclusions, 2 semantic supplement, with ARI's caps (`✂` marks a cut) and dedupe.
+- **CoW (copy-on-write).** A node may write only its own memory. Writes aimed at another node
+  are rejected; the Writes tab shows accepted and rejected ones with the reason.
+
+## Keys
+
+| key | action |
+|---|---|
+| `j` `k` `h` `l` `g` `G`, arrows | move in the tree and tables |
+| `Enter` | expand a node / open an entry |
+| `1`…`6` | Hits, Saw, Core, Writes, Node, Audit tabs |
+| `/` `n` `N` | find a node by id or text, next, previous |
+| `f` | filter the tree by status and label |
+| `d` | dim the nodes outside the selection's search scope |
+| `m` then `c` | mark a node, compare it with the current one |
+| `M` | show the missed entries |
+| `a` | toggle the as-of replay (only entries written before the node started) |
+| `w` | Writes: this node / the whole run |
+| `y` | copy the node id (or the entry under the cursor) |
+| `e` | export the node's dossier (Markdown + JSON) |
+| `r` / `F` | reload / follow a running checkpoint |
+| `t` | hide or show the tree |
+| `Ctrl+P` | command palette (every action, jump to node, themes) |
+| `q` | quit |
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,f1", "dismiss", "Close"),
+        Binding("j", "scroll('down')", show=False),
+        Binding("k", "scroll('up')", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help-body"):
+            yield Markdown(HELP_TEXT)
+
+    def action_scroll(self, direction: str) -> None:
+        body = self.query_one("#help-body", VerticalScroll)
+        if direction == "down":
+            body.scroll_down(animate=False)
+        else:
+            body.scroll_up(animate=False)
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(result)

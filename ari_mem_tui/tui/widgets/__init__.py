@@ -1,0 +1,1 @@
+"""Widgets of the TUI: the run tree, the detail panes and the status bar."""

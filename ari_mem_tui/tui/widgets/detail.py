@@ -1,0 +1,320 @@
+"""The Saw, Core, Writes, Node and Audit tabs: plain views of the model, no logic."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.table import Table
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import HorizontalScroll, Vertical, VerticalScroll
+from textual.widgets import DataTable, Static
+
+from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.model import CoreBlocks, CowWrite, Node, Replay
+from ari_mem_tui.tui.display import (
+    clean,
+    fmt_iso,
+    fmt_ts,
+    label_style,
+    pretty_json,
+    preview,
+    safe_text,
+    score_text,
+    short_id,
+    status_glyph,
+)
+from ari_mem_tui.tui.messages import JumpToNode
+from ari_mem_tui.tui.widgets.tables import VimTable
+
+# ---------------------------------------------------------------- Saw
+
+
+def tiers_text(replay: Replay) -> Text:
+    """The context tiers as the node received them, cut points and exactness marked."""
+    out = Text()
+    if not replay.tiers:
+        out.append("No working context was injected at start (no tiers).", style="italic")
+        return out
+    for tier in replay.tiers:
+        badge = (
+            (" exact ", "black on green") if tier.exact else (" approximate ", "black on yellow")
+        )
+        out.append_text(
+            Text.assemble(
+                (f"Tier {tier.key} ", "bold"), (clean(tier.title, False), "bold cyan"), " ", badge
+            )
+        )
+        out.append("\n")
+        if tier.note:
+            out.append(f"  {clean(tier.note, False)}\n", style="italic yellow")
+        out.append(clean(tier.header, False) + "\n", style="bold")
+        if not tier.lines:
+            out.append("  (empty)\n", style="bright_black")
+        for line in tier.lines:
+            out.append(clean(line.text))
+            if line.truncated:
+                out.append(" ✂ cut here", style="bold red")
+            out.append("\n")
+        out.append("\n")
+    return out
+
+
+class SawPane(VerticalScroll):
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Choose a node.", style="italic"), id="saw-body")
+
+    def show(self, replay: Replay) -> None:
+        self.query_one("#saw-body", Static).update(tiers_text(replay))
+
+
+# ---------------------------------------------------------------- Core
+
+
+def core_text(core: CoreBlocks, started: float | None) -> Text:
+    out = Text()
+    source = clean(core.source or "unknown", False)
+    out.append(f"source: {source}", style="bright_black")
+    if core.approximate:
+        out.append("  approximate (rebuilt from idea.json / experiment.md)", style="yellow")
+    if core.seeded_at is not None:
+        out.append(f"  seeded at {fmt_ts(core.seeded_at)}", style="bright_black")
+    out.append("\n\n")
+    not_yet = not core.seeded or (
+        started is not None and core.seeded_at is not None and core.seeded_at > started
+    )
+    for name, value in (("persona", core.persona), ("human", core.human)):
+        out.append(f"{name}\n", style="bold cyan")
+        out.append((clean(value) if value else "–") + "\n\n")
+    out.append("ari_context\n", style="bold cyan")
+    if not_yet:
+        out.append("not seeded yet when this node started\n", style="bold yellow")
+    if core.ari_context:
+        out.append(clean(pretty_json(core.ari_context)) + "\n")
+    return out
+
+
+class CorePane(VerticalScroll):
+    def compose(self) -> ComposeResult:
+        yield Static(Text("Choose a node.", style="italic"), id="core-body")
+
+    def show(self, core: CoreBlocks, started: float | None) -> None:
+        self.query_one("#core-body", Static).update(core_text(core, started))
+
+
+# ---------------------------------------------------------------- Writes
+
+WRITE_COLUMNS = ["time", "by", "target", "tool", "result", "source", "text"]
+
+
+def write_row(write: CowWrite) -> list[object]:
+    result = (
+        Text("✓ accepted", style="green")
+        if write.accepted
+        else Text("✗ " + preview(write.reason or "rejected", 60), style="bold red")
+    )
+    return [
+        fmt_ts(write.ts, short=True),
+        short_id(write.current_node),
+        short_id(write.target_node),
+        write.tool,
+        result,
+        write.source,
+        write.text,
+    ]
+
+
+class WritesPane(Vertical):
+    """This node's CoW log; `w` switches to the whole run's."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.whole_run = False
+        self.rows: list[CowWrite] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("", id="writes-title")
+        yield VimTable(id="writes-table")
+
+    def show(self, ckpt: Checkpoint, node_id: str | None) -> None:
+        if self.whole_run or node_id is None:
+            writes = list(ckpt.writes)
+            scope = "whole run"
+        else:
+            writes = list(ckpt.writes_by_node.get(node_id, []))
+            scope = f"node {node_id[-8:]}"
+        self.rows = writes
+        rejected = sum(1 for w in writes if not w.accepted)
+        title = Text.assemble(
+            ("Writes ", "bold"),
+            f"({scope}): {len(writes)}, ",
+            (f"{rejected} rejected", "bold red" if rejected else "green"),
+            ("    w: " + ("this node" if self.whole_run else "whole run"), "bright_black"),
+        )
+        self.query_one("#writes-title", Static).update(title)
+        self.query_one("#writes-table", VimTable).fill(
+            WRITE_COLUMNS,
+            ((str(i), write_row(w)) for i, w in enumerate(writes[:2000])),
+            reserve=88,
+        )
+
+    def current_text(self) -> str | None:
+        key = self.query_one("#writes-table", VimTable).current_key
+        return self.rows[int(key)].text if key is not None else None
+
+
+# ---------------------------------------------------------------- Node
+
+
+class Crumb(Static):
+    """One clickable ancestor in the lineage breadcrumb."""
+
+    def __init__(self, node_id: str, text: Text, **kwargs) -> None:
+        super().__init__(text, **kwargs)
+        self.node_id = node_id
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.post_message(JumpToNode(self.node_id))
+
+
+def node_text(node: Node, ckpt: Checkpoint) -> Text:
+    glyph, colour = status_glyph(node.status)
+    out = Text.assemble(
+        (f"{glyph} {clean(node.status or 'unknown', False)}", colour),
+        "  ",
+        (clean(node.label or "?", False), label_style(node.label) or "bold"),
+    )
+    if node.raw_label:
+        out.append(f" ({clean(node.raw_label, False)})", style="bright_black")
+    out.append(f"  depth {node.depth}  score ")
+    out.append_text(score_text(node.score))
+    if node.has_real_data:
+        out.append("  real data", style="green")
+    out.append("\n")
+    out.append(clean(node.id, False), style="bold")
+    if node.name:
+        out.append("  " + preview(node.name, 60), style="italic")
+    out.append(f"\ncreated {fmt_iso(node.created_at)}   completed {fmt_iso(node.completed_at)}\n")
+    if node.scope_reconstructed:
+        out.append(
+            "scope reconstructed from parent_id (no ancestor_ids in the file)\n", style="yellow"
+        )
+    children = ckpt.children(node.id)
+    out.append(
+        f"children {len(children)}   memory entries {len(ckpt.entries_by_node.get(node.id, ()))}\n"
+    )
+    out.append("\ndirection (original_direction)\n", style="bold cyan")
+    out.append((clean(node.original_direction) if node.original_direction else "–") + "\n")
+    out.append("\neval_summary\n", style="bold cyan")
+    out.append((clean(node.eval_summary) if node.eval_summary else "–") + "\n")
+    if node.error_log:
+        out.append("\nerror_log\n", style="bold red")
+        out.append(clean(node.error_log[:2000]) + "\n")
+    return out
+
+
+def metrics_table(node: Node) -> Table:
+    table = Table(title="metrics", title_justify="left", expand=False, show_edge=False)
+    table.add_column("metric", style="cyan")
+    table.add_column("value", justify="right")
+    for key, value in node.metrics.items():
+        if isinstance(value, float):
+            shown = f"{value:.4f}"
+        elif isinstance(value, (int, bool, str)) or value is None:
+            shown = str(value)
+        else:
+            shown = pretty_json(value)
+        table.add_row(safe_text(key, multiline=False), safe_text(preview(shown, 200)))
+    return table
+
+
+class NodePane(VerticalScroll):
+    def compose(self) -> ComposeResult:
+        yield HorizontalScroll(id="crumbs")
+        yield Static(Text("Choose a node.", style="italic"), id="node-body")
+        yield Static("", id="node-metrics")
+
+    def show(self, node: Node, ckpt: Checkpoint) -> None:
+        crumbs = self.query_one("#crumbs", HorizontalScroll)
+        crumbs.remove_children()
+        widgets: list[Static] = []
+        lineage = ckpt.lineage(node.id)
+        for position, nid in enumerate(lineage):
+            is_self = nid == node.id
+            label = nid[-8:] if nid in ckpt.nodes else f"{nid[-8:]}?"
+            widgets.append(
+                Crumb(
+                    nid,
+                    Text(label, style="bold reverse" if is_self else "underline"),
+                    classes="crumb",
+                )
+            )
+            if position < len(lineage) - 1:
+                widgets.append(Static(" › ", classes="crumb-sep"))
+        crumbs.mount_all(widgets)
+        self.query_one("#node-body", Static).update(node_text(node, ckpt))
+        metrics = self.query_one("#node-metrics", Static)
+        metrics.update(metrics_table(node) if node.metrics else Text("no metrics", style="italic"))
+
+
+# ---------------------------------------------------------------- Audit
+
+
+@dataclass
+class AuditRow:
+    severity: str  # "error" | "warning" | "info"
+    kind: str  # "problem", "leak", "scope violation", "rejected write", …
+    node_id: str | None
+    text: str
+
+
+SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "bright_black"}
+
+
+class AuditPane(Vertical):
+    """The run's problems and findings; Enter jumps to the row's node."""
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.rows: list[AuditRow] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static(Text("auditing…", style="italic"), id="audit-title")
+        yield VimTable(id="audit-table")
+
+    def show(self, rows: list[AuditRow], summary: str = "") -> None:
+        self.rows = rows
+        counts: dict[str, int] = {}
+        for row in rows:
+            counts[row.kind] = counts.get(row.kind, 0) + 1
+        title = Text("Audit: ", style="bold")
+        title.append(", ".join(f"{n} {k}" for k, n in counts.items()) or "nothing found", style="")
+        if summary:
+            title.append("  " + preview(summary, 200), style="bright_black")
+        self.query_one("#audit-title", Static).update(title)
+        self.query_one("#audit-table", VimTable).fill(
+            ["sev", "kind", "node", "what"],
+            (
+                (
+                    str(i),
+                    [
+                        Text(r.severity, style=SEVERITY_STYLES.get(r.severity, "")),
+                        r.kind,
+                        short_id(r.node_id) if r.node_id else "–",
+                        r.text,
+                    ],
+                )
+                for i, r in enumerate(rows)
+            ),
+            reserve=42,
+        )
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        row = self.rows[int(event.row_key.value or 0)]
+        if row.node_id:
+            self.post_message(JumpToNode(row.node_id))
+        else:
+            self.app.notify(preview(row.text, 300), title=row.kind)

@@ -1,0 +1,267 @@
+"""The run's node tree, drawn from `Checkpoint.graph` and filled lazily.
+
+Textual rebuilds every visible line on each add/expand, and a ~1000-deep expanded chain blows
+the recursion limit, so: children are added only when their parent is expanded, and a run of
+single-child nodes is folded into one "chain" line whose members are listed flat when opened.
+Highlighting (ancestors of the selection, the dimming of nodes outside its search scope, find
+matches) is done in `render_label` from sets, so changing it never touches the nodes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import ClassVar
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding, BindingType
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
+
+from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.tui.display import node_label
+
+CHAIN_MIN = 4  # fold single-child runs at least this long
+
+
+@dataclass(frozen=True)
+class Item:
+    """What a tree line stands for: one node, or a folded chain of nodes."""
+
+    node_id: str | None = None
+    chain: tuple[str, ...] = field(default=())
+
+    @property
+    def ids(self) -> tuple[str, ...]:
+        return self.chain if self.chain else ((self.node_id,) if self.node_id else ())
+
+
+class RunTree(Tree[Item]):
+    """Tree of nodes; posts the usual Tree messages, with `Item` data."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("j", "cursor_down", "Down", show=False),
+        Binding("k", "cursor_up", "Up", show=False),
+        Binding("h", "collapse_or_parent", "Collapse", show=False),
+        Binding("l", "expand_or_child", "Expand", show=False),
+        Binding("g", "scroll_home", "Top", show=False),
+        Binding("G", "scroll_end", "Bottom", show=False),
+    ]
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("run", data=Item(), **kwargs)
+        self.show_root = False
+        self.guide_depth = 2
+        self.auto_expand = False
+        self.ckpt: Checkpoint | None = None
+        self.visible_ids: set[str] | None = None  # filter: None = all
+        self.matched_ids: set[str] = set()  # nodes matching the filter itself (others: context)
+        self.lineage_ids: set[str] = set()
+        self.selected_id: str | None = None
+        self.dim_unseen = False
+        self.find_hits: set[str] = set()
+        self._by_id: dict[str, TreeNode[Item]] = {}
+        self._loaded: set[int] = set()
+        self._labels: dict[str, Text] = {}
+
+    # ---- building ----
+
+    def load(self, ckpt: Checkpoint, visible: set[str] | None = None) -> None:
+        """Show `ckpt`'s roots (children stay unloaded until expanded)."""
+        self.ckpt = ckpt
+        self.visible_ids = visible
+        self._by_id.clear()
+        self._loaded.clear()
+        self._labels.clear()
+        self.clear()
+        self.root.data = Item()
+        self.root.set_label(Text(ckpt.run_id or str(ckpt.path.name)))
+        self._loaded.add(id(self.root))
+        for root_id in self._visible(ckpt.roots):
+            self._add_item(self.root, root_id)
+        self.root.expand()
+
+    def _visible(self, ids: list[str]) -> list[str]:
+        return [i for i in ids if self.visible_ids is None or i in self.visible_ids]
+
+    def children_of(self, node_id: str) -> list[str]:
+        assert self.ckpt is not None
+        return self._visible(self.ckpt.children(node_id))
+
+    def _chain_from(self, node_id: str) -> list[str]:
+        chain = [node_id]
+        current = node_id
+        while len(chain) < 100_000:
+            kids = self.children_of(current)
+            if len(kids) != 1:
+                break
+            current = kids[0]
+            chain.append(current)
+        return chain
+
+    def _add_item(self, parent: TreeNode[Item], node_id: str) -> None:
+        chain = self._chain_from(node_id)
+        if len(chain) >= CHAIN_MIN:
+            parent.add(self._chain_label(chain), data=Item(chain=tuple(chain)))
+            return
+        self._add_line(parent, node_id, expandable=bool(self.children_of(node_id)))
+
+    def _add_line(self, parent: TreeNode[Item], node_id: str, expandable: bool) -> TreeNode[Item]:
+        tn = parent.add(
+            self.label_for(node_id), data=Item(node_id=node_id), allow_expand=expandable
+        )
+        self._by_id[node_id] = tn
+        return tn
+
+    def label_for(self, node_id: str) -> Text:
+        label = self._labels.get(node_id)
+        if label is None:
+            assert self.ckpt is not None
+            node = self.ckpt.nodes[node_id]
+            label = node_label(node, len(self.ckpt.entries_by_node.get(node_id, ())))
+            self._labels[node_id] = label
+        return label
+
+    def _chain_label(self, chain: list[str]) -> Text:
+        assert self.ckpt is not None
+        first, last = self.ckpt.nodes[chain[0]], self.ckpt.nodes[chain[-1]]
+        return Text.assemble(
+            ("┄ ", "bright_black"),
+            (f"{len(chain)} nodes ", "bold"),
+            (first.short_id, ""),
+            (" → ", "bright_black"),
+            (last.short_id, ""),
+            (" (chain)", "bright_black italic"),
+        )
+
+    def ensure_loaded(self, tn: TreeNode[Item]) -> None:
+        if id(tn) in self._loaded or tn.data is None:
+            return
+        self._loaded.add(id(tn))
+        item = tn.data
+        if item.chain:
+            for position, member in enumerate(item.chain):
+                last = position == len(item.chain) - 1
+                self._add_line(tn, member, expandable=last and bool(self.children_of(member)))
+        elif item.node_id:
+            for child in self.children_of(item.node_id):
+                self._add_item(tn, child)
+
+    def _on_tree_node_expanded(self, event: Tree.NodeExpanded[Item]) -> None:
+        self.ensure_loaded(event.node)
+
+    # ---- finding nodes ----
+
+    def reveal(self, node_id: str) -> TreeNode[Item] | None:
+        """Expand the way down to `node_id` (loading lazily) and return its line's node."""
+        if self.ckpt is None or node_id not in self.ckpt.nodes:
+            return None
+        if self.visible_ids is not None and node_id not in self.visible_ids:
+            return None
+        for step in self.ckpt.lineage(node_id):
+            tn = self._by_id.get(step)
+            if tn is None:
+                tn = self._open_chain_holding(step)
+            if tn is None:
+                return None
+            if step != node_id:
+                self.ensure_loaded(tn)
+                tn.expand()
+        return self._by_id.get(node_id)
+
+    def _open_chain_holding(self, node_id: str) -> TreeNode[Item] | None:
+        """Find the folded chain line that holds `node_id` among loaded lines and open it."""
+        assert self.ckpt is not None
+        parent_id = self.ckpt.nodes[node_id].parent_id
+        parent_tn = self._by_id.get(parent_id) if parent_id else self.root
+        if parent_tn is None:
+            return None
+        self.ensure_loaded(parent_tn)
+        for child in parent_tn.children:
+            if child.data is not None and node_id in child.data.chain:
+                self.ensure_loaded(child)
+                child.expand()
+                return self._by_id.get(node_id)
+        return None
+
+    def select_id(self, node_id: str) -> bool:
+        tn = self.reveal(node_id)
+        if tn is None:
+            return False
+        self.move_cursor(tn, animate=False)
+        self.scroll_to_node(tn, animate=False)
+        return True
+
+    def expanded_ids(self) -> list[str]:
+        """Node ids (and chain heads) whose lines are expanded, for keeping state on reload."""
+        out = []
+        for tn in self._by_id.values():
+            if tn.is_expanded and tn.data and tn.data.node_id:
+                out.append(tn.data.node_id)
+        return out
+
+    @property
+    def current_id(self) -> str | None:
+        tn = self.cursor_node
+        if tn is None or tn.data is None:
+            return None
+        return tn.data.node_id or (tn.data.chain[0] if tn.data.chain else None)
+
+    # ---- highlighting ----
+
+    def set_selection(self, node_id: str | None) -> None:
+        self.selected_id = node_id
+        self.lineage_ids = (
+            set(self.ckpt.nodes[node_id].ancestor_ids)
+            if (self.ckpt and node_id in self.ckpt.nodes)
+            else set()
+        )
+        self._invalidate()
+
+    def set_dim_unseen(self, on: bool) -> None:
+        self.dim_unseen = on
+        self._invalidate()
+
+    def set_find_hits(self, ids: set[str]) -> None:
+        self.find_hits = ids
+        self._invalidate()
+
+    def render_label(self, node: TreeNode[Item], base_style: Style, style: Style) -> Text:
+        text = super().render_label(node, base_style, style)
+        ids = node.data.ids if node.data else ()
+        if not ids:
+            return text
+        if any(i in self.lineage_ids for i in ids):
+            text.stylize("bold underline")
+        elif self.dim_unseen and self.selected_id and self.selected_id not in ids:
+            text.stylize("dim")
+        if (
+            self.visible_ids is not None
+            and self.matched_ids
+            and not any(i in self.matched_ids for i in ids)
+        ):
+            text.stylize("dim italic")
+        if any(i in self.find_hits for i in ids):
+            text.stylize("reverse")
+        return text
+
+    # ---- vim-style moves ----
+
+    def action_collapse_or_parent(self) -> None:
+        tn = self.cursor_node
+        if tn is None:
+            return
+        if tn.is_expanded and tn.allow_expand:
+            tn.collapse()
+        elif tn.parent is not None and tn.parent is not self.root:
+            self.move_cursor(tn.parent, animate=False)
+
+    def action_expand_or_child(self) -> None:
+        tn = self.cursor_node
+        if tn is None or not tn.allow_expand:
+            return
+        if not tn.is_expanded:
+            self.ensure_loaded(tn)
+            tn.expand()
+        elif tn.children:
+            self.move_cursor(tn.children[0], animate=False)
