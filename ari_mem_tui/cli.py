@@ -114,10 +114,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_OK
+    from ari_mem_tui.memory.letta_errors import LettaUnavailable
+
     try:
         return _dispatch(args)
     except KeyboardInterrupt:
         return 130
+    except LettaUnavailable as exc:  # server down, not Letta, key refused, agent missing ...
+        print(f"ari-mem-tui: {exc}", file=sys.stderr)
+        return EXIT_UNREADABLE
 
 
 # command -> (module, function); each lives with the code it drives

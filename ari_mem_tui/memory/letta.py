@@ -1,0 +1,405 @@
+"""Memory and ranking from a live Letta server, in place of the checkpoint's backup.
+
+`open_letta_run` keeps what only the files hold (tree, access log, trace data) and takes from the
+server what ARI actually searched: every passage of the run's agent (decoded from ARI's footer),
+the core blocks, and the ranking itself (`passages.search`, ARI's route). The post-filter stays
+the one in `search.replay`, so a node's hits are computed the same way for both sources.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ari_mem_tui.checkpoint.entry_ids import EntryIds
+from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.memory.letta_api import MAX_ROWS, PAGE_SIZE, SERVER_VERSION, LettaConnection
+from ari_mem_tui.memory.letta_errors import LettaUnavailable
+from ari_mem_tui.memory.letta_footer import agent_name, decode_passage
+from ari_mem_tui.model import CoreBlocks, EntryKind, MemoryEntry, Problem
+from ari_mem_tui.search.rankers import Ranking
+
+__all__ = [
+    "LettaMemory",
+    "LettaRanker",
+    "LettaUnavailable",
+    "entry_from_passage",
+    "open_letta_run",
+    "read_letta_memory",
+]
+
+HASH_RE = re.compile(r"^[0-9a-f]{12}$")
+AGENT_HASH_RE = re.compile(r"^ari_agent_([0-9a-f]{12})$")
+CORE_LABELS = ("persona", "human", "ari_context")
+SOURCE = "letta"
+
+ProgressFn = Callable[[int, int | None], None]  # (passages read, total if known)
+
+
+@dataclass
+class LettaMemory:
+    """What one agent holds, decoded."""
+
+    entries: list[MemoryEntry] = field(default_factory=list)
+    core: CoreBlocks = field(default_factory=lambda: CoreBlocks(source=SOURCE))
+    problems: list[Problem] = field(default_factory=list)
+    passages: int = 0  # rows read from the server
+    capped: bool = False  # stopped at the hard cap (more rows may exist)
+
+
+# ---- decoding ------------------------------------------------------------------------------
+
+
+def entry_from_passage(
+    passage_id: str,
+    blob: Any,
+    created_at: float | None,
+    ids: EntryIds,
+    problems: list[Problem],
+    problem_file: str,
+) -> MemoryEntry:
+    """One passage as a MemoryEntry. Never raises; a bad footer becomes a Problem.
+
+    A passage whose footer does not decode keeps its whole text with empty metadata, as ARI
+    reads it; it still occupies a place in the server's ranking, so it is kept, as a react-kind
+    entry of no node and no checkpoint (ARI's post-filter can never select it).
+    """
+    decoded = decode_passage(blob if isinstance(blob, str) else str(blob))
+    footer = decoded.footer
+    where = f"passage {passage_id}"
+
+    def problem(what: str, why: str) -> None:
+        problems.append(Problem(file=problem_file, where=where, what=what, why=why))
+
+    if not decoded.ok:
+        problem("kept its text without ARI metadata", decoded.error)
+        kind: EntryKind = "react_step"
+        node_id, ckpt, metadata, ts, step = "", "", {}, created_at, None
+    else:
+        kind = _footer_kind(footer, problem)
+        node_id = footer.get("node_id")
+        node_id = node_id if isinstance(node_id, str) else ""
+        ckpt = footer.get("ari_checkpoint")
+        ckpt = ckpt if isinstance(ckpt, str) else ""
+        metadata = footer.get("ari_metadata")
+        if not isinstance(metadata, dict):
+            if metadata is not None:
+                problem("dropped its ari_metadata", "ari_metadata is not a JSON object")
+            metadata = {}
+        ts = _number(footer.get("ts"))
+        if ts is None:
+            ts = created_at
+            if "ts" in footer:
+                problem("used the passage's creation time", "footer ts is not a number")
+        step = footer.get("step")
+        step = step if isinstance(step, int) and not isinstance(step, bool) else None
+        if kind == "react_step" and step is None:
+            step = _int_or_none(metadata.get("step"))
+    return MemoryEntry(
+        id=ids.make(kind, node_id, ts, decoded.text),
+        kind=kind,
+        node_id=node_id,
+        text=decoded.text,
+        metadata=metadata,
+        ts=ts,
+        source=SOURCE,
+        letta_id=passage_id,
+        step=step,
+        ari_checkpoint=ckpt,
+    )
+
+
+def _footer_kind(footer: dict[str, Any], problem: Callable[[str, str], None]) -> EntryKind:
+    kind = footer.get("kind")
+    if kind in ("node_scope", "react_step"):
+        return kind
+    collection = str(footer.get("collection") or "")
+    if collection.startswith("ari_node_"):
+        return "node_scope"
+    if not collection.startswith("ari_react_"):
+        problem("read it as a react entry", f"footer has no known kind ({kind!r})")
+    return "react_step"
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _epoch(value: Any) -> float | None:
+    if isinstance(value, datetime):
+        return value.timestamp()
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value).timestamp()
+        except ValueError:
+            return None
+    return None
+
+
+# ---- reading -------------------------------------------------------------------------------
+
+
+def read_letta_memory(
+    conn: LettaConnection,
+    agent_id: str,
+    progress: ProgressFn | None = None,
+    page_size: int = PAGE_SIZE,
+    max_rows: int = MAX_ROWS,
+) -> LettaMemory:
+    """Every passage of the agent (paged, capped like ARI) and its three core blocks."""
+    memory = LettaMemory()
+    problem_file = f"letta:{conn.url}"
+    ids = EntryIds()
+    node_entries: list[MemoryEntry] = []
+    react_entries: list[MemoryEntry] = []
+    for passage in conn.iter_passages(agent_id, page_size=page_size, max_rows=max_rows):
+        memory.passages += 1
+        entry = entry_from_passage(
+            passage.id,
+            passage.text,
+            _epoch(passage.created_at),
+            ids,
+            memory.problems,
+            problem_file,
+        )
+        (node_entries if entry.kind == "node_scope" else react_entries).append(entry)
+        if progress is not None and memory.passages % page_size == 0:
+            progress(memory.passages, None)
+    if progress is not None:
+        progress(memory.passages, memory.passages)
+    if memory.passages >= max_rows:
+        memory.capped = True
+        memory.problems.append(
+            Problem(
+                file=problem_file,
+                what=f"read the first {max_rows:,} passages only",
+                why="ARI's own listings stop at this cap too",
+            )
+        )
+    if memory.passages == 0:
+        memory.problems.append(
+            Problem(
+                file=problem_file,
+                what="found no passages",
+                why="the agent is empty (a copied checkpoint? restore it with letta-restore)",
+                severity="info",
+            )
+        )
+    # the backup's order: node-scope entries first, then react steps, each oldest first
+    memory.entries = node_entries + react_entries
+    memory.core = read_core(conn, agent_id, memory.problems)
+    return memory
+
+
+def read_core(conn: LettaConnection, agent_id: str, problems: list[Problem]) -> CoreBlocks:
+    """persona, human and ari_context (a JSON string; empty or missing means not seeded)."""
+    values: dict[str, str] = {}
+    for label in CORE_LABELS:
+        value = conn.block(agent_id, label)
+        if value is None:
+            problems.append(
+                Problem(
+                    file=f"letta:{conn.url}",
+                    where=f"block {label}",
+                    what="read it as empty",
+                    why="the agent has no such block",
+                    severity="info",
+                )
+            )
+        values[label] = value or ""
+    context: dict[str, Any] = {}
+    raw = values["ari_context"].strip()
+    if raw:
+        try:
+            decoded = _json_loads(raw)
+        except ValueError as exc:
+            decoded = None
+            why = f"not JSON ({exc})"
+        else:
+            why = "not a JSON object"
+        if isinstance(decoded, dict):
+            context = decoded
+        else:
+            problems.append(
+                Problem(
+                    file=f"letta:{conn.url}",
+                    where="block ari_context",
+                    what="read the experiment context as empty",
+                    why=why,
+                )
+            )
+    return CoreBlocks(
+        persona=values["persona"], human=values["human"], ari_context=context, source=SOURCE
+    )
+
+
+def _json_loads(raw: str) -> Any:
+    try:
+        return json.loads(raw)
+    except RecursionError as exc:
+        raise ValueError("nested too deeply") from exc
+
+
+# ---- ranking -------------------------------------------------------------------------------
+
+
+class LettaRanker:
+    """ARI's ranking, by the server itself: `passages.search(query, top_k)` over the agent.
+
+    The server returns only its window (no scores, no ranks beyond it), so `global_rank` of an
+    entry outside the window is None. Entries are matched to the ones read at open time by
+    passage id; a passage added since then is decoded on the fly.
+    """
+
+    def __init__(self, conn: LettaConnection, agent_id: str, ckpt: Checkpoint) -> None:
+        self.conn = conn
+        self.agent_id = agent_id
+        self.ckpt = ckpt
+        self.name = f"letta:{conn.url}"
+
+    def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
+        results = self.conn.search(self.agent_id, query, top_k, before_ts=before_ts)
+        known = self.ckpt.entries_by_letta_id
+        ids = EntryIds()
+        unseen = 0
+        window: list[MemoryEntry] = []
+        for row in results:
+            entry = known.get(row.id)
+            if entry is None:
+                unseen += 1
+                entry = entry_from_passage(
+                    row.id, row.content, _epoch(row.timestamp), ids, [], self.name
+                )
+            window.append(entry)
+        pool = [
+            e for e in self.ckpt.entries if before_ts is None or e.ts is None or e.ts < before_ts
+        ]
+        note = f"{unseen} passage(s) were added on the server since it was read" if unseen else ""
+        return Ranking(window=window, pool_size=len(pool), ranks=None, used=self.name, note=note)
+
+
+# ---- opening a run -------------------------------------------------------------------------
+
+
+def given_hash(args: argparse.Namespace) -> str | None:
+    """--checkpoint-hash, validated (12 lower-case hex characters), or None."""
+    given = getattr(args, "checkpoint_hash", None)
+    if not given:
+        return None
+    given = given.strip().lower()
+    if not HASH_RE.match(given):
+        raise LettaUnavailable(
+            f"--checkpoint-hash must be 12 hex characters (ARI's hash), not {given!r}"
+        )
+    return given
+
+
+def agent_ref_for(ckpt: Checkpoint, args: argparse.Namespace) -> str:
+    """--letta-agent, else `ari_agent_<hash>` of --checkpoint-hash or of the checkpoint path."""
+    explicit = getattr(args, "letta_agent", None)
+    if explicit:
+        return explicit
+    return agent_name(given_hash(args) or checkpoint_hash(ckpt.path))
+
+
+def hash_for(ckpt: Checkpoint, args: argparse.Namespace, name: str) -> str:
+    """The hash the post-filter compares footers with: given, else the agent's, else the path's."""
+    named = AGENT_HASH_RE.match(name or "")
+    return given_hash(args) or (named.group(1) if named else checkpoint_hash(ckpt.path))
+
+
+def _hash_mismatch(entries: list[MemoryEntry], ckpt_hash: str, url: str) -> Problem | None:
+    """A problem line when no passage carries the hash (a renamed agent, a wrong hash)."""
+    hashes = Counter(e.ari_checkpoint for e in entries if e.ari_checkpoint)
+    if not hashes or ckpt_hash in hashes:
+        return None
+    common, count = hashes.most_common(1)[0]
+    return Problem(
+        file=f"letta:{url}",
+        what=f"no passage carries checkpoint hash {ckpt_hash}, so no node can find any",
+        why=f"{count} footers carry {common}: try --checkpoint-hash {common}",
+    )
+
+
+def open_letta_run(
+    ckpt: Checkpoint,
+    args: argparse.Namespace,
+    progress: ProgressFn | None = None,
+    conn: LettaConnection | None = None,
+):
+    """The checkpoint with the server's memory, core blocks and ranking (see module doc)."""
+    from ari_mem_tui.sources import Run
+
+    url = args.letta_url
+    if conn is None:
+        conn = LettaConnection(url, api_key=getattr(args, "letta_api_key", None))
+    agent_ref = agent_ref_for(ckpt, args)
+    version = conn.health()
+    agent_id, name = conn.find_agent(agent_ref)
+    ckpt_hash = hash_for(ckpt, args, name)
+    memory = read_letta_memory(conn, agent_id, progress=progress)
+    mismatch = _hash_mismatch(memory.entries, ckpt_hash, conn.url)
+    if mismatch is not None:
+        memory.problems.append(mismatch)
+    if not version.startswith(SERVER_VERSION):
+        memory.problems.insert(
+            0,
+            Problem(
+                file=f"letta:{conn.url}",
+                what=f"read it as a Letta {SERVER_VERSION}x server",
+                why=f"the server reports version {version}",
+                severity="info",
+            ),
+        )
+    apply_letta_memory(ckpt, memory, ckpt_hash)
+    return Run(
+        checkpoint=ckpt,
+        ranker=LettaRanker(conn, agent_id, ckpt),
+        source_label=f"letta: {conn.url} agent {name}",
+    )
+
+
+def apply_letta_memory(ckpt: Checkpoint, memory: LettaMemory, ckpt_hash: str) -> None:
+    """Swap the checkpoint's entries and core blocks for the server's; keep the rest."""
+    ckpt.entries = memory.entries
+    ckpt.core = memory.core
+    ckpt.checkpoint_hash = ckpt_hash  # the post-filter's `ari_checkpoint == hash`
+    ckpt.problems.extend(memory.problems)
+    ckpt.reindex()
+    rejoin_access_log(ckpt)
+    ckpt.reindex()
+
+
+def rejoin_access_log(ckpt: Checkpoint) -> int:
+    """Point write events at the entries now loaded; returns how many joined.
+
+    The access log records passage ids, so on the ORIGINAL server they match the passages'
+    ids exactly (after a restore they do not: new ids). Events that do not match keep the
+    join the file loader made by content, if the same entry (same content id) is still there.
+    """
+    by_letta = ckpt.entries_by_letta_id
+    by_id = ckpt.entries_by_id
+    joined = 0
+    for event in ckpt.access_events:
+        if event.op != "write":
+            continue
+        entry = by_letta.get(event.entry_id or "")
+        if entry is not None:
+            event.joined_entry = entry.id
+            joined += 1
+        elif event.joined_entry is not None and event.joined_entry not in by_id:
+            event.joined_entry = None
+    return joined

@@ -1,0 +1,241 @@
+"""A thin, fail-fast wrapper over `letta_client.Letta` for the calls ARI makes.
+
+Every failure of the server (down, slow, not Letta, key refused, agent missing, embedding
+endpoint broken) becomes ONE exception type, `LettaUnavailable`, carrying a one-line message
+that names the URL and what was being done, never the API key. The CLI prints it and exits 2;
+the TUI catches it and keeps showing what it already has.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any, TypeVar
+
+import httpx
+import letta_client
+
+from ari_mem_tui.memory.letta_errors import LettaUnavailable
+
+AGENT_ID_RE = re.compile(r"^agent-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+ARI_AGENT_PREFIX = "ari_agent_"
+DEFAULT_TIMEOUT = 10.0  # seconds per request; a search of top_k 200 takes ~0.5 s on a real server
+CONNECT_TIMEOUT = 3.0
+DEFAULT_RETRIES = 1  # the SDK's default of 2 turns one dead-server call into ~48 s
+PAGE_SIZE = 200  # ARI: max(letta_overfetch, 200)
+MAX_ROWS = 20_000  # ARI's hard cap on a full listing
+SERVER_VERSION = "0.16."  # the server generation letta-client 1.12.1 matches
+
+T = TypeVar("T")
+
+__all__ = ["LettaConnection", "LettaUnavailable"]
+
+
+class LettaConnection:
+    """One Letta server: the calls ARI makes, each with a short timeout and at most one retry."""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        max_retries: int = DEFAULT_RETRIES,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.timeout = timeout
+        self.client = letta_client.Letta(
+            base_url=self.url,
+            api_key=api_key or None,
+            timeout=httpx.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
+            max_retries=max_retries,
+            _strict_response_validation=True,
+        )
+        self.server_version: str | None = None
+
+    # ---- error translation -------------------------------------------------------------
+
+    def call(
+        self,
+        what: str,
+        fn: Callable[[], T],
+        not_found: str | None = None,
+        server_error: str = "",
+    ) -> T:
+        """Run one SDK call; turn any failure into a one-line `LettaUnavailable`.
+
+        `not_found` replaces the message of a 404; `server_error` is appended to a 5xx one.
+        """
+        try:
+            return fn()
+        except letta_client.APITimeoutError:
+            raise LettaUnavailable(
+                f"Letta server at {self.url} did not answer within {self.timeout:g} s ({what})"
+            ) from None
+        except letta_client.APIConnectionError as exc:
+            raise LettaUnavailable(
+                f"cannot reach a Letta server at {self.url} ({what}: {_cause(exc)})"
+            ) from None
+        except letta_client.APIResponseValidationError:
+            raise LettaUnavailable(
+                f"{self.url} does not answer like a Letta server (unexpected response to {what});"
+                " check --letta-url"
+            ) from None
+        except (letta_client.AuthenticationError, letta_client.PermissionDeniedError) as exc:
+            raise LettaUnavailable(
+                f"Letta server at {self.url} refused the API key (HTTP {exc.status_code}, {what});"
+                " set --letta-api-key or $LETTA_API_KEY"
+            ) from None
+        except letta_client.NotFoundError as exc:
+            if not_found:
+                raise LettaUnavailable(not_found) from None
+            raise LettaUnavailable(
+                f"Letta server at {self.url}: not found while {what} ({_detail(exc)})"
+            ) from None
+        except letta_client.InternalServerError as exc:
+            raise LettaUnavailable(
+                f"Letta server at {self.url} failed while {what} (HTTP {exc.status_code})"
+                + server_error
+            ) from None
+        except letta_client.APIStatusError as exc:
+            raise LettaUnavailable(
+                f"Letta server at {self.url} rejected {what} (HTTP {exc.status_code}:"
+                f" {_detail(exc)})"
+            ) from None
+        except letta_client.APIError as exc:  # anything else the SDK raises
+            raise LettaUnavailable(
+                f"Letta server at {self.url}: {what} failed ({type(exc).__name__})"
+            ) from None
+
+    # ---- calls ---------------------------------------------------------------------------
+
+    def health(self) -> str:
+        """Check that the URL is a Letta server; returns its version."""
+        response = self.call(
+            "checking /v1/health/",
+            self.client.health,
+            not_found=f"{self.url} is not a Letta server (no /v1/health/); check --letta-url",
+        )
+        version = getattr(response, "version", None)
+        if not isinstance(version, str) or not version:
+            raise LettaUnavailable(f"{self.url} is not a Letta server (odd /v1/health/ answer)")
+        self.server_version = version
+        return version
+
+    def find_agent(self, ref: str) -> tuple[str, str]:
+        """(agent id, agent name) for an agent name or id; lists ARI's agents when missing."""
+        if AGENT_ID_RE.match(ref):
+            agent = self.call(
+                f"reading agent {ref}",
+                lambda: self.client.agents.retrieve(ref),
+                not_found=self._missing_agent_message(ref),
+            )
+            return agent.id, agent.name
+        found = self.agent_by_name(ref)
+        if found is None:
+            raise LettaUnavailable(self._missing_agent_message(ref))
+        return found
+
+    def agent_by_name(self, name: str) -> tuple[str, str] | None:
+        """(agent id, name) of the agent with exactly this name, or None."""
+        page = self.call(
+            f"looking up agent {name}", lambda: self.client.agents.list(name=name, limit=10)
+        )
+        # `.items`: iterating the page itself would fetch every following page
+        exact = [a for a in page.items if a.name == name]
+        return (exact[0].id, exact[0].name) if exact else None
+
+    def ari_agent_names(self) -> list[str]:
+        """Names of the `ari_agent_*` agents on the server (at most 100)."""
+        page = self.call("listing agents", lambda: self.client.agents.list(limit=100))
+        return sorted(a.name for a in page.items if (a.name or "").startswith(ARI_AGENT_PREFIX))
+
+    def _missing_agent_message(self, ref: str) -> str:
+        try:
+            names = self.ari_agent_names()
+        except LettaUnavailable:
+            names = []
+        there = ", ".join(names[:8]) + (f" (+{len(names) - 8} more)" if len(names) > 8 else "")
+        hint = f"ARI agents there: {there}" if names else "no ari_agent_* agents there"
+        return (
+            f"no agent {ref} on the Letta server at {self.url}; {hint}"
+            " (name one with --letta-agent, or give --checkpoint-hash)"
+        )
+
+    def iter_passages(
+        self,
+        agent_id: str,
+        page_size: int = PAGE_SIZE,
+        max_rows: int = MAX_ROWS,
+    ) -> Iterator[Any]:
+        """Every passage of the agent, oldest first, paged with `after=` until an empty page."""
+        after: str | None = None
+        seen = 0
+        while seen < max_rows:
+            limit = min(page_size, max_rows - seen)
+            kwargs: dict[str, Any] = {"limit": limit, "ascending": True}
+            if after:
+                kwargs["after"] = after
+            page = self.call(
+                f"listing passages after row {seen}",
+                partial(self.client.agents.passages.list, agent_id, **kwargs),
+            )
+            if not page:
+                return
+            yield from page
+            seen += len(page)
+            after = page[-1].id
+
+    def search(
+        self, agent_id: str, query: str, top_k: int, before_ts: float | None = None
+    ) -> list[Any]:
+        """`passages.search` (ARI's route): the top_k passages in rank order (no scores)."""
+        kwargs: dict[str, Any] = {"query": query, "top_k": top_k}
+        if before_ts is not None:
+            kwargs["end_datetime"] = datetime.fromtimestamp(before_ts, tz=UTC)
+        response = self.call(
+            f"searching top_k={top_k}",
+            lambda: self.client.agents.passages.search(agent_id, **kwargs),
+            server_error="; its embedding endpoint is probably failing",
+        )
+        return list(response.results)
+
+    def block(self, agent_id: str, label: str) -> str | None:
+        """A core block's value; None when the agent has no block with that label."""
+        missing = object()
+
+        def retrieve() -> Any:
+            try:
+                return self.client.agents.blocks.retrieve(label, agent_id=agent_id)
+            except letta_client.NotFoundError:
+                return missing
+
+        block = self.call(f"reading core block {label}", retrieve)
+        if block is missing:
+            return None
+        return block.value if isinstance(block.value, str) else ""
+
+
+def _cause(exc: BaseException) -> str:
+    """The root cause of a connection error, short: "connection refused", "name not known"."""
+    inner: BaseException | None = exc
+    while inner is not None and inner.__cause__ is not None:
+        inner = inner.__cause__
+    text = str(inner or exc).strip() or type(inner or exc).__name__
+    lowered = text.lower()
+    if "refused" in lowered:
+        return "connection refused"
+    if "name or service not known" in lowered or "nodename nor servname" in lowered:
+        return "host name not known"
+    return text.splitlines()[0][:120]
+
+
+def _detail(exc: letta_client.APIStatusError) -> str:
+    body = exc.body
+    if isinstance(body, dict) and "detail" in body:
+        text = str(body["detail"])
+    else:
+        text = str(body) if body is not None else exc.message
+    text = " ".join(text.split())
+    return text[:160] + ("…" if len(text) > 160 else "")

@@ -1,0 +1,46 @@
+"""Helpers for the Letta tests: options as the CLI builds them, and a fake "original" server."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from fake_letta import FakeLetta
+
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.memory.letta_footer import agent_name, node_footer, react_footer
+
+
+def letta_args(url: str, checkpoint: Path | None = None, **options: object) -> argparse.Namespace:
+    """The namespace `add_letta_options` produces."""
+    values = {
+        "checkpoint": checkpoint,
+        "letta_url": url,
+        "letta_api_key": None,
+        "letta_agent": None,
+        "checkpoint_hash": None,
+        "no_letta": False,
+    }
+    values.update(options)
+    return argparse.Namespace(**values)
+
+
+def as_original_server(fake: FakeLetta, ckpt_path: Path, ckpt_hash: str | None = None) -> str:
+    """Fill the fake the way ARI's run left its server: every backup entry as a passage whose
+    id is the one the access log recorded for it (when the loader could join it), created at
+    its ts, in ARI's encoding, plus the core blocks. Returns the agent id."""
+    ckpt = load_checkpoint(ckpt_path)
+    ckpt_hash = ckpt_hash or checkpoint_hash(ckpt_path)
+    context = json.dumps(ckpt.core.ari_context, ensure_ascii=False) if ckpt.core.seeded else ""
+    agent_id = fake.add_agent(
+        agent_name(ckpt_hash), blocks={"persona": "", "human": "", "ari_context": context}
+    )
+    for entry in sorted(ckpt.entries, key=lambda e: e.ts or 0.0):
+        if entry.kind == "node_scope":
+            footer = node_footer(ckpt_hash, entry.node_id, entry.metadata, entry.ts)
+        else:
+            footer = react_footer(ckpt_hash, entry.metadata, entry.ts)
+        fake.add_ari_passage(agent_id, entry.text, footer, passage_id=entry.letta_id or None)
+    return agent_id
