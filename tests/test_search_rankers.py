@@ -106,6 +106,10 @@ def test_background_vectors_answer_with_bm25_until_ready(embedder, tmp_path):
         progress=lambda d, t: seen.append((d, t)),
         embedder=CountingEmbedder(embedder, gate),
     )
+    for _ in range(600):  # the thread loads the model and plans, then waits at the gate
+        if ranker.total:
+            break
+        threading.Event().wait(0.05)
     early = ranker.rank("dataset loader crash", 2)
     assert early.used == "bm25" and "0/4" in early.note
     assert early.window[0].id == "e00003"
@@ -124,6 +128,7 @@ def test_unloadable_model_falls_back_to_bm25(monkeypatch, tmp_path):
     monkeypatch.setattr(emb, "MiniLMEmbedder", broken)
     ranker = make_ranker(Entries(TEXTS), "minilm", cache_dir=tmp_path)
     assert isinstance(ranker, Ranker)
+    assert ranker.wait(30) and ranker.error
     ranking = ranker.rank("tiling kernel throughput", 2)
     assert ranking.used == "bm25" and "model file not found" in ranking.note
     assert ranking.window[0].id == "e00001"

@@ -137,8 +137,6 @@ class EmbeddingRanker:
         progress: ProgressFn | None = None,
         embedder: object | None = None,
     ) -> None:
-        from ari_mem_tui.search.embedder import DIM, MODEL_NAME, EmbedderUnavailable, MiniLMEmbedder
-
         self.pool = pool
         self.error: str | None = None
         self.notes: list[str] = []
@@ -151,18 +149,34 @@ class EmbeddingRanker:
         self._query_cache: dict[str, np.ndarray] = {}
         self._thread: threading.Thread | None = None
         self.embedder = embedder
-        if self.embedder is None:
-            try:
-                self.embedder = MiniLMEmbedder()
-            except EmbedderUnavailable as exc:
-                self.error = f"MiniLM unavailable: {exc}"
-                self._ready.set()
-                return
-        self.cache = VectorCache(cache_root(cache_dir), MODEL_NAME, DIM)
-        self._prepare(progress, background)
+        self._cache_dir = cache_dir
+        if background:  # even loading the model takes a second: keep it off the caller's path
+            self._thread = threading.Thread(
+                target=self._build, args=(progress,), daemon=True, name="ari-mem-tui-vectors"
+            )
+            self._thread.start()
+        else:
+            self._build(progress)
 
     # ---- vectors ----
-    def _prepare(self, progress: ProgressFn | None, background: bool) -> None:
+    def _build(self, progress: ProgressFn | None) -> None:
+        from ari_mem_tui.search.embedder import DIM, MODEL_NAME, EmbedderUnavailable, MiniLMEmbedder
+
+        try:
+            if self.embedder is None:
+                self.embedder = MiniLMEmbedder()
+            self.cache = VectorCache(cache_root(self._cache_dir), MODEL_NAME, DIM)
+            missing, texts = self._plan()
+            self._compute(missing, texts, progress)
+        except EmbedderUnavailable as exc:
+            self.error = f"MiniLM unavailable: {exc}"
+        except Exception as exc:  # noqa: BLE001 - a failing model must not take the app down
+            self.error = f"MiniLM failed: {type(exc).__name__}: {exc}"
+        finally:
+            self._ready.set()
+
+    def _plan(self) -> tuple[list[int], list[str]]:
+        """Load what the cache has; return the distinct-text rows still missing, and their texts."""
         keys = [text_key(e.text) for e in self.pool.entries]
         distinct = list(dict.fromkeys(keys))
         row_of = {k: r for r, k in enumerate(distinct)}
@@ -179,47 +193,28 @@ class EmbeddingRanker:
         self.notes.extend(self.cache.notes)
         missing = [int(r) for r in np.flatnonzero(~have)]
         self.total = len(missing)
-        if not missing:
-            self._finish()
-            return
-        text_of = {}
+        text_of: dict[str, str] = {}
         for entry, key in zip(self.pool.entries, keys, strict=True):
             text_of.setdefault(key, entry.text)
-        texts = [text_of[distinct[r]] for r in missing]
-        if background:
-            self._thread = threading.Thread(
-                target=self._compute,
-                args=(missing, texts, progress),
-                daemon=True,
-                name="ari-mem-tui-vectors",
-            )
-            self._thread.start()
-        else:
-            self._compute(missing, texts, progress)
+        return missing, [text_of[distinct[r]] for r in missing]
 
     def _compute(self, missing: list[int], texts: list[str], progress: ProgressFn | None) -> None:
-        try:
-            for start in range(0, len(missing), SEGMENT_ROWS):
-                rows = missing[start : start + SEGMENT_ROWS]
-                base = start
+        for start in range(0, len(missing), SEGMENT_ROWS):
+            rows = missing[start : start + SEGMENT_ROWS]
 
-                def report(done: int, _total: int, base: int = base) -> None:
-                    self.done = base + done
-                    if progress is not None:
-                        progress(self.done, self.total)
+            def report(done: int, _total: int, base: int = start) -> None:
+                self.done = base + done
+                if progress is not None:
+                    progress(self.done, self.total)
 
-                vecs = self.embedder.embed(texts[start : start + SEGMENT_ROWS], progress=report)
-                self._unique_buf[rows] = vecs
-                self.cache.add([self._distinct[r] for r in rows], vecs)
-            self._finish()
-        except Exception as exc:  # noqa: BLE001 - a failing model must not take the app down: BM25 it is
-            self.error = f"MiniLM failed while embedding: {type(exc).__name__}: {exc}"
-            self._ready.set()
+            vecs = self.embedder.embed(texts[start : start + SEGMENT_ROWS], progress=report)
+            self._unique_buf[rows] = vecs
+            self.cache.add([self._distinct[r] for r in rows], vecs)
+        self._finish()
 
     def _finish(self) -> None:
         self._unique = self._unique_buf
         self.done = self.total
-        self._ready.set()
 
     # ---- state ----
     @property
@@ -262,8 +257,10 @@ class EmbeddingRanker:
             return ranking_from_scores(self.pool, self.scores(query), top_k, before_ts, "minilm")
         if self.error:
             note = f"{self.error}; ranked with BM25"
-        else:
+        elif self.total:
             note = f"MiniLM vectors {self.done}/{self.total} ready; ranked with BM25 meanwhile"
+        else:
+            note = "MiniLM loading; ranked with BM25 meanwhile"
         scores = self._fallback().scores(query)
         return ranking_from_scores(self.pool, scores, top_k, before_ts, "bm25", note)
 

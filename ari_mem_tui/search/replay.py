@@ -13,6 +13,7 @@ from collections import Counter
 
 from ari_mem_tui.checkpoint.model import Checkpoint
 from ari_mem_tui.model import Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
+from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.startup import node_query, recorded_startup_search, start_time
 
@@ -88,7 +89,6 @@ def replay(
     before = started if as_of else None
     if as_of and before is None:
         notes.append("as-of requested but the node's start time is unknown: whole pool ranked")
-    pool = _pool_entries(ckpt, before)
     scope = set(node.ancestor_ids)
     ckpt_hash = checkpoint_hash(ckpt)
 
@@ -103,7 +103,7 @@ def replay(
         if ranking.note:
             notes.append(ranking.note)
 
-    eligible = [e for e in pool if eligible_entry(e, scope, ckpt_hash)]
+    eligible = eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, before)
     missed, exact = _beyond_window(eligible, ranking, top_k, limit)
     recorded = _recorded(ckpt, node, notes)
     if recorded is not None and query_source != "custom":
@@ -113,7 +113,7 @@ def replay(
         query=query,
         query_source=query_source,
         params={"limit": limit, "overfetch": OVERFETCH, "top_k": top_k},
-        pool=_pool_stats(ckpt, node, pool, ranking),
+        pool=_pool_stats(ckpt, node, before, ranking),
         hits=hits,
         eligible=len(eligible),
         missed=missed,
@@ -133,10 +133,19 @@ def replay(
     return result
 
 
-def _pool_entries(ckpt: Checkpoint, before: float | None) -> list[MemoryEntry]:
-    if before is None:
-        return list(ckpt.entries)
-    return [e for e in ckpt.entries if e.ts is None or e.ts < before]
+def eligible_entries(
+    ckpt: Checkpoint, ancestors: list[str], ckpt_hash: str | None, before: float | None
+) -> list[MemoryEntry]:
+    """Every pool entry ARI's post-filter would keep (whatever its rank), ancestor order."""
+    scope = set(ancestors)
+    found = []
+    for aid in dict.fromkeys(ancestors):
+        for entry in ckpt.entries_by_node.get(aid, []):
+            if before is not None and entry.ts is not None and entry.ts >= before:
+                continue
+            if eligible_entry(entry, scope, ckpt_hash):
+                found.append(entry)
+    return found
 
 
 def _embedder_label(ranker: Ranker, ranking: Ranking | None) -> str:
@@ -171,13 +180,15 @@ def _beyond_window(
 
 
 def _pool_stats(
-    ckpt: Checkpoint, node: Node, pool: list[MemoryEntry], ranking: Ranking | None
+    ckpt: Checkpoint, node: Node, before: float | None, ranking: Ranking | None
 ) -> dict:
-    kinds = Counter(e.kind for e in pool)
+    index = replay_index(ckpt)
+    node_scope = index.kind_count("node_scope", before)
+    react = index.kind_count("react_step", before)
     stats: dict = {
-        "size": ranking.pool_size if ranking is not None else len(pool),
-        "node_scope": kinds.get("node_scope", 0),
-        "react_step": kinds.get("react_step", 0),
+        "size": ranking.pool_size if ranking is not None else node_scope + react,
+        "node_scope": node_scope,
+        "react_step": react,
     }
     if ranking is None:
         stats["window"] = None

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 
 from ari_mem_tui.checkpoint.model import Checkpoint
 from ari_mem_tui.model import AccessEvent, Node
+from ari_mem_tui.search.index import replay_index
 
 QUERY_CHARS = 200
 GOAL_CAP = 1500
@@ -48,8 +49,8 @@ def parse_iso(value: str | None) -> float | None:
 
 def start_time(ckpt: Checkpoint, node: Node) -> tuple[float | None, str | None]:
     """(epoch, how): the first start-up read attributed to the node, else its `created_at`."""
-    for event in ckpt.access_events:
-        if event.op == "read" and event.reader == node.id and event.reader_how in STARTUP_HOWS:
+    for event in replay_index(ckpt).reads_by_reader.get(node.id, []):
+        if event.reader_how in STARTUP_HOWS:
             return event.ts, "first start-up read"
     created = parse_iso(node.created_at)
     if created is not None:
@@ -64,25 +65,14 @@ def recorded_startup_search(ckpt: Checkpoint, node: Node) -> tuple[AccessEvent |
     reader, or events it could not place), matches §4.5's rule directly: same query, same
     `ancestor_ids`, limit 5.
     """
-    for event in ckpt.access_events:
-        if (
-            event.op == "read"
-            and event.reader == node.id
-            and event.reader_how == "startup-search"
-            and not event.is_inherit
-        ):
+    index = replay_index(ckpt)
+    for event in index.reads_by_reader.get(node.id, []):
+        if event.reader_how == "startup-search" and not event.is_inherit:
             return event, "attributed by the loader (startup-search)"
     if not node.ancestor_ids:
         return None, ""
     query, _ = node_query(ckpt, node)
-    for event in ckpt.access_events:
-        if (
-            event.op == "read"
-            and event.reader is None
-            and not event.is_inherit
-            and event.query == query
-            and (event.ancestor_ids or []) == node.ancestor_ids
-            and event.limit == 5
-        ):
+    for event in index.unattributed_by_query.get(query, []):
+        if (event.ancestor_ids or []) == node.ancestor_ids and event.limit == 5:
             return event, "matched by query, scope and limit (§4.5)"
     return None, ""
