@@ -26,8 +26,11 @@ def top_k_for(limit: int, overfetch: int = OVERFETCH) -> int:
 
 
 def rank_score(global_rank: int) -> float:
-    """ARI's synthetic score for the row at 0-based rank r of the unfiltered window."""
-    return max(0.0, 1.0 - 0.01 * global_rank)
+    """ARI's synthetic score for the row at 0-based rank r of the unfiltered window.
+
+    Rounded to the 0.01 step it encodes (ARI's float arithmetic gives 0.9299999999999999).
+    """
+    return round(max(0.0, 1.0 - 0.01 * global_rank), 2)
 
 
 def checkpoint_hash(ckpt: Checkpoint) -> str | None:
