@@ -28,7 +28,7 @@ from ari_mem_tui.model import Replay
 from ari_mem_tui.sources import Run
 from ari_mem_tui.tui import config
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
-from ari_mem_tui.tui.display import preview
+from ari_mem_tui.tui.display import preview, short_id
 from ari_mem_tui.tui.messages import JumpToNode, OpenEntry, RerunSearch
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.screens.entry import EntryScreen
@@ -597,7 +597,7 @@ class AriMemApp(App[None]):
     def action_mark(self) -> None:
         if self.current_id:
             self.marked_id = self.current_id
-            self.notify(f"marked {self.current_id[-8:]}: choose another node and press c")
+            self.notify(f"marked {short_id(self.current_id)}: choose another node and press c")
 
     def action_compare(self) -> None:
         if not self.marked_id or not self.current_id or self.run_data is None:

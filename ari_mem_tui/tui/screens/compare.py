@@ -13,7 +13,7 @@ from textual.widgets import Footer, Static
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.tui.display import clean, preview
+from ari_mem_tui.tui.display import clean, preview, short_id
 
 
 def common_ancestor(ckpt: Checkpoint, a: str, b: str) -> str | None:
@@ -33,7 +33,9 @@ def lineage_text(ckpt: Checkpoint, node_id: str, common: str | None) -> Text:
     for position, nid in enumerate(lineage[start:]):
         if position:
             out.append(" › ", style="bright_black")
-        out.append(nid[-8:], style="bold" if nid == node_id else ("cyan" if nid == common else ""))
+        out.append(
+            short_id(nid), style="bold" if nid == node_id else ("cyan" if nid == common else "")
+        )
     return out
 
 
@@ -49,7 +51,7 @@ def side_text(replay: Replay, other: Replay, side: str) -> Text:
     for hit in replay.hits:
         unique = hit.entry_id not in other_ids
         out.append("◆ " if unique else "  ", style=f"bold {'yellow' if side == 'A' else 'magenta'}")
-        out.append(f"{hit.rank:>2} g{hit.global_rank:<3} {hit.score:.2f} {hit.node_id[-8:]} ")
+        out.append(f"{hit.rank:>2} g{hit.global_rank:<3} {hit.score:.2f} {short_id(hit.node_id)} ")
         out.append(preview(hit.text, 200) + "\n", style="" if unique else "bright_black")
     out.append("\nSaw\n", style="bold")
     for tier in replay.tiers:
@@ -84,10 +86,10 @@ class CompareScreen(Screen[None]):
             head.append("no common ancestor (different roots)", style="yellow")
         else:
             head.append("common ancestor ")
-            head.append(common[-8:], style="bold cyan")
+            head.append(short_id(common), style="bold cyan")
             shared = self.ckpt.lineage(common)
             head.append(f" (depth {len(shared) - 1}; shared lineage: ")
-            head.append(" › ".join(n[-8:] for n in shared), style="bright_black")
+            head.append(" › ".join(short_id(n) for n in shared), style="bright_black")
             head.append(")")
         head.append("\n◆ marks what only that side has", style="bright_black")
         yield Static(head, id="compare-head")

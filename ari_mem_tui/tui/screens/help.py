@@ -28,7 +28,8 @@ Browse the memory of an ARI run: what each node **saw**, and why.
   that window (never below 0). *glob* is that global rank, *#* the rank among the node's hits.
 - **Replay vs recording.** Hits are a *replay*: today's store re-queried with ARI's rules and the
   embedder shown in the status bar. The access log's record of the real search is shown below,
-  with differences marked (`+` replay only, `−` recorded only, `↕` moved).
+  with differences marked (`+replay` only in the replay, `-record` only in the
+  recording, `~moved` in both at another rank).
 - **Saw.** The working context the node got at start: tier 1a experiment core, 1b ancestor
   conclusions, 2 semantic supplement, with ARI's caps (`✂` marks a cut) and dedupe.
 - **CoW (copy-on-write).** A node may write only its own memory. Writes aimed at another node

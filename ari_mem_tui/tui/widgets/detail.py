@@ -143,7 +143,7 @@ class WritesPane(Vertical):
             scope = "whole run"
         else:
             writes = list(ckpt.writes_by_node.get(node_id, []))
-            scope = f"node {node_id[-8:]}"
+            scope = f"node {short_id(node_id)}"
         self.rows = writes
         rejected = sum(1 for w in writes if not w.accepted)
         title = Text.assemble(
@@ -243,7 +243,7 @@ class NodePane(VerticalScroll):
         lineage = ckpt.lineage(node.id)
         for position, nid in enumerate(lineage):
             is_self = nid == node.id
-            label = nid[-8:] if nid in ckpt.nodes else f"{nid[-8:]}?"
+            label = short_id(nid) if nid in ckpt.nodes else f"{short_id(nid)}?"
             widgets.append(
                 Crumb(
                     nid,

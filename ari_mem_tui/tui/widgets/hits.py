@@ -13,9 +13,9 @@ from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
 from ari_mem_tui.tui.widgets.tables import VimTable
 
 MARK_STYLES = {
-    "replay-only": ("+ replay only", "yellow"),
-    "recorded-only": ("− recorded only", "magenta"),
-    "moved": ("~ moved", "cyan"),
+    "replay-only": ("+replay", "yellow"),
+    "recorded-only": ("-record", "magenta"),
+    "moved": ("~moved", "cyan"),
 }
 HIT_COLUMNS = ["#", "glob", "score", "node", "kind", "diff", "text"]
 
@@ -90,7 +90,7 @@ class HitsPane(VerticalScroll):
         self.query_one("#missed-title").display = False
 
     def show_loading(self, node_id: str) -> None:
-        self.query_one("#hits-diag", Static).update(Text(f"searching for {node_id[-8:]} …"))
+        self.query_one("#hits-diag", Static).update(Text(f"searching for {short_id(node_id)} …"))
 
     def show_error(self, message: str) -> None:
         self.replay = None
@@ -117,7 +117,7 @@ class HitsPane(VerticalScroll):
         self.query_one("#hits-query", Static).update(header)
         self.query_one("#hits-diag", Static).update(diagnostics_text(replay))
         table = self.query_one("#hits-table", VimTable)
-        table.fill(HIT_COLUMNS, ((h.entry_id, hit_row(h)) for h in replay.hits), reserve=58)
+        table.fill(HIT_COLUMNS, ((h.entry_id, hit_row(h)) for h in replay.hits), reserve=46)
         if not replay.hits:
             self.query_one("#hits-diag", Static).update(
                 diagnostics_text(replay).append(
@@ -143,7 +143,7 @@ class HitsPane(VerticalScroll):
         rows = (
             (
                 m.entry_id,
-                ["?" if m.global_rank is None else str(m.global_rank), m.node_id[-8:], m.text],
+                ["?" if m.global_rank is None else str(m.global_rank), short_id(m.node_id), m.text],
             )
             for m in replay.missed
         )
@@ -177,7 +177,7 @@ class HitsPane(VerticalScroll):
         table.fill(
             HIT_COLUMNS,
             ((f"rec:{i}:{h.entry_id}", hit_row(h)) for i, h in enumerate(rec.hits)),
-            reserve=58,
+            reserve=46,
         )
 
     def toggle_missed(self) -> None:

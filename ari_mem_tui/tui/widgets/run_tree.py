@@ -188,6 +188,7 @@ class RunTree(Tree[Item]):
         tn = self.reveal(node_id)
         if tn is None:
             return False
+        self._tree_lines  # noqa: B018 - rebuild the lines now: a new node's line is -1 until then
         self.move_cursor(tn, animate=False)
         self.scroll_to_node(tn, animate=False)
         return True

@@ -1,0 +1,309 @@
+"""Pilot tests: the TUI driven by its keys on a small fixed checkpoint."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+from textual.widgets import DataTable, Static
+
+from ari_mem_tui.tui import config
+from ari_mem_tui.tui.messages import OpenEntry
+from ari_mem_tui.tui.screens.compare import CompareScreen
+from ari_mem_tui.tui.screens.entry import EntryScreen
+from ari_mem_tui.tui.screens.filter import FilterScreen
+from ari_mem_tui.tui.screens.help import HelpScreen
+from ari_mem_tui.tui.widgets.run_tree import RunTree
+from tests.tui_app_helpers import make_app, press, settle
+from tests.tui_helpers import HOSTILE, IDS, append_node, write_tiny_checkpoint
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
+    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    return write_tiny_checkpoint(tmp_path / "tiny")
+
+
+# the tree opens as: root, A, B (root expanded); these keys walk to nodes
+TO_A1Z = ("j", "l", "l", "l", "l", "j", "j", "j")  # A, expand, chain, open, A1, A1x, A1y, A1z
+TO_B1 = ("j", "j", "l", "l")  # B, expand, B1
+
+
+async def test_choosing_a_node_shows_only_its_ancestors_hits(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.current_id == IDS["R"]
+        await press(pilot, *TO_A1Z)
+        assert app.current_id == IDS["A1z"]  # reached through the folded chain
+        replay = app.replays[(IDS["A1z"], None, 5, False)]
+        ancestors = set(app.ckpt.nodes[IDS["A1z"]].ancestor_ids)
+        assert replay.hits, "A1z has ancestors with memory: it must have hits"
+        assert {h.node_id for h in replay.hits} <= ancestors
+        assert not any(h.node_id.startswith("node_b") for h in replay.hits)
+        table = app.query_one("#hits-table", DataTable)
+        assert table.row_count == len(replay.hits)
+        # the tree marks the selection's ancestors
+        assert app.tree_widget.lineage_ids == ancestors
+
+
+async def test_moving_fast_ends_on_the_last_node(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        for key in ("j", "j", "k", "j", "l", "l"):
+            await pilot.press(key)  # no pauses: stale searches must not win
+        await press(pilot)
+        assert app.current_id == IDS["B1"]
+        assert app.query_one("#hits-pane").replay.node_id == IDS["B1"]
+
+
+async def test_memory_text_is_shown_literally(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(180, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "j", "l", "l")  # A, expand, first child (A1's chain): A is its parent
+        hostile = next(e for e in app.ckpt.entries if e.text == HOSTILE)
+        replay = app.query_one("#hits-pane").replay
+        assert hostile.id in {h.entry_id for h in replay.hits}
+        table = app.query_one("#hits-table", DataTable)
+        cells = [table.get_row(key) for key in table.rows]
+        shown = next(str(c[-1]) for c in cells if "loud" in str(c[-1]))
+        assert "[red]x[/red]" in shown and "\x1b" not in shown and "␛[2J" in shown
+        app.post_message(OpenEntry(hostile.id))
+        await press(pilot)
+        assert isinstance(app.screen, EntryScreen)
+        body = app.screen.query_one("#entry-text", Static).content
+        assert isinstance(body, Text)
+        assert "[red]x[/red]" in body.plain and "[bold]loud[/bold]" in body.plain
+        assert "\x1b" not in body.plain and "␛[2J" in body.plain
+        assert not body.spans or all(s.end <= len(body.plain) for s in body.spans)
+        await press(pilot, "escape")
+        assert not isinstance(app.screen, EntryScreen)
+
+
+async def test_enter_on_a_hit_opens_the_entry(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        app.query_one("#hits-table").focus()
+        await press(pilot, "enter")
+        assert isinstance(app.screen, EntryScreen)
+        first = app.query_one("#hits-pane").replay.hits[0]
+        assert app.screen.entry.id == first.entry_id
+
+
+async def test_compare_marked_with_current(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "j", "l", "l", "j")  # A2 (A's second child; the chain is first)
+        assert app.current_id == IDS["A2"]
+        await press(pilot, "m")
+        assert app.marked_id == IDS["A2"]
+        await press(pilot, "g", "j", "j", "j", "j", "l", "l")  # root A chain A2 B, B1
+        assert app.current_id == IDS["B1"]
+        await press(pilot, "c")
+        screen = app.screen
+        assert isinstance(screen, CompareScreen)
+        assert (screen.a.node_id, screen.b.node_id) == (IDS["A2"], IDS["B1"])
+        head = screen.query_one("#compare-head", Static).content.plain
+        assert "common ancestor root" in head
+        left = screen.query_one("#compare-a .compare-body", Static).content.plain
+        right = screen.query_one("#compare-b .compare-body", Static).content.plain
+        # A2 sees A's entries, B1 sees B's: each side marks what only it has
+        assert "◆" in left and "◆" in right
+        assert "of A:" in left and "of A:" not in right
+        await press(pilot, "escape")
+        assert not isinstance(app.screen, CompareScreen)
+
+
+async def test_export_writes_the_dossier_outside_the_checkpoint(tiny: Path, tmp_path: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        await press(pilot, "e")
+        assert app.last_export is not None
+        md_path, json_path = app.last_export
+        assert md_path.parent == (tmp_path / "exports").resolve()
+        assert IDS["B1"] in md_path.read_text(encoding="utf-8")
+        data = json.loads(json_path.read_text(encoding="utf-8"))
+        assert data["replay"]["node_id"] == IDS["B1"]
+        assert not list(tiny.glob("dossier-*"))
+
+
+async def test_filter_by_status_keeps_lineage(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "f")
+        assert isinstance(app.screen, FilterScreen)
+        app.screen.query_one("#filter-status").select("failed")
+        await press(pilot, "ctrl+s")
+        tree = app.query_one(RunTree)
+        assert tree.visible_ids == {IDS["A2"], IDS["A"], IDS["R"]}
+        assert tree.reveal(IDS["A2"]) is not None
+        assert tree.reveal(IDS["B1"]) is None
+
+
+async def test_find_and_next(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"b1000001", "enter")
+        assert app.current_id == IDS["B1"]
+        await press(pilot, "slash", *"branch a", "enter")  # text in the directions
+        first = app.current_id
+        await press(pilot, "n")
+        assert app.current_id != first
+        assert set(app.find_matches) == {IDS[k] for k in ("A", "A1", "A2", "A1x", "A1y", "A1z")}
+
+
+async def test_help_opens_and_closes(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await press(pilot, "escape")
+        await press(pilot, "f1")
+        assert isinstance(app.screen, HelpScreen)
+
+
+async def test_tabs_copy_and_tree_toggle(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1, "y")
+        assert app.last_copied == IDS["B1"]
+        await press(pilot, "t")
+        assert not app.query_one("#tree-pane").display
+        await press(pilot, "t", "6")
+        assert app.query_one("#tabs").active == "audit"
+
+
+async def test_follow_picks_up_an_appended_node(small_ckpt: Path, tmp_path: Path) -> None:
+    ckpt = tmp_path / "live"
+    shutil.copytree(small_ckpt, ckpt)
+    app = make_app(ckpt, follow_interval=0.1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "j")
+        chosen = app.current_id
+        await press(pilot, "F")
+        assert app.following
+        parent = chosen
+        doc = json.loads((ckpt / "tree.json").read_text(encoding="utf-8"))
+        new = dict(next(n for n in doc["nodes"] if n["id"] == parent))
+        new.update(
+            id="node_f0110e00",
+            parent_id=parent,
+            children=[],
+            status="running",
+            ancestor_ids=[*new.get("ancestor_ids", []), parent],
+            depth=(new.get("depth") or 0) + 1,
+            trace_log=[],
+        )
+        for node in doc["nodes"]:
+            if node["id"] == parent:
+                node["children"].append("node_f0110e00")
+        doc["nodes"].append(new)
+        (ckpt / "tree.json").write_text(json.dumps(doc), encoding="utf-8")
+        await settle(pilot, loads=2)
+        assert "node_f0110e00" in app.ckpt.nodes
+        assert app.current_id == chosen  # selection kept
+        assert app.query_one(RunTree).reveal("node_f0110e00") is not None
+
+
+async def test_follow_on_the_tiny_checkpoint_keeps_expansion(tiny: Path) -> None:
+    app = make_app(tiny, follow_interval=0.1)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1, "F")
+        append_node(tiny, "node_new00001", "B1")
+        await settle(pilot, loads=2)
+        tree = app.query_one(RunTree)
+        assert app.current_id == IDS["B1"]
+        assert tree._by_id[IDS["B"]].is_expanded  # expansion kept across the reload
+
+
+def test_theme_is_remembered_between_runs(tiny: Path) -> None:
+    import asyncio
+
+    async def first() -> None:
+        app = make_app(tiny, theme=None, remember_theme=True)
+        async with app.run_test() as pilot:
+            await settle(pilot)
+            app.theme = "nord"
+            await pilot.pause()
+
+    async def second() -> str:
+        app = make_app(tiny, theme=None, remember_theme=True)
+        async with app.run_test() as pilot:
+            await settle(pilot)
+            return app.theme
+
+    asyncio.run(first())
+    assert config.load_settings()["theme"] == "nord"
+    assert asyncio.run(second()) == "nord"
+
+
+async def test_corrupt_files_become_problems_not_crashes(tiny: Path) -> None:
+    (tiny / "memory_backup.jsonl.gz").write_bytes(b"\x1f\x8b\x08\x00garbage")
+    with (tiny / "memory_access.jsonl").open("a", encoding="utf-8") as f:
+        f.write('{"ts": 1, "op": "read", "results": [\n')
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1, "6")
+        assert app.current_id == IDS["B1"]  # what was readable is on screen
+        kinds = {r.kind for r in app.audit_rows}
+        assert "problem" in kinds
+        files = " ".join(r.text for r in app.audit_rows if r.kind == "problem")
+        assert "memory_backup.jsonl.gz" in files
+
+
+async def test_a_failing_search_is_a_notification_and_a_problem(tiny: Path) -> None:
+    app = make_app(tiny)
+
+    class GoneServer:
+        name = "letta:http://gone"
+
+        def rank(self, query, top_k, before_ts=None):
+            raise ConnectionError("server went away")
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.run_data.ranker = GoneServer()
+        app.replays.clear()
+        await press(pilot, *TO_B1)
+        assert app.current_id == IDS["B1"]
+        rows = [r for r in app.ui_problems if r.kind == "search"]
+        assert rows and "server went away" in rows[0].text
+        assert any("search failed" in (n.title or "") for n in app._notifications)
+        assert app.query_one("#node-pane") is not None  # the rest still shows
+
+
+async def test_a_run_that_cannot_open_leaves_the_app_up(tmp_path: Path) -> None:
+    from ari_mem_tui.tui.app import AriMemApp
+
+    def opener(_progress):
+        raise OSError("disk on fire")
+
+    app = AriMemApp(opener, theme="textual-dark", remember_theme=False, blink=False)
+    async with app.run_test() as pilot:
+        await settle(pilot)
+        assert app.ckpt is None
+        assert any("disk on fire" in r.text for r in app.ui_problems)
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)

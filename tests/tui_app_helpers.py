@@ -1,0 +1,60 @@
+"""Shared set-up for the TUI tests: an app on a checkpoint with the BM25 ranker (deterministic,
+no model), and helpers that wait until the app has finished what a key started."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from ari_mem_tui.sources import Run, open_run
+from ari_mem_tui.tui.app import AriMemApp
+
+
+def opener_for(path: Path, label: str | None = None):
+    """The same path `cmd_open` takes (sources.open_run), pinned to BM25 and the files."""
+
+    def opener(_progress) -> Run:
+        args = argparse.Namespace(checkpoint=path, embedder="bm25", no_letta=True)
+        run = open_run(args)
+        if label is not None:
+            run.source_label = label  # a fixed label: snapshots must not show tmp paths
+        return run
+
+    return opener
+
+
+def make_app(path: Path, label: str | None = None, **kwargs) -> AriMemApp:
+    kwargs.setdefault("theme", "textual-dark")
+    kwargs.setdefault("remember_theme", False)
+    kwargs.setdefault("blink", False)
+    return AriMemApp(opener_for(path, label), **kwargs)
+
+
+async def settle(pilot: Pilot, loads: int = 1) -> None:
+    """Wait for the load(s), then for every worker, then for the screen to refresh."""
+    app = pilot.app
+    for _ in range(400):
+        if app.loaded_count >= loads:
+            break
+        await pilot.pause(0.02)
+    assert app.loaded_count >= loads, "the checkpoint did not load"
+    await idle(pilot)
+    await idle(pilot)
+
+
+async def idle(pilot: Pilot) -> None:
+    """Until no worker runs (cancelled ones included, unlike `wait_for_complete`)."""
+    for _ in range(1000):
+        if not any(w.is_running or w.state.name == "PENDING" for w in pilot.app.workers):
+            break
+        await pilot.pause(0.01)
+    await pilot.pause()
+
+
+async def press(pilot: Pilot, *keys: str) -> None:
+    for key in keys:
+        await pilot.press(key)
+        await pilot.pause()
+    await idle(pilot)
