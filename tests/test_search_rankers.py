@@ -179,3 +179,19 @@ def test_top_window_matches_a_stable_full_sort():
     entries = Entries([str(i) for i in range(300)]).entries
     ranking = ranking_from_scores(Pool(entries), scores, 10, None, "test")
     assert [ranking.global_rank(entries[int(i)].id) for i in full] == list(range(300))
+
+
+def test_stopping_ends_the_background_thread_and_keeps_bm25(embedder, tmp_path):
+    gate = threading.Event()
+    ranker = EmbeddingRanker(
+        Pool(Entries(TEXTS * 20).entries),
+        tmp_path,
+        background=True,
+        embedder=CountingEmbedder(embedder, gate),
+    )
+    ranker._stop.set()  # what stop() does first; the thread is parked at the gate
+    gate.set()
+    ranker.stop()
+    assert ranker.ready and not ranker.usable
+    assert "stopped" in (ranker.error or "")
+    assert ranker.rank("kernel tiling", 1).used == "bm25"

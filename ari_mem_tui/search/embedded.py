@@ -7,7 +7,9 @@ argpartition, any other entry's global rank by counting the entries that beat it
 
 from __future__ import annotations
 
+import atexit
 import threading
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +20,17 @@ from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
 from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
 
 SEGMENT_ROWS = 1024  # persist background progress every this many new vectors
+_LIVE: weakref.WeakSet = weakref.WeakSet()  # rankers whose thread may still be embedding
+
+
+class _Stopped(Exception):
+    """Raised inside the embedding loop when the ranker is asked to stop."""
+
+
+@atexit.register
+def _stop_all() -> None:
+    for ranker in list(_LIVE):
+        ranker.stop()
 
 
 class Pool:
@@ -150,13 +163,25 @@ class EmbeddingRanker:
         self._thread: threading.Thread | None = None
         self.embedder = embedder
         self._cache_dir = cache_dir
+        self._stop = threading.Event()
         if background:  # even loading the model takes a second: keep it off the caller's path
             self._thread = threading.Thread(
                 target=self._build, args=(progress,), daemon=True, name="ari-mem-tui-vectors"
             )
+            _LIVE.add(self)
             self._thread.start()
         else:
             self._build(progress)
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop computing vectors (at the next batch) and wait for the thread to end.
+
+        onnxruntime aborts the process if the interpreter exits while a session runs in a
+        daemon thread, so this runs at exit for every live ranker.
+        """
+        self._stop.set()
+        if self._thread is not None and self._thread.is_alive():
+            self._thread.join(timeout)
 
     # ---- vectors ----
     def _build(self, progress: ProgressFn | None) -> None:
@@ -168,6 +193,8 @@ class EmbeddingRanker:
             self.cache = VectorCache(cache_root(self._cache_dir), MODEL_NAME, DIM)
             missing, texts = self._plan()
             self._compute(missing, texts, progress)
+        except _Stopped:
+            self.error = "MiniLM stopped before its vectors were ready"
         except EmbedderUnavailable as exc:
             self.error = f"MiniLM unavailable: {exc}"
         except Exception as exc:  # noqa: BLE001 - a failing model must not take the app down
@@ -203,6 +230,8 @@ class EmbeddingRanker:
             rows = missing[start : start + SEGMENT_ROWS]
 
             def report(done: int, _total: int, base: int = start) -> None:
+                if self._stop.is_set():
+                    raise _Stopped
                 self.done = base + done
                 if progress is not None:
                     progress(self.done, self.total)
