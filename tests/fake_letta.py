@@ -54,6 +54,7 @@ class FakeLetta:
         self.delay = 0.0
         self.fail: dict[str, tuple[int, Any]] = {}
         self.requests: list[tuple[str, str, dict[str, list[str]]]] = []
+        self.bodies: list[tuple[str, str, Any]] = []  # (method, path, JSON body) of writes
         self.agents: dict[str, dict[str, Any]] = {}
         self.passages: dict[str, list[dict[str, Any]]] = {}
         self.blocks: dict[str, dict[str, dict[str, Any]]] = {}
@@ -281,6 +282,8 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length) if length else b""
         body = json.loads(raw) if raw else None
         fake.requests.append((method, parts.path, query))
+        if body is not None:
+            fake.bodies.append((method, parts.path, body))
         if fake.delay:
             time.sleep(fake.delay)
         if fake.api_key and self.headers.get("Authorization") != f"Bearer {fake.api_key}":

@@ -212,7 +212,9 @@ def test_node_search_is_ari_post_filter_over_the_server_window(original, small_c
         ][:5]
         got = [(h.global_rank, ckpt.entries_by_id[h.entry_id].letta_id) for h in result.hits]
         assert got == expected
-        assert all(h.score == max(0.0, 1 - 0.01 * h.global_rank) for h in result.hits)
+        assert [h.score for h in result.hits] == pytest.approx(
+            [max(0.0, 1 - 0.01 * h.global_rank) for h in result.hits]
+        )
         assert result.embedder == f"letta:{fake.url}"
         checked += 1
     assert checked >= 5

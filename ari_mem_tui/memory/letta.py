@@ -51,6 +51,7 @@ class LettaMemory:
     core: CoreBlocks = field(default_factory=lambda: CoreBlocks(source=SOURCE))
     problems: list[Problem] = field(default_factory=list)
     passages: int = 0  # rows read from the server
+    url: str = ""
     capped: bool = False  # stopped at the hard cap (more rows may exist)
 
 
@@ -160,7 +161,7 @@ def read_letta_memory(
     max_rows: int = MAX_ROWS,
 ) -> LettaMemory:
     """Every passage of the agent (paged, capped like ARI) and its three core blocks."""
-    memory = LettaMemory()
+    memory = LettaMemory(url=conn.url)
     problem_file = f"letta:{conn.url}"
     ids = EntryIds()
     node_entries: list[MemoryEntry] = []
@@ -374,6 +375,8 @@ def open_letta_run(
 
 def apply_letta_memory(ckpt: Checkpoint, memory: LettaMemory, ckpt_hash: str) -> None:
     """Swap the checkpoint's entries and core blocks for the server's; keep the rest."""
+    # passage ids the file loader joined from the access log, by content id
+    logged = {e.letta_id: e.id for e in ckpt.entries if e.letta_id}
     ckpt.entries = memory.entries
     ckpt.core = memory.core
     ckpt.checkpoint_hash = ckpt_hash  # the post-filter's `ari_checkpoint == hash`
@@ -381,6 +384,32 @@ def apply_letta_memory(ckpt: Checkpoint, memory: LettaMemory, ckpt_hash: str) ->
     ckpt.reindex()
     rejoin_access_log(ckpt)
     ckpt.reindex()
+    aliased = alias_logged_ids(ckpt, logged)
+    if aliased:
+        ckpt.problems.append(
+            Problem(
+                file=f"letta:{memory.url}" if memory.url else "letta",
+                what=f"joined {aliased} logged passage ids to the server's entries by content",
+                why="the server's passage ids differ from the access log's (a restored agent)",
+                severity="info",
+            )
+        )
+
+
+def alias_logged_ids(ckpt: Checkpoint, logged: dict[str, str]) -> int:
+    """Let recorded search hits resolve on a RESTORED server, whose passages have new ids.
+
+    The file loader joined the access log's passage ids to entries by content; the server's
+    entries carry the same content ids, so each logged id not on the server is looked up
+    through its content id. Call after the last `reindex()` (which drops these aliases).
+    """
+    count = 0
+    for letta_id, content_id in logged.items():
+        entry = ckpt.entries_by_id.get(content_id)
+        if letta_id not in ckpt.entries_by_letta_id and entry is not None:
+            ckpt.entries_by_letta_id[letta_id] = entry
+            count += 1
+    return count
 
 
 def rejoin_access_log(ckpt: Checkpoint) -> int:

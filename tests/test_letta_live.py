@@ -1,0 +1,187 @@
+"""Live contract tests against a REAL Letta 0.16.7 server (deselected by default).
+
+Run them with `bash scripts/letta/live-tests.sh`, which starts the server offline, restores a
+small demo checkpoint into it, and runs:
+  phase "up":        python -m pytest -m letta_live            (LETTA_LIVE_URL, LETTA_LIVE_CKPT)
+  phase "embed-down": after stopping the embedding server      (LETTA_LIVE_PHASE=embed-down)
+  phase "stopped":   after stopping the Letta server           (LETTA_LIVE_PHASE=stopped)
+Each test belongs to one phase and fails (never skips) when run against the wrong one, so a
+misconfigured live run cannot pass quietly.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from letta_helpers import letta_args
+
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.cli import main
+from ari_mem_tui.memory.letta import LettaRanker, open_letta_run
+from ari_mem_tui.memory.letta_api import LettaConnection
+from ari_mem_tui.memory.letta_errors import LettaUnavailable
+from ari_mem_tui.memory.letta_footer import SEPARATOR
+from ari_mem_tui.search.replay import replay
+
+pytestmark = pytest.mark.letta_live
+
+PHASE = os.environ.get("LETTA_LIVE_PHASE", "up")
+NODES_CHECKED = 4
+
+
+def need(phase: str) -> tuple[str, Path]:
+    url, ckpt = os.environ.get("LETTA_LIVE_URL"), os.environ.get("LETTA_LIVE_CKPT")
+    if not url or not ckpt:
+        pytest.fail("set LETTA_LIVE_URL and LETTA_LIVE_CKPT (scripts/letta/live-tests.sh does)")
+    if PHASE != phase:
+        pytest.fail(f"this test needs live phase {phase!r}, not {PHASE!r}: use -k / live-tests.sh")
+    return url, Path(ckpt)
+
+
+def deep_nodes(ckpt) -> list[str]:
+    """A few nodes with at least two ancestors (their hits can come from several nodes)."""
+    nodes = [nid for nid, node in ckpt.nodes.items() if len(node.ancestor_ids) >= 2]
+    return nodes[:NODES_CHECKED]
+
+
+# ---- phase "up" ------------------------------------------------------------------------------
+
+
+def test_live_server_is_letta_0_16_7() -> None:
+    url, _ = need("up")
+    assert LettaConnection(url).health() == "0.16.7"
+
+
+def test_live_entries_and_core_blocks_match_the_backup() -> None:
+    url, path = need("up")
+    files = load_checkpoint(path)
+    ckpt = load_checkpoint(path)
+    run = open_letta_run(ckpt, letta_args(url, path))
+    assert run.source_label.endswith(f"agent ari_agent_{checkpoint_hash(path)}")
+    key = lambda e: (e.id, e.kind, e.node_id, e.text, e.metadata, e.ts)
+    assert sorted(map(key, ckpt.entries), key=repr) == sorted(map(key, files.entries), key=repr)
+    assert all(e.source == "letta" and e.letta_id.startswith("passage-") for e in ckpt.entries)
+    assert ckpt.core.source == "letta"
+    assert ckpt.core.ari_context == files.core.ari_context and ckpt.core.seeded
+    assert (ckpt.core.persona, ckpt.core.human) == ("", "")
+
+
+def test_live_saw_returns_ancestor_only_hits(capsys) -> None:
+    url, path = need("up")
+    ckpt = load_checkpoint(path)
+    for nid in deep_nodes(ckpt):
+        assert main(["saw", str(path), nid, "--json", "--letta-url", url]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["embedder"] == f"letta:{url}"
+        assert data["hits"], f"{nid}: a node with ancestors that wrote memory finds some"
+        ancestors = set(ckpt.nodes[nid].ancestor_ids)
+        assert all(hit["node_id"] in ancestors for hit in data["hits"])
+        assert all(hit["kind"] == "node_scope" for hit in data["hits"])
+
+
+def raw_window(conn: LettaConnection, agent_id: str, query: str, top_k: int) -> list[dict]:
+    """The server's own answer, decoded here without the code under test."""
+    response = conn.client.agents.passages.search(agent_id, query=query, top_k=top_k)
+    rows = []
+    for row in response.results:
+        text, _, footer = row.content.rpartition(SEPARATOR)
+        rows.append({"id": row.id, "text": text, **json.loads(footer)})
+    return rows
+
+
+def test_live_post_filter_is_the_servers_raw_window_filtered() -> None:
+    url, path = need("up")
+    ckpt = load_checkpoint(path)
+    run = open_letta_run(ckpt, letta_args(url, path))
+    ranker = run.ranker
+    assert isinstance(ranker, LettaRanker)
+    ckpt_hash = checkpoint_hash(path)
+    for nid in deep_nodes(ckpt):
+        result = replay(ckpt, nid, ranker, limit=5, with_tiers=False)
+        window = raw_window(ranker.conn, ranker.agent_id, result.query, result.params["top_k"])
+        ancestors = set(ckpt.nodes[nid].ancestor_ids)
+        expected = [
+            (pos, row["id"])
+            for pos, row in enumerate(window)
+            if row["node_id"] in ancestors
+            and row["kind"] == "node_scope"
+            and row["ari_checkpoint"] == ckpt_hash
+        ][:5]
+        got = [(h.global_rank, ckpt.entries_by_id[h.entry_id].letta_id) for h in result.hits]
+        assert got == expected, nid
+        assert [h.score for h in result.hits] == pytest.approx([1 - 0.01 * p for p, _ in expected])
+
+
+def test_live_window_smaller_than_the_pool() -> None:
+    url, path = need("up")
+    ckpt = load_checkpoint(path)
+    run = open_letta_run(ckpt, letta_args(url, path))
+    ranking = run.ranker.rank("GFlops_per_s roofline", top_k=10)
+    assert len(ranking.window) == 10 and ranking.pool_size == len(ckpt.entries) > 10
+    outside = [e for e in ckpt.entries if e.id not in {w.id for w in ranking.window}]
+    assert all(ranking.global_rank(e.id) is None for e in outside)
+
+
+def test_live_as_of_only_ranks_earlier_passages() -> None:
+    url, path = need("up")
+    ckpt = load_checkpoint(path)
+    run = open_letta_run(ckpt, letta_args(url, path))
+    nid = deep_nodes(ckpt)[-1]
+    result = replay(ckpt, nid, run.ranker, as_of=True, with_tiers=False)
+    assert result.as_of is not None
+    ranking = run.ranker.rank(result.query, 200, before_ts=result.as_of)
+    assert ranking.window and all(e.ts <= result.as_of + 1e-3 for e in ranking.window)
+    later = [e for e in ckpt.entries if e.ts > result.as_of + 1]
+    assert later and not {e.id for e in later} & {e.id for e in ranking.window}
+
+
+def test_live_recorded_hits_resolve_by_content_after_a_restore() -> None:
+    url, path = need("up")
+    ckpt = load_checkpoint(path)
+    run = open_letta_run(ckpt, letta_args(url, path))
+    recorded = [replay(ckpt, n, run.ranker, with_tiers=False).recorded for n in deep_nodes(ckpt)]
+    hits = [h for r in recorded if r is not None for h in r.hits]
+    assert hits and all(h.text for h in hits)
+    assert any("by content" in p.what for p in ckpt.problems)
+
+
+def test_live_wrong_agent_names_the_agents_that_exist(capsys) -> None:
+    url, path = need("up")
+    ckpt = load_checkpoint(path)
+    node = deep_nodes(ckpt)[0]
+    argv = ["saw", str(path), node, "--letta-url", url, "--letta-agent", "ari_agent_000000000000"]
+    code = main(argv)
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "no agent ari_agent_000000000000" in err
+    assert f"ari_agent_{checkpoint_hash(path)}" in err
+
+
+# ---- phase "embed-down": the server is up, its embedding endpoint is not ---------------------
+
+
+def test_live_embedding_endpoint_down_is_one_line() -> None:
+    url, path = need("embed-down")
+    ckpt = load_checkpoint(path)
+    run = open_letta_run(ckpt, letta_args(url, path))  # listing needs no embeddings
+    with pytest.raises(LettaUnavailable) as exc:
+        replay(ckpt, deep_nodes(ckpt)[0], run.ranker, with_tiers=False)
+    message = str(exc.value)
+    assert "\n" not in message and url in message
+    assert "embedding endpoint" in message or "did not answer" in message
+
+
+# ---- phase "stopped": the Letta server was stopped ------------------------------------------
+
+
+def test_live_stopped_server_is_one_line(capsys) -> None:
+    url, path = need("stopped")
+    ckpt = load_checkpoint(path)
+    code = main(["saw", str(path), deep_nodes(ckpt)[0], "--letta-url", url])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert f"cannot reach a Letta server at {url}" in err
