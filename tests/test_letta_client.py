@@ -322,10 +322,14 @@ def test_connection_refused() -> None:
 
 
 def test_slow_server_times_out(fake: FakeLetta) -> None:
+    agent = fake.add_agent("ari_agent_" + HASH)
     fake.delay = 1.0
     with pytest.raises(LettaUnavailable) as exc:
         conn_for(fake.url, timeout=0.2).health()
     assert "did not answer within 0.2 s" in one_line(exc)
+    with pytest.raises(LettaUnavailable) as exc:  # a slow search: its embedding endpoint?
+        conn_for(fake.url, timeout=0.2).search(agent, "q", 200)
+    assert "did not answer" in one_line(exc) and "embedding endpoint" in str(exc.value)
 
 
 @pytest.mark.parametrize("status", [200, 404])

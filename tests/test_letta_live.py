@@ -172,7 +172,7 @@ def test_live_embedding_endpoint_down_is_one_line() -> None:
         replay(ckpt, deep_nodes(ckpt)[0], run.ranker, with_tiers=False)
     message = str(exc.value)
     assert "\n" not in message and url in message
-    assert "embedding endpoint" in message or "did not answer" in message
+    assert "embedding endpoint" in message  # a 5xx, or a timeout while the server retries it
 
 
 # ---- phase "stopped": the Letta server was stopped ------------------------------------------

@@ -65,13 +65,15 @@ class LettaConnection:
     ) -> T:
         """Run one SDK call; turn any failure into a one-line `LettaUnavailable`.
 
-        `not_found` replaces the message of a 404; `server_error` is appended to a 5xx one.
+        `not_found` replaces the message of a 404; `server_error` is appended to a 5xx one
+        and to a timeout (a server whose embedding endpoint is down keeps retrying it).
         """
         try:
             return fn()
         except letta_client.APITimeoutError:
             raise LettaUnavailable(
                 f"Letta server at {self.url} did not answer within {self.timeout:g} s ({what})"
+                + server_error
             ) from None
         except letta_client.APIConnectionError as exc:
             raise LettaUnavailable(
@@ -197,7 +199,7 @@ class LettaConnection:
         response = self.call(
             f"searching top_k={top_k}",
             lambda: self.client.agents.passages.search(agent_id, **kwargs),
-            server_error="; its embedding endpoint is probably failing",
+            server_error="; its embedding endpoint may be failing",
         )
         return list(response.results)
 
