@@ -50,7 +50,7 @@ def add_node_entries(fake: FakeLetta, agent_id: str, n: int, node_id: str = "n1"
 def test_reads_every_passage_page_by_page(fake: FakeLetta) -> None:
     agent = fake.add_agent("ari_agent_" + HASH)
     add_node_entries(fake, agent, 7)
-    progress: list[tuple[int, int | None]] = []
+    progress: list[tuple[int, int]] = []
     memory = read_letta_memory(
         conn_for(fake.url), agent, page_size=3, progress=lambda d, t: progress.append((d, t))
     )
@@ -61,7 +61,7 @@ def test_reads_every_passage_page_by_page(fake: FakeLetta) -> None:
     listed = [q for m, path, q in fake.requests if path.endswith("/archival-memory")]
     assert len(listed) == 4  # 3 + 3 + 1, then the empty page that ends it
     assert "after" not in listed[0] and all("after" in q for q in listed[1:])
-    assert progress[-1] == (7, 7) and (6, None) in progress
+    assert progress == [(3, 6), (6, 9), (7, 7)]
     assert not memory.capped and memory.problems == []
     # letta_id is the passage id; ids are the loader's content ids (stable across sources)
     assert {e.letta_id for e in memory.entries} == {p["id"] for p in fake.passages[agent]}
@@ -148,8 +148,11 @@ def test_open_replaces_memory_and_keeps_the_files(original, small_ckpt: Path) ->
     fake, _agent = original
     files = load_checkpoint(small_ckpt)
     ckpt = load_checkpoint(small_ckpt)
-    run = open_letta_run(ckpt, letta_args(fake.url, small_ckpt))
+    calls: list[tuple[int, int]] = []  # the TUI hands its status-bar callback in the args
+    progress = lambda done, total: calls.append((done, total))
+    run = open_letta_run(ckpt, letta_args(fake.url, small_ckpt, progress=progress))
     assert run.checkpoint is ckpt
+    assert calls[-1] == (len(ckpt.entries), len(ckpt.entries)) and len(calls) > 1
     assert run.source_label == f"letta: {fake.url} agent ari_agent_{checkpoint_hash(small_ckpt)}"
     assert all(e.source == "letta" for e in ckpt.entries)
     # the same entries (same content ids), now from the server, with the server's ids

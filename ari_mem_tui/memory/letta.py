@@ -40,7 +40,9 @@ AGENT_HASH_RE = re.compile(r"^ari_agent_([0-9a-f]{12})$")
 CORE_LABELS = ("persona", "human", "ari_context")
 SOURCE = "letta"
 
-ProgressFn = Callable[[int, int | None], None]  # (passages read, total if known)
+# (passages read, passages expected): the total is unknown until the last page, so while paging
+# it is "read + one more page"; the last call is (n, n)
+ProgressFn = Callable[[int, int], None]
 
 
 @dataclass
@@ -178,7 +180,7 @@ def read_letta_memory(
         )
         (node_entries if entry.kind == "node_scope" else react_entries).append(entry)
         if progress is not None and memory.passages % page_size == 0:
-            progress(memory.passages, None)
+            progress(memory.passages, memory.passages + page_size)
     if progress is not None:
         progress(memory.passages, memory.passages)
     if memory.passages >= max_rows:
@@ -345,6 +347,8 @@ def open_letta_run(
     from ari_mem_tui.sources import Run
 
     url = args.letta_url
+    if progress is None:
+        progress = getattr(args, "progress", None)  # the TUI's status bar passes one this way
     if conn is None:
         conn = LettaConnection(url, api_key=getattr(args, "letta_api_key", None))
     agent_ref = agent_ref_for(ckpt, args)
