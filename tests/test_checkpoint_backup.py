@@ -259,7 +259,7 @@ def test_no_core_sources_means_empty_core(tmp_path):
     assert not ckpt.core.seeded and ckpt.core.source == ""
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.text())
 def test_backup_line_parser_never_raises_on_text(text):
     parsed = parse_backup_line(text)
@@ -271,11 +271,11 @@ json_values = st.recursive(
     lambda inner: (
         st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
     ),
-    max_leaves=10,
+    max_leaves=6,
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(
     st.dictionaries(
         st.sampled_from(

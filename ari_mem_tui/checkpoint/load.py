@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ari_mem_tui.checkpoint.access_log import read_access_log, read_access_summary
+from ari_mem_tui.checkpoint.attribution import attribute_reads
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, BackupResult, read_backup
 from ari_mem_tui.checkpoint.core import approximate_core, core_from_seed
+from ari_mem_tui.checkpoint.cow import build_cow_log
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
+from ari_mem_tui.checkpoint.join import join_writes
 from ari_mem_tui.checkpoint.jsonfile import read_json, read_text
 from ari_mem_tui.checkpoint.legacy_memory import (
     memory_json_entries,
@@ -20,6 +24,7 @@ from ari_mem_tui.checkpoint.legacy_memory import (
 )
 from ari_mem_tui.checkpoint.model import Checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.checkpoint.trace_log import parse_trace_logs
 from ari_mem_tui.checkpoint.tree import TreeResult, load_tree
 from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import MemoryEntry, Problem
@@ -60,8 +65,22 @@ def load_checkpoint(path: Path) -> Checkpoint:
     ids = EntryIds()
     backup = _read_memory(ckpt, tree, ids)
     ckpt.core = _core(ckpt, backup)
+    ckpt.trace_calls = parse_trace_logs(ckpt.nodes)
+    ckpt.access_events = read_access_log(path, ckpt.run_id, problems)
+    ckpt.access_summary = read_access_summary(path, ckpt.run_id, problems)
+    orphans = join_writes(ckpt.access_events, ckpt.entries, ids, problems)
+    ckpt.entries = _grouped([*ckpt.entries, *orphans])
+    attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, ckpt.trace_calls)
+    ckpt.writes = build_cow_log(ckpt.entries, ckpt.access_events, ckpt.trace_calls)
     ckpt.reindex()
     return ckpt
+
+
+def _grouped(entries: list[MemoryEntry]) -> list[MemoryEntry]:
+    """node_scope entries first, then react ones, each group in source order (as the backup)."""
+    return [e for e in entries if e.kind == "node_scope"] + [
+        e for e in entries if e.kind == "react_step"
+    ]
 
 
 def _experiment_goal(path: Path, tree: TreeResult, problems: list[Problem]) -> str:
@@ -91,10 +110,7 @@ def _read_memory(ckpt: Checkpoint, tree: TreeResult, ids: EntryIds) -> BackupRes
         if not entries:
             entries = memory_store_entries(path, ids, problems)
         entries += memory_json_entries(path, ids, problems)
-    # node_scope first, then react, each in source order (the order the backup uses)
-    ckpt.entries = [e for e in entries if e.kind == "node_scope"] + [
-        e for e in entries if e.kind == "react_step"
-    ]
+    ckpt.entries = _grouped(entries)
     _warn_stale_backup(ckpt, backup)
     return backup
 

@@ -1,0 +1,240 @@
+"""`memory_access*.jsonl` (§4): read/write telemetry, merged from every file and sorted by ts.
+
+Several processes append to the live file, so lines are only roughly in time order; rotated files
+(`memory_access.<unix ts>.jsonl`) hold older events. The future bucketed layout keeps the same
+files under `<workspace>/runs/<run_id>/traces/` (§1.1), which is read too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ari_mem_tui.checkpoint.jsonfile import read_json
+from ari_mem_tui.checkpoint.paths import display_name, workspace_root
+from ari_mem_tui.checkpoint.problems import FileProblems
+from ari_mem_tui.checkpoint.values import as_float, as_int, short
+from ari_mem_tui.model import AccessEvent, Problem
+
+LIVE_FILE = "memory_access.jsonl"
+SUMMARY_FILE = "memory_access.summary.json"
+ROTATED = re.compile(r"^memory_access\.(\d+)\.jsonl$")
+_KNOWN = (
+    "ts",
+    "node_id",
+    "op",
+    "collection",
+    "entry_id",
+    "text_preview",
+    "metadata",
+    "query",
+    "ancestor_ids",
+    "limit",
+    "results",
+)
+# names the loader sets; a log line carrying them must not pre-empt the loader's inference
+_RESERVED = ("source", "source_line", "reader", "reader_how", "joined_entry")
+
+
+@dataclass
+class AccessLine:
+    """One parsed access-log line: the AccessEvent fields, or why the line was skipped."""
+
+    fields: dict[str, Any] | None = None
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _opt_str(obj: dict[str, Any], key: str, notes: list[str]) -> str | None:
+    value = obj.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    notes.append(f"{key} is a {type(value).__name__}; ignored")
+    return None
+
+
+def _ancestors(value: Any, notes: list[str]) -> list[str] | None:
+    if value is None:
+        return None
+    if not isinstance(value, list):
+        notes.append(f"ancestor_ids is a {type(value).__name__}; ignored")
+        return None
+    kept = [item for item in value if isinstance(item, str)]
+    if len(kept) != len(value):
+        notes.append(f"dropped {len(value) - len(kept)} non-string ancestor ids")
+    return kept
+
+
+def _results(value: Any, notes: list[str]) -> list[dict[str, Any]]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        notes.append(f"results is a {type(value).__name__}; ignored")
+        return []
+    kept = [item for item in value if isinstance(item, dict)]
+    if len(kept) != len(value):
+        notes.append(f"dropped {len(value) - len(kept)} results that are not objects")
+    return kept
+
+
+def parse_access_line(line: str) -> AccessLine:
+    """Parse one line of the access log into AccessEvent fields. Never raises."""
+    if not line.strip():
+        return AccessLine()
+    try:
+        obj = json.loads(line)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        return AccessLine(error=f"not JSON ({exc.__class__.__name__})")
+    if not isinstance(obj, dict):
+        return AccessLine(error=f"a JSON {type(obj).__name__}, not an object")
+    ts = as_float(obj.get("ts"))
+    if ts is None:
+        return AccessLine(error=f"ts {short(repr(obj.get('ts')), 30)} is not a number")
+    op = obj.get("op")
+    if op not in ("read", "write"):
+        return AccessLine(error=f"unknown op {short(repr(op), 30)}")
+    notes: list[str] = []
+    metadata = obj.get("metadata")
+    if metadata is not None and not isinstance(metadata, dict):
+        notes.append(f"metadata is a {type(metadata).__name__}; ignored")
+        metadata = None
+    limit = obj.get("limit")
+    if as_int(limit) is None and limit is not None:
+        notes.append(f"limit {short(repr(limit), 20)} is not an integer; ignored")
+    fields = {
+        key: value for key, value in obj.items() if key not in _KNOWN and key not in _RESERVED
+    }
+    fields.update(
+        ts=ts,
+        op=op,
+        node_id=_opt_str(obj, "node_id", notes) or "",
+        collection=_opt_str(obj, "collection", notes) or "",
+        entry_id=_opt_str(obj, "entry_id", notes),
+        text_preview=_opt_str(obj, "text_preview", notes),
+        metadata=metadata,
+        query=_opt_str(obj, "query", notes),
+        ancestor_ids=_ancestors(obj.get("ancestor_ids"), notes),
+        limit=as_int(limit),
+        results=_results(obj.get("results"), notes),
+    )
+    return AccessLine(fields=fields, notes=notes)
+
+
+def make_event(fields: dict[str, Any], source: str, line: int) -> AccessEvent:
+    """An AccessEvent from already-checked fields (skips re-validation: this is the hot path)."""
+    return AccessEvent.model_construct(
+        **fields, source=source, source_line=line, reader=None, reader_how="", joined_entry=None
+    )
+
+
+# ---- files ----
+
+
+def _log_dirs(ckpt: Path, run_id: str | None) -> list[Path]:
+    dirs = [ckpt]
+    if run_id:
+        traces = workspace_root(ckpt) / "runs" / run_id / "traces"
+        if traces.is_dir() and traces.resolve() != ckpt.resolve():
+            dirs.append(traces)
+    return dirs
+
+
+def access_files(ckpt: Path, run_id: str | None) -> list[Path]:
+    """Every access-log file: rotated ones oldest first, then the live file, per directory."""
+    found: list[Path] = []
+    for folder in _log_dirs(ckpt, run_id):
+        rotated = []
+        for path in folder.glob("memory_access.*.jsonl"):
+            match = ROTATED.match(path.name)
+            if match and path.is_file():
+                rotated.append((int(match.group(1)), path.name, path))
+        found += [item[2] for item in sorted(rotated)]
+        if (folder / LIVE_FILE).is_file():
+            found.append(folder / LIVE_FILE)
+    return found
+
+
+def read_access_file(path: Path, name: str, problems: list[Problem]) -> list[AccessEvent]:
+    events: list[AccessEvent] = []
+    sink = FileProblems(name, problems)
+    try:
+        with path.open("rb") as handle:
+            for line_no, raw in enumerate(handle, start=1):
+                _read_line(raw, line_no, name, sink, events)
+    except OSError as exc:
+        problems.append(
+            Problem(
+                file=name,
+                what=f"kept {len(events)} events read before the error",
+                why=f"read error ({exc.__class__.__name__})",
+                severity="error",
+            )
+        )
+    sink.close()
+    return events
+
+
+def _read_line(raw: bytes, line_no: int, name: str, sink: FileProblems, events: list) -> None:
+    where = f"line {line_no}"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        sink.add(where, "skipped the line", f"invalid UTF-8 at byte {exc.start} of the line")
+        return
+    parsed = parse_access_line(text)
+    if parsed.error:
+        sink.add(where, "skipped the line", parsed.error)
+        return
+    if parsed.fields is None:
+        return
+    if parsed.notes:
+        sink.add(where, "read the event with defaults", "; ".join(parsed.notes), "info")
+    events.append(make_event(parsed.fields, name, line_no))
+
+
+def read_access_log(ckpt: Path, run_id: str | None, problems: list[Problem]) -> list[AccessEvent]:
+    """All events of all access-log files, stably sorted by ts."""
+    events: list[AccessEvent] = []
+    for path in access_files(ckpt, run_id):
+        events += read_access_file(path, display_name(ckpt, path), problems)
+    events.sort(key=lambda event: event.ts)
+    return events
+
+
+def read_access_summary(
+    ckpt: Path, run_id: str | None, problems: list[Problem]
+) -> dict[str, dict[str, int]]:
+    """`memory_access.summary.json`: per-node read/write counts of compacted rotated logs."""
+    counts: dict[str, dict[str, int]] = {}
+    for folder in _log_dirs(ckpt, run_id):
+        path = folder / SUMMARY_FILE
+        if not path.is_file():
+            continue
+        name = display_name(ckpt, path)
+        document = read_json(path, name, problems, retry=False)
+        if document is None:
+            continue
+        if not isinstance(document, dict):
+            problems.append(Problem(file=name, what="skipped the file", why="not a JSON object"))
+            continue
+        for node_id, value in document.items():
+            row = value if isinstance(value, dict) else {}
+            clean = {k: as_int(row.get(k)) for k in ("writes", "reads")}
+            if not isinstance(value, dict) or None in clean.values():
+                problems.append(
+                    Problem(
+                        file=name,
+                        where=f"node {node_id}",
+                        what="counted 0 for bad values",
+                        why=f"expected {{writes: int, reads: int}}, got {short(repr(value), 40)}",
+                    )
+                )
+            target = counts.setdefault(node_id, {"writes": 0, "reads": 0})
+            for key, number in clean.items():
+                target[key] += number or 0
+    return counts

@@ -1,0 +1,176 @@
+"""The copy-on-write log (§4.6): every node-scope write, accepted or rejected, in time order.
+
+Accepted writes come from memory entries (backup or other files) and access-log write events,
+merged into one row when joined. Rejected writes are never stored by ARI; they are recovered
+from the writing node's trace_log (target and reason), timed where possible by the auto
+`Tool <name>: …` entry the node wrote about the failed call. React writes are not CoW-guarded
+and are left out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import deque
+from typing import Any
+
+from ari_mem_tui.checkpoint.trace_log import REJECTION_MARKERS, rejection_reason
+from ari_mem_tui.model import AccessEvent, CowWrite, MemoryEntry, TraceCall
+
+AUTO_ENTRY = re.compile(r"^Tool ([A-Za-z_][\w.:-]*): ")
+REASONS = {
+    "CoW violation": "node_id does not match current node (CoW violation)",
+    "ARI_CURRENT_NODE_ID not set": "ARI_CURRENT_NODE_ID not set",
+}
+
+
+def _row(**fields: Any) -> CowWrite:
+    defaults = {
+        "reason": None,
+        "entry_id": None,
+        "letta_id": None,
+        "text": "",
+        "metadata": None,
+        "step": None,
+        "ts": None,
+    }
+    return CowWrite.model_construct(**{**defaults, **fields})
+
+
+def accepted_rows(entries: list[MemoryEntry], events: list[AccessEvent]) -> list[CowWrite]:
+    joined = {e.joined_entry: e for e in events if e.op == "write" and e.joined_entry}
+    rows = []
+    for entry in entries:
+        if entry.kind != "node_scope":
+            continue
+        event = joined.get(entry.id)
+        from_log = entry.source == (event.source if event else None)
+        rows.append(
+            _row(
+                ts=event.ts if event else entry.ts,
+                current_node=event.node_id if event else entry.node_id,
+                target_node=entry.node_id,
+                tool="add_memory",
+                accepted=True,
+                entry_id=entry.id,
+                letta_id=entry.letta_id,
+                text=entry.text,
+                metadata=entry.metadata,
+                step=entry.step,
+                source="access_log" if from_log else ("access_log+backup" if event else "backup"),
+            )
+        )
+    return rows
+
+
+def rejection_of_auto_entry(entry: MemoryEntry) -> tuple[str, str] | None:
+    """(tool, reason) when the entry is the node's own log of a write the CoW guard refused."""
+    match = AUTO_ENTRY.match(entry.text)
+    if not match:
+        return None
+    marker = next((m for m in REJECTION_MARKERS if m in entry.text), None)
+    if marker is None:
+        return None
+    tool = entry.metadata.get("tool")
+    return (tool if isinstance(tool, str) else match.group(1)), REASONS[marker]
+
+
+def rejected_rows(
+    entries_by_node: dict[str, list[MemoryEntry]],
+    trace_calls: dict[str, list[TraceCall]],
+    event_ts: dict[str, float],
+) -> list[CowWrite]:
+    """Rejections from trace_logs, each matched in order to the node's auto entries of its tool."""
+    rows = []
+    nodes = list(dict.fromkeys([*trace_calls, *entries_by_node]))
+    for node_id in nodes:
+        autos: dict[str, deque[tuple[MemoryEntry, str]]] = {}
+        for entry in entries_by_node.get(node_id, []):
+            found = rejection_of_auto_entry(entry)
+            if found:
+                autos.setdefault(found[0], deque()).append((entry, found[1]))
+        for call in trace_calls.get(node_id, []):
+            reason = rejection_reason(call)
+            if reason is None:
+                continue
+            auto = autos[call.tool].popleft() if autos.get(call.tool) else None
+            args = call.args or {}
+            target = args.get("node_id")
+            text = args.get("text", args.get("content", ""))
+            rows.append(
+                _row(
+                    ts=_auto_ts(auto, event_ts),
+                    current_node=node_id,
+                    target_node=target if isinstance(target, str) else "",
+                    tool=call.tool,
+                    accepted=False,
+                    reason=reason,
+                    text=text if isinstance(text, str) else call.args_raw[:200],
+                    metadata=args.get("metadata")
+                    if isinstance(args.get("metadata"), dict)
+                    else None,
+                    step=auto[0].step if auto else None,
+                    source="trace_log",
+                )
+            )
+        for tool, left in autos.items():  # refused writes whose trace_log line is gone
+            for entry, reason in left:
+                rows.append(
+                    _row(
+                        ts=_auto_ts((entry, reason), event_ts),
+                        current_node=node_id,
+                        target_node="",
+                        tool=tool,
+                        accepted=False,
+                        reason=reason,
+                        text=entry.text,
+                        step=entry.step,
+                        source="auto_entry",
+                    )
+                )
+    return rows
+
+
+def _auto_ts(auto: tuple[MemoryEntry, str] | None, event_ts: dict[str, float]) -> float | None:
+    if auto is None:
+        return None
+    entry = auto[0]
+    return event_ts.get(entry.id, entry.ts)
+
+
+def order_rows(rows: list[CowWrite]) -> list[CowWrite]:
+    """Time order; a row without ts stays right after the rows its node had before it."""
+    keyed = []
+    last: dict[str, float] = {}
+    for seq, row in enumerate(rows):
+        if row.ts is not None:
+            last[row.current_node] = row.ts
+            key = row.ts
+        else:
+            key = last.get(row.current_node, -math.inf)
+        keyed.append((key, seq, row))
+    keyed.sort(key=lambda item: (item[0], item[1]))
+    return [item[2] for item in keyed]
+
+
+def build_cow_log(
+    entries: list[MemoryEntry], events: list[AccessEvent], trace_calls: dict[str, list[TraceCall]]
+) -> list[CowWrite]:
+    by_node: dict[str, list[MemoryEntry]] = {}
+    for entry in entries:
+        if entry.kind == "node_scope":
+            by_node.setdefault(entry.node_id, []).append(entry)
+    event_ts = {e.joined_entry: e.ts for e in events if e.op == "write" and e.joined_entry}
+    per_node: dict[str, list[CowWrite]] = {}
+    rows = accepted_rows(entries, events) + rejected_rows(by_node, trace_calls, event_ts)
+    for row in rows:
+        per_node.setdefault(row.current_node, []).append(row)
+    for rows in per_node.values():  # per node: timed rows by ts, untimed ones where they fell
+        rows[:] = _node_order(rows)
+    return order_rows([row for rows in per_node.values() for row in rows])
+
+
+def _node_order(rows: list[CowWrite]) -> list[CowWrite]:
+    timed = sorted((r for r in rows if r.ts is not None), key=lambda r: r.ts)
+    untimed = [r for r in rows if r.ts is None]
+    return timed + untimed

@@ -1,0 +1,130 @@
+"""`ari-mem-tui summary CKPT`: load a checkpoint and say what it holds and what was wrong.
+
+Exit 0 when the checkpoint loaded (problems or not), 2 when it could not be read at all (no such
+directory, or no tree in it). Every string from the files is printed as data, never as markup.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ari_mem_tui.checkpoint.load import checkpoint_hash, load_checkpoint
+from ari_mem_tui.checkpoint.model import Checkpoint
+
+EXIT_OK, EXIT_UNREADABLE = 0, 2
+_CONTROL = {c: " " for c in range(32) if c not in (9, 10)} | {127: " "}
+_CONTROL.update({c: " " for c in range(0x80, 0xA0)})
+
+
+def clean(text: str) -> str:
+    """Terminal-safe text: control characters (escape sequences included) become spaces."""
+    return str(text).translate(_CONTROL)
+
+
+def counts(ckpt: Checkpoint) -> dict[str, Any]:
+    kinds = Counter(e.kind for e in ckpt.entries)
+    ops = Counter(e.op for e in ckpt.access_events)
+    readers = Counter(e.reader_how for e in ckpt.access_events if e.op == "read")
+    severities = Counter(p.severity for p in ckpt.problems)
+    return {
+        "nodes": len(ckpt.nodes),
+        "roots": len(ckpt.roots),
+        "entries": len(ckpt.entries),
+        "node_scope": kinds.get("node_scope", 0),
+        "react_step": kinds.get("react_step", 0),
+        "partial_entries": sum(1 for e in ckpt.entries if e.partial),
+        "events": len(ckpt.access_events),
+        "reads": ops.get("read", 0),
+        "write_events": ops.get("write", 0),
+        "reads_by_attribution": dict(readers),
+        "trace_calls": sum(len(calls) for calls in ckpt.trace_calls.values()),
+        "writes": len(ckpt.writes),
+        "accepted_writes": sum(1 for w in ckpt.writes if w.accepted),
+        "rejected_writes": sum(1 for w in ckpt.writes if not w.accepted),
+        "problems": len(ckpt.problems),
+        "problems_by_severity": dict(severities),
+    }
+
+
+def summary_json(ckpt: Checkpoint) -> dict[str, Any]:
+    return {
+        "path": str(ckpt.path),
+        "checkpoint_hash": checkpoint_hash(ckpt.path),
+        "run_id": ckpt.run_id,
+        "tree_source": ckpt.tree_source,
+        "core": {
+            "seeded": ckpt.core.seeded,
+            "source": ckpt.core.source,
+            "approximate": ckpt.core.approximate,
+        },
+        "counts": counts(ckpt),
+        "access_summary": ckpt.access_summary,
+        "problems": [p.model_dump() for p in ckpt.problems],
+    }
+
+
+def loaded(ckpt: Checkpoint) -> bool:
+    return ckpt.path.is_dir() and ckpt.tree_source is not None
+
+
+def render(ckpt: Checkpoint, console: Console) -> None:
+    numbers = counts(ckpt)
+    title = Text("checkpoint ")
+    title.append(clean(str(ckpt.path)), style="bold")
+    console.print(title)
+    facts = Table.grid(padding=(0, 2))
+    facts.add_column(style="dim")
+    facts.add_column(overflow="fold")
+    facts.add_row("run id", Text(clean(ckpt.run_id or "?")))
+    facts.add_row("tree from", Text(clean(ckpt.tree_source or "no tree")))
+    facts.add_row("hash", Text(checkpoint_hash(ckpt.path)))
+    facts.add_row("nodes", Text(f"{numbers['nodes']} ({numbers['roots']} roots)"))
+    facts.add_row(
+        "entries",
+        Text(
+            f"{numbers['entries']} ({numbers['node_scope']} node_scope, {numbers['react_step']} "
+            f"react_step, {numbers['partial_entries']} partial)"
+        ),
+    )
+    facts.add_row(
+        "events",
+        Text(f"{numbers['events']} ({numbers['reads']} reads, {numbers['write_events']} writes)"),
+    )
+    facts.add_row(
+        "writes",
+        Text(
+            f"{numbers['writes']} ({numbers['accepted_writes']} accepted, "
+            f"{numbers['rejected_writes']} rejected)"
+        ),
+    )
+    core = "seeded" if ckpt.core.seeded else "not seeded"
+    if ckpt.core.source:
+        core += f" from {clean(ckpt.core.source)}" + (
+            " (approximate)" if ckpt.core.approximate else ""
+        )
+    facts.add_row("core", Text(core))
+    facts.add_row("problems", Text(str(numbers["problems"])))
+    console.print(facts)
+    styles = {"error": "red", "warning": "yellow", "info": "dim"}
+    for problem in ckpt.problems:
+        line = Text(f"{problem.severity:7} ", style=styles[problem.severity])
+        line.append(clean(problem.line()))
+        console.print(line)
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    ckpt = load_checkpoint(Path(args.checkpoint))
+    if getattr(args, "json", False):
+        sys.stdout.write(json.dumps(summary_json(ckpt), ensure_ascii=False, indent=2) + "\n")
+    else:
+        render(ckpt, Console(highlight=False))
+    return EXIT_OK if loaded(ckpt) else EXIT_UNREADABLE

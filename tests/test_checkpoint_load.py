@@ -1,0 +1,114 @@
+"""The loader as a whole: read-only, the demo loads cleanly, and the `summary` command."""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+from checkpoint_helpers import (
+    T0,
+    chain_tree,
+    core_seed,
+    dir_fingerprint,
+    node,
+    read_event,
+    scope,
+    write_access,
+    write_backup,
+    write_event,
+    write_tree,
+)
+
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.cli import main
+
+
+def full_checkpoint(path):
+    write_tree(path, chain_tree())
+    write_tree(path, chain_tree(), name="nodes_tree.json", experiment_goal="g")
+    write_tree(path, [node("old")], name="node_1/tree.json")
+    write_backup(path, [scope("a", "x", T0), core_seed({"primary_metric": "m"})])
+    write_access(path, [write_event(T0 + 0.1, "a", "p", "x"), read_event(T0, "", "q", ["root"])])
+    write_access(path, [read_event(T0 - 5, "", "q", ["root"])], name="memory_access.17.jsonl")
+    (path / "memory_access.summary.json").write_text("{}")
+    (path / "memory_store.jsonl").write_text("{}\n")
+    (path / "memory.json").write_text("[]")
+    for name in ("experiment.md", "idea.json", "evaluation_criteria.json"):
+        (path / name).write_text("{}")
+    return path
+
+
+def test_loading_writes_nothing(tmp_path):
+    ckpt_dir = full_checkpoint(tmp_path / "ckpt")
+    before = dir_fingerprint(tmp_path)
+    ckpt = load_checkpoint(ckpt_dir)
+    assert len(ckpt.nodes) == 4 and ckpt.entries  # it did read the files
+    assert dir_fingerprint(tmp_path) == before
+
+
+def test_demo_loads_without_problems_and_writes_nothing(demo_ckpt):
+    before = dir_fingerprint(demo_ckpt)
+    ckpt = load_checkpoint(demo_ckpt)
+    assert dir_fingerprint(demo_ckpt) == before
+    assert [p.line() for p in ckpt.problems] == []
+    assert len(ckpt.nodes) == 40 and len(ckpt.roots) == 1
+    assert ckpt.core.seeded and not ckpt.core.approximate
+    writes = [e for e in ckpt.access_events if e.op == "write"]
+    assert writes and all(e.joined_entry in ckpt.entries_by_id for e in writes)
+    assert not any(e.partial for e in ckpt.entries)  # every logged write has its backup record
+    reads = [e for e in ckpt.access_events if e.op == "read"]
+    assert {"startup-search", "inherit-burst"} <= {e.reader_how for e in reads}
+    assert any(not w.accepted for w in ckpt.writes)
+    starters = {e.reader for e in reads if e.reader_how == "startup-search"}
+    assert starters <= set(ckpt.nodes)
+
+
+def test_demo_startup_searches_match_their_readers(demo_ckpt):
+    ckpt = load_checkpoint(demo_ckpt)
+    for event in ckpt.access_events:
+        if event.reader_how == "startup-search":
+            assert event.ancestor_ids == ckpt.nodes[event.reader].ancestor_ids
+
+
+def test_summary_prints_counts_and_escapes_markup(tmp_path, capsys):
+    write_tree(tmp_path, chain_tree() + [node("[red]evil\x1b[2J", "ghost")])
+    assert main(["summary", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "nodes" in out and "5 (2 roots)" in out
+    assert "[red]evil" in out  # shown literally, not eaten as markup
+    assert "\x1b[2J" not in out
+
+
+def test_summary_json(tmp_path, capsys):
+    full_checkpoint(tmp_path)
+    assert main(["summary", "--json", str(tmp_path)]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["tree_source"] == "tree.json"
+    assert data["counts"]["nodes"] == 4 and data["counts"]["write_events"] == 1
+    assert data["counts"]["entries"] == 1 and data["counts"]["reads"] == 2
+    assert len(data["checkpoint_hash"]) == 12
+    assert isinstance(data["problems"], list)
+
+
+def test_summary_exit_2_when_unreadable(tmp_path, capsys):
+    assert main(["summary", str(tmp_path / "missing")]) == 2
+    assert "not a readable directory" in capsys.readouterr().out
+    assert main(["summary", "--json", str(tmp_path)]) == 2  # exists, but no tree
+    data = json.loads(capsys.readouterr().out)
+    assert data["tree_source"] is None and data["counts"]["nodes"] == 0
+
+
+def test_backup_without_tree_still_loads_memory(tmp_path):
+    write_backup(tmp_path, [scope("a", "x", T0)])
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.tree_source is None and len(ckpt.entries) == 1
+
+
+def test_gzip_bomb_like_backup_is_streamed(tmp_path):
+    # 20 MB of one unterminated line: decompressed in bounded steps, reported as bad JSON
+    write_tree(tmp_path, chain_tree())
+    raw = gzip.compress(b"{" + b" " * 20_000_000)
+    (tmp_path / "memory_backup.jsonl.gz").write_bytes(raw)
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.entries == []
+    assert any(p.file == "memory_backup.jsonl.gz" for p in ckpt.problems)

@@ -1,0 +1,183 @@
+"""trace_log parsing (§2.7) and the CoW write log (§4.6)."""
+
+from __future__ import annotations
+
+import json
+
+from checkpoint_helpers import (
+    T0,
+    chain_tree,
+    scope,
+    write_access,
+    write_backup,
+    write_event,
+    write_tree,
+)
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.checkpoint.trace_log import (
+    MAX_LITERAL_CHARS,
+    decode_result,
+    parse_trace_line,
+    parse_trace_log,
+    rejection_reason,
+)
+
+COW = "node_id does not match current node (CoW violation)"
+
+
+def call(tool, args):
+    return f"→ {tool}({json.dumps(args, ensure_ascii=False)})"
+
+
+def result(payload):
+    return "  ← " + str({"result": json.dumps(payload)})
+
+
+def test_calls_and_results_are_paired_and_decoded():
+    lines = [
+        call("search_memory", {"query": "q", "ancestor_ids": ["r"], "limit": 5}),
+        result({"results": [{"entry_id": "p1", "score": 0.99}]}),
+        "some other line",
+        call("run_code", {"code": "print('→ not a call')"}),
+        '→ add_memory({"node_id": "x", "text": "cut off',  # truncated args
+        "  ← {'error': \"Tool 'add_memory' failed after 3 attempts\"}",
+    ]
+    calls = parse_trace_log("n", lines)
+    assert [(c.tool, c.index) for c in calls] == [
+        ("search_memory", 0),
+        ("run_code", 3),
+        ("add_memory", 4),
+    ]
+    assert calls[0].args["ancestor_ids"] == ["r"]
+    assert calls[0].result == {"results": [{"entry_id": "p1", "score": 0.99}]}
+    assert calls[1].result_raw is None and calls[1].args == {"code": "print('→ not a call')"}
+    assert calls[2].args is None and calls[2].args_raw.startswith('{"node_id"')
+    assert calls[2].result == {"error": "Tool 'add_memory' failed after 3 attempts"}
+    assert calls[2].ok is False and rejection_reason(calls[2]) is None  # failed, not refused
+
+
+def test_cow_rejections_are_found_with_reason():
+    lines = [
+        call("add_memory", {"node_id": "parent", "text": "sneaky"}),
+        result({"ok": False, "error": COW}),
+        call("clear_node_memory", {"node_id": "parent"}),
+        "  ← " + str({"result": json.dumps({"removed": 0, "error": COW})}),
+        call("add_memory", {"node_id": "me", "text": "fine"}),
+        result({"ok": True, "id": "p7"}),
+        call("add_finding_memory", {"node_id": "me"}),
+        result({"ok": False, "error": "ARI_CURRENT_NODE_ID not set"}),
+    ]
+    calls = parse_trace_log("me", lines)
+    assert [c.ok for c in calls] == [False, False, True, False]
+    assert [rejection_reason(c) for c in calls] == [COW, COW, None, "ARI_CURRENT_NODE_ID not set"]
+
+
+def test_non_literal_results_stay_raw():
+    assert decode_result("<object at 0x7f>") is None
+    assert decode_result("{'result': 'plain text'}") == "plain text"
+    assert decode_result("[1, 2]") == [1, 2]
+
+
+def test_a_50_mb_result_is_not_evaluated():
+    huge = "  ← {'result': '" + "A" * 50_000_000 + "'}"
+    calls = parse_trace_log("n", [call("read_file", {"p": 1}), huge])
+    assert len(calls[0].result_raw) > MAX_LITERAL_CHARS
+    assert calls[0].result is None and calls[0].ok is None
+
+
+def test_50_mb_rejection_is_still_recognised():
+    huge = (
+        '  ← {\'result\': \'{"ok": false, "error": "'
+        + COW
+        + '", "pad": "'
+        + "B" * (50_000_000)
+        + "\"}'}"
+    )
+    [found] = parse_trace_log("n", [call("add_memory", {"node_id": "p"}), huge])
+    assert found.ok is False and rejection_reason(found) == COW
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_trace_line_parser_never_raises(text):
+    for line in (text, "→ " + text, "  ← " + text, "→ add_memory(" + text):
+        parsed = parse_trace_line(line)
+        assert parsed.kind in ("call", "result", "other")
+        decode_result(parsed.text)
+    parse_trace_log("n", [text, "  ← " + text])
+
+
+# ---- the CoW log ----
+
+
+def _cow_case(tmp_path):
+    nodes = chain_tree()
+    auto_text = "Tool add_memory: " + json.dumps(
+        {"result": json.dumps({"ok": False, "error": COW})}
+    )
+    nodes[3]["trace_log"] = [  # b tries to write into its parent a, then writes its own entry
+        call("add_memory", {"node_id": "a", "text": "overwrite parent", "metadata": {"k": 1}}),
+        result({"ok": False, "error": COW}),
+        call("add_memory", {"node_id": "b", "text": "mine"}),
+        result({"ok": True, "id": "p2"}),
+        call("clear_node_memory", {"node_id": "root"}),
+        "  ← " + str({"result": json.dumps({"removed": 0, "error": COW})}),
+    ]
+    write_tree(tmp_path, nodes)
+    backup = [
+        scope("a", "a finding", T0 + 150, {"type": "finding"}),
+        scope("b", auto_text, T0 + 210, {"step": 3, "tool": "add_memory"}),
+        scope("b", "mine", T0 + 220),
+        scope("b", "Tool clear_node_memory: lost", T0 + 225, {"step": 5, "tool": "x"}),
+    ]
+    write_backup(tmp_path, backup)
+    write_access(
+        tmp_path,
+        [
+            write_event(T0 + 150.2, "a", "p0", "a finding", {"type": "finding"}),
+            write_event(T0 + 210.1, "b", "p1", auto_text, {"step": 3, "tool": "add_memory"}),
+            write_event(T0 + 220.1, "b", "p2", "mine"),
+            write_event(T0 + 400, "b", "p3", "after the backup"),
+        ],
+    )
+    return load_checkpoint(tmp_path)
+
+
+def test_cow_log_rows(tmp_path):
+    ckpt = _cow_case(tmp_path)
+    rows = [
+        (w.current_node, w.target_node, w.tool, w.accepted, w.source, w.ts, w.step)
+        for w in ckpt.writes
+    ]
+    assert rows == [
+        ("a", "a", "add_memory", True, "access_log+backup", T0 + 150.2, None),
+        ("b", "b", "add_memory", True, "access_log+backup", T0 + 210.1, 3),
+        ("b", "a", "add_memory", False, "trace_log", T0 + 210.1, 3),
+        ("b", "b", "add_memory", True, "access_log+backup", T0 + 220.1, None),
+        ("b", "b", "add_memory", True, "backup", T0 + 225, 5),
+        ("b", "b", "add_memory", True, "access_log", T0 + 400, None),
+        ("b", "root", "clear_node_memory", False, "trace_log", None, None),  # after b's rows
+    ]
+    rejected = ckpt.writes[2]
+    assert rejected.reason == COW and rejected.text == "overwrite parent"
+    assert rejected.metadata == {"k": 1}
+    assert ckpt.writes[3].letta_id == "p2"
+    assert ckpt.writes[3].entry_id == ckpt.entries_by_letta_id["p2"].id
+    assert [w.target_node for w in ckpt.writes_by_node["b"]] == ["b", "a", "b", "b", "b", "root"]
+    assert [w.target_node for w in ckpt.writes_by_node["a"]] == ["a"]
+
+
+def test_auto_entry_without_trace_line_is_a_rejected_row(tmp_path):
+    write_tree(tmp_path, chain_tree())
+    auto_text = "Tool add_memory: " + json.dumps(
+        {"result": json.dumps({"ok": False, "error": COW})}
+    )
+    write_backup(tmp_path, [scope("b", auto_text, T0 + 5, {"step": 2, "tool": "add_memory"})])
+    ckpt = load_checkpoint(tmp_path)
+    rejected = [w for w in ckpt.writes if not w.accepted]
+    assert [(w.source, w.current_node, w.target_node, w.ts, w.step) for w in rejected] == [
+        ("auto_entry", "b", "", T0 + 5, 2)
+    ]
