@@ -179,6 +179,13 @@ def test_top_window_matches_a_stable_full_sort():
     entries = Entries([str(i) for i in range(300)]).entries
     ranking = ranking_from_scores(Pool(entries), scores, 10, None, "test")
     assert [ranking.global_rank(entries[int(i)].id) for i in full] == list(range(300))
+    assert ranking.global_ranks([entries[int(i)].id for i in full]) == list(range(300))
+    # as-of: entries 0..149 only (ts = index); the others have no rank, the rest re-rank
+    early = ranking_from_scores(Pool(entries), scores, 10, 150.0, "test")
+    kept = [int(i) for i in full if i < 150]
+    ids = [e.id for e in entries]
+    assert early.global_ranks([ids[i] for i in kept]) == list(range(150))
+    assert early.global_ranks(["e00200", "missing", ids[kept[0]]]) == [None, None, 0]
 
 
 def test_stopping_ends_the_background_thread_and_keeps_bm25(embedder, tmp_path):

@@ -66,21 +66,36 @@ def ranking_from_scores(
 
     ascending: list[np.ndarray] = []  # sorted scores, computed on the first rank query
 
-    def rank_of(entry_id: str) -> int | None:
-        i = pool.index.get(entry_id)
-        if i is None or (mask is not None and not mask[i]):
-            return None
+    def ranks_of(entry_ids: list[str]) -> list[int | None]:
+        """rank = entries scoring higher + equal-scoring entries earlier in the pool."""
+        idx = np.array([pool.index.get(e, -1) for e in entry_ids], dtype=np.int64)
+        known = idx >= 0
+        if mask is not None and known.any():
+            known[known] = mask[idx[known]]  # entries outside the as-of pool have no rank
+        if not known.any():
+            return [None] * len(entry_ids)
         if not ascending:
             ascending.append(np.sort(scores))
-        s = scores[i]
-        lo, hi = np.searchsorted(ascending[0], s, "left"), np.searchsorted(ascending[0], s, "right")
-        ties_before = int(np.count_nonzero(scores[:i] == s)) if hi - lo > 1 else 0
-        return int(len(scores) - hi) + ties_before
+        values = scores[idx[known]]
+        lo = np.searchsorted(ascending[0], values, "left")
+        hi = np.searchsorted(ascending[0], values, "right")
+        ranks = len(scores) - hi
+        for k in np.flatnonzero(hi - lo > 1):  # ties: pool order decides (rare but exact)
+            i = idx[known][k]
+            ranks[k] += int(np.count_nonzero(scores[:i] == scores[i]))
+        out: list[int | None] = [None] * len(entry_ids)
+        for slot, rank in zip(np.flatnonzero(known), ranks, strict=True):
+            out[int(slot)] = int(rank)
+        return out
+
+    def rank_of(entry_id: str) -> int | None:
+        return ranks_of([entry_id])[0]
 
     return Ranking(
         window=[pool.entries[i] for i in window_idx],
         pool_size=size,
         rank_fn=rank_of,
+        ranks_fn=ranks_of,
         used=used,
         note=note,
     )

@@ -22,6 +22,7 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 DIM = 384
 MAX_TOKENS = 256
 BATCH_SIZE = 32
+TOKEN_BUDGET = 2048  # padded tokens per batch: 32 short texts, or 8 of 256 tokens
 
 
 class EmbedderUnavailable(RuntimeError):
@@ -67,9 +68,13 @@ class MiniLMEmbedder:
 
             tokenizer = Tokenizer.from_file(str(tokenizer_path()))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)
-            tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")
+            tokenizer.no_padding()  # we pad per batch, after sorting by length
             options = ort.SessionOptions()
             options.log_severity_level = 3
+            # the machine is shared (and the UI runs beside us): no busy-waiting worker threads,
+            # and no arena that keeps the peak of the longest batch for the rest of the run
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            options.enable_cpu_mem_arena = False
             session = ort.InferenceSession(
                 str(path), sess_options=options, providers=["CPUExecutionProvider"]
             )
@@ -88,31 +93,53 @@ class MiniLMEmbedder:
         batch_size: int = BATCH_SIZE,
         progress: ProgressFn | None = None,
     ) -> np.ndarray:
-        """Embed texts in length-sorted batches (less padding); returns rows in input order."""
+        """Embed texts in length-sorted batches (less padding); returns rows in input order.
+
+        A batch holds at most `batch_size` texts and about TOKEN_BUDGET padded tokens: attention
+        memory grows with the square of the length, so long texts go in small batches.
+        """
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        encoded = self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])
+        ids = [e.ids for e in encoded]
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         done = 0
-        for start in range(0, len(order), batch_size):
-            idx = order[start : start + batch_size]
-            out[idx] = self._embed_batch([texts[i] for i in idx])
-            done += len(idx)
+        for batch in _batches(order, [len(x) for x in ids], batch_size):
+            out[batch] = self._run([ids[i] for i in batch])
+            done += len(batch)
             if progress is not None:
                 progress(done, len(texts))
         return out
 
-    def _embed_batch(self, texts: list[str]) -> np.ndarray:
-        encodings = self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])
-        ids = np.array([e.ids for e in encodings], dtype=np.int64)
-        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        width = max(len(r) for r in rows)
+        ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for k, row in enumerate(rows):
+            ids[k, : len(row)] = row
+            mask[k, : len(row)] = 1
         feeds = {"input_ids": ids, "attention_mask": mask}
         if "token_type_ids" in self._inputs:
             feeds["token_type_ids"] = np.zeros_like(ids)
         with self._lock:
             states = self._session.run(None, feeds)[0]
             self.calls += 1
-            self.texts_embedded += len(texts)
+            self.texts_embedded += len(rows)
         weights = mask[:, :, None].astype(np.float32)
-        summed = (states * weights).sum(axis=1)
-        pooled = summed / np.clip(weights.sum(axis=1), 1e-9, None)
+        pooled = (states * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+
+
+def _batches(order: list[int], lengths: list[int], batch_size: int) -> list[list[int]]:
+    """Consecutive runs of `order` (sorted by length) within the size and token budgets."""
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:
+        width = lengths[i]  # sorted ascending: the newest text is the widest
+        if current and (len(current) >= batch_size or (len(current) + 1) * width > TOKEN_BUDGET):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches

@@ -29,6 +29,7 @@ class Ranking:
     pool_size: int  # entries in the (as-of) pool that was ranked
     ranks: dict[str, int] | None = field(default=None, repr=False)  # entry id -> 0-based rank
     rank_fn: Callable[[str], int | None] | None = field(default=None, repr=False)  # lazy ranks
+    ranks_fn: Callable[[list[str]], list[int | None]] | None = field(default=None, repr=False)
     used: str = ""  # the ranking actually used, e.g. "bm25" while MiniLM vectors are not ready
     note: str = ""  # why `used` differs from the ranker's name, etc.
 
@@ -42,6 +43,12 @@ class Ranking:
             if entry.id == entry_id:
                 return position
         return None
+
+    def global_ranks(self, entry_ids: list[str]) -> list[int | None]:
+        """`global_rank` of many entries at once (vectorised by the embedded rankers)."""
+        if self.ranks_fn is not None:
+            return self.ranks_fn(entry_ids)
+        return [self.global_rank(entry_id) for entry_id in entry_ids]
 
 
 @runtime_checkable

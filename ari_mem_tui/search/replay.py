@@ -163,15 +163,14 @@ def _beyond_window(
     if ranking is None:
         return [], []
     in_window = {e.id: pos for pos, e in enumerate(ranking.window)}
-    ranked: list[tuple[int, MemoryEntry]] = []
+    outside = [e for e in eligible if e.id not in in_window]
+    outside_ranks = ranking.global_ranks([e.id for e in outside]) if outside else []
+    ranked = [(in_window[e.id], e) for e in eligible if e.id in in_window]
     missed: list[Missed] = []
-    for entry in eligible:
-        rank = in_window.get(entry.id)
-        if rank is None:
-            rank = ranking.global_rank(entry.id)
-            missed.append(
-                Missed(entry_id=entry.id, node_id=entry.node_id, global_rank=rank, text=entry.text)
-            )
+    for entry, rank in zip(outside, outside_ranks, strict=True):
+        missed.append(
+            Missed(entry_id=entry.id, node_id=entry.node_id, global_rank=rank, text=entry.text)
+        )
         if rank is not None:
             ranked.append((rank, entry))
     missed.sort(key=lambda m: (m.global_rank is None, m.global_rank or 0))
