@@ -57,7 +57,7 @@ def ranking_from_scores(
     pool: Pool, scores: np.ndarray, top_k: int, before_ts: float | None, used: str, note: str = ""
 ) -> Ranking:
     """Rank by score descending, ties in pool order; out-of-pool (as-of) entries get no rank."""
-    scores = np.asarray(scores, dtype=np.float64).copy()
+    scores = np.array(scores, dtype=np.result_type(np.asarray(scores).dtype, np.float32))
     mask = pool.mask_before(before_ts)
     if mask is not None:
         scores[~mask] = -np.inf
@@ -223,6 +223,7 @@ class EmbeddingRanker:
         distinct = list(dict.fromkeys(keys))
         row_of = {k: r for r, k in enumerate(distinct)}
         self._rows = np.array([row_of[k] for k in keys], dtype=np.int64)
+        self._identity_rows = len(distinct) == len(keys)  # every text distinct: no gather needed
         self._distinct = distinct
         self._unique_buf = np.zeros((len(distinct), self.embedder.dim), dtype=np.float32)
         cached_keys, cached = self.cache.load()
@@ -294,7 +295,8 @@ class EmbeddingRanker:
         assert unique is not None
         if not len(self.pool):
             return np.zeros(0)
-        return (unique @ self.query_vector(query))[self._rows]
+        scores = unique @ self.query_vector(query)
+        return scores if self._identity_rows else scores[self._rows]
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
         if self.usable:
