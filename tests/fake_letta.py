@@ -319,9 +319,14 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class HtmlServer:
-    """A plain web server that is not Letta: every path answers 200 with an HTML page."""
+    """A plain web server that is not Letta: every path answers the same page (HTML by default)."""
 
-    def __init__(self, status: int = 200) -> None:
+    def __init__(
+        self,
+        status: int = 200,
+        body: bytes = b"<!doctype html><html><body><h1>It works!</h1></body></html>",
+        content_type: str = "text/html; charset=utf-8",
+    ) -> None:
         status_code = status
 
         class Handler(BaseHTTPRequestHandler):
@@ -331,9 +336,9 @@ class HtmlServer:
                 pass
 
             def do_GET(self) -> None:
-                data = b"<!doctype html><html><body><h1>It works!</h1></body></html>"
+                data = body
                 self.send_response(status_code)
-                self.send_header("Content-Type", "text/html; charset=utf-8")
+                self.send_header("Content-Type", content_type)
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)

@@ -343,6 +343,15 @@ def test_a_server_that_is_not_letta(status: int) -> None:
     assert web.url in message and "Letta server" in message and "--letta-url" in message
 
 
+def test_a_server_answering_broken_json() -> None:
+    with (
+        HtmlServer(200, b"{not json", "application/json") as web,
+        pytest.raises(LettaUnavailable) as exc,
+    ):
+        conn_for(web.url).health()
+    assert "invalid JSON" in one_line(exc) and web.url in str(exc.value)
+
+
 def test_api_key_refused_and_never_shown() -> None:
     with FakeLetta(api_key="right-key") as fake:
         with pytest.raises(LettaUnavailable) as exc:

@@ -8,6 +8,7 @@ the TUI catches it and keeps showing what it already has.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -104,6 +105,15 @@ class LettaConnection:
             raise LettaUnavailable(
                 f"Letta server at {self.url} rejected {what} (HTTP {exc.status_code}:"
                 f" {_detail(exc)})"
+            ) from None
+        except json.JSONDecodeError:
+            raise LettaUnavailable(
+                f"{self.url} does not answer like a Letta server (invalid JSON in answer to"
+                f" {what}); check --letta-url"
+            ) from None
+        except httpx.HTTPError as exc:  # transport trouble the SDK did not wrap
+            raise LettaUnavailable(
+                f"cannot talk to a Letta server at {self.url} ({what}: {type(exc).__name__})"
             ) from None
         except letta_client.APIError as exc:  # anything else the SDK raises
             raise LettaUnavailable(
