@@ -80,6 +80,11 @@ def _node(key: str, order: int) -> dict[str, Any]:
                 "(CoW violation)\"}'}"
             ),
         ]
+    if key == "B1":  # a read outside its lineage: ARI does not stop it, the audit flags it
+        trace = [
+            '→ search_memory({"query": "warmup", "ancestor_ids": ["' + IDS["A"] + '"]})',
+            "  ← {'result': '[]'}",
+        ]
     return {
         "id": IDS[key],
         "parent_id": IDS[PARENT[key]] if key in PARENT else None,

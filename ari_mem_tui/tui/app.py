@@ -321,9 +321,8 @@ class AriMemApp(App[None]):
     def _refresh_audit(self, summary: str = "") -> None:
         rows = self.ui_problems + self.audit_rows
         self.query_one(AuditPane).show(rows, summary)
-        self.status_bar.set_problems(
-            sum(1 for r in rows if r.kind in ("problem", "load", "search"))
-        )
+        problems = sum(1 for r in rows if r.kind in ("problem", "load", "search"))
+        self.status_bar.set_problems(problems, len(rows) - problems)
 
     def _add_ui_problem(self, row: AuditRow) -> None:
         if all(r.text != row.text for r in self.ui_problems):

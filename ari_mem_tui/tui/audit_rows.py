@@ -9,8 +9,8 @@ from ari_mem_tui.tui.widgets.detail import AuditRow
 SECTIONS = (
     ("problems", "problem"),
     ("leaks", "leak"),
-    ("scope_violations", "scope violation"),
-    ("rejected_writes", "rejected write"),
+    ("scope_violations", "violation"),
+    ("rejected_writes", "rejected"),
 )
 
 

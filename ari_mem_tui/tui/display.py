@@ -12,6 +12,7 @@ import datetime as _dt
 import json
 from typing import Any
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from ari_mem_tui.model import Node
@@ -45,9 +46,11 @@ def clean(text: object, multiline: bool = True) -> str:
 
 
 def preview(text: object, width: int = 80) -> str:
-    """One line of at most `width` characters, for table cells."""
+    """One line of at most `width` terminal cells (CJK counts double), for table cells."""
     line = clean(text, multiline=False).strip()
-    return line if len(line) <= width else line[: max(0, width - 1)] + "…"
+    if len(line) <= width // 2 or cell_len(line) <= width:
+        return line
+    return set_cell_size(line[: width + 1], max(0, width - 1)).rstrip() + "…"
 
 
 def safe_text(text: object, style: str = "", multiline: bool = True) -> Text:
@@ -82,7 +85,7 @@ def label_style(label: str | None) -> str:
 def score_text(score: float | None) -> Text:
     """The score with a colour scale: low red, middle yellow, high green."""
     if score is None:
-        return Text("  –  ", style="bright_black")
+        return Text("  – ", style="bright_black")
     colour = "green" if score >= 0.66 else "yellow" if score >= 0.33 else "red"
     return Text(f"{score:.2f}", style=colour)
 
@@ -94,21 +97,24 @@ def short_id(node_id: str) -> str:
     return clean(node_id[-8:], multiline=False)
 
 
+LABEL_SHORT = {"ablation": "ablate", "validation": "valid"}
+
+
 def node_label(node: Node, writes: int) -> Text:
     """The tree label of a node: glyph, short id, label, score, memory write count."""
     glyph, colour = status_glyph(node.status)
-    label = node.label or "?"
+    label = LABEL_SHORT.get(node.label or "", node.label or "?")
     text = Text.assemble(
         (glyph, colour),
         " ",
         (short_id(node.id), "bold"),
         " ",
-        (f"{preview(label, 10):<10}", label_style(node.label)),
+        (f"{preview(label, 7):<7}", label_style(node.label)),
         " ",
         score_text(node.score),
     )
     if writes:
-        text.append(f"  ✎{writes}", style="cyan")
+        text.append(f" ✎{writes}", style="cyan")
     return text
 
 

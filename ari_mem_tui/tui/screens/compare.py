@@ -52,7 +52,7 @@ def side_text(replay: Replay, other: Replay, side: str) -> Text:
         unique = hit.entry_id not in other_ids
         out.append("◆ " if unique else "  ", style=f"bold {'yellow' if side == 'A' else 'magenta'}")
         out.append(f"{hit.rank:>2} g{hit.global_rank:<3} {hit.score:.2f} {short_id(hit.node_id)} ")
-        out.append(preview(hit.text, 200) + "\n", style="" if unique else "bright_black")
+        out.append(preview(hit.text, 120) + "\n", style="" if unique else "bright_black")
     out.append("\nSaw\n", style="bold")
     for tier in replay.tiers:
         badge = "exact" if tier.exact else "approx."
@@ -63,7 +63,7 @@ def side_text(replay: Replay, other: Replay, side: str) -> Text:
             out.append(
                 "◆ " if unique else "  ", style="bold yellow" if side == "A" else "bold magenta"
             )
-            out.append(preview(line.text, 200), style="" if unique else "bright_black")
+            out.append(preview(line.text, 120), style="" if unique else "bright_black")
             out.append(" ✂\n" if line.truncated else "\n", style="red")
     return out
 

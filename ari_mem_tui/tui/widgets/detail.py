@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rich import box
 from rich.table import Table
 from rich.text import Text
 from textual import events
@@ -105,21 +106,21 @@ class CorePane(VerticalScroll):
 
 # ---------------------------------------------------------------- Writes
 
-WRITE_COLUMNS = ["time", "by", "target", "tool", "result", "source", "text"]
+WRITE_COLUMNS = ["time", "result", "target", "tool", "by", "source", "text"]
 
 
 def write_row(write: CowWrite) -> list[object]:
     result = (
         Text("✓ accepted", style="green")
         if write.accepted
-        else Text("✗ " + preview(write.reason or "rejected", 60), style="bold red")
+        else Text("✗ " + preview(write.reason or "rejected", 44), style="bold red")
     )
     return [
         fmt_ts(write.ts, short=True),
-        short_id(write.current_node),
+        result,
         short_id(write.target_node),
         write.tool,
-        result,
+        short_id(write.current_node),
         write.source,
         write.text,
     ]
@@ -216,7 +217,9 @@ def node_text(node: Node, ckpt: Checkpoint) -> Text:
 
 
 def metrics_table(node: Node) -> Table:
-    table = Table(title="metrics", title_justify="left", expand=False, show_edge=False)
+    table = Table(
+        title="metrics", title_justify="left", expand=False, box=box.SIMPLE_HEAD, show_edge=False
+    )
     table.add_column("metric", style="cyan")
     table.add_column("value", justify="right")
     for key, value in node.metrics.items():
@@ -271,6 +274,7 @@ class AuditRow:
 
 
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "bright_black"}
+SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 
 
 class AuditPane(Vertical):
@@ -289,10 +293,10 @@ class AuditPane(Vertical):
         counts: dict[str, int] = {}
         for row in rows:
             counts[row.kind] = counts.get(row.kind, 0) + 1
-        title = Text("Audit: ", style="bold")
+        title = Text("Audit ", style="bold")
         title.append(", ".join(f"{n} {k}" for k, n in counts.items()) or "nothing found", style="")
         if summary:
-            title.append("  " + preview(summary, 200), style="bright_black")
+            title.append(" · " + preview(summary, 200), style="bright_black")
         self.query_one("#audit-title", Static).update(title)
         self.query_one("#audit-table", VimTable).fill(
             ["sev", "kind", "node", "what"],
@@ -300,7 +304,10 @@ class AuditPane(Vertical):
                 (
                     str(i),
                     [
-                        Text(r.severity, style=SEVERITY_STYLES.get(r.severity, "")),
+                        Text(
+                            SEVERITY_SHORT.get(r.severity, r.severity),
+                            style=SEVERITY_STYLES.get(r.severity, ""),
+                        ),
                         r.kind,
                         short_id(r.node_id) if r.node_id else "–",
                         r.text,
@@ -308,12 +315,12 @@ class AuditPane(Vertical):
                 )
                 for i, r in enumerate(rows)
             ),
-            reserve=42,
+            reserve=36,
         )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()
-        row = self.rows[int(event.row_key.value or 0)]
+        row = self.rows[int(VimTable.plain_key(event.row_key.value) or 0)]
         if row.node_id:
             self.post_message(JumpToNode(row.node_id))
         else:

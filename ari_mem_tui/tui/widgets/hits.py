@@ -86,7 +86,7 @@ class HitsPane(VerticalScroll):
         yield VimTable(id="recorded-table")
 
     def on_mount(self) -> None:
-        self.query_one("#missed-table").display = False
+        self.query_one("#missed-table").set_class(True, "empty")
         self.query_one("#missed-title").display = False
 
     def show_loading(self, node_id: str) -> None:
@@ -130,7 +130,8 @@ class HitsPane(VerticalScroll):
     def _show_missed(self) -> None:
         replay = self.replay
         visible = bool(self.show_missed and replay is not None)
-        self.query_one("#missed-table").display = visible
+        # a DataTable whose `display` flips is not repainted (Textual 8.2.8): collapse it instead
+        self.query_one("#missed-table").set_class(not visible, "empty")
         self.query_one("#missed-title").display = visible
         if not visible or replay is None:
             return
@@ -162,9 +163,10 @@ class HitsPane(VerticalScroll):
                     style="bright_black",
                 )
             )
-            table.display = False
+            table.set_class(True, "empty")
+            table.clear(columns=True)
             return
-        table.display = True
+        table.set_class(False, "empty")
         text = Text.assemble(
             ("Recorded ", "bold"), f"at {fmt_ts(rec.ts)}: ", preview(rec.query, 200)
         )
@@ -186,7 +188,7 @@ class HitsPane(VerticalScroll):
             self._show_missed()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        key = event.row_key.value or ""
+        key = VimTable.plain_key(event.row_key.value) or ""
         if key.startswith("rec:"):
             key = key.split(":", 2)[2]
         event.stop()

@@ -19,7 +19,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ari_mem_tui.checkpoint import Checkpoint
-from ari_mem_tui.tui.display import node_label
+from ari_mem_tui.tui.display import node_label, short_id
 
 CHAIN_MIN = 4  # fold single-child runs at least this long
 
@@ -126,12 +126,11 @@ class RunTree(Tree[Item]):
         assert self.ckpt is not None
         first, last = self.ckpt.nodes[chain[0]], self.ckpt.nodes[chain[-1]]
         return Text.assemble(
-            ("┄ ", "bright_black"),
-            (f"{len(chain)} nodes ", "bold"),
-            (first.short_id, ""),
-            (" → ", "bright_black"),
-            (last.short_id, ""),
-            (" (chain)", "bright_black italic"),
+            ("┄", "bright_black"),
+            (f"{len(chain)} ", "bold"),
+            (short_id(first.id), ""),
+            ("→", "bright_black"),
+            (short_id(last.id), ""),
         )
 
     def ensure_loaded(self, tn: TreeNode[Item]) -> None:

@@ -38,10 +38,13 @@ class StatusBar(Horizontal):
         if not finished:
             bar.update(total=total, progress=done)
 
-    def set_problems(self, count: int) -> None:
-        style = "bold red" if count else "green"
-        label = f"{count} problem{'s' if count != 1 else ''}"
-        self.query_one("#status-problems", Static).update(Text(label, style=style))
+    def set_problems(self, count: int, findings: int = 0) -> None:
+        label = Text(
+            f"{count} problem{'s' if count != 1 else ''}", style="bold red" if count else "green"
+        )
+        if findings:
+            label.append(f" · {findings} finding{'s' if findings != 1 else ''}", style="yellow")
+        self.query_one("#status-problems", Static).update(label)
 
     def set_follow(self, on: bool) -> None:
         text = Text("● following", style="bold green") if on else Text("")

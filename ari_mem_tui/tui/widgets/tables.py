@@ -24,6 +24,9 @@ class VimTable(DataTable):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self._generation = 0  # row keys are fresh on every fill: DataTable caches by key
+        self._last_fill: tuple[list[str], list, int] | None = None
+        self._filled_width = 0
 
     def fill(
         self, columns: list[str], rows: Iterable[tuple[str, list[object]]], reserve: int = 0
@@ -32,16 +35,37 @@ class VimTable(DataTable):
 
         The last column gets what is left of the width after `reserve` cells, so the table
         fits its pane instead of scrolling sideways."""
+        rows = list(rows)
+        self._last_fill = (columns, rows, reserve)
         self.clear(columns=True)
-        for column in columns:
-            self.add_column(column, key=column)
-        pane = self.parent.size.width if self.parent is not None else 0
-        last_width = max(24, pane - reserve) if reserve and pane else 70
+        self._generation += 1
+        pane = self._pane_width()
+        self._filled_width = pane
+        last_width = max(16, pane - reserve) if reserve and pane else 70
+        prepared: list[tuple[str, list[Text]]] = []
         for key, cells in rows:
             texts = [cell_text(c) for c in cells[:-1]]
             if cells:
                 texts.append(cell_text(cells[-1], last_width))
-            self.add_row(*texts, key=key)
+            prepared.append((key, texts))
+        # explicit widths: DataTable's auto-width can paint rows before it measured them
+        for index, column in enumerate(columns):
+            width = max([len(column)] + [t[index].cell_len for _, t in prepared if index < len(t)])
+            self.add_column(column, key=column, width=width)
+        for key, texts in prepared:
+            self.add_row(*texts, key=f"{self._generation}|{key}")
+
+    def _pane_width(self) -> int:
+        return self.parent.size.width if self.parent is not None else 0
+
+    def on_resize(self) -> None:
+        """Refit the text column when the pane's width changes (e.g. a hidden tab is shown)."""
+        last = getattr(self, "_last_fill", None)
+        if last is not None and last[2] and self._pane_width() != self._filled_width:
+            row = self.cursor_row
+            self.fill(*last)
+            if 0 <= row < self.row_count:
+                self.move_cursor(row=row)
 
     @property
     def current_key(self) -> str | None:
@@ -51,7 +75,12 @@ class VimTable(DataTable):
             row_key, _ = self.coordinate_to_cell_key(self.cursor_coordinate)
         except Exception:  # noqa: BLE001 - an empty or changing table has no current row
             return None
-        return row_key.value
+        return self.plain_key(row_key.value)
+
+    @staticmethod
+    def plain_key(value: str | None) -> str | None:
+        """The key given to `fill`, without the generation prefix."""
+        return value.split("|", 1)[1] if value and "|" in value else value
 
 
 def cell_text(value: object, width: int = 70) -> Text:

@@ -1,0 +1,135 @@
+"""Make the SVG screenshots in `screenshots/` from the default demo run.
+
+    python scripts/screenshots.py [--out screenshots] [--embedder minilm|bm25]
+
+Generates (or reuses) the cached demo checkpoint, opens the TUI headless at 120×36, waits for
+the vectors and every search, and saves one SVG per main view. Convert one to PNG to look at
+it: `rsvg-convert -o /tmp/hits.png screenshots/hits.svg` (Debian: librsvg2-bin, fonts-firacode).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import tempfile
+from pathlib import Path
+
+from ari_mem_tui.sources import Run, open_run
+from ari_mem_tui.tui.app import AriMemApp
+
+SIZE = (120, 36)
+
+
+def pick_nodes(run: Run) -> tuple[str, str]:
+    """A deep node whose start-up search was recorded (it shows every part of the Hits tab),
+    and a node of another branch with hits, to compare it with."""
+    from ari_mem_tui.search.replay import replay
+
+    ckpt = run.checkpoint
+    scored = []
+    for node in ckpt.nodes.values():
+        if (node.depth or 0) < 2:
+            continue
+        result = replay(ckpt, node.id, run.ranker, with_tiers=False)
+        rich_hits = int(result.recorded is not None) + int(bool(result.missed))
+        scored.append(((rich_hits, min(node.depth or 0, 4), len(result.hits)), node.id))
+    scored.sort(reverse=True)
+    target = scored[0][1]
+    lineage = set(ckpt.lineage(target))
+    other = next(
+        (
+            nid
+            for _, nid in scored
+            if nid not in lineage
+            and ckpt.nodes[nid].ancestor_ids[1] != ckpt.nodes[target].ancestor_ids[1]
+        ),
+        scored[-1][1],
+    )
+    return target, other
+
+
+async def settle(app: AriMemApp, pilot) -> None:
+    """Until loaded, vectors ready (MiniLM, not its BM25 stand-in) and no worker runs."""
+    while True:
+        busy = any(w.is_running for w in app.workers)
+        ranker = app.run_data.ranker if app.run_data else None
+        ready = ranker is not None and getattr(ranker, "ready", True)
+        if app.loaded_count and ready and not busy:
+            break
+        await pilot.pause(0.1)
+    await pilot.pause(0.2)
+    app.clear_notifications()
+    await pilot.pause()
+
+
+async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
+    args = argparse.Namespace(checkpoint=path, embedder=embedder, no_letta=True)
+
+    def opener(_progress) -> Run:
+        run = open_run(args)
+        run.source_label = "files: ~/.cache/ari-mem-tui/demo-n40-s7"
+        return run
+
+    app = AriMemApp(opener, theme="textual-dark", remember_theme=False, blink=False)
+    saved: list[Path] = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(app, pilot)
+        assert app.run_data is not None
+        target, other = pick_nodes(app.run_data)
+
+        def save(name: str) -> None:
+            file = out / f"{name}.svg"
+            app.save_screenshot(filename=file.name, path=str(out))
+            saved.append(file)
+
+        # compare: mark a node of another branch first, then the target
+        app.jump_to(other)
+        await settle(app, pilot)
+        await pilot.press("m")
+        app.jump_to(target)
+        await settle(app, pilot)
+        for key, name in (
+            ("1", "hits"),
+            ("2", "saw"),
+            ("3", "core"),
+            ("4", "writes"),
+            ("5", "node"),
+            ("6", "audit"),
+        ):
+            await pilot.press(key)
+            await settle(app, pilot)
+            save(name)
+        await pilot.press("1", "M")  # missed entries shown
+        await settle(app, pilot)
+        save("hits-missed")
+        await pilot.press("d")  # dim what the search could not see
+        await settle(app, pilot)
+        await pilot.press("c")
+        await settle(app, pilot)
+        save("compare")
+        await pilot.press("escape", "question_mark")
+        await settle(app, pilot)
+        save("help")
+    return saved
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent.parent / "screenshots"
+    )
+    parser.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    args = parser.parse_args()
+    os.environ.setdefault("ARI_MEM_TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="ari-mem-tui-cfg-"))
+    from ari_mem_tui.demo import demo_checkpoint
+
+    path = demo_checkpoint()
+    args.out.mkdir(parents=True, exist_ok=True)
+    for file in asyncio.run(shoot(path, args.out, args.embedder)):
+        print(file)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
