@@ -8,6 +8,7 @@ argpartition, any other entry's global rank by counting the entries that beat it
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import weakref
 from collections.abc import Sequence
@@ -181,7 +182,7 @@ class EmbeddingRanker:
         self._stop = threading.Event()
         if background:  # even loading the model takes a second: keep it off the caller's path
             self._thread = threading.Thread(
-                target=self._build, args=(progress,), daemon=True, name="ari-mem-tui-vectors"
+                target=self._background, args=(progress,), daemon=True, name="ari-mem-tui-vectors"
             )
             _LIVE.add(self)
             self._thread.start()
@@ -199,6 +200,13 @@ class EmbeddingRanker:
             self._thread.join(timeout)
 
     # ---- vectors ----
+    def _background(self, progress: ProgressFn | None) -> None:
+        """BM25 first (the answer until vectors are ready), then the model and the vectors:
+        on two shared cores, loading both at once would delay the first answer."""
+        with contextlib.suppress(Exception):  # rank() retries and reports it in the foreground
+            self._fallback()
+        self._build(progress)
+
     def _build(self, progress: ProgressFn | None) -> None:
         from ari_mem_tui.search.embedder import DIM, MODEL_NAME, EmbedderUnavailable, MiniLMEmbedder
 
