@@ -202,3 +202,24 @@ def test_stopping_ends_the_background_thread_and_keeps_bm25(embedder, tmp_path):
     assert ranker.ready and not ranker.usable
     assert "stopped" in (ranker.error or "")
     assert ranker.rank("kernel tiling", 1).used == "bm25"
+
+
+def test_node_queries_are_embedded_ahead_and_cached(embedder, tmp_path):
+    ckpt = Entries(TEXTS)
+    queries = ["learning rate warmup", "kernel tiling"]
+    first = CountingEmbedder(embedder)
+    ranker = EmbeddingRanker(
+        Pool(ckpt.entries), tmp_path, background=True, embedder=first, queries=queries
+    )
+    assert ranker.wait(60) and ranker.queries_ready.wait(60)
+    assert first.texts == 6  # 4 entries + 2 queries
+    before = first.texts
+    ranker.rank("learning rate warmup", 2)
+    assert first.texts == before  # no model call at replay time
+    again = CountingEmbedder(embedder)
+    second = EmbeddingRanker(
+        Pool(ckpt.entries), tmp_path, background=True, embedder=again, queries=queries
+    )
+    assert second.wait(60) and second.queries_ready.wait(60)
+    assert again.texts == 0  # both entries and queries came from the cache
+    assert np.allclose(second.scores("kernel tiling"), ranker.scores("kernel tiling"), atol=1e-6)

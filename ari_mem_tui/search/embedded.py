@@ -165,8 +165,12 @@ class EmbeddingRanker:
         background: bool = True,
         progress: ProgressFn | None = None,
         embedder: object | None = None,
+        queries: Sequence[str] = (),
     ) -> None:
         self.pool = pool
+        self._queries = list(dict.fromkeys(q for q in queries if q))  # embedded after the pool
+        self._prefetched: dict[str, np.ndarray] = {}  # query vectors from the cache/prefetch
+        self.queries_ready = threading.Event()
         self.error: str | None = None
         self.notes: list[str] = []
         self.done, self.total = 0, 0
@@ -187,7 +191,8 @@ class EmbeddingRanker:
             _LIVE.add(self)
             self._thread.start()
         else:
-            self._build(progress)
+            self._build(progress)  # no query prefetch: a caller that blocks wants the pool only
+            self.queries_ready.set()
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop computing vectors (at the next batch) and wait for the thread to end.
@@ -206,6 +211,30 @@ class EmbeddingRanker:
         with contextlib.suppress(Exception):  # rank() retries and reports it in the foreground
             self._fallback()
         self._build(progress)
+        try:
+            # only a speed-up: a failure here just means queries get embedded on demand
+            with contextlib.suppress(Exception):
+                if self.usable:
+                    self._prefetch_queries()
+        finally:
+            self.queries_ready.set()
+
+    def _prefetch_queries(self) -> None:
+        """Embed the nodes' start-up queries too, so switching nodes costs a matmul only."""
+        missing = [q for q in self._queries if q not in self._prefetched]
+        for start in range(0, len(missing), SEGMENT_ROWS):
+            if self._stop.is_set():
+                return
+            chunk = missing[start : start + SEGMENT_ROWS]
+
+            def check(_done: int, _total: int) -> None:
+                if self._stop.is_set():
+                    raise _Stopped
+
+            vecs = self.embedder.embed(chunk, progress=check)
+            self.cache.add([text_key(q) for q in chunk], vecs)
+            for query, vec in zip(chunk, vecs, strict=True):
+                self._prefetched[query] = vec
 
     def _build(self, progress: ProgressFn | None) -> None:
         from ari_mem_tui.search.embedder import DIM, MODEL_NAME, EmbedderUnavailable, MiniLMEmbedder
@@ -242,6 +271,12 @@ class EmbeddingRanker:
                 self._unique_buf[r] = cached[pos]
                 have[r] = True
         self.notes.extend(self.cache.notes)
+        if self._queries:
+            wanted = {text_key(q): q for q in self._queries}
+            for pos, key in enumerate(cached_keys):
+                query = wanted.get(key)
+                if query is not None:
+                    self._prefetched[query] = cached[pos].copy()
         missing = [int(r) for r in np.flatnonzero(~have)]
         self.total = len(missing)
         text_of: dict[str, str] = {}
@@ -290,6 +325,9 @@ class EmbeddingRanker:
             return self._bm25
 
     def query_vector(self, query: str) -> np.ndarray:
+        vec = self._prefetched.get(query)
+        if vec is not None:
+            return vec
         vec = self._query_cache.get(query)
         if vec is None:
             vec = self.embedder.embed([query])[0]
@@ -330,5 +368,21 @@ def build_ranker(
     if name == "bm25":
         return BM25Ranker(pool)
     if name == "minilm":
-        return EmbeddingRanker(pool, cache_dir=cache_dir, background=background, progress=progress)
+        return EmbeddingRanker(
+            pool,
+            cache_dir=cache_dir,
+            background=background,
+            progress=progress,
+            queries=start_queries(ckpt),
+        )
     raise ValueError(f"unknown ranker {name!r} (choose minilm or bm25)")
+
+
+def start_queries(ckpt: object) -> list[str]:
+    """Every node's start-up query (what a replay asks by default), to embed ahead of time."""
+    from ari_mem_tui.search.startup import node_query
+
+    nodes = getattr(ckpt, "nodes", None)
+    if not isinstance(nodes, dict):
+        return []
+    return [node_query(ckpt, node)[0] for node in nodes.values()]  # type: ignore[arg-type]
