@@ -22,6 +22,8 @@ from checkpoint_helpers import (
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.cli import main
 
+COW = "node_id does not match current node (CoW violation)"
+
 
 def full_checkpoint(path):
     write_tree(path, chain_tree())
@@ -112,3 +114,41 @@ def test_gzip_bomb_like_backup_is_streamed(tmp_path):
     ckpt = load_checkpoint(tmp_path)
     assert ckpt.entries == []
     assert any(p.file == "memory_backup.jsonl.gz" for p in ckpt.problems)
+
+
+def test_a_50_mb_trace_log_string_loads(tmp_path):
+    nodes = chain_tree()
+    nodes[1]["trace_log"] = [
+        '→ read_file({"path": "big.log"})',
+        "  ← {'result': '" + "Z" * 50_000_000 + "'}",
+        '→ add_memory({"node_id": "root", "text": "t"})',
+        '  ← {\'result\': \'{"ok": false, "error": "' + COW + "\"}'}",
+    ]
+    write_tree(tmp_path, nodes)
+    ckpt = load_checkpoint(tmp_path)
+    big, add = ckpt.trace_calls["a"]
+    assert big.result is None and len(big.result_raw) > 50_000_000
+    assert add.ok is False
+    assert [(w.current_node, w.target_node, w.accepted) for w in ckpt.writes] == [
+        ("a", "root", False)
+    ]
+
+
+def test_fast_built_models_equal_validated_ones():
+    from ari_mem_tui.checkpoint.fast_model import build
+    from ari_mem_tui.model import AccessEvent, CowWrite, MemoryEntry
+
+    entry = {"id": "e1", "kind": "node_scope", "node_id": "a", "text": "t", "source": "f"}
+    assert build(MemoryEntry, dict(entry)) == MemoryEntry(**entry)
+    assert list(build(MemoryEntry, dict(entry)).model_dump()) == list(MemoryEntry.model_fields)
+    event = {"ts": 1.0, "op": "read", "results": [{}]}
+    built = build(AccessEvent, dict(event), {"pid": 4})
+    assert built == AccessEvent.model_validate({**event, "pid": 4})
+    assert built.model_extra == {"pid": 4}
+    first, second = (
+        build(AccessEvent, {"ts": 1.0, "op": "read"}),
+        build(AccessEvent, {"ts": 2.0, "op": "read"}),
+    )
+    assert first.results is not second.results  # default factories are not shared
+    row = {"current_node": "a", "target_node": "a", "tool": "t", "accepted": True, "source": "s"}
+    assert build(CowWrite, dict(row)) == CowWrite(**row)

@@ -8,11 +8,13 @@ files under `<workspace>/runs/<run_id>/traces/` (§1.1), which is read too.
 from __future__ import annotations
 
 import json
+import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ari_mem_tui.checkpoint.fast_model import build
 from ari_mem_tui.checkpoint.jsonfile import read_json
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
@@ -22,34 +24,36 @@ from ari_mem_tui.model import AccessEvent, Problem
 LIVE_FILE = "memory_access.jsonl"
 SUMMARY_FILE = "memory_access.summary.json"
 ROTATED = re.compile(r"^memory_access\.(\d+)\.jsonl$")
-_KNOWN = (
-    "ts",
-    "node_id",
-    "op",
-    "collection",
-    "entry_id",
-    "text_preview",
-    "metadata",
-    "query",
-    "ancestor_ids",
-    "limit",
-    "results",
+_KNOWN_SET = frozenset(
+    (
+        "ts",
+        "node_id",
+        "op",
+        "collection",
+        "entry_id",
+        "text_preview",
+        "metadata",
+        "query",
+        "ancestor_ids",
+        "limit",
+        "results",
+    )
 )
 # names the loader sets; a log line carrying them must not pre-empt the loader's inference
 _RESERVED = ("source", "source_line", "reader", "reader_how", "joined_entry")
 
 
-@dataclass
+@dataclass(slots=True)
 class AccessLine:
     """One parsed access-log line: the AccessEvent fields, or why the line was skipped."""
 
     fields: dict[str, Any] | None = None
     error: str | None = None
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] | tuple = ()
+    extra: dict[str, Any] | None = None  # unknown keys, kept on the event
 
 
-def _opt_str(obj: dict[str, Any], key: str, notes: list[str]) -> str | None:
-    value = obj.get(key)
+def _opt_str(value: Any, key: str, notes: list[str]) -> str | None:
     if value is None or isinstance(value, str):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -82,54 +86,96 @@ def _results(value: Any, notes: list[str]) -> list[dict[str, Any]]:
     return kept
 
 
+def _limit(value: Any, notes: list[str]) -> int | None:
+    number = as_int(value)
+    if number is None and value is not None:
+        notes.append(f"limit {short(repr(value), 20)} is not an integer; ignored")
+    return number
+
+
+def _checked_fields(obj: dict[str, Any], ts: float, op: str, notes: list[str]) -> dict[str, Any]:
+    """AccessEvent fields of a decoded line; the common well-typed case costs one check each."""
+    get = obj.get
+    node_id, collection = get("node_id"), get("collection")
+    entry_id, preview, query = get("entry_id"), get("text_preview"), get("query")
+    metadata, ancestors = get("metadata"), get("ancestor_ids")
+    limit, results = get("limit"), get("results")
+    if type(node_id) is not str:
+        node_id = _opt_str(node_id, "node_id", notes) or ""
+    if type(collection) is not str:
+        collection = _opt_str(collection, "collection", notes) or ""
+    if entry_id is not None and type(entry_id) is not str:
+        entry_id = _opt_str(entry_id, "entry_id", notes)
+    if preview is not None and type(preview) is not str:
+        preview = _opt_str(preview, "text_preview", notes)
+    if query is not None and type(query) is not str:
+        query = _opt_str(query, "query", notes)
+    if metadata is not None and type(metadata) is not dict:
+        notes.append(f"metadata is a {type(metadata).__name__}; ignored")
+        metadata = None
+    if ancestors is not None and not (
+        type(ancestors) is list and all(type(item) is str for item in ancestors)
+    ):
+        ancestors = _ancestors(ancestors, notes)
+    if limit is not None and type(limit) is not int:
+        limit = _limit(limit, notes)
+    if results is None or not (
+        type(results) is list and all(type(item) is dict for item in results)
+    ):
+        results = _results(results, notes)
+    return {
+        "ts": ts,
+        "node_id": node_id,
+        "op": op,
+        "collection": collection,
+        "entry_id": entry_id,
+        "text_preview": preview,
+        "metadata": metadata,
+        "query": query,
+        "ancestor_ids": ancestors,
+        "limit": limit,
+        "results": results,
+    }
+
+
 def parse_access_line(line: str) -> AccessLine:
     """Parse one line of the access log into AccessEvent fields. Never raises."""
-    if not line.strip():
+    if not line or line.isspace():
         return AccessLine()
     try:
         obj = json.loads(line)
     except (json.JSONDecodeError, RecursionError) as exc:
         return AccessLine(error=f"not JSON ({exc.__class__.__name__})")
-    if not isinstance(obj, dict):
+    if type(obj) is not dict:
         return AccessLine(error=f"a JSON {type(obj).__name__}, not an object")
-    ts = as_float(obj.get("ts"))
-    if ts is None:
-        return AccessLine(error=f"ts {short(repr(obj.get('ts')), 30)} is not a number")
+    ts = obj.get("ts")
+    if type(ts) is not float:
+        ts = as_float(ts)
+        if ts is None:
+            return AccessLine(error=f"ts {short(repr(obj.get('ts')), 30)} is not a number")
+    elif not math.isfinite(ts):
+        return AccessLine(error=f"ts {ts!r} is not a finite number")
     op = obj.get("op")
-    if op not in ("read", "write"):
+    if op != "read" and op != "write":
         return AccessLine(error=f"unknown op {short(repr(op), 30)}")
     notes: list[str] = []
-    metadata = obj.get("metadata")
-    if metadata is not None and not isinstance(metadata, dict):
-        notes.append(f"metadata is a {type(metadata).__name__}; ignored")
-        metadata = None
-    limit = obj.get("limit")
-    if as_int(limit) is None and limit is not None:
-        notes.append(f"limit {short(repr(limit), 20)} is not an integer; ignored")
-    fields = {
-        key: value for key, value in obj.items() if key not in _KNOWN and key not in _RESERVED
-    }
-    fields.update(
-        ts=ts,
-        op=op,
-        node_id=_opt_str(obj, "node_id", notes) or "",
-        collection=_opt_str(obj, "collection", notes) or "",
-        entry_id=_opt_str(obj, "entry_id", notes),
-        text_preview=_opt_str(obj, "text_preview", notes),
-        metadata=metadata,
-        query=_opt_str(obj, "query", notes),
-        ancestor_ids=_ancestors(obj.get("ancestor_ids"), notes),
-        limit=as_int(limit),
-        results=_results(obj.get("results"), notes),
-    )
-    return AccessLine(fields=fields, notes=notes)
+    fields = _checked_fields(obj, ts, op, notes)
+    extra = None
+    if not _KNOWN_SET.issuperset(obj):
+        extra = {key: value for key, value in obj.items() if key not in _KNOWN_SET}
+        for key in _RESERVED:
+            if extra.pop(key, None) is not None:
+                notes.append(f"ignored the loader's own field {key!r}")
+    return AccessLine(fields=fields, notes=notes, extra=extra)
 
 
-def make_event(fields: dict[str, Any], source: str, line: int) -> AccessEvent:
+def make_event(
+    fields: dict[str, Any], source: str, line: int, extra: dict[str, Any] | None = None
+) -> AccessEvent:
     """An AccessEvent from already-checked fields (skips re-validation: this is the hot path)."""
-    return AccessEvent.model_construct(
-        **fields, source=source, source_line=line, reader=None, reader_how="", joined_entry=None
-    )
+    fields["source"] = source
+    fields["source_line"] = line
+    return build(AccessEvent, fields, extra)
 
 
 # ---- files ----
@@ -194,7 +240,7 @@ def _read_line(raw: bytes, line_no: int, name: str, sink: FileProblems, events: 
         return
     if parsed.notes:
         sink.add(where, "read the event with defaults", "; ".join(parsed.notes), "info")
-    events.append(make_event(parsed.fields, name, line_no))
+    events.append(make_event(parsed.fields, name, line_no, parsed.extra))
 
 
 def read_access_log(ckpt: Path, run_id: str | None, problems: list[Problem]) -> list[AccessEvent]:

@@ -9,6 +9,7 @@ left keeps the logged node_id, labelled "logged". The logged node_id itself is n
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import deque
 from typing import Any
 
@@ -20,7 +21,7 @@ QUERY_CHARS = 200
 GOAL_CHARS = 1500
 DEFAULT_QUERY = "experiment result"
 BURST_WINDOW_S = 30.0  # Tier 1b reads come right before the Tier 2 search
-BURST_SCAN = 2000  # events looked at backwards from a start-up search, at most
+BURST_SCAN = 500  # inherit reads looked at backwards from a start-up search, at most
 INHERIT = "inherit:get_node_memory"
 BULK = "inherit:bulk_get_node_memory"
 BULK_TOOLS = (
@@ -29,6 +30,13 @@ BULK_TOOLS = (
     "ancestor_typed_memory",
     "fold_reproducibility",
 )
+
+
+def _mark(event: AccessEvent, reader: str | None, how: str) -> None:
+    # straight into the instance dict: pydantic's __setattr__ costs more than the whole rule
+    # on a few hundred thousand events, and these fields need no validation
+    event.__dict__["reader"] = reader
+    event.__dict__["reader_how"] = how
 
 
 def startup_query(node: Node, goal: str) -> str:
@@ -129,15 +137,16 @@ class Attributor:
         place = {aid: i for i, aid in enumerate(ancestors)}
         expect = len(ancestors) - 1  # walking back in time: parent first, root last
         start_ts = events[position].ts
-        for back in range(position - 1, max(-1, position - 1 - BURST_SCAN), -1):
+        before = bisect_left(self.inherit_positions, position)
+        for back in reversed(self.inherit_positions[max(0, before - BURST_SCAN) : before]):
             event = events[back]
             if expect < 0 or event.ts < start_ts - BURST_WINDOW_S:
                 break
-            if event.op != "read" or event.reader_how or event.query != INHERIT:
+            if event.reader_how:
                 continue
             targets = event.ancestor_ids or []
             if len(targets) == 1 and place.get(targets[0], len(ancestors)) <= expect:
-                event.reader, event.reader_how = reader, "inherit-burst"
+                _mark(event, reader, "inherit-burst")
                 expect = place[targets[0]] - 1
 
     def _trace(self, event: AccessEvent) -> str | None:
@@ -156,27 +165,30 @@ class Attributor:
 
     def attribute(self, events: list[AccessEvent]) -> None:
         """Set reader / reader_how on every read event (events sorted by ts)."""
+        self.inherit_positions = [
+            i for i, e in enumerate(events) if e.op == "read" and e.query == INHERIT
+        ]
         for position, event in enumerate(events):
             if event.op != "read":
                 continue
             if event.collection == "react_step":
-                event.reader, event.reader_how = "bfts-select", "bfts-select"
+                _mark(event, "bfts-select", "bfts-select")
                 continue
             if event.query and not event.query.startswith("inherit:"):
                 reader = self._startup(event)
                 if reader is not None:
-                    event.reader, event.reader_how = reader, "startup-search"
+                    _mark(event, reader, "startup-search")
                     self._burst(events, position, reader)
         for event in events:
             if event.op != "read" or event.reader_how:
                 continue
             reader = self._trace(event)
             if reader is not None:
-                event.reader, event.reader_how = reader, "trace_log"
+                _mark(event, reader, "trace_log")
             elif self._pipeline(event):
-                event.reader, event.reader_how = "pipeline", "pipeline"
+                _mark(event, "pipeline", "pipeline")
             else:
-                event.reader, event.reader_how = event.node_id or None, "logged"
+                _mark(event, event.node_id or None, "logged")
 
     def _pipeline(self, event: AccessEvent) -> bool:
         return (

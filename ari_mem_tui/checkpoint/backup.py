@@ -7,6 +7,7 @@ truncated or corrupt: everything decoded before the damage is kept and the stop 
 from __future__ import annotations
 
 import json
+import math
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
+from ari_mem_tui.checkpoint.fast_model import build
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
 from ari_mem_tui.model import MemoryEntry, Problem
@@ -27,7 +29,7 @@ _MAX_OUT = 8 << 20  # decompress in bounded steps: a gzip bomb must not take all
 # ---- one line ----
 
 
-@dataclass
+@dataclass(slots=True)
 class BackupLine:
     """One parsed backup line: a normalized record, or why it was skipped."""
 
@@ -64,20 +66,27 @@ def _text(value: Any, key: str, notes: list[str]) -> str | None:
 def parse_memory_record(obj: dict[str, Any], kind: str) -> BackupLine:
     """A node_scope / react_step record (also used for the legacy stores)."""
     notes: list[str] = []
-    text = _text(obj.get("text", obj.get("content")), "text", notes)
-    if text is None:
-        return BackupLine(error=f"{kind} record without text")
-    metadata = _metadata(obj.get("metadata"), notes)
-    ts = _ts(obj.get("ts"), notes)
+    text = obj.get("text")
+    if type(text) is not str:
+        text = _text(obj.get("content") if text is None else text, "text", notes)
+        if text is None:
+            return BackupLine(error=f"{kind} record without text")
+    metadata = obj.get("metadata")
+    if type(metadata) is not dict:
+        metadata = _metadata(metadata, notes)
+    ts = obj.get("ts")
+    if type(ts) is not float or not math.isfinite(ts):
+        ts = _ts(ts, notes)
     if kind == "node_scope":
         node_id = obj.get("node_id")
-        if not isinstance(node_id, str) or not node_id:
+        if type(node_id) is not str or not node_id:
             return BackupLine(error="node_scope record without a string node_id")
-        step = as_int(metadata.get("step"))
     else:
         owner = metadata.get("node_id")
-        node_id = owner if isinstance(owner, str) else ""
-        step = as_int(metadata.get("step"))
+        node_id = owner if type(owner) is str else ""
+    step = metadata.get("step")
+    if step is not None and type(step) is not int:
+        step = as_int(step)
     record = {
         "kind": kind,
         "node_id": node_id,
@@ -269,18 +278,20 @@ class BackupResult:
 def make_entry(
     record: dict[str, Any], ids: EntryIds, source: str, line: int, partial: bool = False
 ) -> MemoryEntry:
-    return MemoryEntry(
-        id=ids.make(record["kind"], record["node_id"], record["ts"], record["text"]),
-        kind=record["kind"],
-        node_id=record["node_id"],
-        text=record["text"],
-        metadata=record["metadata"],
-        ts=record["ts"],
-        source=source,
-        source_line=line,
-        step=record["step"],
-        partial=partial,
-    )
+    """A MemoryEntry from a record checked by `parse_memory_record`."""
+    values = {
+        "id": ids.make(record["kind"], record["node_id"], record["ts"], record["text"]),
+        "kind": record["kind"],
+        "node_id": record["node_id"],
+        "text": record["text"],
+        "metadata": record["metadata"],
+        "ts": record["ts"],
+        "source": source,
+        "source_line": line,
+        "step": record["step"],
+        "partial": partial,
+    }
+    return build(MemoryEntry, values)
 
 
 def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -> BackupResult:

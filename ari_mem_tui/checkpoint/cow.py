@@ -14,6 +14,7 @@ import re
 from collections import deque
 from typing import Any
 
+from ari_mem_tui.checkpoint.fast_model import build
 from ari_mem_tui.checkpoint.trace_log import REJECTION_MARKERS, rejection_reason
 from ari_mem_tui.model import AccessEvent, CowWrite, MemoryEntry, TraceCall
 
@@ -25,20 +26,11 @@ REASONS = {
 
 
 def _row(**fields: Any) -> CowWrite:
-    defaults = {
-        "reason": None,
-        "entry_id": None,
-        "letta_id": None,
-        "text": "",
-        "metadata": None,
-        "step": None,
-        "ts": None,
-    }
-    return CowWrite.model_construct(**{**defaults, **fields})
+    return build(CowWrite, fields)
 
 
-def accepted_rows(entries: list[MemoryEntry], events: list[AccessEvent]) -> list[CowWrite]:
-    joined = {e.joined_entry: e for e in events if e.op == "write" and e.joined_entry}
+def accepted_rows(entries: list[MemoryEntry], joined: dict[str, AccessEvent]) -> list[CowWrite]:
+    """One row per node-scope entry; `joined` maps entry ids to their write events."""
     rows = []
     for entry in entries:
         if entry.kind != "node_scope":
@@ -65,6 +57,8 @@ def accepted_rows(entries: list[MemoryEntry], events: list[AccessEvent]) -> list
 
 def rejection_of_auto_entry(entry: MemoryEntry) -> tuple[str, str] | None:
     """(tool, reason) when the entry is the node's own log of a write the CoW guard refused."""
+    if not entry.text.startswith("Tool "):
+        return None
     match = AUTO_ENTRY.match(entry.text)
     if not match:
         return None
@@ -160,9 +154,10 @@ def build_cow_log(
     for entry in entries:
         if entry.kind == "node_scope":
             by_node.setdefault(entry.node_id, []).append(entry)
-    event_ts = {e.joined_entry: e.ts for e in events if e.op == "write" and e.joined_entry}
+    joined = {e.joined_entry: e for e in events if e.joined_entry}
+    event_ts = {entry_id: event.ts for entry_id, event in joined.items()}
     per_node: dict[str, list[CowWrite]] = {}
-    rows = accepted_rows(entries, events) + rejected_rows(by_node, trace_calls, event_ts)
+    rows = accepted_rows(entries, joined) + rejected_rows(by_node, trace_calls, event_ts)
     for row in rows:
         per_node.setdefault(row.current_node, []).append(row)
     for rows in per_node.values():  # per node: timed rows by ts, untimed ones where they fell

@@ -15,6 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
+from ari_mem_tui.checkpoint.fast_model import build
 from ari_mem_tui.checkpoint.values import as_int
 from ari_mem_tui.model import AccessEvent, MemoryEntry, Problem
 
@@ -115,8 +116,8 @@ def join_writes(
             orphans.append(entry)
             unmatched.setdefault(event.source, []).append(event.source_line)
         else:
-            entry.letta_id = event.entry_id
-        event.joined_entry = entry.id
+            entry.__dict__["letta_id"] = event.entry_id  # no validation needed: hot path
+        event.__dict__["joined_entry"] = entry.id
     for source, lines in unmatched.items():
         shown = ", ".join(str(n) for n in lines[:5]) + (" …" if len(lines) > 5 else "")
         problems.append(
@@ -142,16 +143,17 @@ def entry_from_event(event: AccessEvent, ids: EntryIds) -> MemoryEntry:
     """The entry a write event proves existed, from its 200-character preview."""
     metadata = event.metadata or {}
     owner, text = owner_of(event), event.text_preview or ""
-    return MemoryEntry(
-        id=ids.make(event.collection, owner, event.ts, text),
-        kind=event.collection,
-        node_id=owner,
-        text=text,
-        metadata=metadata,
-        ts=event.ts,
-        source=event.source,
-        source_line=event.source_line,
-        letta_id=event.entry_id,
-        step=as_int(metadata.get("step")),
-        partial=True,
-    )
+    values = {
+        "id": ids.make(event.collection, owner, event.ts, text),
+        "kind": event.collection,
+        "node_id": owner,
+        "text": text,
+        "metadata": metadata,
+        "ts": event.ts,
+        "source": event.source,
+        "source_line": event.source_line,
+        "letta_id": event.entry_id,
+        "step": as_int(metadata.get("step")),
+        "partial": True,
+    }
+    return build(MemoryEntry, values)

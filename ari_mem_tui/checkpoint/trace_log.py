@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ari_mem_tui.checkpoint.fast_model import build
 from ari_mem_tui.model import Node, TraceCall
 
 CALL_ARROW = "→"
@@ -122,16 +123,9 @@ def parse_trace_log(node_id: str, lines: list[str]) -> list[TraceCall]:
     for index, line in enumerate(lines):
         parsed = parse_trace_line(line)
         if parsed.kind == "call":
-            current = TraceCall.model_construct(
-                node_id=node_id,
-                index=index,
-                tool=parsed.tool,
-                args_raw=parsed.text,
-                args=parse_args(parsed.text),
-                result_raw=None,
-                result=None,
-                ok=None,
-            )
+            values = {"node_id": node_id, "index": index, "tool": parsed.tool}
+            values.update(args_raw=parsed.text, args=parse_args(parsed.text))
+            current = build(TraceCall, values)
             calls.append(current)
         elif parsed.kind == "result" and current is not None and current.result_raw is None:
             current.result_raw = parsed.text
