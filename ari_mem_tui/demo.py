@@ -118,12 +118,71 @@ def node_dict(node: SimNode, run: DemoRun) -> dict[str, Any]:
 
 
 # ------------------------------------------------------------------------------ file writers
+_SCALAR = json.JSONEncoder(ensure_ascii=False).encode
+_STR = json.encoder.encode_basestring  # the C routine json uses with ensure_ascii=False
+
+
+def indented(obj: Any, level: int = 0) -> str:
+    """`json.dumps(obj, indent=2, ensure_ascii=False)`, byte for byte, several times faster.
+
+    The stdlib falls back to its pure-Python encoder whenever `indent` is set; tree.json of a
+    10,000-node run holds hundreds of thousands of trace strings.
+    """
+    out: list[str] = []
+    _indent(obj, level, out)
+    return "".join(out)
+
+
+def _indent(obj: Any, level: int, out: list[str]) -> None:
+    if isinstance(obj, str):
+        out.append(_STR(obj))
+    elif isinstance(obj, dict):
+        if not obj:
+            out.append("{}")
+            return
+        pad = "\n" + "  " * (level + 1)
+        sep = "{"
+        for key, value in obj.items():
+            head = sep + pad + _STR(str(key)) + ": "
+            sep = ","
+            if type(value) is str:  # the common case, inline: no recursion
+                out.append(head + _STR(value))
+            elif value is None or type(value) in (bool, int, float):
+                out.append(head + _SCALAR(value))
+            else:
+                out.append(head)
+                _indent(value, level + 1, out)
+        out.append("\n" + "  " * level + "}")
+    elif isinstance(obj, list | tuple):
+        if not obj:
+            out.append("[]")
+            return
+        pad = "\n" + "  " * (level + 1)
+        if all(isinstance(item, str) for item in obj):
+            out.append("[" + pad + ("," + pad).join(map(_STR, obj)))
+        else:
+            sep = "["
+            for item in obj:
+                out.append(sep + pad)
+                sep = ","
+                _indent(item, level + 1, out)
+        out.append("\n" + "  " * level + "]")
+    else:
+        out.append(_SCALAR(obj))
+
+
 def write_json(path: Path, obj: Any) -> None:
-    path.write_text(json.dumps(obj, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    path.write_text(indented(obj) + "\n", encoding="utf-8")
+
+
+def write_with_nodes(path: Path, head: dict[str, Any], nodes_text: str) -> None:
+    """An indented object whose last key is "nodes", with the node list already encoded."""
+    body = indented(head)[:-2]  # drop the closing "\n}"
+    path.write_text(f'{body},\n  "nodes": {nodes_text}\n}}\n', encoding="utf-8")
 
 
 def jsonl(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False) + "\n"
+    return _SCALAR(obj) + "\n"
 
 
 def backup_lines(run: DemoRun) -> list[str]:
@@ -201,16 +260,17 @@ def write_files(out: Path, timeline: Timeline, run: DemoRun, params: dict[str, A
         "primary_metric": T.PRIMARY_METRIC, "higher_is_better": True,
         "metric_rationale": T.METRIC_RATIONALE})
     nodes = [node_dict(n, run) for n in timeline.nodes]
-    write_json(out / "tree.json", {
+    nodes_text = indented(nodes, 1)  # shared by tree.json and nodes_tree.json
+    head = {
         "run_id": timeline.run_id,
         "experiment_file": EXPERIMENT_FILE,
         "experiment_file_sha256": hashlib.sha256(experiment).hexdigest()[:16],
         "experiment_file_len": len(experiment),
         "created_at": iso(run.stop),
-        "nodes": nodes,
-    })
-    write_json(out / "nodes_tree.json", {"experiment_goal": T.EXPERIMENT_MD[:3000],
-                                         "nodes": nodes})
+    }
+    write_with_nodes(out / "tree.json", head, nodes_text)
+    write_with_nodes(out / "nodes_tree.json", {"experiment_goal": T.EXPERIMENT_MD[:3000]},
+                     nodes_text)
     keys = ("artifacts", "metrics", "has_real_data", "eval_summary", "status", "error_log")
     write_json(out / "results.json", {"run_id": timeline.run_id, "nodes": {
         n["id"]: {k: n[k] for k in keys} for n in nodes}})

@@ -8,8 +8,14 @@ RESULT SUMMARY and node-end consolidation. A few planted events make the audit i
 LLM search whose scope includes a sibling branch (a leak), an LLM `get_node_memory` of a cousin,
 and `add_memory` calls rejected by the copy-on-write guard.
 
+Every started non-root node gets its start-up reads while the run has at most 1,500 started
+nodes; bigger runs record them for 1,500 nodes spread evenly over the run (plus the planted
+ones), as if the log's bounded queue had dropped the rest (§4.1). This keeps a 10,000-node run
+under a minute and its access log near 100 MB.
+
 Search results are ranked the way ARI's Letta path does it, with a cheap stand-in for embeddings:
-a lexical score (share of query words present in the entry) over the WHOLE pool existing at read
+a lexical score (how many of the query's informative words the entry holds; words found in
+more than a tenth of all entries are ignored) over the WHOLE pool existing at read
 time (node and react entries), window of top_k = 200, then post-filtered to the scope, keeping
 the window order, score = max(0, 1 - 0.01 * window rank). Ranking uses inverted lists restricted
 to the words of the run's queries, so a 200,000-entry pool costs milliseconds per search. Auto
@@ -20,6 +26,7 @@ read's results, which are filled in afterwards, in time order).
 from __future__ import annotations
 
 import bisect
+import itertools
 import json
 import random
 import re
@@ -35,6 +42,7 @@ from ari_mem_tui.demo_tree import SimNode, Timeline
 
 TOP_K = 200  # ARI_MEMORY_LETTA_OVERFETCH default; limit 5 * 40 is smaller
 PREVIEW = 200  # ARI_MEMORY_ACCESS_PREVIEW_CHARS
+STARTUP_READ_NODES = 1500  # above this many started nodes, start-up reads are sampled
 COW_ERROR = "node_id does not match current node (CoW violation)"
 WORD = re.compile(r"\w+")
 STOP = frozenset({"a", "an", "the", "of", "on", "in", "to", "and", "or", "with", "for", "at", "by",
@@ -116,6 +124,9 @@ class DemoRun:
         self.queries: list[str] = []
         started = [n for n in self.nodes if n.status(self.stop) != "pending"]
         self.per_node = max(6, entries_total // max(1, len(started)))
+        # big runs: start-up reads for at most STARTUP_READ_NODES nodes, evenly spread (§4.1:
+        # the access log's writer queue drops events when it overflows)
+        self.startup_stride = -(-len(started) // STARTUP_READ_NODES)
         self.specials: dict[str, list[tuple[float, str, str]]] = {}
         self.startups: list[list[Read]] = []
         self.started_count = 0
@@ -143,13 +154,13 @@ class DemoRun:
             bank = T.BANK[node.label]
             is_first_draft = node.label == "draft" and node is node.parent.children[0]
             template = bank[0] if is_first_draft else self.rng.choice(bank)
-            text = T.fill(template, self.rng)
-            key, n = text[:200], 1
-            while key in seen:
+            base = text = T.fill(template, self.rng)
+            n = 1
+            while text[:200] in seen:  # siblings must differ: the query is what tells them apart
                 n += 1
-                text = f"{text} (variant {n})"
-                key = text[:200]
-            seen.add(key)
+                suffix = f" (variant {n})"
+                text = base[: 200 - len(suffix)] + suffix
+            seen.add(text[:200])
             self.directions[node.id] = text
             self.queries.append(text[:200])
 
@@ -240,7 +251,11 @@ class DemoRun:
 
     def node_run(self, node: SimNode) -> None:
         self.started_count += 1
-        if node.parent is not None:
+        if node.parent is not None and (
+            self.startup_stride == 1
+            or node.order % self.startup_stride == 0
+            or node.id in self.specials
+        ):
             self.startup_reads(node)
         calls = self.plan_calls(node)
         steps = self.execute(node, calls)
@@ -303,13 +318,14 @@ class DemoRun:
         weights = [("run_code", 34), ("run_bash", 24), ("write_file", 11), ("read_file", 11),
                    ("add_memory", 6), ("survey", 2), ("get_experiment_context", 2)]
         if node.parent is not None:
-            weights += [("search_memory", 3), ("get_node_memory", 2)]
+            weights += [("search_memory", 1), ("get_node_memory", 1)]
             if node.label in ("validation", "other"):
                 calls.append((begin + gap * 1.5, "repro", ""))
         tools, w = zip(*weights)
+        cum = list(itertools.accumulate(w))
         for i in range(n_calls):
             t = begin + gap * (i + 1) + self.rng.uniform(-0.2, 0.2) * gap
-            calls.append((t, self.rng.choices(tools, w)[0], ""))
+            calls.append((t, self.rng.choices(tools, cum_weights=cum)[0], ""))
         for t, kind, target in self.specials.get(node.id, []):
             calls.append((t, kind, target))
             if kind == "reject":
@@ -615,9 +631,14 @@ class DemoRun:
         lists: dict[str, list[int]] = {}
         for entry in self.entries:
             text = entry.rank_text if entry.rank_text is not None else entry.text
-            for w in set(WORD.findall(text[:600].lower())) & vocab:
+            for w in set(WORD.findall(text[:300].lower())) & vocab:
                 lists.setdefault(w, []).append(entry.index)
-        self.postings = {w: np.asarray(v, dtype=np.int64) for w, v in lists.items()}
+        # words in more than a tenth of the pool carry no signal (an IDF cut); dropping them
+        # keeps every search's cost proportional to the entries that share a rare word
+        common = max(50, len(self.entries) // 10)
+        self.postings = {
+            w: np.asarray(v, dtype=np.int64) for w, v in lists.items() if len(v) <= common
+        }
 
     @staticmethod
     def words(text: str) -> set[str]:
@@ -665,7 +686,9 @@ class DemoRun:
     def answer_react(self, read: Read) -> None:
         pool = [e for e in self.react if e.ts < read.ts]
         want = self.words(read.query)
-        ranked = sorted(pool, key=lambda e: -len(want & self.words(e.text[:600])))
+        if not hasattr(self, "react_words"):
+            self.react_words = {id(e): self.words(e.text[:300]) for e in self.react}
+        ranked = sorted(pool, key=lambda e: -len(want & self.react_words[id(e)]))
         read.hits = ranked[: read.limit]
         read.results = [{"entry_id": e.eid, "src_node_id": "", "score": max(0.0, 1.0 - 0.01 * r)}
                         for r, e in enumerate(read.hits)]

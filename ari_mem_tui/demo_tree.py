@@ -143,12 +143,12 @@ class Timeline:
             t += self.rng.uniform(0.05, 0.6)
 
     def reexpand(self, now: float) -> None:
-        """Nothing left to run but budget left: expand the best finished node again (frontier)."""
-        done = [n for n in self.nodes if n.end is not None and n.end <= now and not n.failed
-                and len(n.children) < MAX_CHILDREN and n.depth < self.max_depth]
-        if done:
-            best = max(done, key=lambda n: (n.depth, -len(n.children), n.order))
-            self.expand(best, now)
+        """Nothing left to run but budget left: expand the latest finished node again (frontier)."""
+        for node in reversed(self.nodes):
+            if (node.end is not None and node.end <= now and not node.failed
+                    and len(node.children) < MAX_CHILDREN and node.depth < self.max_depth):
+                self.expand(node, now)
+                return
 
     def pick(self) -> SimNode:
         """Deepest pending node first (best-first favours refining promising lines)."""
