@@ -390,3 +390,40 @@ def test_demo_without_out_opens_the_cached_checkpoint(monkeypatch: pytest.Monkey
     args = Namespace(out=None, nodes=5, seed=2, entries=None, embedder="bm25")
     assert demo.cmd_demo(args) == 0
     assert seen and seen[0].checkpoint == demo.demo_checkpoint(nodes=5, seed=2)
+
+
+# ---------------------------------------------------------------- round trip through the loader
+def test_default_demo_loads_without_problems(demo_ckpt: Path) -> None:
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+
+    ckpt = load_checkpoint(demo_ckpt)
+    assert ckpt.problems == []
+    raw = tree(demo_ckpt)["nodes"]
+    assert list(ckpt.nodes) == [n["id"] for n in raw]
+    assert len(ckpt.entries) == sum(r["kind"] != "core_seed" for r in backup(demo_ckpt))
+    writes = [e for e in ckpt.access_events if e.op == "write"]
+    assert writes and all(e.joined_entry in ckpt.entries_by_id for e in writes)
+    for event in writes:
+        entry = ckpt.entries_by_id[event.joined_entry]
+        assert entry.letta_id == event.entry_id
+        assert entry.text.startswith(event.text_preview or "")
+    # each start-up read is given to the node that made it, whatever node_id the log says
+    reads = [e for e in ckpt.access_events if e.op == "read"]
+    for node in raw[1:]:
+        if node["status"] == "pending":
+            continue
+        query = node["original_direction"][:200]
+        search = [e for e in reads if e.query == query and e.ancestor_ids == node["ancestor_ids"]]
+        assert len(search) == 1 and search[0].reader == node["id"], node["id"]
+        at = reads.index(search[0])
+        burst = reads[at - node["depth"]:at]
+        assert all(e.reader == node["id"] for e in burst), node["id"]
+    assert {e.reader for e in reads if e.node_id == "" and e.collection == "react_step"} == {
+        "bfts-select"}
+    pipeline = [e for e in reads if e.reader == "pipeline"]
+    assert len(pipeline) == len(raw)
+    rejected = [w for w in ckpt.writes if not w.accepted]
+    assert rejected and all("CoW violation" in (w.reason or "") for w in rejected)
+    node, args, _ = planted(demo_ckpt)["leak"][0]
+    leak = [e for e in reads if e.query == args["query"] and e.ancestor_ids == args["ancestor_ids"]]
+    assert [e.reader for e in leak] == [node["id"]]
