@@ -42,10 +42,12 @@ async def one_run(path: Path, embedder: str, presses: int) -> tuple[float, float
         hits = app.query_one("#hits-pane")
         while hits.replay is None or any(w.is_running for w in app.workers):
             await pilot.pause(0.005)
+        tree = app.tree_widget
         for _ in range(presses):
             before = app.current_id
+            key = "k" if tree.cursor_line >= tree.last_line else "j"
             t0 = time.perf_counter()
-            await pilot.press("j")
+            await pilot.press(key)
             while (
                 app.current_id == before
                 or hits.replay is None

@@ -307,3 +307,82 @@ async def test_a_run_that_cannot_open_leaves_the_app_up(tmp_path: Path) -> None:
         assert any("disk on fire" in r.text for r in app.ui_problems)
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
+
+
+async def test_rerun_with_another_query_and_as_of(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        app.query_one("#query-input").focus()
+        await press(pilot, *"batch size", "enter")
+        replay = app.query_one("#hits-pane").replay
+        assert replay.query == "batch size" and replay.query_source == "custom"
+        assert {h.node_id for h in replay.hits} <= set(app.ckpt.nodes[IDS["B1"]].ancestor_ids)
+        app.tree_widget.focus()
+        await press(pilot, "a")
+        replay = app.query_one("#hits-pane").replay
+        assert app.search_params[2] is True
+        assert replay.as_of is not None  # only entries written before B1 started
+
+
+class SlowVectors:
+    """A ranker whose vectors are still being computed, as MiniLM's are at first."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name = inner, "minilm"
+        self.ready, self.done, self.total = False, 3, 10
+
+    def rank(self, query, top_k, before_ts=None):
+        return self.inner.rank(query, top_k, before_ts)
+
+
+async def test_vector_progress_bar_then_fresh_hits(tiny: Path) -> None:
+    from textual.widgets import ProgressBar
+
+    from ari_mem_tui.sources import Run
+    from tests.tui_app_helpers import opener_for
+
+    slow: list[SlowVectors] = []
+
+    def opener(progress) -> Run:
+        run = opener_for(tiny)(progress)
+        slow.append(SlowVectors(run.ranker))
+        run.ranker = slow[-1]
+        return run
+
+    from ari_mem_tui.tui.app import AriMemApp
+
+    app = AriMemApp(opener, theme="textual-dark", remember_theme=False, blink=False)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        bar = app.query_one("#status-progress", ProgressBar)
+        assert bar.display and bar.progress == 3 and bar.total == 10
+        first = app.query_one("#hits-pane").replay
+        slow[-1].ready, slow[-1].done = True, 10
+        await pilot.pause(0.6)
+        await settle(pilot)
+        assert not bar.display
+        assert app.query_one("#hits-pane").replay is not first  # searched again with vectors
+
+
+def test_every_palette_action_exists() -> None:
+    from ari_mem_tui.tui.app import AriMemApp
+    from ari_mem_tui.tui.commands import ACTIONS
+
+    for _title, _help, action in ACTIONS:
+        name = action.split("(")[0]
+        assert hasattr(AriMemApp, f"action_{name}"), action
+    bound = {b.action.split("(")[0] for b in AriMemApp.BINDINGS}
+    offered = {a.split("(")[0] for _, _, a in ACTIONS}
+    assert bound - {"escape"} <= offered  # every key's action is also in the palette
+
+
+def test_cmd_open_on_a_missing_dir_fails_cleanly(tmp_path: Path, capsys) -> None:
+    import argparse
+
+    from ari_mem_tui.tui.app import cmd_open
+
+    assert cmd_open(argparse.Namespace(checkpoint=tmp_path / "nope")) == 2
+    assert "not a checkpoint directory" in capsys.readouterr().err

@@ -117,6 +117,7 @@ class AriMemApp(App[None]):
         if title:
             self.sub_title = title
         self.current_id: str | None = None
+        self._stale: set[str] = set()
         self.marked_id: str | None = None
         self.search_params: tuple[str | None, int, bool] = (None, 5, False)
         self.replays: dict[ReplayKey, Replay] = {}
@@ -207,12 +208,15 @@ class AriMemApp(App[None]):
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load(self, keep: bool) -> None:
+        worker = get_current_worker()
         try:
             run = self.opener(self._progress)
         except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
-            self.call_from_thread(self._load_failed, exc)
+            if not worker.is_cancelled:
+                self.call_from_thread(self._load_failed, exc)
             return
-        self.call_from_thread(self._loaded, run, keep)
+        if not worker.is_cancelled:  # a newer load (follow, reload) has started: it wins
+            self.call_from_thread(self._loaded, run, keep)
 
     def _load_failed(self, exc: Exception) -> None:
         if self.run_data is None:
@@ -356,10 +360,42 @@ class AriMemApp(App[None]):
             self.query_one("#query-input", Input).value = ""
         self.current_id = node_id
         self.tree_widget.set_selection(node_id)
-        node = ckpt.nodes[node_id]
-        self.query_one(NodePane).show(node, ckpt)
-        self.query_one(WritesPane).show(ckpt, node_id)
+        self._mark_stale("node", "writes")
         self._start_replay()
+
+    # Only the visible tab is redrawn when the selection moves; the others are redrawn when
+    # shown. Mounting breadcrumbs and filling tables nobody looks at cost most of a keypress.
+
+    def _mark_stale(self, *names: str) -> None:
+        self._stale.update(names)
+        active = self.query_one(TabbedContent).active
+        if active in self._stale:
+            self._refresh_tab(active)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        name = event.pane.id or ""
+        if name in self._stale:
+            self._refresh_tab(name)
+
+    def _refresh_tab(self, name: str) -> None:
+        ckpt, node_id = self.ckpt, self.current_id
+        if ckpt is None or node_id is None:
+            return
+        replay = self.replays.get(self._key())
+        if name == "node":
+            self.query_one(NodePane).show(ckpt.nodes[node_id], ckpt)
+        elif name == "writes":
+            self.query_one(WritesPane).show(ckpt, node_id)
+        elif replay is None or name not in ("hits", "saw", "core"):
+            return  # the search has not finished: its tabs are drawn when it has
+        elif name == "hits":
+            self.query_one(HitsPane).show(replay)
+        elif name == "saw":
+            self.query_one(SawPane).show(replay)
+        else:
+            self.query_one(CorePane).show(replay.core, self._start_of(replay.node_id))
+        self._stale.discard(name)
 
     def _key(self) -> ReplayKey:
         query, limit, as_of = self.search_params
@@ -396,9 +432,7 @@ class AriMemApp(App[None]):
         self.replays[key] = result
         if key != self._key():
             return  # the user has moved on
-        self.query_one(HitsPane).show(result)
-        self.query_one(SawPane).show(result)
-        self.query_one(CorePane).show(result.core, self._start_of(result.node_id))
+        self._mark_stale("hits", "saw", "core")
         self.status_bar.set_embedder(result.embedder)
 
     def _start_of(self, node_id: str) -> float | None:

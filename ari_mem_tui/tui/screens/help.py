@@ -19,7 +19,7 @@ Browse the memory of an ARI run: what each node **saw**, and why.
 
 - **Ancestor scope.** A node may read only memory its *ancestors* wrote (root → parent, itself
   excluded): ARI passes the node's `ancestor_ids` as the read scope. Ancestors of the selected
-  node are marked `▸` and underlined in the tree; `d` dims every node its search could not see.
+  node are bold and underlined in the tree; `d` dims every node its search could not see.
 - **Window.** ARI asks the memory server for the `top_k = max(overfetch, limit × 40)` best
   passages of the *whole run* (every branch, node and ReAct entries), then keeps those from the
   ancestors. Eligible ancestor entries ranked below the window are silently lost: the Hits tab

@@ -76,10 +76,10 @@ class SawPane(VerticalScroll):
 def core_text(core: CoreBlocks, started: float | None) -> Text:
     out = Text()
     source = clean(core.source or "unknown", False)
-    out.append(f"source: {source}", style="bright_black")
+    out.append(f"source: {source} ", style="bright_black")
     if core.approximate:
         out.append("  approximate (rebuilt from idea.json / experiment.md)", style="yellow")
-    if core.seeded_at is not None:
+    if core.seeded_at:  # 0 means "not recorded" in backups
         out.append(f"  seeded at {fmt_ts(core.seeded_at)}", style="bright_black")
     out.append("\n\n")
     not_yet = not core.seeded or (
@@ -107,23 +107,21 @@ class CorePane(VerticalScroll):
 # ---------------------------------------------------------------- Writes
 
 WRITE_COLUMNS = ["time", "result", "target", "tool", "by", "source", "text"]
+SOURCE_SHORT = {"access_log": "log", "access_log+backup": "log+backup", "trace_log": "trace"}
 
 
-def write_row(write: CowWrite) -> list[object]:
+def write_row(write: CowWrite, with_writer: bool = True) -> list[object]:
     result = (
         Text("✓ accepted", style="green")
         if write.accepted
         else Text("✗ " + preview(write.reason or "rejected", 44), style="bold red")
     )
-    return [
-        fmt_ts(write.ts, short=True),
-        result,
-        short_id(write.target_node),
-        write.tool,
-        short_id(write.current_node),
-        write.source,
-        write.text,
-    ]
+    row: list[object] = [fmt_ts(write.ts, short=True), result, short_id(write.target_node)]
+    row.append(write.tool)
+    if with_writer:
+        row.append(short_id(write.current_node) if write.current_node else "–")
+    row += [SOURCE_SHORT.get(write.source, write.source), write.text]
+    return row
 
 
 class WritesPane(Vertical):
@@ -154,10 +152,12 @@ class WritesPane(Vertical):
             ("    w: " + ("this node" if self.whole_run else "whole run"), "bright_black"),
         )
         self.query_one("#writes-title", Static).update(title)
+        whole = self.whole_run or node_id is None
+        columns = WRITE_COLUMNS if whole else [c for c in WRITE_COLUMNS if c != "by"]
         self.query_one("#writes-table", VimTable).fill(
-            WRITE_COLUMNS,
-            ((str(i), write_row(w)) for i, w in enumerate(writes[:2000])),
-            reserve=88,
+            columns,
+            ((str(i), write_row(w, with_writer=whole)) for i, w in enumerate(writes[:2000])),
+            reserve=True,
         )
 
     def current_text(self) -> str | None:
@@ -315,7 +315,7 @@ class AuditPane(Vertical):
                 )
                 for i, r in enumerate(rows)
             ),
-            reserve=36,
+            reserve=True,
         )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -117,7 +117,7 @@ class HitsPane(VerticalScroll):
         self.query_one("#hits-query", Static).update(header)
         self.query_one("#hits-diag", Static).update(diagnostics_text(replay))
         table = self.query_one("#hits-table", VimTable)
-        table.fill(HIT_COLUMNS, ((h.entry_id, hit_row(h)) for h in replay.hits), reserve=46)
+        table.fill(HIT_COLUMNS, ((h.entry_id, hit_row(h)) for h in replay.hits), reserve=True)
         if not replay.hits:
             self.query_one("#hits-diag", Static).update(
                 diagnostics_text(replay).append(
@@ -148,7 +148,7 @@ class HitsPane(VerticalScroll):
             )
             for m in replay.missed
         )
-        self.query_one("#missed-table", VimTable).fill(["glob", "node", "text"], rows, reserve=22)
+        self.query_one("#missed-table", VimTable).fill(["glob", "node", "text"], rows, reserve=True)
 
     def _show_recorded(self) -> None:
         replay = self.replay
@@ -179,7 +179,7 @@ class HitsPane(VerticalScroll):
         table.fill(
             HIT_COLUMNS,
             ((f"rec:{i}:{h.entry_id}", hit_row(h)) for i, h in enumerate(rec.hits)),
-            reserve=46,
+            reserve=True,
         )
 
     def toggle_missed(self) -> None:

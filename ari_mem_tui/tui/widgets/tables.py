@@ -25,29 +25,37 @@ class VimTable(DataTable):
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._generation = 0  # row keys are fresh on every fill: DataTable caches by key
-        self._last_fill: tuple[list[str], list, int] | None = None
+        self._last_fill: tuple[list[str], list, bool] | None = None
         self._filled_width = 0
 
     def fill(
-        self, columns: list[str], rows: Iterable[tuple[str, list[object]]], reserve: int = 0
+        self, columns: list[str], rows: Iterable[tuple[str, list[object]]], reserve: bool = False
     ) -> None:
         """Replace everything; `rows` are (key, cells); str cells are made safe one-liners.
 
-        The last column gets what is left of the width after `reserve` cells, so the table
-        fits its pane instead of scrolling sideways."""
+        With `reserve` true, the last column is cut to what the other columns leave of the
+        pane's width, so the table fits its pane instead of scrolling sideways."""
         rows = list(rows)
         self._last_fill = (columns, rows, reserve)
         self.clear(columns=True)
         self._generation += 1
         pane = self._pane_width()
         self._filled_width = pane
-        last_width = max(16, pane - reserve) if reserve and pane else 70
-        prepared: list[tuple[str, list[Text]]] = []
-        for key, cells in rows:
-            texts = [cell_text(c) for c in cells[:-1]]
+        prepared: list[tuple[str, list[Text]]] = [
+            (key, [cell_text(c) for c in cells[:-1]]) for key, cells in rows
+        ]
+        if reserve and pane:
+            # the last column gets what the others leave (2 cells of padding each, a scrollbar)
+            used = sum(
+                max([len(c)] + [t[i].cell_len for _, t in prepared if i < len(t)])
+                for i, c in enumerate(columns[:-1])
+            )
+            last_width = max(16, pane - used - 2 * len(columns) - 2)
+        else:
+            last_width = 70
+        for (_, texts), (_, cells) in zip(prepared, rows, strict=True):
             if cells:
                 texts.append(cell_text(cells[-1], last_width))
-            prepared.append((key, texts))
         # explicit widths: DataTable's auto-width can paint rows before it measured them
         for index, column in enumerate(columns):
             width = max([len(column)] + [t[index].cell_len for _, t in prepared if index < len(t)])
@@ -56,7 +64,10 @@ class VimTable(DataTable):
             self.add_row(*texts, key=f"{self._generation}|{key}")
 
     def _pane_width(self) -> int:
-        return self.parent.size.width if self.parent is not None else 0
+        parent = self.parent
+        if parent is None:
+            return 0
+        return parent.scrollable_content_region.width  # type: ignore[union-attr]
 
     def on_resize(self) -> None:
         """Refit the text column when the pane's width changes (e.g. a hidden tab is shown)."""
