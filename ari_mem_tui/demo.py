@@ -38,6 +38,7 @@ from ari_mem_tui.demo_tree import SimNode, Timeline
 BASE_EPOCH = datetime(2026, 5, 28, 18, 5, 41, tzinfo=UTC).timestamp()
 MARKER = ".ari_mem_tui_demo.json"
 MARKER_KIND = "ari-mem-tui demo checkpoint"
+DEMO_VERSION = 1  # bump when the output changes, so cached demos are regenerated
 ENTRIES_PER_NODE = 50
 DEMO_FILES = (
     "experiment.md",
@@ -276,18 +277,44 @@ def write_files(out: Path, timeline: Timeline, run: DemoRun, params: dict[str, A
         n["id"]: {k: n[k] for k in keys} for n in nodes}})
     write_gzip(out / "memory_backup.jsonl.gz", backup_lines(run))
     rng = random.Random(params["seed"] * 7919 + 1)
+    evs = access_events(run, rng)
     with (out / "memory_access.jsonl").open("w", encoding="utf-8") as fh:
-        fh.writelines(jsonl(ev) for _, ev in access_events(run, rng))
-    write_json(out / MARKER, {"kind": MARKER_KIND, **params})
+        fh.writelines(jsonl(ev) for _, ev in evs)
+    statuses: dict[str, int] = {}
+    for node in nodes:
+        statuses[node["status"]] = statuses.get(node["status"], 0) + 1
+    counts = {
+        "run_id": timeline.run_id,
+        "nodes": len(nodes),
+        "statuses": dict(sorted(statuses.items())),
+        "max_depth": max(n["depth"] for n in nodes),
+        "node_scope": sum(e.kind == "node_scope" for e in run.entries),
+        "react_step": sum(e.kind == "react_step" for e in run.entries),
+        "core_seed": int(bool(run.core_context)),
+        "write_events": len(run.entries),
+        "read_events": len(run.reads),
+    }
+    marker = {"kind": MARKER_KIND, "version": DEMO_VERSION, **params, "counts": counts}
+    write_json(out / MARKER, marker)
 
 
 # ------------------------------------------------------------------------------ public API
-def is_previous_demo(path: Path) -> bool:
+def read_marker(path: Path) -> dict[str, Any] | None:
     try:
         marker = json.loads((path / MARKER).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return False
-    return isinstance(marker, dict) and marker.get("kind") == MARKER_KIND
+        return None
+    return marker if isinstance(marker, dict) and marker.get("kind") == MARKER_KIND else None
+
+
+def is_previous_demo(path: Path) -> bool:
+    return read_marker(path) is not None
+
+
+def is_current_demo(path: Path) -> bool:
+    """Written completely (the marker is written last) by this version of the generator."""
+    marker = read_marker(path)
+    return marker is not None and marker.get("version") == DEMO_VERSION
 
 
 def prepare_target(out: Path) -> None:
@@ -327,7 +354,7 @@ def demo_checkpoint(nodes: int = 40, seed: int = 7) -> Path:
     """The cached demo checkpoint for (nodes, seed), generated on first use (atomically)."""
     root = cache_root()
     target = root / f"demo-n{nodes}-s{seed}"
-    if is_previous_demo(target):
+    if is_current_demo(target):
         return target
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / f".demo-n{nodes}-s{seed}.tmp-{os.getpid()}"
@@ -337,38 +364,22 @@ def demo_checkpoint(nodes: int = 40, seed: int = 7) -> Path:
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)
-    except OSError:
+    except OSError:  # another process got there first
         shutil.rmtree(tmp, ignore_errors=True)
-        if not is_previous_demo(target):
+        if not is_current_demo(target):
             raise
     return target
 
 
 def summary(path: Path) -> str:
-    """One paragraph: what the checkpoint at `path` holds (read back from its own files)."""
-    tree = json.loads((path / "tree.json").read_text(encoding="utf-8"))
-    statuses: dict[str, int] = {}
-    for node in tree["nodes"]:
-        statuses[node["status"]] = statuses.get(node["status"], 0) + 1
-    with gzip.open(path / "memory_backup.jsonl.gz", "rt", encoding="utf-8") as fh:
-        kinds: dict[str, int] = {}
-        for line in fh:
-            kind = json.loads(line)["kind"]
-            kinds[kind] = kinds.get(kind, 0) + 1
-    reads = writes = 0
-    with (path / "memory_access.jsonl").open(encoding="utf-8") as fh:
-        for line in fh:
-            if '"op": "read"' in line:
-                reads += 1
-            else:
-                writes += 1
-    depth = max(n["depth"] for n in tree["nodes"])
-    status_text = ", ".join(f"{v} {k}" for k, v in sorted(statuses.items()))
+    """One paragraph: what the demo checkpoint at `path` holds (from its marker file)."""
+    c = json.loads((path / MARKER).read_text(encoding="utf-8"))["counts"]
+    status_text = ", ".join(f"{v} {k}" for k, v in c["statuses"].items())
     return (
-        f"Demo checkpoint {tree['run_id']}: {len(tree['nodes'])} nodes ({status_text}; depth "
-        f"{depth}), {kinds.get('node_scope', 0)} node-scope entries, "
-        f"{kinds.get('react_step', 0)} react steps, {kinds.get('core_seed', 0)} core seed, "
-        f"{writes} write and {reads} read events in the access log. Written to {path}"
+        f"Demo checkpoint {c['run_id']}: {c['nodes']} nodes ({status_text}; depth "
+        f"{c['max_depth']}), {c['node_scope']} node-scope entries, {c['react_step']} react "
+        f"steps, {c['core_seed']} core seed, {c['write_events']} write and {c['read_events']} "
+        f"read events in the access log. Written to {path}"
     )
 
 

@@ -30,7 +30,6 @@ import itertools
 import json
 import random
 import re
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -133,7 +132,12 @@ class DemoRun:
 
     # ---------------------------------------------------------------- ids and writes
     def passage_id(self) -> str:
-        return "passage-" + str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+        """`passage-` + a version-4 UUID drawn from the rng (str(uuid.UUID(int=x, version=4)))."""
+        x = self.rng.getrandbits(128)
+        x = (x & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
+        x = (x & ~(0xF000 << 64)) | (4 << 76)  # version 4
+        h = f"{x:032x}"
+        return f"passage-{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
 
     def sha(self) -> str:
         return f"{self.rng.getrandbits(256):064x}"
@@ -381,9 +385,14 @@ class DemoRun:
                    step: int, rank_text: str | None = None) -> Entry:
         text = tool_entry_text(tool, envelope)
         # a few tool results land in the react store: ARI's fallback when add_memory raised
-        if step == 2 and node.order % 5 == 2 and rank_text is None:
+        if rank_text is None and self.fallback(node, step):
             return self.write("", text, {"node_id": node.id, "step": step}, ts, "react_step")
         return self.write(node.id, text, {"step": step, "tool": tool}, ts, rank_text=rank_text)
+
+    @staticmethod
+    def fallback(node: SimNode, step: int) -> bool:
+        """The few writes whose MCP add_memory raised, so ARI copied them to the react store."""
+        return step == 2 and node.order % 5 == 2 and node.order < 100
 
     def call_generate_ideas(self, node: SimNode, t: float, step: int, _: str):
         args = {"topic": T.TITLE, "n_ideas": 2}
@@ -412,7 +421,11 @@ class DemoRun:
         result = {"papers": [{"title": p[0], "abstract": p[1], "year": 2010 + i}
                              for i, p in enumerate(papers)]}
         text = "SURVEY RESULTS:\n" + "\n".join(f"- [{p[0]}]: {p[1][:200]}…" for p in papers)
-        self.write(node.id, text, {"type": "survey_papers"}, t + 9.0)
+        if self.fallback(node, step):  # add_memory raised: ARI keeps a react copy instead
+            meta = {"type": "survey_papers", "node_id": node.id}
+            self.write("", text, meta, t + 9.0, "react_step")
+        else:
+            self.write(node.id, text, {"type": "survey_papers"}, t + 9.0)
         return "survey", {"query": query, "max_results": 5}, {"result": dumps(result)}, 8.5
 
     def call_run_code(self, node: SimNode, t: float, step: int, _: str):
