@@ -11,8 +11,9 @@ Output is byte-identical for the same (nodes, seed, entries): one `random.Random
 base epoch, no wall clock, passage ids drawn from the rng, gzip with mtime 0.
 
 Size: about 50 entries per node by default (40 nodes → ~2,000 entries). Every started non-root
-node gets its start-up reads at every size; `--nodes 10000 --entries 200000` takes well under a
-minute on two cores (the ranking uses inverted lists over the query words only).
+node gets its start-up reads up to 1,500 started nodes; bigger runs record them for 1,500 nodes
+spread over the run (see `demo_run`). `--nodes 10000 --entries 200000` takes about 30 s on two
+cores (the ranking uses inverted lists over the query words only).
 """
 
 from __future__ import annotations
@@ -196,16 +197,34 @@ def backup_lines(run: DemoRun) -> list[str]:
         else:
             react.append(entry)
     lines = [
-        jsonl({"kind": "node_scope", "node_id": e.node_id, "text": e.text,
-               "metadata": e.metadata, "ts": e.ts})
+        jsonl(
+            {
+                "kind": "node_scope",
+                "node_id": e.node_id,
+                "text": e.text,
+                "metadata": e.metadata,
+                "ts": e.ts,
+            }
+        )
         for group in groups.values()
         for e in group
     ]
-    lines += [jsonl({"kind": "react_step", "text": e.text, "metadata": e.metadata, "ts": e.ts})
-              for e in react]
+    lines += [
+        jsonl({"kind": "react_step", "text": e.text, "metadata": e.metadata, "ts": e.ts})
+        for e in react
+    ]
     if run.core_context:
-        lines.append(jsonl({"kind": "core_seed", "persona": "", "human": "",
-                            "context": run.core_context, "seeded_at": 0.0}))
+        lines.append(
+            jsonl(
+                {
+                    "kind": "core_seed",
+                    "persona": "",
+                    "human": "",
+                    "context": run.core_context,
+                    "seeded_at": 0.0,
+                }
+            )
+        )
     return lines
 
 
@@ -223,15 +242,20 @@ def access_events(run: DemoRun, rng: random.Random) -> list[tuple[float, dict[st
     events: list[tuple[float, dict[str, Any]]] = []
     for entry in run.entries:
         ts = round(entry.ts + rng.uniform(0.02, 0.35), 6)
-        events.append((ts, {
-            "ts": ts,
-            "node_id": entry.node_id if entry.kind == "node_scope" else "",
-            "op": "write",
-            "collection": entry.kind,
-            "entry_id": entry.eid,
-            "text_preview": entry.text[:PREVIEW],
-            "metadata": entry.metadata,
-        }))
+        events.append(
+            (
+                ts,
+                {
+                    "ts": ts,
+                    "node_id": entry.node_id if entry.kind == "node_scope" else "",
+                    "op": "write",
+                    "collection": entry.kind,
+                    "entry_id": entry.eid,
+                    "text_preview": entry.text[:PREVIEW],
+                    "metadata": entry.metadata,
+                },
+            )
+        )
     for read in run.reads:
         events.append((read.ts, read_event(read)))
     events.sort(key=lambda pair: pair[0])
@@ -254,12 +278,23 @@ def read_event(read: Read) -> dict[str, Any]:
 def write_files(out: Path, timeline: Timeline, run: DemoRun, params: dict[str, Any]) -> None:
     experiment = T.EXPERIMENT_MD.encode("utf-8")
     (out / "experiment.md").write_bytes(experiment)
-    write_json(out / "idea.json", {
-        "ideas": T.IDEAS, "primary_metric": T.PRIMARY_METRIC, "higher_is_better": True,
-        "metric_rationale": T.METRIC_RATIONALE})
-    write_json(out / "evaluation_criteria.json", {
-        "primary_metric": T.PRIMARY_METRIC, "higher_is_better": True,
-        "metric_rationale": T.METRIC_RATIONALE})
+    write_json(
+        out / "idea.json",
+        {
+            "ideas": T.IDEAS,
+            "primary_metric": T.PRIMARY_METRIC,
+            "higher_is_better": True,
+            "metric_rationale": T.METRIC_RATIONALE,
+        },
+    )
+    write_json(
+        out / "evaluation_criteria.json",
+        {
+            "primary_metric": T.PRIMARY_METRIC,
+            "higher_is_better": True,
+            "metric_rationale": T.METRIC_RATIONALE,
+        },
+    )
     nodes = [node_dict(n, run) for n in timeline.nodes]
     nodes_text = indented(nodes, 1)  # shared by tree.json and nodes_tree.json
     head = {
@@ -270,11 +305,14 @@ def write_files(out: Path, timeline: Timeline, run: DemoRun, params: dict[str, A
         "created_at": iso(run.stop),
     }
     write_with_nodes(out / "tree.json", head, nodes_text)
-    write_with_nodes(out / "nodes_tree.json", {"experiment_goal": T.EXPERIMENT_MD[:3000]},
-                     nodes_text)
+    write_with_nodes(
+        out / "nodes_tree.json", {"experiment_goal": T.EXPERIMENT_MD[:3000]}, nodes_text
+    )
     keys = ("artifacts", "metrics", "has_real_data", "eval_summary", "status", "error_log")
-    write_json(out / "results.json", {"run_id": timeline.run_id, "nodes": {
-        n["id"]: {k: n[k] for k in keys} for n in nodes}})
+    write_json(
+        out / "results.json",
+        {"run_id": timeline.run_id, "nodes": {n["id"]: {k: n[k] for k in keys} for n in nodes}},
+    )
     write_gzip(out / "memory_backup.jsonl.gz", backup_lines(run))
     rng = random.Random(params["seed"] * 7919 + 1)
     evs = access_events(run, rng)
@@ -398,8 +436,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         print(summary(path))
         return 0
     if entries is not None:
-        print("ari-mem-tui demo: --entries needs --out (the cache holds default sizes only)",
-              file=sys.stderr)
+        print(
+            "ari-mem-tui demo: --entries needs --out (the cache holds default sizes only)",
+            file=sys.stderr,
+        )
         return 2
     path = demo_checkpoint(nodes=nodes, seed=seed)
     try:

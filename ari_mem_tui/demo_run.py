@@ -44,8 +44,30 @@ PREVIEW = 200  # ARI_MEMORY_ACCESS_PREVIEW_CHARS
 STARTUP_READ_NODES = 1500  # above this many started nodes, start-up reads are sampled
 COW_ERROR = "node_id does not match current node (CoW violation)"
 WORD = re.compile(r"\w+")
-STOP = frozenset({"a", "an", "the", "of", "on", "in", "to", "and", "or", "with", "for", "at", "by",
-                  "is", "it", "be", "as", "from", "into", "vs"})
+STOP = frozenset(
+    {
+        "a",
+        "an",
+        "the",
+        "of",
+        "on",
+        "in",
+        "to",
+        "and",
+        "or",
+        "with",
+        "for",
+        "at",
+        "by",
+        "is",
+        "it",
+        "be",
+        "as",
+        "from",
+        "into",
+        "vs",
+    }
+)
 
 
 @dataclass(slots=True)
@@ -142,8 +164,15 @@ class DemoRun:
     def sha(self) -> str:
         return f"{self.rng.getrandbits(256):064x}"
 
-    def write(self, node: str, text: str, meta: dict[str, Any], ts: float,
-              kind: str = "node_scope", rank_text: str | None = None) -> Entry:
+    def write(
+        self,
+        node: str,
+        text: str,
+        meta: dict[str, Any],
+        ts: float,
+        kind: str = "node_scope",
+        rank_text: str | None = None,
+    ) -> Entry:
         entry = Entry(kind, node, text, meta, round(ts, 6), self.passage_id(), rank_text)
         self.entries.append(entry)
         return entry
@@ -172,8 +201,9 @@ class DemoRun:
     def plant(self) -> None:
         """Choose who leaks, who reads a cousin, who gets a write rejected (timeline only)."""
         stop = self.stop
-        started = [n for n in self.nodes if n.parent is not None and n.start is not None
-                   and n.start < stop]
+        started = [
+            n for n in self.nodes if n.parent is not None and n.start is not None and n.start < stop
+        ]
 
         def window(n: SimNode) -> tuple[float, float]:
             end = min(n.end or stop, stop)
@@ -193,8 +223,9 @@ class DemoRun:
                 common += 1
             return common
 
-        def pick(readers: list[SimNode], pred: Callable[[SimNode, SimNode], bool],
-                 skip: set[str]) -> tuple[SimNode, SimNode, float] | None:
+        def pick(
+            readers: list[SimNode], pred: Callable[[SimNode, SimNode], bool], skip: set[str]
+        ) -> tuple[SimNode, SimNode, float] | None:
             best = None
             for x in readers:
                 if x.id in skip:
@@ -216,16 +247,25 @@ class DemoRun:
             return None if best is None else best[1:]
 
         leak = pick(started, lambda x, y: x.parent is y.parent, set()) or pick(
-            started, lambda x, y: True, set())
+            started, lambda x, y: True, set()
+        )
         used = set()
         if leak:
             x, y, t = leak
             self.specials.setdefault(x.id, []).append((t, "leak", y.id))
             used.add(x.id)
-        cousin = pick(started, lambda x, y: x.parent is not y.parent and lca_depth(x, y)
-                      == x.depth - 2 and y.depth == x.depth, used)
-        cousin = cousin or pick(started, lambda x, y: x.parent is not y.parent, used) or pick(
-            started, lambda x, y: True, set())
+        cousin = pick(
+            started,
+            lambda x, y: (
+                x.parent is not y.parent and lca_depth(x, y) == x.depth - 2 and y.depth == x.depth
+            ),
+            used,
+        )
+        cousin = (
+            cousin
+            or pick(started, lambda x, y: x.parent is not y.parent, used)
+            or pick(started, lambda x, y: True, set())
+        )
         if cousin:
             x, y, t = cousin
             self.specials.setdefault(x.id, []).append((t, "cousin", y.id))
@@ -319,8 +359,15 @@ class DemoRun:
         if node.parent is None:
             calls.append((begin, "generate_ideas", ""))
             calls.append((begin + gap * 0.5, "survey", ""))
-        weights = [("run_code", 34), ("run_bash", 24), ("write_file", 11), ("read_file", 11),
-                   ("add_memory", 6), ("survey", 2), ("get_experiment_context", 2)]
+        weights = [
+            ("run_code", 34),
+            ("run_bash", 24),
+            ("write_file", 11),
+            ("read_file", 11),
+            ("add_memory", 6),
+            ("survey", 2),
+            ("get_experiment_context", 2),
+        ]
         if node.parent is not None:
             weights += [("search_memory", 1), ("get_node_memory", 1)]
             if node.label in ("validation", "other"):
@@ -356,8 +403,9 @@ class DemoRun:
             self.auto_entry(node, tool, outcome, t + exec_s, step)
         return step
 
-    def defer(self, node: SimNode, tool: str, args: dict[str, Any], read: Read, ts: float,
-              step: int) -> None:
+    def defer(
+        self, node: SimNode, tool: str, args: dict[str, Any], read: Read, ts: float, step: int
+    ) -> None:
         """An LLM memory read: its result line and auto entry are filled once it is ranked."""
         content = self.content[node.id]
         slot = len(content.trace)
@@ -367,13 +415,22 @@ class DemoRun:
 
         def done(r: Read, hits: list[Entry]) -> None:
             if r.mode == "search":
-                payload: dict[str, Any] = {"results": [
-                    {"entry_id": e.eid, "node_id": e.node_id, "text": e.text,
-                     "metadata": e.metadata, "score": res["score"]}
-                    for e, res in zip(hits, r.results)]}
+                payload: dict[str, Any] = {
+                    "results": [
+                        {
+                            "entry_id": e.eid,
+                            "node_id": e.node_id,
+                            "text": e.text,
+                            "metadata": e.metadata,
+                            "score": res["score"],
+                        }
+                        for e, res in zip(hits, r.results)
+                    ]
+                }
             else:
-                payload = {"entries": [{"text": e.text, "metadata": e.metadata, "ts": e.ts}
-                                       for e in hits]}
+                payload = {
+                    "entries": [{"text": e.text, "metadata": e.metadata, "ts": e.ts} for e in hits]
+                }
             envelope = {"result": dumps(payload)}
             content.trace[slot] = envelope_line(envelope)
             entry.text = tool_entry_text(tool, envelope)
@@ -381,8 +438,15 @@ class DemoRun:
         read.on_done = done
         self.reads.append(read)
 
-    def auto_entry(self, node: SimNode, tool: str, envelope: dict[str, Any], ts: float,
-                   step: int, rank_text: str | None = None) -> Entry:
+    def auto_entry(
+        self,
+        node: SimNode,
+        tool: str,
+        envelope: dict[str, Any],
+        ts: float,
+        step: int,
+        rank_text: str | None = None,
+    ) -> Entry:
         text = tool_entry_text(tool, envelope)
         # a few tool results land in the react store: ARI's fallback when add_memory raised
         if rank_text is None and self.fallback(node, step):
@@ -396,15 +460,26 @@ class DemoRun:
 
     def call_generate_ideas(self, node: SimNode, t: float, step: int, _: str):
         args = {"topic": T.TITLE, "n_ideas": 2}
-        idea = {"ideas": T.IDEAS, "primary_metric": T.PRIMARY_METRIC, "higher_is_better": True,
-                "metric_rationale": T.METRIC_RATIONALE}
+        idea = {
+            "ideas": T.IDEAS,
+            "primary_metric": T.PRIMARY_METRIC,
+            "higher_is_better": True,
+            "metric_rationale": T.METRIC_RATIONALE,
+        }
         ts = t + self.rng.uniform(20, 40)
-        self.write("", f"EVALUATION_CRITERIA: primary_metric={T.PRIMARY_METRIC} "
-                   f"higher_is_better=True rationale={T.METRIC_RATIONALE}",
-                   {"type": "evaluation_criteria", "node_id": node.id}, ts + 0.2, "react_step")
+        self.write(
+            "",
+            f"EVALUATION_CRITERIA: primary_metric={T.PRIMARY_METRIC} "
+            f"higher_is_better=True rationale={T.METRIC_RATIONALE}",
+            {"type": "evaluation_criteria", "node_id": node.id},
+            ts + 0.2,
+            "react_step",
+        )
         first = T.IDEAS[0]
-        plan = "; ".join(f"§{i + 1} {s.split('. ', 1)[-1].rstrip('.')}" for i, s in
-                         enumerate(first["experiment_plan"].split(". ")[1:4]))
+        plan = "; ".join(
+            f"§{i + 1} {s.split('. ', 1)[-1].rstrip('.')}"
+            for i, s in enumerate(first["experiment_plan"].split(". ")[1:4])
+        )
         self.core_context = {
             "experiment_goal": T.EXPERIMENT_MD,
             "primary_metric": T.PRIMARY_METRIC,
@@ -418,8 +493,11 @@ class DemoRun:
     def call_survey(self, node: SimNode, t: float, step: int, _: str):
         papers = self.rng.sample(T.SURVEY_PAPERS, k=min(5, self.rng.randint(3, 5)))
         query = T.fill("SpMV {m} CSR optimisation many-core", self.rng)
-        result = {"papers": [{"title": p[0], "abstract": p[1], "year": 2010 + i}
-                             for i, p in enumerate(papers)]}
+        result = {
+            "papers": [
+                {"title": p[0], "abstract": p[1], "year": 2010 + i} for i, p in enumerate(papers)
+            ]
+        }
         text = "SURVEY RESULTS:\n" + "\n".join(f"- [{p[0]}]: {p[1][:200]}…" for p in papers)
         if self.fallback(node, step):  # add_memory raised: ARI keeps a react copy instead
             meta = {"type": "survey_papers", "node_id": node.id}
@@ -431,12 +509,16 @@ class DemoRun:
     def call_run_code(self, node: SimNode, t: float, step: int, _: str):
         code = T.fill(self.rng.choice(T.CODE_SNIPPETS), self.rng)
         self.content[node.id].artifacts.append(
-            {"type": "code", "tool": "run_code", "content": code[:16000], "step": step})
+            {"type": "code", "tool": "run_code", "content": code[:16000], "step": step}
+        )
         if self.rng.random() < 0.08:
             env = {"error": "Tool 'run_code' failed after 3 attempts: timeout after 600 s"}
             return "run_code", {"code": code, "language": "c"}, env, 30.0
-        stdout = T.fill("matrix={m} threads={t} GFlops_per_s={gf:.2f} GB_per_s={bw:.1f}\n"
-                        "check: max_rel_err=3.1e-15 OK", self.rng)
+        stdout = T.fill(
+            "matrix={m} threads={t} GFlops_per_s={gf:.2f} GB_per_s={bw:.1f}\n"
+            "check: max_rel_err=3.1e-15 OK",
+            self.rng,
+        )
         if self.rng.random() < 0.1:
             stdout += "\n[red]WARN[/red] numa_alloc_onnode fell back to malloc"
         out = {"stdout": stdout, "stderr": "", "returncode": 0}
@@ -445,9 +527,12 @@ class DemoRun:
     def call_run_bash(self, node: SimNode, t: float, step: int, _: str):
         cmd = T.fill(self.rng.choice(T.BASH_COMMANDS), self.rng)
         self.content[node.id].artifacts.append(
-            {"type": "code", "tool": "run_bash", "content": cmd, "step": step})
-        out = {"stdout": T.fill("{m}: {gf:.2f} GFlops/s, {bw:.1f} GB/s (median of 10)",
-                                self.rng), "exit_code": 0}
+            {"type": "code", "tool": "run_bash", "content": cmd, "step": step}
+        )
+        out = {
+            "stdout": T.fill("{m}: {gf:.2f} GFlops/s, {bw:.1f} GB/s (median of 10)", self.rng),
+            "exit_code": 0,
+        }
         return "run_bash", {"command": cmd}, {"result": dumps(out)}, 4.0
 
     def call_write_file(self, node: SimNode, t: float, step: int, _: str):
@@ -464,19 +549,24 @@ class DemoRun:
     def call_get_experiment_context(self, node: SimNode, t: float, step: int, _: str):
         return "get_experiment_context", {}, {"result": dumps(self.core_context)}, 0.2
 
-    def call_add_memory(self, node: SimNode, t: float, step: int, _: str,
-                        text: str | None = None):
+    def call_add_memory(self, node: SimNode, t: float, step: int, _: str, text: str | None = None):
         text = text or T.fill(self.rng.choice(T.FINDINGS), self.rng)
         meta = {"type": "finding"}
         entry = self.write(node.id, text, meta, t + 0.15)
         res = {"ok": True, "id": entry.eid}
-        return ("add_memory", {"node_id": node.id, "text": text, "metadata": meta},
-                {"result": dumps(res)}, 0.4)
+        return (
+            "add_memory",
+            {"node_id": node.id, "text": text, "metadata": meta},
+            {"result": dumps(res)},
+            0.4,
+        )
 
     def call_bracket_finding(self, node: SimNode, t: float, step: int, target: str):
-        text = ("Parent's numbers hold: metrics=[GFlops_per_s, GB_per_s] agree with results.csv. "
-                "The harness prints [red]FAIL[/red] for skipped matrices and tags like [bold] "
-                "and [/x] verbatim; they are not errors.")
+        text = (
+            "Parent's numbers hold: metrics=[GFlops_per_s, GB_per_s] agree with results.csv. "
+            "The harness prints [red]FAIL[/red] for skipped matrices and tags like [bold] "
+            "and [/x] verbatim; they are not errors."
+        )
         return self.call_add_memory(node, t, step, target, text=text)
 
     def call_reject(self, node: SimNode, t: float, step: int, target: str):
@@ -496,12 +586,15 @@ class DemoRun:
         status = "rerun_failed" if node.failed else "rerun_passed"
         text = f"reproducibility: {target.eid} -> {status}"
         meta = {
-            "type": "reproducibility_event", "mem_kind": "reproducibility_event",
+            "type": "reproducibility_event",
+            "mem_kind": "reproducibility_event",
             "metric_ptr": target.metadata.get("metric_ptr"),
-            "artifact_refs": [{"path": "results/rerun.csv", "sha256": self.sha(),
-                               "role": "data_output"}],
+            "artifact_refs": [
+                {"path": "results/rerun.csv", "sha256": self.sha(), "role": "data_output"}
+            ],
             "node_report_ref": {"run_id": self.run_id, "node_id": node.id},
-            "repro_target_id": target.eid, "repro_status": status,
+            "repro_target_id": target.eid,
+            "repro_status": status,
         }
         entry = self.write(node.id, text, meta, t + 0.2)
         args = {"node_id": node.id, "target_id": target.eid, "status": status}
@@ -509,11 +602,27 @@ class DemoRun:
         return "add_reproducibility_event", args, {"result": dumps(res)}, 0.4
 
     # LLM memory reads: the result is known only after ranking, so they finish in `on_done`
-    def call_search_memory(self, node: SimNode, t: float, step: int, target: str,
-                           scope: list[str] | None = None, query: str | None = None):
-        query = query or T.fill(self.rng.choice([
-            "cache blocking results on {m}", "GFlops_per_s {m} best kernel",
-            "why did the build fail", "{m} のスループット", "NUMA first-touch speedup"]), self.rng)
+    def call_search_memory(
+        self,
+        node: SimNode,
+        t: float,
+        step: int,
+        target: str,
+        scope: list[str] | None = None,
+        query: str | None = None,
+    ):
+        query = query or T.fill(
+            self.rng.choice(
+                [
+                    "cache blocking results on {m}",
+                    "GFlops_per_s {m} best kernel",
+                    "why did the build fail",
+                    "{m} のスループット",
+                    "NUMA first-touch speedup",
+                ]
+            ),
+            self.rng,
+        )
         scope = scope if scope is not None else list(node.ancestors)
         args = {"query": query, "ancestor_ids": scope, "limit": 5}
         self.queries.append(query)
@@ -529,8 +638,9 @@ class DemoRun:
 
     def call_get_node_memory(self, node: SimNode, t: float, step: int, target: str):
         target = target or node.ancestors[-1]
-        read = Read(round(t + 0.15, 6), "node_scope", "inherit:get_node_memory", [target], 0,
-                    "inherit")
+        read = Read(
+            round(t + 0.15, 6), "node_scope", "inherit:get_node_memory", [target], 0, "inherit"
+        )
         return "get_node_memory", {"node_id": target}, read, 0.4
 
     def call_cousin(self, node: SimNode, t: float, step: int, target: str):
@@ -548,11 +658,16 @@ class DemoRun:
             content.error_log = self.rng.choice(T.ERRORS)
             content.eval_summary = direction
             content.artifacts.append({"type": "result", "stdout": content.error_log})
-            text = T.fill(self.rng.choice(T.FAILURES), self.rng, nid=node.id,
-                          err=content.error_log, m=m)[:600]
-            meta = {"type": "failure_case", "mem_kind": "failure_case", "metric_ptr": None,
-                    "artifact_refs": [{"path": "build.log", "sha256": self.sha(), "role": "log"}],
-                    "node_report_ref": rid}
+            text = T.fill(
+                self.rng.choice(T.FAILURES), self.rng, nid=node.id, err=content.error_log, m=m
+            )[:600]
+            meta = {
+                "type": "failure_case",
+                "mem_kind": "failure_case",
+                "metric_ptr": None,
+                "artifact_refs": [{"path": "build.log", "sha256": self.sha(), "role": "log"}],
+                "node_report_ref": rid,
+            }
             content.conclusion = self.write(node.id, text, meta, end + self.rng.uniform(0.3, 1.2))
             return
         parent_gf = 6.0
@@ -562,39 +677,59 @@ class DemoRun:
         bw = round(gf * 12 * self.rng.uniform(0.95, 1.05), 2)
         score = round(self.rng.uniform(0.35, 0.9), 2)
         content.metrics = {
-            "GFlops_per_s": gf, "GB_per_s": bw, "rows": self.rng.choice([1585478, 952203]),
+            "GFlops_per_s": gf,
+            "GB_per_s": bw,
+            "rows": self.rng.choice([1585478, 952203]),
             "_scientific_score": score,
-            "_axis_scores": {"novelty": round(self.rng.uniform(0.2, 0.9), 2),
-                             "rigor": round(self.rng.uniform(0.3, 0.95), 2)},
+            "_axis_scores": {
+                "novelty": round(self.rng.uniform(0.2, 0.9), 2),
+                "rigor": round(self.rng.uniform(0.3, 0.95), 2),
+            },
             "_comparison_found": 1.0,
         }
         content.has_real_data = True
-        reason = (f"Measured {gf:.2f} GFlops_per_s and {bw:.1f} GB_per_s on {m} with real "
-                  f"timings; compared against the parent kernel.")
+        reason = (
+            f"Measured {gf:.2f} GFlops_per_s and {bw:.1f} GB_per_s on {m} with real "
+            f"timings; compared against the parent kernel."
+        )
         content.eval_summary = f"{reason} [scientific_score={score:.2f}]"
         stdout = f"matrix={m} GFlops_per_s={gf} GB_per_s={bw}"
         content.artifacts.append({"type": "result", "stdout": stdout})
         mlist = ", ".join(f"{k}={v}" for k, v in content.metrics.items())
         label = "NodeLabel." + node.label.upper()
         summary = f"{reason} Direction: {direction or T.TITLE}"[:300]
-        self.write(node.id, f"RESULT SUMMARY node={node.id} label={label}: metrics=[{mlist}] "
-                   f"summary={summary}", {"type": "result_summary", "metrics": content.metrics},
-                   end - self.rng.uniform(1.0, 2.5))
-        headline = T.fill(self.rng.choice(T.HEADLINES), self.rng, label=node.label, m=m, gf=gf,
-                          bw=bw)[:600]
-        meta = {"type": "experiment_result", "mem_kind": "experiment_result",
-                "metric_ptr": {"name": "GFlops_per_s", "value": gf},
-                "artifact_refs": [{"path": "spmv.c", "sha256": self.sha(), "role": "source"},
-                                  {"path": f"results/{m}.csv", "sha256": self.sha(),
-                                   "role": "data_output"}],
-                "node_report_ref": rid}
+        self.write(
+            node.id,
+            f"RESULT SUMMARY node={node.id} label={label}: metrics=[{mlist}] summary={summary}",
+            {"type": "result_summary", "metrics": content.metrics},
+            end - self.rng.uniform(1.0, 2.5),
+        )
+        headline = T.fill(
+            self.rng.choice(T.HEADLINES), self.rng, label=node.label, m=m, gf=gf, bw=bw
+        )[:600]
+        meta = {
+            "type": "experiment_result",
+            "mem_kind": "experiment_result",
+            "metric_ptr": {"name": "GFlops_per_s", "value": gf},
+            "artifact_refs": [
+                {"path": "spmv.c", "sha256": self.sha(), "role": "source"},
+                {"path": f"results/{m}.csv", "sha256": self.sha(), "role": "data_output"},
+            ],
+            "node_report_ref": rid,
+        }
         t = end + self.rng.uniform(0.3, 1.0)
         content.experiment_result = self.write(node.id, headline, meta, t)
         content.conclusion = content.experiment_result
         if self.rng.random() < 0.6:
             hints = "; ".join(T.fill(h, self.rng) for h in self.rng.sample(T.HINTS, 2))[:600]
-            meta = {"type": "reflection", "mem_kind": "reflection", "metric_ptr": None,
-                    "artifact_refs": [], "node_report_ref": rid, "confidence": 0.4}
+            meta = {
+                "type": "reflection",
+                "mem_kind": "reflection",
+                "metric_ptr": None,
+                "artifact_refs": [],
+                "node_report_ref": rid,
+                "confidence": 0.4,
+            }
             self.write(node.id, hints, meta, t + self.rng.uniform(0.2, 0.6))
 
     # ---------------------------------------------------------------- ari-core process reads
@@ -607,8 +742,17 @@ class DemoRun:
     def pipeline_reads(self) -> None:
         t = self.stop + 75.0
         for node in self.nodes:
-            self.reads.append(Read(round(t, 6), "node_scope", "inherit:get_node_memory",
-                                   [node.id], 0, "inherit", node_id=""))
+            self.reads.append(
+                Read(
+                    round(t, 6),
+                    "node_scope",
+                    "inherit:get_node_memory",
+                    [node.id],
+                    0,
+                    "inherit",
+                    node_id="",
+                )
+            )
             t += 0.05
 
     # ---------------------------------------------------------------- ranking and reads
@@ -682,8 +826,13 @@ class DemoRun:
             entry = self.entries[pos]
             if entry.kind == "node_scope" and entry.node_id in scope:
                 read.hits.append(entry)
-                read.results.append({"entry_id": entry.eid, "src_node_id": entry.node_id,
-                                     "score": max(0.0, 1.0 - 0.01 * rank)})
+                read.results.append(
+                    {
+                        "entry_id": entry.eid,
+                        "src_node_id": entry.node_id,
+                        "score": max(0.0, 1.0 - 0.01 * rank),
+                    }
+                )
                 if len(read.hits) == read.limit:
                     break
 
@@ -692,8 +841,10 @@ class DemoRun:
         entries = self.by_node.get(target, [])
         k = bisect.bisect_left(self.by_node_ts.get(target, []), read.ts)
         read.hits = entries[:k]
-        read.results = [{"src_node_id": target, "entry_id": e.eid, "type": e.metadata.get("type")}
-                        for e in read.hits]
+        read.results = [
+            {"src_node_id": target, "entry_id": e.eid, "type": e.metadata.get("type")}
+            for e in read.hits
+        ]
         read.limit = len(read.hits)
 
     def answer_react(self, read: Read) -> None:
@@ -703,5 +854,7 @@ class DemoRun:
             self.react_words = {id(e): self.words(e.text[:300]) for e in self.react}
         ranked = sorted(pool, key=lambda e: -len(want & self.react_words[id(e)]))
         read.hits = ranked[: read.limit]
-        read.results = [{"entry_id": e.eid, "src_node_id": "", "score": max(0.0, 1.0 - 0.01 * r)}
-                        for r, e in enumerate(read.hits)]
+        read.results = [
+            {"entry_id": e.eid, "src_node_id": "", "score": max(0.0, 1.0 - 0.01 * r)}
+            for r, e in enumerate(read.hits)
+        ]

@@ -128,32 +128,69 @@ ERRORS = [
 ]
 
 SURVEY_PAPERS = [
-    ("CSR5: An Efficient Storage Format for Cross-Platform SpMV", ("CSR5 tiles nonzeros "
-     "into 2D tiles so that irregular rows do not serialise; it reports 1.2-2x over CSR.")),
-    ("Merge-based Parallel Sparse Matrix-Vector Multiplication", ("Merrill and Garland split "
-     "the merge path of row_ptr and nonzeros evenly, which makes SpMV insensitive to row skew.")),
-    ("Roofline: An Insightful Visual Performance Model", ("Attainable performance is bounded by "
-     "peak compute and by bandwidth times arithmetic intensity; SpMV sits far left.")),
-    ("Optimization of Sparse Matrix-Vector Multiplication on Emerging Multicore Platforms",
-     "Williams et al. combine register blocking, cache blocking and NUMA placement."),
-    ("疎行列ベクトル積の自動チューニング", ("行長の分布に応じて格納形式とスレッド割り当てを選ぶ"
-     "自動チューニング手法を提案し、CSR 比で最大 1.8 倍を得た。")),
-    ("SELL-C-sigma: a unified sparse matrix format", ("Sorting rows within windows of sigma "
-     "and padding chunks of C rows makes SpMV SIMD friendly on wide vector units.")),
+    (
+        "CSR5: An Efficient Storage Format for Cross-Platform SpMV",
+        (
+            "CSR5 tiles nonzeros "
+            "into 2D tiles so that irregular rows do not serialise; it reports 1.2-2x over CSR."
+        ),
+    ),
+    (
+        "Merge-based Parallel Sparse Matrix-Vector Multiplication",
+        (
+            "Merrill and Garland split "
+            "the merge path of row_ptr and nonzeros evenly, which makes SpMV insensitive to row skew."
+        ),
+    ),
+    (
+        "Roofline: An Insightful Visual Performance Model",
+        (
+            "Attainable performance is bounded by "
+            "peak compute and by bandwidth times arithmetic intensity; SpMV sits far left."
+        ),
+    ),
+    (
+        "Optimization of Sparse Matrix-Vector Multiplication on Emerging Multicore Platforms",
+        "Williams et al. combine register blocking, cache blocking and NUMA placement.",
+    ),
+    (
+        "疎行列ベクトル積の自動チューニング",
+        (
+            "行長の分布に応じて格納形式とスレッド割り当てを選ぶ"
+            "自動チューニング手法を提案し、CSR 比で最大 1.8 倍を得た。"
+        ),
+    ),
+    (
+        "SELL-C-sigma: a unified sparse matrix format",
+        (
+            "Sorting rows within windows of sigma "
+            "and padding chunks of C rows makes SpMV SIMD friendly on wide vector units."
+        ),
+    ),
 ]
 
 FINDINGS = [
-    ("Cache blocking of x only helps when the column span of a block fits in L2; {m} gains "
-    "{g:.1f}% at block {b}."),
-    ("Row binning removes the tail: the slowest thread now takes {p}% longer than the median "
-    "instead of 3x on {m}."),
-    ("GB_per_s saturates at {bw:.1f} with {t} threads, close to STREAM triad; more threads "
-    "will not help."),
-    ("The log prints [red]WARN[/red] lines from the allocator; they are harmless. Do not parse "
-    "metrics=[...] out of stdout, read results.csv instead."),
+    (
+        "Cache blocking of x only helps when the column span of a block fits in L2; {m} gains "
+        "{g:.1f}% at block {b}."
+    ),
+    (
+        "Row binning removes the tail: the slowest thread now takes {p}% longer than the median "
+        "instead of 3x on {m}."
+    ),
+    (
+        "GB_per_s saturates at {bw:.1f} with {t} threads, close to STREAM triad; more threads "
+        "will not help."
+    ),
+    (
+        "The log prints [red]WARN[/red] lines from the allocator; they are harmless. Do not parse "
+        "metrics=[...] out of stdout, read results.csv instead."
+    ),
     "{m} では x へのアクセスがランダムなので、プリフェッチの効果はほとんどない ({g:.1f}%)。",
-    ("Rich-style tags like [bold] or [/x] in program output are literal text, not markup; the "
-    "harness echoes them verbatim."),
+    (
+        "Rich-style tags like [bold] or [/x] in program output are literal text, not markup; the "
+        "harness echoes them verbatim."
+    ),
     "Unrolling beyond {u} makes no difference; the kernel is bandwidth bound at {bw:.1f} GB/s.",
 ]
 
@@ -176,13 +213,19 @@ FAILURES = [
 ]
 
 CODE_SNIPPETS = [
-    ("#pragma omp parallel for schedule({s})\nfor (int i = 0; i < n; i++) {{\n  double sum = 0;\n"
-    "  for (int k = row_ptr[i]; k < row_ptr[i+1]; k++) sum += val[k] * x[col_idx[k]];\n"
-    "  y[i] = sum;\n}}"),
-    ("for (int jb = 0; jb < n; jb += {b}) {{\n  /* block of x columns [jb, jb+{b}) */\n"
-    "  spmv_block(A, x + jb, y, jb, {b});\n}}"),
-    ("__m512d acc = _mm512_setzero_pd();\n__m512i idx = _mm512_loadu_si512(col_idx + k);\n"
-    "acc = _mm512_fmadd_pd(_mm512_loadu_pd(val + k), _mm512_i32gather_pd(idx, x, 8), acc);"),
+    (
+        "#pragma omp parallel for schedule({s})\nfor (int i = 0; i < n; i++) {{\n  double sum = 0;\n"
+        "  for (int k = row_ptr[i]; k < row_ptr[i+1]; k++) sum += val[k] * x[col_idx[k]];\n"
+        "  y[i] = sum;\n}}"
+    ),
+    (
+        "for (int jb = 0; jb < n; jb += {b}) {{\n  /* block of x columns [jb, jb+{b}) */\n"
+        "  spmv_block(A, x + jb, y, jb, {b});\n}}"
+    ),
+    (
+        "__m512d acc = _mm512_setzero_pd();\n__m512i idx = _mm512_loadu_si512(col_idx + k);\n"
+        "acc = _mm512_fmadd_pd(_mm512_loadu_pd(val + k), _mm512_i32gather_pd(idx, x, 8), acc);"
+    ),
     "import numpy as np, scipy.sparse as sp\nA = sp.load_npz('{m}.npz')\nprint(A.nnz, A.shape)",
 ]
 BASH_COMMANDS = [
@@ -223,6 +266,7 @@ def _fields(template: str) -> tuple[str, ...]:
 
 def fill(template: str, rng: random.Random, **extra: object) -> str:
     """Fill a template's placeholders with plausible parameter values drawn from `rng`."""
-    values = {name: extra[name] if name in extra else DRAWERS[name](rng)
-              for name in _fields(template)}
+    values = {
+        name: extra[name] if name in extra else DRAWERS[name](rng) for name in _fields(template)
+    }
     return template.format(**values)

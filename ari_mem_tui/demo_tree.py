@@ -145,8 +145,13 @@ class Timeline:
     def reexpand(self, now: float) -> None:
         """Nothing left to run but budget left: expand the latest finished node again (frontier)."""
         for node in reversed(self.nodes):
-            if (node.end is not None and node.end <= now and not node.failed
-                    and len(node.children) < MAX_CHILDREN and node.depth < self.max_depth):
+            if (
+                node.end is not None
+                and node.end <= now
+                and not node.failed
+                and len(node.children) < MAX_CHILDREN
+                and node.depth < self.max_depth
+            ):
                 self.expand(node, now)
                 return
 

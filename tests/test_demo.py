@@ -18,13 +18,35 @@ from ari_mem_tui import demo
 from ari_mem_tui.demo import DemoTargetError, write_demo
 
 NODE_KEYS = [
-    "id", "parent_id", "depth", "status", "retry_count", "children", "created_at",
-    "completed_at", "artifacts", "metrics", "has_real_data", "eval_summary", "label",
-    "raw_label", "name", "error_log", "ancestor_ids", "trace_log", "original_direction",
+    "id",
+    "parent_id",
+    "depth",
+    "status",
+    "retry_count",
+    "children",
+    "created_at",
+    "completed_at",
+    "artifacts",
+    "metrics",
+    "has_real_data",
+    "eval_summary",
+    "label",
+    "raw_label",
+    "name",
+    "error_log",
+    "ancestor_ids",
+    "trace_log",
+    "original_direction",
     "node_report_path",
 ]
-TOP_KEYS = ["run_id", "experiment_file", "experiment_file_sha256", "experiment_file_len",
-            "created_at", "nodes"]
+TOP_KEYS = [
+    "run_id",
+    "experiment_file",
+    "experiment_file_sha256",
+    "experiment_file_len",
+    "created_at",
+    "nodes",
+]
 WRITE_KEYS = ["ts", "node_id", "op", "collection", "entry_id", "text_preview", "metadata"]
 READ_KEYS = ["ts", "node_id", "op", "collection", "query", "ancestor_ids", "limit", "results"]
 COW = "node_id does not match current node (CoW violation)"
@@ -125,8 +147,7 @@ def test_tree_shape_and_invariants(demo_ckpt: Path) -> None:
     assert {n["label"] for n in nodes} >= {"draft", "improve", "debug", "ablation", "validation"}
     assert any(len(n["children"]) >= 2 for n in nodes[1:])  # parallel siblings
     failed = [n for n in nodes if n["status"] == "failed" and n["children"]]
-    assert failed and all(
-        any(by_id[c]["label"] == "debug" for c in n["children"]) for n in failed)
+    assert failed and all(any(by_id[c]["label"] == "debug" for c in n["children"]) for n in failed)
     for node in nodes:
         if node["status"] in ("success", "failed"):
             assert ts(node["completed_at"]) > ts(node["created_at"])
@@ -146,8 +167,14 @@ def test_results_and_nodes_tree_mirror_the_tree(demo_ckpt: Path) -> None:
     assert list(results["nodes"]) == [n["id"] for n in nodes]
     for node in nodes:
         row = results["nodes"][node["id"]]
-        assert list(row) == ["artifacts", "metrics", "has_real_data", "eval_summary", "status",
-                             "error_log"]
+        assert list(row) == [
+            "artifacts",
+            "metrics",
+            "has_real_data",
+            "eval_summary",
+            "status",
+            "error_log",
+        ]
         assert row["status"] == node["status"]
 
 
@@ -172,7 +199,7 @@ def test_backup_record_order_and_shapes(demo_ckpt: Path) -> None:
     for nid in seen:
         group = [r["ts"] for r in node_recs if r["node_id"] == nid]
         assert group == sorted(group)
-    react = records[n_node:n_node + n_react]
+    react = records[n_node : n_node + n_react]
     assert [r["ts"] for r in react] == sorted(r["ts"] for r in react)
     assert all(list(r) == ["kind", "text", "metadata", "ts"] for r in react)
     assert react[0]["text"].startswith("EVALUATION_CRITERIA: primary_metric=")
@@ -194,8 +221,14 @@ def test_backup_holds_every_entry_kind_ari_writes(demo_ckpt: Path) -> None:
         assert r["text"].startswith(f"RESULT SUMMARY node={r['node_id']} label=NodeLabel.")
         assert "metrics=[" in r["text"] and "GFlops_per_s" in r["metadata"]["metrics"]
     types_ = {r["metadata"].get("type") for r in recs}
-    assert types_ >= {"survey_papers", "finding", "experiment_result", "failure_case",
-                      "reflection", "reproducibility_event"}
+    assert types_ >= {
+        "survey_papers",
+        "finding",
+        "experiment_result",
+        "failure_case",
+        "reflection",
+        "reproducibility_event",
+    }
     for r in recs:
         meta = r["metadata"]
         if meta.get("type") == "survey_papers":
@@ -207,8 +240,9 @@ def test_backup_holds_every_entry_kind_ari_writes(demo_ckpt: Path) -> None:
             assert meta["confidence"] == 0.4
         if meta.get("type") == "reproducibility_event":
             assert meta["repro_status"] in ("rerun_passed", "rerun_failed")
-            assert r["text"] == f"reproducibility: {meta['repro_target_id']} -> " \
-                                f"{meta['repro_status']}"
+            assert (
+                r["text"] == f"reproducibility: {meta['repro_target_id']} -> {meta['repro_status']}"
+            )
     texts = " ".join(r["text"] for r in recs)
     for needle in ("[red]", "[/x]", "[bold]", "metrics=["):
         assert needle in texts
@@ -251,9 +285,13 @@ def test_write_events_join_to_backup_entries(demo_ckpt: Path) -> None:
     for e in writes:
         if e["collection"] != "node_scope":
             continue
-        match = [r for r in by_node[e["node_id"]]
-                 if r["text"].startswith(e["text_preview"]) and r["metadata"] == e["metadata"]
-                 and 0 < e["ts"] - r["ts"] < 1.0]
+        match = [
+            r
+            for r in by_node[e["node_id"]]
+            if r["text"].startswith(e["text_preview"])
+            and r["metadata"] == e["metadata"]
+            and 0 < e["ts"] - r["ts"] < 1.0
+        ]
         assert match, e
 
 
@@ -266,11 +304,14 @@ def test_every_started_node_has_its_startup_reads(demo_ckpt: Path) -> None:
         if node["status"] == "pending":
             continue
         query = node["original_direction"][:200]
-        hits = [i for i, e in enumerate(reads) if e["query"] == query
-                and e["ancestor_ids"] == node["ancestor_ids"] and e["limit"] == 5]
+        hits = [
+            i
+            for i, e in enumerate(reads)
+            if e["query"] == query and e["ancestor_ids"] == node["ancestor_ids"] and e["limit"] == 5
+        ]
         assert len(hits) == 1, node["id"]
         i = hits[0]
-        burst = reads[i - node["depth"]:i]
+        burst = reads[i - node["depth"] : i]
         assert [e["query"] for e in burst] == ["inherit:get_node_memory"] * node["depth"]
         assert [e["ancestor_ids"][0] for e in burst] == node["ancestor_ids"]
         assert ts(node["created_at"]) < burst[0]["ts"]
@@ -279,7 +320,7 @@ def test_every_started_node_has_its_startup_reads(demo_ckpt: Path) -> None:
         assert all(r["src_node_id"] in node["ancestor_ids"] for r in reads[i]["results"])
     assert stale > 0  # the logged "current node" is the last writer, not the reader
     pipeline = [e for e in reads if e["node_id"] == "" and e["query"].startswith("inherit:")]
-    assert [e["ancestor_ids"][0] for e in pipeline[-len(nodes):]] == [n["id"] for n in nodes]
+    assert [e["ancestor_ids"][0] for e in pipeline[-len(nodes) :]] == [n["id"] for n in nodes]
     assert sum(e["collection"] == "react_step" for e in reads) >= 3
 
 
@@ -291,7 +332,8 @@ def planted(path: Path) -> dict[str, list]:
     for node in nodes:
         for tool, args, result in calls(node):
             if tool == "search_memory" and not set(args["ancestor_ids"]) <= set(
-                    node["ancestor_ids"]):
+                node["ancestor_ids"]
+            ):
                 hits = json.loads(result["result"])["results"]
                 outside = [h for h in hits if h["node_id"] not in node["ancestor_ids"]]
                 found["leak"].append((node, args, outside))
@@ -309,19 +351,34 @@ def test_planted_leak_and_rejected_write(fixture: str, request: pytest.FixtureRe
     assert found["leak"] and found["offread"] and found["reject"]
     node, args, outside = found["leak"][0]
     assert outside, "the leaking search returned the sibling branch's entries"
-    leaked = [e for e in events(path) if e["op"] == "read" and e["query"] == args["query"]
-              and e["ancestor_ids"] == args["ancestor_ids"]]
-    assert leaked and any(r["src_node_id"] not in node["ancestor_ids"]
-                          for r in leaked[0]["results"])
+    leaked = [
+        e
+        for e in events(path)
+        if e["op"] == "read"
+        and e["query"] == args["query"]
+        and e["ancestor_ids"] == args["ancestor_ids"]
+    ]
+    assert leaked and any(
+        r["src_node_id"] not in node["ancestor_ids"] for r in leaked[0]["results"]
+    )
     reader, target, result = found["offread"][0]
     assert target["id"] not in reader["ancestor_ids"] and reader["id"] not in target["ancestor_ids"]
     assert json.loads(result["result"])["entries"]
-    assert any(e["op"] == "read" and e["ancestor_ids"] == [target["id"]] and e["node_id"] != ""
-               and e["ts"] > ts(reader["created_at"]) for e in events(path))
+    assert any(
+        e["op"] == "read"
+        and e["ancestor_ids"] == [target["id"]]
+        and e["node_id"] != ""
+        and e["ts"] > ts(reader["created_at"])
+        for e in events(path)
+    )
     node, args, result = found["reject"][0]
     assert json.loads(result["result"]) == {"ok": False, "error": COW}
-    auto = [r for r in backup(path) if r.get("node_id") == node["id"]
-            and r["text"].startswith('Tool add_memory: {"result": "{\\"ok\\": false')]
+    auto = [
+        r
+        for r in backup(path)
+        if r.get("node_id") == node["id"]
+        and r["text"].startswith('Tool add_memory: {"result": "{\\"ok\\": false')
+    ]
     assert auto and auto[0]["metadata"]["tool"] == "add_memory"
     assert "CoW violation" in auto[0]["text"]
 
@@ -331,8 +388,9 @@ def test_small_checkpoint_keeps_the_features(small_ckpt: Path) -> None:
     assert len(nodes) == 8 and max(n["depth"] for n in nodes) >= 3
     text = (small_ckpt / "tree.json").read_text(encoding="utf-8")
     assert "[red]" in text and "[bold]" in text and "[/x]" in text
-    assert any(any("\u3040" <= ch <= "\u30ff" for ch in (n["original_direction"] or ""))
-               for n in nodes)
+    assert any(
+        any("\u3040" <= ch <= "\u30ff" for ch in (n["original_direction"] or "")) for n in nodes
+    )
 
 
 def test_every_tool_call_has_a_result_line_and_auto_entry(small_ckpt: Path) -> None:
@@ -340,17 +398,25 @@ def test_every_tool_call_has_a_result_line_and_auto_entry(small_ckpt: Path) -> N
     for node in tree(small_ckpt)["nodes"]:
         for tool, args, result in calls(node):
             assert result is not None
-            mine = [r for r in recs if r["text"].startswith(f"Tool {tool}: ")
-                    and (r.get("node_id") == node["id"]
-                         or r["metadata"].get("node_id") == node["id"])]
+            mine = [
+                r
+                for r in recs
+                if r["text"].startswith(f"Tool {tool}: ")
+                and (r.get("node_id") == node["id"] or r["metadata"].get("node_id") == node["id"])
+            ]
             expected = f"Tool {tool}: {json.dumps(result)[:1000]}"
             assert any(r["text"] == expected for r in mine), (node["id"], tool)
 
 
 # ---------------------------------------------------------------- CLI and cache
 def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "ari_mem_tui", "demo", *args],
-                          capture_output=True, text=True, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "ari_mem_tui", "demo", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_cli_writes_and_exits(tmp_path: Path) -> None:
@@ -416,10 +482,11 @@ def test_default_demo_loads_without_problems(demo_ckpt: Path) -> None:
         search = [e for e in reads if e.query == query and e.ancestor_ids == node["ancestor_ids"]]
         assert len(search) == 1 and search[0].reader == node["id"], node["id"]
         at = reads.index(search[0])
-        burst = reads[at - node["depth"]:at]
+        burst = reads[at - node["depth"] : at]
         assert all(e.reader == node["id"] for e in burst), node["id"]
     assert {e.reader for e in reads if e.node_id == "" and e.collection == "react_step"} == {
-        "bfts-select"}
+        "bfts-select"
+    }
     pipeline = [e for e in reads if e.reader == "pipeline"]
     assert len(pipeline) == len(raw)
     rejected = [w for w in ckpt.writes if not w.accepted]
@@ -427,3 +494,27 @@ def test_default_demo_loads_without_problems(demo_ckpt: Path) -> None:
     node, args, _ = planted(demo_ckpt)["leak"][0]
     leak = [e for e in reads if e.query == args["query"] and e.ancestor_ids == args["ancestor_ids"]]
     assert [e.reader for e in leak] == [node["id"]]
+
+
+def test_json_files_are_exactly_what_json_dumps_writes(small_ckpt: Path) -> None:
+    """The fast indented writer must match json.dumps(indent=2, ensure_ascii=False) byte for byte."""
+    for name in ("tree.json", "nodes_tree.json", "results.json", "idea.json"):
+        text = (small_ckpt / name).read_text(encoding="utf-8")
+        assert text == json.dumps(json.loads(text), indent=2, ensure_ascii=False) + "\n", name
+
+
+def test_big_runs_sample_startup_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ari_mem_tui import demo_run
+
+    monkeypatch.setattr(demo_run, "STARTUP_READ_NODES", 6)
+    path = write_demo(tmp_path / "sampled", nodes=30, seed=3, entries=300)
+    nodes = tree(path)["nodes"]
+    started = [n for n in nodes[1:] if n["status"] != "pending"]
+    directions = {n["original_direction"][:200] for n in started}
+    searched = {
+        e["query"]
+        for e in events(path)
+        if e["op"] == "read" and e["limit"] == 5 and e["query"] in directions
+    }
+    assert 6 <= len(searched) < len(started)
+    assert planted(path)["leak"]  # planted readers keep their reads
