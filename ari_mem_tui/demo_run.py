@@ -109,6 +109,11 @@ class NodeContent:
     conclusion: Entry | None = None  # the node-end typed entry (experiment_result/failure_case)
 
 
+# what a call handler returns: (tool name, args, result envelope or a Read answered later, seconds
+# the tool took)
+Call = tuple[str, dict[str, Any], "dict[str, Any] | Read", float]
+
+
 def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False)
 
@@ -458,7 +463,7 @@ class DemoRun:
         """The few writes whose MCP add_memory raised, so ARI copied them to the react store."""
         return step == 2 and node.order % 5 == 2 and node.order < 100
 
-    def call_generate_ideas(self, node: SimNode, t: float, step: int, _: str):
+    def call_generate_ideas(self, node: SimNode, t: float, step: int, _: str) -> Call:
         args = {"topic": T.TITLE, "n_ideas": 2}
         idea = {
             "ideas": T.IDEAS,
@@ -490,7 +495,7 @@ class DemoRun:
         }
         return "generate_ideas", args, {"result": dumps(idea)}, ts - t
 
-    def call_survey(self, node: SimNode, t: float, step: int, _: str):
+    def call_survey(self, node: SimNode, t: float, step: int, _: str) -> Call:
         papers = self.rng.sample(T.SURVEY_PAPERS, k=min(5, self.rng.randint(3, 5)))
         query = T.fill("SpMV {m} CSR optimisation many-core", self.rng)
         result = {
@@ -506,7 +511,7 @@ class DemoRun:
             self.write(node.id, text, {"type": "survey_papers"}, t + 9.0)
         return "survey", {"query": query, "max_results": 5}, {"result": dumps(result)}, 8.5
 
-    def call_run_code(self, node: SimNode, t: float, step: int, _: str):
+    def call_run_code(self, node: SimNode, t: float, step: int, _: str) -> Call:
         code = T.fill(self.rng.choice(T.CODE_SNIPPETS), self.rng)
         self.content[node.id].artifacts.append(
             {"type": "code", "tool": "run_code", "content": code[:16000], "step": step}
@@ -524,7 +529,7 @@ class DemoRun:
         out = {"stdout": stdout, "stderr": "", "returncode": 0}
         return "run_code", {"code": code, "language": "c"}, {"result": dumps(out)}, 6.0
 
-    def call_run_bash(self, node: SimNode, t: float, step: int, _: str):
+    def call_run_bash(self, node: SimNode, t: float, step: int, _: str) -> Call:
         cmd = T.fill(self.rng.choice(T.BASH_COMMANDS), self.rng)
         self.content[node.id].artifacts.append(
             {"type": "code", "tool": "run_bash", "content": cmd, "step": step}
@@ -535,21 +540,23 @@ class DemoRun:
         }
         return "run_bash", {"command": cmd}, {"result": dumps(out)}, 4.0
 
-    def call_write_file(self, node: SimNode, t: float, step: int, _: str):
+    def call_write_file(self, node: SimNode, t: float, step: int, _: str) -> Call:
         path = self.rng.choice(["spmv.c", "bench.sh", "Makefile", "plot.py"])
         body = T.fill(self.rng.choice(T.CODE_SNIPPETS), self.rng)
         res = {"ok": True, "path": path, "bytes": len(body.encode())}
         return "write_file", {"path": path, "content": body}, {"result": dumps(res)}, 0.3
 
-    def call_read_file(self, node: SimNode, t: float, step: int, _: str):
+    def call_read_file(self, node: SimNode, t: float, step: int, _: str) -> Call:
         path = T.fill("results/{m}.csv", self.rng)
         body = T.fill("matrix,threads,gflops,gbs\n{m},{t},{gf:.2f},{bw:.1f}", self.rng)
         return "read_file", {"path": path}, {"result": body}, 0.2
 
-    def call_get_experiment_context(self, node: SimNode, t: float, step: int, _: str):
+    def call_get_experiment_context(self, node: SimNode, t: float, step: int, _: str) -> Call:
         return "get_experiment_context", {}, {"result": dumps(self.core_context)}, 0.2
 
-    def call_add_memory(self, node: SimNode, t: float, step: int, _: str, text: str | None = None):
+    def call_add_memory(
+        self, node: SimNode, t: float, step: int, _: str, text: str | None = None
+    ) -> Call:
         text = text or T.fill(self.rng.choice(T.FINDINGS), self.rng)
         meta = {"type": "finding"}
         entry = self.write(node.id, text, meta, t + 0.15)
@@ -561,7 +568,7 @@ class DemoRun:
             0.4,
         )
 
-    def call_bracket_finding(self, node: SimNode, t: float, step: int, target: str):
+    def call_bracket_finding(self, node: SimNode, t: float, step: int, target: str) -> Call:
         text = (
             "Parent's numbers hold: metrics=[GFlops_per_s, GB_per_s] agree with results.csv. "
             "The harness prints [red]FAIL[/red] for skipped matrices and tags like [bold] "
@@ -569,13 +576,13 @@ class DemoRun:
         )
         return self.call_add_memory(node, t, step, target, text=text)
 
-    def call_reject(self, node: SimNode, t: float, step: int, target: str):
+    def call_reject(self, node: SimNode, t: float, step: int, target: str) -> Call:
         text = T.fill("Conclusion for the parent: block size {b} is best on {m}", self.rng)
         args = {"node_id": target, "text": text, "metadata": {"type": "finding"}}
         res = {"ok": False, "error": COW_ERROR}
         return "add_memory", args, {"result": dumps(res)}, 0.3
 
-    def call_repro(self, node: SimNode, t: float, step: int, _: str):
+    def call_repro(self, node: SimNode, t: float, step: int, _: str) -> Call:
         target = None
         for aid in reversed(node.ancestors):
             target = self.content[aid].experiment_result
@@ -610,7 +617,7 @@ class DemoRun:
         target: str,
         scope: list[str] | None = None,
         query: str | None = None,
-    ):
+    ) -> Call:
         query = query or T.fill(
             self.rng.choice(
                 [
@@ -629,21 +636,21 @@ class DemoRun:
         read = Read(round(t + 0.2, 6), "node_scope", query, scope, 5, "search")
         return "search_memory", args, read, 0.4
 
-    def call_leak(self, node: SimNode, t: float, step: int, target: str):
+    def call_leak(self, node: SimNode, t: float, step: int, target: str) -> Call:
         # the LLM quotes the sibling's conclusion: its typed entry written at the sibling's end
         other = self.content[target].conclusion
         query = other.text if other is not None else self.directions[target] or ""
         scope = [*node.ancestors, target]
         return self.call_search_memory(node, t, step, target, scope=scope, query=query[:200])
 
-    def call_get_node_memory(self, node: SimNode, t: float, step: int, target: str):
+    def call_get_node_memory(self, node: SimNode, t: float, step: int, target: str) -> Call:
         target = target or node.ancestors[-1]
         read = Read(
             round(t + 0.15, 6), "node_scope", "inherit:get_node_memory", [target], 0, "inherit"
         )
         return "get_node_memory", {"node_id": target}, read, 0.4
 
-    def call_cousin(self, node: SimNode, t: float, step: int, target: str):
+    def call_cousin(self, node: SimNode, t: float, step: int, target: str) -> Call:
         return self.call_get_node_memory(node, t, step, target)
 
     # ---------------------------------------------------------------- node end
@@ -771,6 +778,7 @@ class DemoRun:
             self.by_node.setdefault(entry.node_id, []).append(entry)
         self.by_node_ts = {k: [e.ts for e in v] for k, v in self.by_node.items()}
         self.react = [e for e in self.entries if e.kind == "react_step"]
+        self.react_words = {id(e): self.words(e.text[:300]) for e in self.react}
         self.reads.sort(key=lambda r: r.ts)
         for read in self.reads:
             if read.node_id is None:
@@ -850,8 +858,6 @@ class DemoRun:
     def answer_react(self, read: Read) -> None:
         pool = [e for e in self.react if e.ts < read.ts]
         want = self.words(read.query)
-        if not hasattr(self, "react_words"):
-            self.react_words = {id(e): self.words(e.text[:300]) for e in self.react}
         ranked = sorted(pool, key=lambda e: -len(want & self.react_words[id(e)]))
         read.hits = ranked[: read.limit]
         read.results = [
