@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 
 from checkpoint_helpers import (
     T0,
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.trace_log import (
     MAX_LITERAL_CHARS,
+    _envelope_text,
     decode_result,
     parse_trace_line,
     parse_trace_log,
@@ -83,9 +85,18 @@ def test_non_literal_results_stay_raw():
 
 def test_a_50_mb_result_is_not_evaluated():
     huge = "  ← {'result': '" + "A" * 50_000_000 + "'}"
-    calls = parse_trace_log("n", [call("read_file", {"p": 1}), huge])
+    calls = parse_trace_log("n", [call("get_node_memory", {"node_id": "r"}), huge])
     assert len(calls[0].result_raw) > MAX_LITERAL_CHARS
     assert calls[0].result is None and calls[0].ok is None
+
+
+def test_long_results_of_non_memory_tools_are_decoded_on_demand():
+    payload = {"stdout": "x" * 10_000}
+    calls = parse_trace_log(
+        "n", [call("run_code", {}), result(payload), call("search_memory", {}), result(payload)]
+    )
+    assert calls[0].result is None and decode_result(calls[0].result_raw) == payload
+    assert calls[1].result == payload
 
 
 def test_50_mb_rejection_is_still_recognised():
@@ -98,6 +109,23 @@ def test_50_mb_rejection_is_still_recognised():
     )
     [found] = parse_trace_log("n", [call("add_memory", {"node_id": "p"}), huge])
     assert found.ok is False and rejection_reason(found) == COW
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text())
+def test_envelope_fast_path_agrees_with_literal_eval(text):
+    import ast
+
+    line = str({"result": text})
+    assert _envelope_text(line) == text == ast.literal_eval(line)["result"]
+
+
+def test_envelope_fast_path_refuses_what_repr_never_writes():
+    assert _envelope_text("{'result': 'a' + 'b'}") is None
+    with warnings.catch_warnings():  # the codec warns about the invalid escape it refuses
+        warnings.simplefilter("ignore")
+        assert _envelope_text("{'result': '\\q'}") is None
+    assert decode_result("{'result': 'a\\x41\\u00e9'}") == "aAé"
 
 
 @settings(max_examples=200, deadline=None)

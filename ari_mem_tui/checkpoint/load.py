@@ -26,9 +26,9 @@ from ari_mem_tui.checkpoint.legacy_memory import (
 from ari_mem_tui.checkpoint.model import Checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.checkpoint.trace_log import parse_trace_logs
-from ari_mem_tui.checkpoint.tree import TreeResult, load_tree
+from ari_mem_tui.checkpoint.tree import TreeResult, load_tree, raw_node_list
 from ari_mem_tui.checkpoint.values import parse_iso
-from ari_mem_tui.model import MemoryEntry, Problem
+from ari_mem_tui.model import CoreBlocks, MemoryEntry, Problem
 
 __all__ = ["checkpoint_hash", "load_checkpoint"]
 
@@ -128,8 +128,7 @@ def _read_memory(ckpt: Checkpoint, tree: TreeResult, ids: EntryIds) -> BackupRes
 
 
 def _nodes_tree_memory(path: Path) -> dict:
-    from ari_mem_tui.checkpoint.tree import raw_node_list
-
+    """The per-node `memory` arrays of nodes_tree.json when the tree itself came from tree.json."""
     document = read_json(path / "nodes_tree.json", "nodes_tree.json", [], retry=False)
     memory = {}
     for raw in raw_node_list(document) or []:
@@ -161,7 +160,7 @@ def _warn_stale_backup(ckpt: Checkpoint, backup: BackupResult) -> None:
         )
 
 
-def _core(ckpt: Checkpoint, backup: BackupResult):
+def _core(ckpt: Checkpoint, backup: BackupResult) -> CoreBlocks:
     if backup.core_seed is not None:
         return core_from_seed(backup.core_seed, BACKUP_FILE)
     return approximate_core(ckpt.path, ckpt.experiment_goal, ckpt.problems)

@@ -19,6 +19,11 @@ from ari_mem_tui.model import Node, TraceCall
 CALL_ARROW = "→"
 RESULT_ARROW = "←"
 MAX_LITERAL_CHARS = 1_000_000  # larger reprs are kept as raw text, never evaluated
+# Results of memory tools are always decoded (audit and attribution read them); other tools'
+# results only when short: big run_code / run_bash outputs dominate a trace, and evaluating every
+# one of them would be most of the load time. `decode_result(call.result_raw)` decodes on demand.
+EAGER_DECODE_CHARS = 4000
+CONTEXT_TOOLS = frozenset({"get_experiment_context", "get_verified_context"})
 REJECTION_MARKERS = ("CoW violation", "ARI_CURRENT_NODE_ID not set")
 GUARDED_TOOLS = frozenset({"add_memory", "clear_node_memory", "consolidate_node_memory"})
 _TOOL_NAME = re.compile(r"[A-Za-z_][\w.:-]*")
@@ -63,6 +68,35 @@ def parse_args(raw: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+# The usual result line is `{'result': '<str repr>'}`. Its string literal is decoded with the C
+# `unicode_escape` codec and accepted only if repr() of the decoded text gives back the literal
+# exactly, which makes it equal to what ast.literal_eval would return, at a fraction of the cost.
+_ENVELOPE_HEAD = "{'result': "
+
+
+def _envelope_text(raw: str) -> str | None:
+    """The inner text of a `{'result': '...'}` repr, or None when the line is not exactly that."""
+    if not (raw.startswith(_ENVELOPE_HEAD) and raw.endswith("}")):
+        return None
+    literal = raw[len(_ENVELOPE_HEAD) : -1]
+    if len(literal) < 2 or literal[0] != literal[-1] or literal[0] not in "'\"":
+        return None
+    body = literal[1:-1]
+    if "\\" in body:
+        try:
+            body = body.encode("ascii", "backslashreplace").decode("unicode_escape")
+        except Exception:  # noqa: BLE001 - bad escapes (or warnings turned into errors)
+            return None
+    return body if repr(body) == literal else None
+
+
+def _literal(raw: str) -> Any:
+    try:
+        return ast.literal_eval(raw)
+    except (Exception, MemoryError):  # noqa: BLE001 - hostile text can raise many kinds
+        return None
+
+
 def decode_result(raw: str) -> Any:
     """The tool's output: the envelope's inner JSON where it parses, else what could be read.
 
@@ -71,10 +105,8 @@ def decode_result(raw: str) -> Any:
     """
     if len(raw) > MAX_LITERAL_CHARS:
         return None
-    try:
-        value = ast.literal_eval(raw)
-    except (Exception, MemoryError):  # noqa: BLE001 - hostile text can raise many kinds
-        return None
+    inner = _envelope_text(raw)
+    value = {"result": inner} if inner is not None else _literal(raw)
     if isinstance(value, dict) and isinstance(value.get("result"), str):
         inner = value["result"]
         try:
@@ -116,6 +148,10 @@ def rejection_reason(call: TraceCall) -> str | None:
     return "ARI_CURRENT_NODE_ID not set"
 
 
+def _decode_eagerly(tool: str, raw: str) -> bool:
+    return len(raw) <= EAGER_DECODE_CHARS or "memory" in tool or tool in CONTEXT_TOOLS
+
+
 def parse_trace_log(node_id: str, lines: list[str]) -> list[TraceCall]:
     """Pair each call line with the result line that follows it."""
     calls: list[TraceCall] = []
@@ -128,9 +164,15 @@ def parse_trace_log(node_id: str, lines: list[str]) -> list[TraceCall]:
             current = build(TraceCall, values)
             calls.append(current)
         elif parsed.kind == "result" and current is not None and current.result_raw is None:
-            current.result_raw = parsed.text
-            current.result = decode_result(parsed.text)
-            current.ok = _write_ok(current.tool, current.result, parsed.text)
+            decoded = (
+                decode_result(parsed.text) if _decode_eagerly(current.tool, parsed.text) else None
+            )
+            # straight into the instance dict: pydantic's __setattr__ is a hot spot here
+            current.__dict__.update(
+                result_raw=parsed.text,
+                result=decoded,
+                ok=_write_ok(current.tool, decoded, parsed.text),
+            )
     return calls
 
 
