@@ -330,3 +330,21 @@ def test_trace_log_pipeline_bfts_and_logged_reads(tmp_path):
         "ancestor_ids": ["root", "a"],
         "limit": 3,
     }
+
+
+def test_trace_calls_of_nodes_not_yet_created_are_not_used(tmp_path):
+    nodes = _tree_with_siblings()
+    nodes[3]["trace_log"] = ['→ get_node_memory({"node_id": "root"})', "  ← {'result': '{}'}"]
+    write_tree(tmp_path, nodes)
+    write_access(
+        tmp_path,
+        [
+            read_event(T0 + 150, "a", "inherit:get_node_memory", ["root"], limit=1),  # before s2
+            read_event(T0 + 210, "a", "inherit:get_node_memory", ["root"], limit=1),
+        ],
+    )
+    ckpt = load_checkpoint(tmp_path)
+    assert [(e.reader, e.reader_how) for e in ckpt.access_events] == [
+        ("a", "logged"),
+        ("s2", "trace_log"),
+    ]

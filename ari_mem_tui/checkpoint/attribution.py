@@ -108,6 +108,7 @@ class Attributor:
                 if key is not None:
                     self.calls.setdefault(key, {}).setdefault(nid, deque()).append(call)
         self.started: set[str] = set()
+        self.inherit_positions: list[int] = []  # indexes of inherit:get_node_memory reads
 
     def _closest_before(self, candidates: list[str], ts: float) -> str:
         """The candidate created most recently before ts (else the earliest created)."""
@@ -119,6 +120,11 @@ class Attributor:
             return (0, ts - created) if created <= ts + 1.0 else (1, created - ts)
 
         return min(candidates, key=rank)
+
+    def _existed(self, node_id: str, ts: float) -> bool:
+        """A node cannot have read before it was created (unknown creation: assume it could)."""
+        created = self.created.get(node_id)
+        return created is None or created <= ts + 1.0
 
     def _startup(self, event: AccessEvent) -> str | None:
         if event.limit != STARTUP_LIMIT or event.ancestor_ids is None:
@@ -154,7 +160,9 @@ class Attributor:
         by_node = self.calls.get(key) if key is not None else None
         if not by_node:
             return None
-        candidates = [nid for nid, queue in by_node.items() if queue]
+        candidates = [
+            nid for nid, queue in by_node.items() if queue and self._existed(nid, event.ts)
+        ]
         if not candidates:
             return None
         reader = (
