@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ari_mem_tui.checkpoint.fast_model import build
-from ari_mem_tui.checkpoint.jsonfile import read_json
+from ari_mem_tui.checkpoint.jsonfile import loads_line, read_json
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
@@ -143,7 +143,7 @@ def parse_access_line(line: str) -> AccessLine:
     if not line or line.isspace():
         return AccessLine()
     try:
-        obj = json.loads(line)
+        obj = loads_line(line)
     except (json.JSONDecodeError, RecursionError) as exc:
         return AccessLine(error=f"not JSON ({exc.__class__.__name__})")
     if type(obj) is not dict:

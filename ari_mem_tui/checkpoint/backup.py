@@ -16,6 +16,7 @@ from typing import Any
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.fast_model import build
+from ari_mem_tui.checkpoint.jsonfile import loads_line
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
 from ari_mem_tui.model import MemoryEntry, Problem
@@ -127,7 +128,7 @@ def parse_backup_line(line: str) -> BackupLine:
     if not line.strip():
         return BackupLine()
     try:
-        obj = json.loads(line)
+        obj = loads_line(line)
     except (json.JSONDecodeError, RecursionError) as exc:
         return BackupLine(error=f"not JSON ({exc.__class__.__name__})")
     if not isinstance(obj, dict):

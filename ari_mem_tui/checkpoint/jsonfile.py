@@ -72,3 +72,20 @@ def read_text(path: Path, name: str, problems: list[Problem]) -> str:
     except OSError as exc:
         problems.append(Problem(file=name, what="skipped the file", why=str(exc)))
         return ""
+
+
+_RAW_DECODE = json.JSONDecoder().raw_decode
+
+
+def loads_line(line: str) -> object:
+    """json.loads for one JSON Lines record, minus its per-call overhead (the loaders' hot path).
+
+    Raises json.JSONDecodeError like json.loads, including for data after the value.
+    """
+    try:
+        value, end = _RAW_DECODE(line)
+    except json.JSONDecodeError:
+        return json.loads(line)  # leading whitespace, or a real error with json's message
+    if end != len(line) and not line[end:].isspace():
+        raise json.JSONDecodeError("Extra data", line, end)
+    return value
