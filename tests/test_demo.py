@@ -518,3 +518,13 @@ def test_big_runs_sample_startup_reads(tmp_path: Path, monkeypatch: pytest.Monke
     }
     assert 6 <= len(searched) < len(started)
     assert planted(path)["leak"]  # planted readers keep their reads
+
+
+@pytest.mark.parametrize("seed", [2, 3, 4, 5, 6])
+def test_small_runs_keep_planted_features_for_any_seed(tmp_path: Path, seed: int) -> None:
+    path = write_demo(tmp_path / "s", nodes=8, seed=seed)
+    found = planted(path)
+    assert found["leak"] and found["leak"][0][2] and found["offread"] and found["reject"]
+    nodes = tree(path)["nodes"]
+    assert max(n["depth"] for n in nodes) >= 3
+    assert {n["status"] for n in nodes} >= {"success", "failed", "running", "pending"}
