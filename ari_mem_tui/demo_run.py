@@ -400,6 +400,8 @@ class DemoRun:
             last_t = t
             handler = getattr(self, "call_" + kind)
             tool, args, outcome, exec_s = handler(node, t, step, target)
+            if node.end is not None:  # a tool finishes before its node does
+                exec_s = max(0.05, min(exec_s, node.end - 3.0 - t))
             content.trace.append(call_line(tool, args))
             if isinstance(outcome, Read):
                 self.defer(node, tool, args, outcome, t + exec_s, step)

@@ -528,3 +528,15 @@ def test_small_runs_keep_planted_features_for_any_seed(tmp_path: Path, seed: int
     nodes = tree(path)["nodes"]
     assert max(n["depth"] for n in nodes) >= 3
     assert {n["status"] for n in nodes} >= {"success", "failed", "running", "pending"}
+
+
+def test_entries_fall_inside_their_node_run(demo_ckpt: Path) -> None:
+    """Entries come after the node was created; only consolidation follows its completion."""
+    nodes = {n["id"]: n for n in tree(demo_ckpt)["nodes"]}
+    for r in backup(demo_ckpt):
+        if r["kind"] != "node_scope":
+            continue
+        node = nodes[r["node_id"]]
+        assert r["ts"] > ts(node["created_at"])
+        if node["completed_at"] and not r["metadata"].get("mem_kind"):
+            assert r["ts"] < ts(node["completed_at"]), r["text"][:80]
