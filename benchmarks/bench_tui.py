@@ -81,11 +81,17 @@ def main() -> int:
     parser.add_argument("--big-nodes", type=int, default=10_000)
     parser.add_argument("--big-entries", type=int, default=20_000)
     parser.add_argument("--embedder", choices=["bm25", "minilm"], default="bm25")
+    parser.add_argument("--big-path", type=Path, help="reuse this big checkpoint (not generated)")
+    parser.add_argument("--skip-demo", action="store_true")
     args = parser.parse_args()
     os.environ.setdefault("ARI_MEM_TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="ari-bench-cfg-"))
     from ari_mem_tui.demo import demo_checkpoint, write_demo
 
-    bench("demo (40 nodes)", demo_checkpoint(), args.embedder, args.runs, args.presses)
+    if not args.skip_demo:
+        bench("demo (40 nodes)", demo_checkpoint(), args.embedder, args.runs, args.presses)
+    if args.big_path:
+        bench(f"{args.big_path.name}", args.big_path, args.embedder, args.runs, args.presses)
+        return 0
     with tempfile.TemporaryDirectory(prefix="ari-bench-") as tmp:
         t0 = time.perf_counter()
         big = write_demo(Path(tmp) / "big", nodes=args.big_nodes, seed=7, entries=args.big_entries)

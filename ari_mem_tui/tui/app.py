@@ -206,7 +206,7 @@ class AriMemApp(App[None]):
             if self.current_id:
                 self.choose(self.current_id, force=True)
 
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="load")
     def _load(self, keep: bool) -> None:
         worker = get_current_worker()
         try:
@@ -302,7 +302,7 @@ class AriMemApp(App[None]):
 
     # ------------------------------------------------------------------ audit
 
-    @work(thread=True, exclusive=True, group="audit", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
     def _run_audit(self) -> None:
         ckpt = self.ckpt
         if ckpt is None:
@@ -411,7 +411,8 @@ class AriMemApp(App[None]):
         assert self.run_data is not None
         self._replay_worker(self.run_data, key)
 
-    @work(thread=True, exclusive=True, group="replay", exit_on_error=False)
+    # a fixed description: by default Textual repr()s the arguments, i.e. the whole run
+    @work(thread=True, exclusive=True, group="replay", exit_on_error=False, description="replay")
     def _replay_worker(self, run: Run, key: ReplayKey) -> None:
         worker = get_current_worker()
         node_id, query, limit, as_of = key
@@ -638,7 +639,7 @@ class AriMemApp(App[None]):
             return
         self._compare_worker(self.run_data, self.marked_id, self.current_id)
 
-    @work(thread=True, exclusive=True, group="compare", exit_on_error=False)
+    @work(thread=True, exclusive=True, group="compare", exit_on_error=False, description="compare")
     def _compare_worker(self, run: Run, a: str, b: str) -> None:
         try:
             from ari_mem_tui.search.replay import replay
