@@ -386,3 +386,40 @@ def test_cmd_open_on_a_missing_dir_fails_cleanly(tmp_path: Path, capsys) -> None
 
     assert cmd_open(argparse.Namespace(checkpoint=tmp_path / "nope")) == 2
     assert "not a checkpoint directory" in capsys.readouterr().err
+
+
+async def test_breadcrumb_click_jumps_to_the_ancestor(tiny: Path) -> None:
+    from ari_mem_tui.tui.widgets.detail import Crumb
+
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_A1Z, "5")
+        crumb = next(c for c in app.query(Crumb) if c.node_id == IDS["A"])
+        await pilot.click(crumb)
+        await press(pilot)
+        assert app.current_id == IDS["A"]
+        assert app.tree_widget.current_id == IDS["A"]
+
+
+async def test_palette_runs_an_action(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1, "ctrl+p")
+        await press(pilot, *"export dossier")
+        await pilot.pause(0.3)
+        await press(pilot, "enter")
+        assert app.last_export is not None and IDS["B1"] in app.last_export[0].name
+
+
+async def test_palette_jumps_to_a_node(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "ctrl+p")
+        await press(pilot, *"jump a1y00001")
+        await pilot.pause(0.3)
+        await press(pilot, "enter")
+        assert app.current_id == IDS["A1y"]  # revealed inside the folded chain
+        assert app.tree_widget.current_id == IDS["A1y"]
