@@ -423,3 +423,28 @@ async def test_palette_jumps_to_a_node(tiny: Path) -> None:
         await press(pilot, "enter")
         assert app.current_id == IDS["A1y"]  # revealed inside the folded chain
         assert app.tree_widget.current_id == IDS["A1y"]
+
+
+async def test_audit_row_jumps_to_its_node_and_dim_toggle(tiny: Path) -> None:
+    from rich.style import Style
+
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "6")
+        table = app.query_one("#audit-table", DataTable)
+        rows = app.query_one("#audit-pane").rows
+        target = next(i for i, r in enumerate(rows) if r.kind == "violation")
+        table.focus()
+        table.move_cursor(row=target)
+        await press(pilot, "enter")
+        assert app.current_id == IDS["B1"]  # the reader that searched outside its lineage
+        tree = app.tree_widget
+        await press(pilot, "d")
+        assert tree.dim_unseen
+        outside = tree.reveal(IDS["A"])
+        label = tree.render_label(outside, Style(), Style())
+        assert any("dim" in str(span.style) for span in label.spans)  # A is not B1's ancestor
+        inside = tree.reveal(IDS["B"])
+        label = tree.render_label(inside, Style(), Style())
+        assert not any("dim" in str(span.style) for span in label.spans)
