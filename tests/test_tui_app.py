@@ -448,3 +448,23 @@ async def test_audit_row_jumps_to_its_node_and_dim_toggle(tiny: Path) -> None:
         inside = tree.reveal(IDS["B"])
         label = tree.render_label(inside, Style(), Style())
         assert not any("dim" in str(span.style) for span in label.spans)
+
+
+def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatch) -> None:
+    """`demo` calls cmd_open with its own args: no letta options, an embedder choice."""
+    import argparse
+
+    from ari_mem_tui.tui import app as app_module
+
+    seen = {}
+
+    def fake_run_app(opener, **kwargs) -> int:
+        seen["run"] = opener(lambda done, total: None)
+        seen.update(kwargs)
+        return 0
+
+    monkeypatch.setattr(app_module, "run_app", fake_run_app)
+    args = argparse.Namespace(checkpoint=tiny, embedder="bm25", nodes=8, seed=1, out=None)
+    assert app_module.cmd_open(args) == 0
+    assert seen["run"].checkpoint.nodes and seen["run"].ranker.name == "bm25"
+    assert str(tiny) in seen["run"].source_label
