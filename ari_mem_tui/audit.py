@@ -22,9 +22,6 @@ Severity = Literal["info", "warning", "error"]
 SEARCH_TOOLS = ("search_memory", "search_research_memory")
 INHERIT_TOOLS = ("get_node_memory",)
 BULK_TOOLS = ("bulk_get_node_memory",)
-READ_TOOLS = frozenset(
-    (*SEARCH_TOOLS, *INHERIT_TOOLS, *BULK_TOOLS, "get_experiment_context", "react_search")
-)
 
 
 class Finding(BaseModel):
@@ -72,7 +69,7 @@ def audit(ckpt: Checkpoint) -> AuditReport:
             targets=[w.target_node],
         )
         for w in ckpt.writes
-        if not w.accepted and w.tool not in READ_TOOLS  # reads are never CoW-checked (§4.6)
+        if not w.accepted
     ]
     return report
 

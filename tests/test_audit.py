@@ -145,14 +145,6 @@ def test_rejected_writes_and_load_problems_are_listed():
             accepted=True,
             source="access_log",
         ),
-        CowWrite(
-            ts=3.0,
-            current_node="node_0003",
-            target_node="node_0001",
-            tool="get_node_memory",
-            accepted=False,
-            source="trace_log",
-        ),  # not a write
     ]
     ckpt.problems = [Problem(file="tree.json", what="skipped 1 node", why="no id")]
     report = audit(ckpt)

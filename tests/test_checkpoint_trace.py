@@ -77,6 +77,18 @@ def test_cow_rejections_are_found_with_reason():
     assert [rejection_reason(c) for c in calls] == [COW, COW, None, "ARI_CURRENT_NODE_ID not set"]
 
 
+def test_a_read_quoting_a_rejection_is_not_itself_rejected():
+    # get_node_memory returns another node's memory, which may hold the auto entry of that
+    # node's refused write; the read itself was never CoW-checked
+    quoted = "Tool add_memory: " + json.dumps({"result": json.dumps({"ok": False, "error": COW})})
+    lines = [
+        call("get_node_memory", {"node_id": "parent"}),
+        result({"entries": [{"text": quoted, "metadata": {"step": 3, "tool": "add_memory"}}]}),
+    ]
+    [read] = parse_trace_log("me", lines)
+    assert read.ok is None and rejection_reason(read) is None
+
+
 def test_non_literal_results_stay_raw():
     assert decode_result("<object at 0x7f>") is None
     assert decode_result("{'result': 'plain text'}") == "plain text"

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def readme_commands() -> list[str]:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    block = re.search(r"## Quick start.*?```bash\n(.*?)```", text, re.S)
+    block = re.search(r"## Quick start.*?```bash\n(.*?)```", text, re.DOTALL)
     assert block, "README.md has no Quick start bash block"
     return [line.split("#")[0].strip() for line in block.group(1).splitlines() if line.strip()]
 

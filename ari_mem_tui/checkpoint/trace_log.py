@@ -117,18 +117,27 @@ def decode_result(raw: str) -> Any:
 
 
 def _write_ok(tool: str, result: Any, raw: str | None) -> bool | None:
-    """Accepted or rejected, for guarded writes and anything the CoW guard refused."""
-    if raw and any(marker in raw for marker in REJECTION_MARKERS):
-        return False
-    if tool not in GUARDED_TOOLS:
-        return None
+    """Accepted or rejected, for guarded writes and anything the CoW guard refused.
+
+    Only the call's own status counts: a read's result may quote another node's memory, and
+    that memory may well mention a CoW violation (the auto `Tool add_memory` entries do).
+    """
     if isinstance(result, dict):
+        error = result.get("error")
+        if isinstance(error, str) and any(marker in error for marker in REJECTION_MARKERS):
+            return False
+        if tool not in GUARDED_TOOLS:
+            return None
         if isinstance(result.get("ok"), bool):
             return result["ok"]
-        if result.get("error"):
+        if error:
             return False
         if "id" in result or "removed" in result:
             return True
+        return None
+    # undecodable (too large, or truncated): trust the markers only for a known guarded write
+    if tool in GUARDED_TOOLS and raw and any(marker in raw for marker in REJECTION_MARKERS):
+        return False
     return None
 
 
