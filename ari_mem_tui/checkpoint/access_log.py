@@ -227,10 +227,8 @@ def read_access_file(path: Path, name: str, problems: list[Problem]) -> list[Acc
 
 def _read_line(raw: bytes, line_no: int, name: str, sink: FileProblems, events: list) -> None:
     where = f"line {line_no}"
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        sink.add(where, "skipped the line", f"invalid UTF-8 at byte {exc.start} of the line")
+    text = sink.decode_line(raw, line_no)
+    if text is None:
         return
     parsed = parse_access_line(text)
     if parsed.error:

@@ -335,10 +335,8 @@ def _read_line(
     raw: bytes, line_no: int, name: str, ids: EntryIds, sink: FileProblems, result: BackupResult
 ) -> None:
     where = f"line {line_no}"
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        sink.add(where, "skipped the line", f"invalid UTF-8 at byte {exc.start} of the line")
+    text = sink.decode_line(raw, line_no)
+    if text is None:
         return
     parsed = parse_backup_line(text)
     if parsed.error:

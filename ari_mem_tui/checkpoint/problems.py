@@ -30,6 +30,18 @@ class FileProblems:
             self.hidden += 1
             self.first_hidden = self.first_hidden or where
 
+    def decode_line(self, raw: bytes, line_no: int) -> str | None:
+        """The line as text, or None (and a problem) when it is not UTF-8."""
+        try:
+            return raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            self.add(
+                f"line {line_no}",
+                "skipped the line",
+                f"invalid UTF-8 at byte {exc.start} of the line",
+            )
+            return None
+
     def close(self) -> None:
         """Report the problems beyond the cap as one line."""
         if self.hidden:
