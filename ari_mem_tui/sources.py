@@ -21,17 +21,25 @@ class Run:
 
 
 def open_run(args: argparse.Namespace) -> Run:
-    """Load the checkpoint; with a Letta URL, take memory, core blocks and ranking from there."""
-    from ari_mem_tui.checkpoint.load import load_checkpoint
+    """Load the checkpoint; with a Letta URL, take memory, core blocks and ranking from there.
 
+    `args.load_step`, if set, is called as `(n, m, part)` when each of the m parts starts: the
+    checkpoint's `LOAD_STEPS`, then the search index (or the Letta server).
+    """
+    from ari_mem_tui.checkpoint.load import LOAD_STEPS, load_checkpoint
+
+    step = getattr(args, "load_step", None) or (lambda _n, _m, _part: None)
+    total = len(LOAD_STEPS) + 1
     path = Path(args.checkpoint)
-    ckpt = load_checkpoint(path)
+    ckpt = load_checkpoint(path, on_step=lambda n, _m, part: step(n, total, part))
     letta_url = None if getattr(args, "no_letta", False) else getattr(args, "letta_url", None)
     if letta_url:
         from ari_mem_tui.memory.letta import open_letta_run
 
+        step(total, total, "Letta server")
         return open_letta_run(ckpt, args)
     from ari_mem_tui.search.rankers import make_ranker
 
+    step(total, total, "search index")
     ranker = make_ranker(ckpt, getattr(args, "embedder", "minilm"))
     return Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")

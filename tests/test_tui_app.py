@@ -468,3 +468,100 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
     assert app_module.cmd_open(args) == 0
     assert seen["run"].checkpoint.nodes and seen["run"].ranker.name == "bm25"
     assert str(tiny) in seen["run"].source_label
+
+
+def _blocking_opener(path: Path, release, blocked, fail: bool = False):
+    """`cmd_open`'s path (open_run with the app's load steps) that stops inside the load, at
+    its "memory" part, until `release` is set — as a 10,000-node run keeps it busy for 15 s."""
+    import argparse
+
+    from ari_mem_tui.sources import open_run
+
+    def opener(progress):
+        def step(n: int, m: int, part: str) -> None:
+            progress.step(n, m, part)
+            if part == "memory":
+                blocked.set()
+                assert release.wait(30), "the test never released the load"
+                if fail:
+                    raise OSError("backup unreadable")
+
+        ns = argparse.Namespace(checkpoint=path, embedder="bm25", no_letta=True, load_step=step)
+        return open_run(ns)
+
+    return opener
+
+
+async def _wait_for(pilot, condition) -> None:
+    for _ in range(500):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError("timed out waiting")
+
+
+async def test_tree_is_navigable_while_memory_loads(tiny: Path) -> None:
+    import threading
+
+    from ari_mem_tui.checkpoint.load import load_tree_only
+    from ari_mem_tui.tui.app import AriMemApp
+
+    release, blocked = threading.Event(), threading.Event()
+    app = AriMemApp(
+        _blocking_opener(tiny, release, blocked),
+        tree_opener=lambda: load_tree_only(tiny),
+        theme="textual-dark",
+        remember_theme=False,
+        blink=False,
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        try:
+            await _wait_for(pilot, lambda: app.tree_ckpt is not None and blocked.is_set())
+            await pilot.pause(0.1)
+            assert app.run_data is None and app.current_id == IDS["R"]
+            loading = app.query_one("#memory-loading", Static)
+            assert loading.display and not app.query_one("#tabs").display
+            assert "loading memory" in str(loading.content)
+            assert "(2 of 6: memory)" in str(loading.content)
+            for key in TO_B1:  # the keys move the cursor and the selection while it loads
+                await pilot.press(key)
+                await pilot.pause()
+            assert app.run_data is None, "the load finished before it was released"
+            assert app.tree_widget.current_id == IDS["B1"] and app.current_id == IDS["B1"]
+            assert app.query_one("#hits-pane").replay is None
+        finally:
+            release.set()
+        await settle(pilot)
+        assert app.run_data is not None and app.tree_ckpt is None
+        assert not loading.display and app.query_one("#tabs").display
+        assert app.current_id == IDS["B1"]  # the user's place survives the switch to the run
+        assert app.tree_widget.current_id == IDS["B1"]
+        replay = app.query_one("#hits-pane").replay
+        assert replay is not None and replay.node_id == IDS["B1"]
+        table = app.query_one("#hits-table", DataTable)
+        assert table.row_count == len(replay.hits) > 0
+
+
+async def test_memory_failing_after_the_tree_keeps_the_tree(tiny: Path) -> None:
+    import threading
+
+    from ari_mem_tui.checkpoint.load import load_tree_only
+    from ari_mem_tui.tui.app import AriMemApp
+
+    release, blocked = threading.Event(), threading.Event()
+    release.set()
+    app = AriMemApp(
+        _blocking_opener(tiny, release, blocked, fail=True),
+        tree_opener=lambda: load_tree_only(tiny),
+        theme="textual-dark",
+        remember_theme=False,
+        blink=False,
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.run_data is None and app.ckpt is app.tree_ckpt
+        assert any("backup unreadable" in r.text for r in app.ui_problems)
+        assert any("could not open" in (n.title or "") for n in app._notifications)
+        assert app.query_one("#tabs").display  # the Audit tab can show the problem
+        await press(pilot, *TO_B1)
+        assert app.current_id == IDS["B1"]  # the tree still works

@@ -20,7 +20,7 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, TabbedContent, TabPane
+from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from ari_mem_tui.checkpoint import Checkpoint
@@ -46,8 +46,9 @@ from ari_mem_tui.tui.widgets.hits import HitsPane
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.status_bar import StatusBar
 
-ProgressFn = Callable[[int, int], None]
-Opener = Callable[[ProgressFn], Run]
+ProgressFn = Callable[[int, int], None]  # (done, total) while vectors are computed
+Opener = Callable[[ProgressFn], Run]  # given a `LoadProgress`, usable as a plain ProgressFn
+TreeOpener = Callable[[], Checkpoint]  # the tree alone (fast), shown while the opener runs
 
 DEFAULT_THEME = "textual-dark"
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
@@ -60,6 +61,20 @@ WATCHED = (
     "experiment.md",
 )
 ReplayKey = tuple[str, str | None, int, bool]
+
+
+class LoadProgress:
+    """What the app hands its opener: call it (done, total) for vector progress; its `step`
+    (n, m, part) says which of the load's m parts has started (`open_run`'s `args.load_step`)."""
+
+    def __init__(self, app: AriMemApp) -> None:
+        self.app = app
+
+    def __call__(self, done: int, total: int) -> None:
+        self.app.from_any_thread(self.app._show_progress, done, total)
+
+    def step(self, n: int, m: int, part: str) -> None:
+        self.app.from_any_thread(self.app._show_step, n, m, part)
 
 
 class AriMemApp(App[None]):
@@ -103,10 +118,13 @@ class AriMemApp(App[None]):
         follow_interval: float = 1.0,
         blink: bool = True,
         initial_node: str | None = None,
+        tree_opener: TreeOpener | None = None,
     ) -> None:
         super().__init__()
         self.opener = opener
+        self.tree_opener = tree_opener
         self.run_data: Run | None = None
+        self.tree_ckpt: Checkpoint | None = None  # the tree alone, until run_data arrives
         self.export_to = export_to
         self.follow_interval = follow_interval
         self.blink = blink
@@ -152,6 +170,7 @@ class AriMemApp(App[None]):
                     yield NodePane(id="node-pane")
                 with TabPane("6 Audit", id="audit"):
                     yield AuditPane(id="audit-pane")
+            yield Static(Text("loading memory …", style="italic"), id="memory-loading")
         yield StatusBar(id="status")
         yield Footer()
 
@@ -171,6 +190,7 @@ class AriMemApp(App[None]):
         self.tree_widget.root.set_label(Text("loading …", style="italic"))
         self.tree_widget.show_root = True
         self.tree_widget.focus()
+        self._show_memory_pane(False)
         self._load(keep=False)
 
     def watch_theme(self, theme: str) -> None:
@@ -187,16 +207,34 @@ class AriMemApp(App[None]):
 
     @property
     def ckpt(self) -> Checkpoint | None:
-        return self.run_data.checkpoint if self.run_data else None
+        """The run's checkpoint; while its memory loads, the tree alone (see `tree_opener`)."""
+        return self.run_data.checkpoint if self.run_data else self.tree_ckpt
 
     # ------------------------------------------------------------------ loading
 
-    def _progress(self, done: int, total: int) -> None:
-        """Called by the ranker, from any thread, while vectors are computed."""
+    def from_any_thread(self, fn: Callable[..., None], *args: Any) -> None:
         try:
-            self.call_from_thread(self._show_progress, done, total)
+            self.call_from_thread(fn, *args)
         except RuntimeError:  # already on the app's thread
-            self._show_progress(done, total)
+            fn(*args)
+
+    def _show_step(self, n: int, m: int, part: str) -> None:
+        if self.run_data is not None:
+            return  # a reload: the loaded run stays on screen until the new one replaces it
+        text = Text("loading memory … ", style="bold")
+        text.append(f"({n} of {m}: {part})", style="cyan")
+        if self.tree_ckpt is not None:
+            text.append(
+                "\n\nThe tree is ready: move around it. The chosen node's hits, reads, core, "
+                "writes and details appear here when the memory has loaded.",
+                style="italic",
+            )
+        self.query_one("#memory-loading", Static).update(text)
+
+    def _show_memory_pane(self, ready: bool) -> None:
+        """The tabs once the run is loaded (or failed to); before that, the loading note."""
+        self.query_one("#tabs").display = ready
+        self.query_one("#memory-loading").display = not ready
 
     def _show_progress(self, done: int, total: int) -> None:
         self.status_bar.set_progress(done, total)
@@ -209,8 +247,10 @@ class AriMemApp(App[None]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="load")
     def _load(self, keep: bool) -> None:
         worker = get_current_worker()
+        if self.tree_opener is not None and self.ckpt is None:
+            self._load_tree_first(self.tree_opener)
         try:
-            run = self.opener(self._progress)
+            run = self.opener(LoadProgress(self))
         except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
             if not worker.is_cancelled:
                 self.call_from_thread(self._load_failed, exc)
@@ -218,21 +258,52 @@ class AriMemApp(App[None]):
         if not worker.is_cancelled:  # a newer load (follow, reload) has started: it wins
             self.call_from_thread(self._loaded, run, keep)
 
+    def _load_tree_first(self, tree_opener: TreeOpener) -> None:
+        """On the load's thread: read the tree alone and show it before the slow full load."""
+        try:
+            ckpt = tree_opener()
+        except Exception:  # noqa: BLE001 - the full load meets the same error and reports it
+            return
+        if ckpt.nodes and not get_current_worker().is_cancelled:
+            self.call_from_thread(self._tree_loaded, ckpt)
+
+    def _tree_loaded(self, ckpt: Checkpoint) -> None:
+        if self.ckpt is not None:
+            return  # the full run (or another tree) is already shown
+        self.tree_ckpt = ckpt
+        tree = self.tree_widget
+        tree.show_root = False
+        self._apply_filter_to_tree()
+        for root_id in ckpt.roots:
+            node = tree.reveal(root_id)
+            if node is not None:
+                node.expand()
+        wanted = self.initial_node
+        target = wanted if wanted in ckpt.nodes else (ckpt.roots[0] if ckpt.roots else None)
+        if target:
+            tree.select_id(target)
+            self.choose(target)
+
     def _load_failed(self, exc: Exception) -> None:
-        if self.run_data is None:
+        if self.ckpt is None:
             self.tree_widget.root.set_label(Text("could not open the run", style="bold red"))
         message = f"{type(exc).__name__}: {exc}"
         self.notify(preview(message, 300), title="could not open the run", severity="error")
         self._add_ui_problem(AuditRow("error", "load", None, message))
         if self.run_data is None:
-            self.status_bar.set_source("nothing loaded")
+            self._show_memory_pane(True)  # the Audit tab says what went wrong
+            self.query_one(HitsPane).show_error(f"could not load the run's memory: {message}")
+            self.status_bar.set_source("tree only" if self.tree_ckpt else "nothing loaded")
         self.loaded_count += 1
 
     def _loaded(self, run: Run, keep: bool) -> None:
         tree = self.tree_widget
+        # the tree shown while memory loaded: keep where the user has gone in it
+        keep = keep or self.tree_ckpt is not None
         expanded = tree.expanded_ids() if keep else []
         selected = self.current_id if keep else self.initial_node
-        self.run_data = run
+        self.run_data, self.tree_ckpt = run, None
+        self._show_memory_pane(True)
         self.replays.clear()
         self._follow_sig = self._signature()
         tree.show_root = False
@@ -380,8 +451,8 @@ class AriMemApp(App[None]):
 
     def _refresh_tab(self, name: str) -> None:
         ckpt, node_id = self.ckpt, self.current_id
-        if ckpt is None or node_id is None:
-            return
+        if self.run_data is None or ckpt is None or node_id is None:
+            return  # memory still loading: drawn when it has (`_loaded` chooses again)
         replay = self.replays.get(self._key())
         if name == "node":
             self.query_one(NodePane).show(ckpt.nodes[node_id], ckpt)
@@ -407,8 +478,9 @@ class AriMemApp(App[None]):
         if cached is not None:
             self._show_replay(key, cached)
             return
+        if self.run_data is None:
+            return  # memory still loading: `_loaded` chooses the node again
         self.query_one(HitsPane).show_loading(key[0])
-        assert self.run_data is not None
         self._replay_worker(self.run_data, key)
 
     # a fixed description: by default Textual repr()s the arguments, i.e. the whole run
@@ -526,8 +598,8 @@ class AriMemApp(App[None]):
     def action_toggle_writes_scope(self) -> None:
         pane = self.query_one(WritesPane)
         pane.whole_run = not pane.whole_run
-        if self.ckpt:
-            pane.show(self.ckpt, self.current_id)
+        if self.run_data:
+            pane.show(self.run_data.checkpoint, self.current_id)
         self.action_tab("writes")
 
     # find -------------------------------------------------------------
@@ -744,9 +816,17 @@ def cmd_open(args: argparse.Namespace) -> int:
             if not hasattr(ns, name):
                 setattr(ns, name, default)
         ns.progress = progress
+        ns.load_step = getattr(progress, "step", None)
         return open_run(ns)
+
+    def tree_opener() -> Checkpoint:
+        from ari_mem_tui.checkpoint.load import load_tree_only
+
+        return load_tree_only(path)
 
     export_to = getattr(args, "export_dir", None)
     node = getattr(args, "node", None)
     title = str(path)
-    return run_app(opener, title=title, export_to=export_to, initial_node=node)
+    return run_app(
+        opener, title=title, export_to=export_to, initial_node=node, tree_opener=tree_opener
+    )
