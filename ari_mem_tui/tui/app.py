@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import threading
 from collections.abc import Callable
 from copy import copy
 from pathlib import Path
@@ -191,7 +192,9 @@ class AriMemApp(App[None]):
         self.tree_widget.show_root = True
         self.tree_widget.focus()
         self._show_memory_pane(False)
-        self._load(keep=False)
+        # after the first frame: reading the tree while the app draws its first frame made both
+        # slower (on 10,000 nodes the tree read took 1.5 s instead of 0.95 s)
+        self.call_after_refresh(self._load, keep=False)
 
     def watch_theme(self, theme: str) -> None:
         if self.remember_theme:
@@ -265,12 +268,16 @@ class AriMemApp(App[None]):
         except Exception:  # noqa: BLE001 - the full load meets the same error and reports it
             return
         if ckpt.nodes and not get_current_worker().is_cancelled:
-            self.call_from_thread(self._tree_loaded, ckpt)
+            drawn = threading.Event()
+            self.call_from_thread(self._tree_loaded, ckpt, drawn)
+            drawn.wait(1.0)  # let the tree reach the screen before the full load takes the GIL
 
-    def _tree_loaded(self, ckpt: Checkpoint) -> None:
+    def _tree_loaded(self, ckpt: Checkpoint, drawn: threading.Event) -> None:
+        self.call_after_refresh(drawn.set)
         if self.ckpt is not None:
             return  # the full run (or another tree) is already shown
         self.tree_ckpt = ckpt
+        self.status_bar.set_source("tree shown · loading memory …")
         tree = self.tree_widget
         tree.show_root = False
         self._apply_filter_to_tree()
