@@ -68,6 +68,12 @@ def build_parser() -> argparse.ArgumentParser:
     p_saw.add_argument("node", help="node id or a unique suffix of one")
     p_saw.add_argument("--json", action="store_true", help="machine-readable output")
     p_saw.add_argument("--query", help="search with this query instead of the node's own")
+    p_saw.add_argument(
+        "--query-from",
+        choices=["start", "eval_summary"],
+        default="start",
+        help="the node's start-up query (ARI's) or its current eval_summary",
+    )
     p_saw.add_argument("--limit", type=int, default=5, help="number of hits (ARI: 5)")
     p_saw.add_argument(
         "--as-of", action="store_true", help="only entries written before the node started"

@@ -92,6 +92,7 @@ def replay(ckpt: Checkpoint, node_id: str, ranker: object, args: argparse.Namesp
         query=getattr(args, "query", None),
         limit=max(1, int(getattr(args, "limit", 5) or 5)),
         as_of=bool(getattr(args, "as_of", False)),
+        query_from=getattr(args, "query_from", "start"),
     )
 
 

@@ -167,3 +167,17 @@ def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
     assert json.loads(out)["leaks"][0]["node_id"] == "node_0003"
     code, out, _ = run_cli(capsys, "audit", str(ckpt_dir))
     assert code == 1 and "node_0003" in out and "leak" in out
+
+
+def test_saw_query_from_eval_summary_uses_todays_value(capsys, ckpt_dir):
+    tree = json.loads((ckpt_dir / "tree.json").read_text())
+    node = next(n for n in tree["nodes"] if n["id"] == "node_0003")
+    node["eval_summary"] = "Measured 7.1 GFlops [scientific_score=0.61]"
+    (ckpt_dir / "tree.json").write_text(json.dumps(tree))
+    argv = ["saw", str(ckpt_dir), "0003", "--json", "--embedder", "bm25"]
+    code, out, _ = run_cli(capsys, *argv, "--query-from", "eval_summary")
+    assert code == 0
+    data = json.loads(out)
+    assert (data["query"], data["query_source"]) == (node["eval_summary"], "eval_summary")
+    _, out, _ = run_cli(capsys, *argv)  # the default stays ARI's start-up query
+    assert json.loads(out)["query_source"] == "original_direction"
