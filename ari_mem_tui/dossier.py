@@ -117,6 +117,9 @@ def _tiers_section(replay: Replay) -> list[str]:
         out += [f"### Tier {tier.key}: {_cell(tier.title)} ({badge})", ""]
         if tier.note:
             out += [f"_{_cell(tier.note, 400)}_", ""]
+        if not tier.lines:  # ARI sends no message for an empty tier
+            out += ["(no message emitted)", ""]
+            continue
         lines = [tier.header] + [
             ("- " if tier.key in ("1b", "2") else "") + ln.text + (" ✂" if ln.truncated else "")
             for ln in tier.lines

@@ -11,10 +11,11 @@ from rich.text import Text
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.dossier import dossier_json, dossier_markdown, export_dossier
-from ari_mem_tui.model import Hit, MemoryEntry, Node, Replay
+from ari_mem_tui.model import Hit, MemoryEntry, Node, Replay, Tier, TierLine
 from ari_mem_tui.tui import config
 from ari_mem_tui.tui.display import clean, node_label, preview, safe_text
 from ari_mem_tui.tui.screens.entry import entry_text
+from ari_mem_tui.tui.widgets.detail import tiers_text
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 
 HOSTILE = "metrics=[red]x[/red] \x1b[2J\x9b31m \u202eevil\u202c done"
@@ -145,6 +146,28 @@ def test_dossier_markdown_escapes_table_cells() -> None:
     data = dossier_json(sample_replay(), ckpt)
     assert data["replay"]["hits"][0]["text"].startswith("a | pipe")
     assert data["lineage"] == ["root", "n000001"]
+
+
+def test_an_empty_tier_shows_no_message_header() -> None:
+    # ARI emits no message for an empty tier: showing its header would claim one was sent
+    replay = sample_replay().model_copy(
+        update={
+            "tiers": [
+                Tier(key="1c", title="Metric contract", header="METRIC-CORRECTNESS CONTRACT"),
+                Tier(
+                    key="1b",
+                    title="Ancestor conclusions",
+                    header="[Established conclusions from ancestor nodes (1):]",
+                    lines=[TierLine(text="RESULT SUMMARY of R")],
+                ),
+            ]
+        }
+    )
+    shown = tiers_text(replay).plain
+    md = dossier_markdown(replay, big_checkpoint(3))
+    for text in (shown, md):
+        assert "METRIC-CORRECTNESS CONTRACT" not in text and "(no message emitted)" in text
+        assert "[Established conclusions from ancestor nodes (1):]" in text
 
 
 def test_export_refuses_the_checkpoint_dir(tmp_path: Path) -> None:

@@ -50,9 +50,10 @@ def tiers_text(replay: Replay) -> Text:
         out.append("\n")
         if tier.note:
             out.append(f"  {clean(tier.note, False)}\n", style="italic yellow")
+        if not tier.lines:  # ARI sends no message at all for an empty tier, not an empty one
+            out.append("  (no message emitted)\n\n", style="bright_black")
+            continue
         out.append(clean(tier.header, False) + "\n", style="bold")
-        if not tier.lines:
-            out.append("  (empty)\n", style="bright_black")
         for line in tier.lines:
             out.append(clean(line.text))
             if line.truncated:
