@@ -151,6 +151,13 @@ class AriMemApp(App[None]):
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
 
+    def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
+        """Every toast is literal: most carry run data (ids, entry text, server errors), and
+        markup in them would crash the app (`[/x]`) or run an action (`[@click=app.quit]`).
+        Widgets' own `notify` passes `markup=True` by default, so it is ignored here."""
+        del markup
+        super().notify(message, markup=False, **kwargs)
+
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
