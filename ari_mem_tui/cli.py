@@ -13,8 +13,8 @@ from pathlib import Path
 
 from ari_mem_tui import __version__
 
-# exit codes of `audit` (and of every command that cannot read its input)
-EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE = 0, 1, 2
+# exit codes of `audit` (and of every command that cannot read its input); 3 is our own fault
+EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_INTERNAL = 0, 1, 2, 3
 
 
 def add_letta_options(parser: argparse.ArgumentParser) -> None:
@@ -47,6 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Browse the memory of an ARI run: what each node saw, and why.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show the traceback of an internal error"
+    )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p_open = sub.add_parser("open", help="open the TUI on a checkpoint (the default command)")
@@ -114,21 +117,32 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     # `ari-mem-tui CKPT` means `ari-mem-tui open CKPT`
-    if argv and not argv[0].startswith("-") and argv[0] not in COMMANDS:
-        argv.insert(0, "open")
+    first = 1 if argv[:1] == ["--debug"] else 0
+    if len(argv) > first and not argv[first].startswith("-") and argv[first] not in COMMANDS:
+        argv.insert(first, "open")
     args = parser.parse_args(argv)
     if args.command is None:
         parser.print_help()
         return EXIT_OK
     from ari_mem_tui.memory.letta_errors import LettaUnavailable
+    from ari_mem_tui.tui.display import clean
 
     try:
         return _dispatch(args)
     except KeyboardInterrupt:
         return 130
     except LettaUnavailable as exc:  # server down, not Letta, key refused, agent missing ...
-        print(f"ari-mem-tui: {exc}", file=sys.stderr)
+        print(f"ari-mem-tui: {clean(exc, multiline=False)}", file=sys.stderr)
         return EXIT_UNREADABLE
+    except Exception as exc:  # a bug of ours: one line and exit 3, not a traceback
+        if args.debug:
+            raise
+        what = clean(f"{type(exc).__name__}: {exc}", multiline=False)[:300]
+        print(
+            f"ari-mem-tui: internal error: {what} (please report it; --debug shows the traceback)",
+            file=sys.stderr,
+        )
+        return EXIT_INTERNAL
 
 
 # command -> (module, function); each lives with the code it drives

@@ -13,7 +13,7 @@ from typing import Any
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.tui.display import clean, fmt_iso, fmt_ts, pretty_json
+from ari_mem_tui.tui.display import clean, fmt_iso, fmt_ts, json_text, pretty_json
 
 DOSSIER_VERSION = 1
 
@@ -188,7 +188,7 @@ def export_dossier(ckpt: Checkpoint, replay: Replay, out_dir: Path) -> tuple[Pat
     md_path, json_path = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
     md_path.write_text(dossier_markdown(replay, ckpt), encoding="utf-8")
     json_path.write_text(
-        json.dumps(dossier_json(replay, ckpt), indent=2, ensure_ascii=False) + "\n",
+        json_text(dossier_json(replay, ckpt)) + "\n",
         encoding="utf-8",
     )
     return md_path, json_path

@@ -8,7 +8,6 @@ The TUI calls the same `replay()` / `audit()` functions, so both always agree.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from typing import Any
@@ -21,7 +20,7 @@ from ari_mem_tui.audit import AuditReport, Finding, audit
 from ari_mem_tui.checkpoint.model import Checkpoint, NodeRefError
 from ari_mem_tui.cli import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.tui.display import clean, preview
+from ari_mem_tui.tui.display import clean, json_text, preview
 
 TEXT_WIDTH = 90
 
@@ -76,7 +75,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
         wait_for_vectors(run.ranker, show=sys.stderr.isatty())
     result = replay(ckpt, node_id, run.ranker, args)
     if args.json:
-        print(json.dumps(saw_json(result), ensure_ascii=False, indent=2))
+        print(json_text(saw_json(result)))
     else:
         render_saw(Console(), result, run.source_label)
     return EXIT_OK
@@ -281,7 +280,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     report = audit(ckpt)
     if args.json:
-        print(json.dumps(report.model_dump(mode="json"), ensure_ascii=False, indent=2))
+        print(json_text(report.model_dump(mode="json")))
     else:
         render_audit(Console(), report)
     return EXIT_FINDINGS if report.has_findings else EXIT_OK

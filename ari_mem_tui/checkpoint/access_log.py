@@ -7,7 +7,6 @@ files under `<workspace>/runs/<run_id>/traces/` (§1.1), which is read too.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -15,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ari_mem_tui.checkpoint.fast_model import build
-from ari_mem_tui.checkpoint.jsonfile import loads_line, read_json
+from ari_mem_tui.checkpoint.jsonfile import json_error, loads_line, read_json
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
@@ -144,8 +143,8 @@ def parse_access_line(line: str) -> AccessLine:
         return AccessLine()
     try:
         obj = loads_line(line)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        return AccessLine(error=f"not JSON ({exc.__class__.__name__})")
+    except (ValueError, RecursionError) as exc:
+        return AccessLine(error=f"not JSON ({json_error(exc)})")
     if type(obj) is not dict:
         return AccessLine(error=f"a JSON {type(obj).__name__}, not an object")
     ts = obj.get("ts")

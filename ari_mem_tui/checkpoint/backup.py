@@ -16,7 +16,7 @@ from typing import Any
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.fast_model import build
-from ari_mem_tui.checkpoint.jsonfile import loads_line
+from ari_mem_tui.checkpoint.jsonfile import json_error, loads_line
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
 from ari_mem_tui.model import MemoryEntry, Problem
@@ -105,7 +105,7 @@ def parse_core_seed(obj: dict[str, Any]) -> BackupLine:
     if isinstance(context, str):  # tolerate the Letta block's JSON-string form
         try:
             context = json.loads(context) if context.strip() else {}
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             notes.append("context is a string that is not JSON; ignored")
             context = {}
     if context is None:
@@ -129,8 +129,8 @@ def parse_backup_line(line: str) -> BackupLine:
         return BackupLine()
     try:
         obj = loads_line(line)
-    except (json.JSONDecodeError, RecursionError) as exc:
-        return BackupLine(error=f"not JSON ({exc.__class__.__name__})")
+    except (ValueError, RecursionError) as exc:
+        return BackupLine(error=f"not JSON ({json_error(exc)})")
     if not isinstance(obj, dict):
         return BackupLine(error=f"a JSON {type(obj).__name__}, not an object")
     kind = obj.get("kind")

@@ -39,6 +39,8 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
         return True, json.loads(text), ""
     except json.JSONDecodeError as exc:
         return False, None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except ValueError as exc:  # an integer over Python's digit limit (4,300) is not JSONDecodeError
+        return False, None, f"invalid JSON: {json_error(exc)}"
     except RecursionError:
         return False, None, "JSON nested too deeply"
 
@@ -74,13 +76,23 @@ def read_text(path: Path, name: str, problems: list[Problem]) -> str:
         return ""
 
 
+def json_error(exc: Exception) -> str:
+    """Why json could not decode: its own message, a number too long to read, or nesting."""
+    if isinstance(exc, json.JSONDecodeError):
+        return exc.msg
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return "a number too long to read (over 4,300 digits)" if "digits" in str(exc) else str(exc)
+
+
 _RAW_DECODE = json.JSONDecoder().raw_decode
 
 
 def loads_line(line: str) -> object:
     """json.loads for one JSON Lines record, minus its per-call overhead (the loaders' hot path).
 
-    Raises json.JSONDecodeError like json.loads, including for data after the value.
+    Raises ValueError like json.loads (JSONDecodeError, or a plain ValueError for an integer
+    over Python's digit limit), including for data after the value.
     """
     try:
         value, end = _RAW_DECODE(line)

@@ -7,7 +7,6 @@ directory, or no tree in it). Every string from the files is printed as data, ne
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from pathlib import Path
@@ -19,15 +18,15 @@ from rich.text import Text
 
 from ari_mem_tui.checkpoint.load import checkpoint_hash, load_checkpoint
 from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.tui.display import clean as clean_text
+from ari_mem_tui.tui.display import json_text
 
 EXIT_OK, EXIT_UNREADABLE = 0, 2
-_CONTROL = {c: " " for c in range(32) if c not in (9, 10)} | {127: " "}
-_CONTROL.update({c: " " for c in range(0x80, 0xA0)})
 
 
 def clean(text: str) -> str:
-    """Terminal-safe text: control characters (escape sequences included) become spaces."""
-    return str(text).translate(_CONTROL)
+    """One line of terminal-safe text (the one cleaner every output path uses)."""
+    return clean_text(text, multiline=False)
 
 
 def counts(ckpt: Checkpoint) -> dict[str, Any]:
@@ -124,7 +123,7 @@ def render(ckpt: Checkpoint, console: Console) -> None:
 def cmd_summary(args: argparse.Namespace) -> int:
     ckpt = load_checkpoint(Path(args.checkpoint))
     if getattr(args, "json", False):
-        sys.stdout.write(json.dumps(summary_json(ckpt), ensure_ascii=False, indent=2) + "\n")
+        sys.stdout.write(json_text(summary_json(ckpt)) + "\n")
     else:
         render(ckpt, Console(highlight=False))
     return EXIT_OK if loaded(ckpt) else EXIT_UNREADABLE

@@ -63,7 +63,7 @@ def parse_args(raw: str) -> dict[str, Any] | None:
         return None
     try:
         value = json.loads(raw)
-    except (json.JSONDecodeError, RecursionError):
+    except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -111,7 +111,7 @@ def decode_result(raw: str) -> Any:
         inner = value["result"]
         try:
             return json.loads(inner)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             return inner
     return value
 

@@ -8,7 +8,6 @@ the TUI catches it and keeps showing what it already has.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -106,7 +105,7 @@ class LettaConnection:
                 f"Letta server at {self.url} rejected {what} (HTTP {exc.status_code}:"
                 f" {_detail(exc)})"
             ) from None
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):
             raise LettaUnavailable(
                 f"{self.url} does not answer like a Letta server (invalid JSON in answer to"
                 f" {what}); check --letta-url"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import re
 from typing import Any
 
 from rich.cells import cell_len, set_cell_size
@@ -17,8 +18,17 @@ from rich.text import Text
 
 from ari_mem_tui.model import Node
 
-# bidi overrides and isolates can reorder what the user reads; show them instead
-_BIDI = {cp: f"<U+{cp:04X}>" for cp in (*range(0x202A, 0x202F), *range(0x2066, 0x206A))}
+# bidi overrides, isolates and marks can reorder what the user reads; lone surrogates cannot be
+# encoded at all; show them all as visible code points instead
+_INVISIBLE = (
+    *range(0x202A, 0x202F),
+    *range(0x2066, 0x206A),
+    0x200E,
+    0x200F,
+    0x061C,
+    *range(0xD800, 0xE000),
+)
+_BIDI = {cp: f"<U+{cp:04X}>" for cp in _INVISIBLE}
 
 
 def _build_table(keep_newlines: bool) -> dict[int, str]:
@@ -33,6 +43,8 @@ def _build_table(keep_newlines: bool) -> dict[int, str]:
     else:
         table[0x0A] = " ⏎ "
         table[0x0D] = ""
+    for cp in (0x2028, 0x2029):  # line / paragraph separators: a line break, like \n
+        table[cp] = table[0x0A]
     return table
 
 
@@ -43,6 +55,20 @@ _ONE_LINE = _build_table(keep_newlines=False)
 def clean(text: object, multiline: bool = True) -> str:
     """`text` as a string whose control characters are harmless visible symbols."""
     return str(text if text is not None else "").translate(_MULTILINE if multiline else _ONE_LINE)
+
+
+# inside JSON strings (the only place they can be: JSON's own syntax is ASCII), every character
+# `clean` would replace is written as a \uXXXX escape: the data stays exact, the terminal safe
+_JSON_UNSAFE = re.compile(
+    r"[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def json_text(value: Any) -> str:
+    """`value` as indented JSON that is safe to print: C0 (by json itself), C1, bidi controls and
+    lone surrogates escaped as \\uXXXX, everything else as the UTF-8 text it is."""
+    text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 def preview(text: object, width: int = 80) -> str:
