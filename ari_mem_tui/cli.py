@@ -31,6 +31,12 @@ def add_letta_options(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--letta-agent", help="agent name or id (default: ari_agent_<hash>)")
     group.add_argument(
+        "--letta-timeout",
+        type=float,
+        default=10.0,
+        help="seconds one call to the server may take in all, however it trickles (default 10)",
+    )
+    group.add_argument(
         "--checkpoint-hash",
         help="the run's 12-hex checkpoint hash, for a checkpoint copied from where it ran",
     )
@@ -125,23 +131,20 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_OK
     from ari_mem_tui.memory.letta_errors import LettaUnavailable
-    from ari_mem_tui.tui.display import clean
+    from ari_mem_tui.tui.display import say
 
     try:
         return _dispatch(args)
     except KeyboardInterrupt:
         return 130
     except LettaUnavailable as exc:  # server down, not Letta, key refused, agent missing ...
-        print(f"ari-mem-tui: {clean(exc, multiline=False)}", file=sys.stderr)
+        say(exc)
         return EXIT_UNREADABLE
     except Exception as exc:  # a bug of ours: one line and exit 3, not a traceback
         if args.debug:
             raise
-        what = clean(f"{type(exc).__name__}: {exc}", multiline=False)[:300]
-        print(
-            f"ari-mem-tui: internal error: {what} (please report it; --debug shows the traceback)",
-            file=sys.stderr,
-        )
+        what = f"{type(exc).__name__}: {exc}"[:300]
+        say(f"internal error: {what} (please report it; --debug shows the traceback)")
         return EXIT_INTERNAL
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from typing import Any
 
 from rich.console import Console
@@ -20,7 +19,7 @@ from ari_mem_tui.audit import AuditReport, Finding, audit
 from ari_mem_tui.checkpoint.model import Checkpoint, NodeRefError
 from ari_mem_tui.cli import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.tui.display import clean, json_text, preview
+from ari_mem_tui.tui.display import clean, fmt_ts, json_text, preview, say
 
 TEXT_WIDTH = 90
 
@@ -33,11 +32,11 @@ def _open(args: argparse.Namespace) -> tuple[Any, int | None]:
     try:
         run = open_run(args)
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        print(f"ari-mem-tui: cannot read {args.checkpoint}: {exc}", file=sys.stderr)
+        say(f"cannot read {args.checkpoint}: {exc}")
         return None, EXIT_UNREADABLE
     if unreadable(run.checkpoint):
         why = "; ".join(p.line() for p in run.checkpoint.problems if p.severity == "error")
-        print(f"ari-mem-tui: cannot read {args.checkpoint}: {why}", file=sys.stderr)
+        say(f"cannot read {args.checkpoint}: {why}")
         return None, EXIT_UNREADABLE
     return run, None
 
@@ -69,7 +68,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
     try:
         node_id = ckpt.resolve_node(args.node)
     except NodeRefError as exc:
-        print(f"ari-mem-tui: {exc}", file=sys.stderr)
+        say(exc)
         return EXIT_UNREADABLE
     if getattr(args, "embedder", "minilm") != "bm25":
         wait_for_vectors(run.ranker, show=sys.stderr.isatty())
@@ -139,7 +138,7 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
         f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {r.embedder}"
     )
     if r.as_of is not None:
-        info += f"  as-of {time.strftime('%Y-%m-%d %H:%M:%S', time.gmtime(r.as_of))} UTC"
+        info += f"  as-of {fmt_ts(r.as_of)} UTC"
         info += f" ({r.as_of_source})"
     console.print(Text(info, style="dim"))
     console.print(_hits_table("Hits (replayed, ARI's post-filter)", r.hits))
@@ -253,7 +252,7 @@ def _render_writes(console: Console, r: Replay) -> None:
     for col in ("time", "tool", "target", "ok", "source", "text / reason"):
         table.add_column(col, overflow="fold" if col == "text / reason" else "ellipsis")
     for w in r.writes:
-        when = time.strftime("%H:%M:%S", time.gmtime(w.ts)) if w.ts else "?"
+        when = fmt_ts(w.ts, time_only=True) if w.ts else "?"
         table.add_row(
             when,
             clean(w.tool, False),
@@ -272,11 +271,11 @@ def cmd_audit(args: argparse.Namespace) -> int:
     try:
         ckpt = load_checkpoint(args.checkpoint)
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        print(f"ari-mem-tui: cannot read {args.checkpoint}: {exc}", file=sys.stderr)
+        say(f"cannot read {args.checkpoint}: {exc}")
         return EXIT_UNREADABLE
     if unreadable(ckpt):
         why = "; ".join(p.line() for p in ckpt.problems if p.severity == "error")
-        print(f"ari-mem-tui: cannot read {args.checkpoint}: {why}", file=sys.stderr)
+        say(f"cannot read {args.checkpoint}: {why}")
         return EXIT_UNREADABLE
     report = audit(ckpt)
     if args.json:

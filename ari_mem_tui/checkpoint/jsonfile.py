@@ -10,6 +10,35 @@ from typing import Any
 from ari_mem_tui.model import Problem
 
 RETRY_DELAY_S = 0.15  # ARI's own loader waits this long before its single retry
+# ARI's records nest a few levels; far deeper values (a hostile `[[[[…`) would break
+# serialisation downstream (pydantic's depth limit), so they are cut at the reader
+MAX_DEPTH = 100
+TOO_DEEP = f"<nested deeper than {MAX_DEPTH} levels: dropped>"
+
+
+def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
+    """Whether `value` nests containers more than `limit` levels deep (iterative: no recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if depth > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend((v, depth + 1) for v in item.values())
+        elif isinstance(item, list):
+            stack.extend((v, depth + 1) for v in item)
+    return False
+
+
+def prune_deep(value: Any, limit: int = MAX_DEPTH) -> Any:
+    """`value` with every container deeper than `limit` replaced by the TOO_DEEP marker."""
+    if limit <= 0:
+        return TOO_DEEP if isinstance(value, (dict, list)) else value
+    if isinstance(value, dict):
+        return {k: prune_deep(v, limit - 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [prune_deep(v, limit - 1) for v in value]
+    return value
 
 
 def decode_utf8(data: bytes, name: str, problems: list[Problem]) -> str:
@@ -36,13 +65,23 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
         return False, None, f"cannot read ({exc.__class__.__name__}: {exc.strerror or exc})"
     text = decode_utf8(data, name, problems)
     try:
-        return True, json.loads(text), ""
+        value = json.loads(text)
     except json.JSONDecodeError as exc:
         return False, None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
     except ValueError as exc:  # an integer over Python's digit limit (4,300) is not JSONDecodeError
         return False, None, f"invalid JSON: {json_error(exc)}"
     except RecursionError:
         return False, None, "JSON nested too deeply"
+    if text.count("[") + text.count("{") > MAX_DEPTH and depth_exceeds(value):
+        problems.append(
+            Problem(
+                file=name,
+                what=f"replaced values nested deeper than {MAX_DEPTH} levels by a marker",
+                why="nested too deeply to show",
+            )
+        )
+        value = prune_deep(value)
+    return True, value, ""
 
 
 def read_json(path: Path, name: str, problems: list[Problem], retry: bool = True) -> Any:
@@ -100,4 +139,7 @@ def loads_line(line: str) -> object:
         return json.loads(line)  # leading whitespace, or a real error with json's message
     if end != len(line) and not line[end:].isspace():
         raise json.JSONDecodeError("Extra data", line, end)
+    # counting brackets is C-fast; the walk runs only for the rare line that could be that deep
+    if line.count("[") + line.count("{") > MAX_DEPTH and depth_exceeds(value):
+        raise RecursionError(f"nested deeper than {MAX_DEPTH} levels")
     return value

@@ -20,7 +20,13 @@ from typing import Any
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.model import Checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
-from ari_mem_tui.memory.letta_api import MAX_ROWS, PAGE_SIZE, SERVER_VERSION, LettaConnection
+from ari_mem_tui.memory.letta_api import (
+    DEFAULT_TIMEOUT,
+    MAX_ROWS,
+    PAGE_SIZE,
+    SERVER_VERSION,
+    LettaConnection,
+)
 from ari_mem_tui.memory.letta_errors import LettaUnavailable
 from ari_mem_tui.memory.letta_footer import agent_name, decode_passage
 from ari_mem_tui.model import CoreBlocks, EntryKind, MemoryEntry, Problem
@@ -350,7 +356,11 @@ def open_letta_run(
     if progress is None:
         progress = getattr(args, "progress", None)  # the TUI's status bar passes one this way
     if conn is None:
-        conn = LettaConnection(url, api_key=getattr(args, "letta_api_key", None))
+        conn = LettaConnection(
+            url,
+            api_key=getattr(args, "letta_api_key", None),
+            timeout=getattr(args, "letta_timeout", None) or DEFAULT_TIMEOUT,
+        )
     agent_ref = agent_ref_for(ckpt, args)
     version = conn.health()
     agent_id, name = conn.find_agent(agent_ref)

@@ -9,6 +9,7 @@ the TUI catches it and keeps showing what it already has.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from functools import partial
@@ -17,7 +18,7 @@ from typing import Any, TypeVar
 import httpx
 import letta_client
 
-from ari_mem_tui.memory.letta_errors import LettaUnavailable
+from ari_mem_tui.memory.letta_errors import LettaUnavailable, mask_secrets, safe_url
 
 AGENT_ID_RE = re.compile(r"^agent-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ARI_AGENT_PREFIX = "ari_agent_"
@@ -29,6 +30,16 @@ MAX_ROWS = 20_000  # ARI's hard cap on a full listing
 SERVER_VERSION = "0.16."  # the server generation letta-client 1.12.1 matches
 
 T = TypeVar("T")
+
+
+def _url_secrets(url: str) -> tuple[str, ...]:
+    """The parts of a URL that may be keys: its password and its query values."""
+    try:
+        parsed = httpx.URL(url)
+    except (httpx.InvalidURL, ValueError, TypeError):
+        return ()
+    return tuple(v for v in (parsed.password, *parsed.params.values()) if v)
+
 
 __all__ = ["LettaConnection", "LettaUnavailable"]
 
@@ -43,10 +54,18 @@ class LettaConnection:
         timeout: float = DEFAULT_TIMEOUT,
         max_retries: int = DEFAULT_RETRIES,
     ) -> None:
-        self.url = url.rstrip("/")
+        real_url = str(url).rstrip("/")
+        self.url = safe_url(real_url)  # what messages show: no credentials, no query
         self.timeout = timeout
+        self._secrets = (api_key, *_url_secrets(real_url))
+        try:
+            httpx.URL(real_url)
+        except (httpx.InvalidURL, ValueError, TypeError) as exc:
+            raise LettaUnavailable(
+                f"--letta-url {self.url} is not a usable URL ({mask_secrets(str(exc), *self._secrets)})"
+            ) from None
         self.client = letta_client.Letta(
-            base_url=self.url,
+            base_url=real_url,
             api_key=api_key or None,
             timeout=httpx.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
             max_retries=max_retries,
@@ -62,6 +81,39 @@ class LettaConnection:
         fn: Callable[[], T],
         not_found: str | None = None,
         server_error: str = "",
+    ) -> T:
+        """Run one SDK call within one wall-clock deadline (`timeout` is per read in httpx, so
+        a server dripping a byte a second would never time out); any failure becomes a one-line
+        `LettaUnavailable` in which the API key and URL password read `***`."""
+        outcome: dict[str, Any] = {}
+
+        def attempt() -> None:
+            try:
+                outcome["value"] = self._call(what, fn, not_found, server_error)
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=attempt, name=f"letta: {what}", daemon=True)
+        worker.start()
+        worker.join(self.timeout)
+        if worker.is_alive():  # the daemon thread dies with the process; nobody waits for it
+            raise LettaUnavailable(
+                f"Letta server at {self.url} did not answer within {self.timeout:g} s ({what})"
+                + server_error
+            )
+        if "error" in outcome:
+            error = outcome["error"]
+            if isinstance(error, LettaUnavailable):
+                raise LettaUnavailable(mask_secrets(str(error), *self._secrets)) from None
+            raise error
+        return outcome["value"]
+
+    def _call(
+        self,
+        what: str,
+        fn: Callable[[], T],
+        not_found: str | None,
+        server_error: str,
     ) -> T:
         """Run one SDK call; turn any failure into a one-line `LettaUnavailable`.
 

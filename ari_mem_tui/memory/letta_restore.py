@@ -23,9 +23,10 @@ from ari_mem_tui.checkpoint.backup import BACKUP_FILE, read_backup
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.memory.letta_api import LettaConnection
-from ari_mem_tui.memory.letta_errors import LettaUnavailable
+from ari_mem_tui.memory.letta_errors import LettaUnavailable, check_url, safe_url
 from ari_mem_tui.memory.letta_footer import agent_name, encode_passage, node_footer, react_footer
 from ari_mem_tui.model import MemoryEntry, Problem
+from ari_mem_tui.tui.display import clean
 
 EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE = 0, 1, 2
 AGENT_MODEL = "letta/letta-free"  # a mock: the agent's chat model is never called
@@ -68,6 +69,7 @@ def plan_restore(args: argparse.Namespace) -> RestorePlan:
     url = args.letta_url
     if not url:
         raise LettaUnavailable("letta-restore needs --letta-url (or $LETTA_BASE_URL)")
+    check_url(url)
     path = Path(args.checkpoint)
     backup = path / BACKUP_FILE
     if not backup.is_file():
@@ -104,7 +106,10 @@ def restore(
                 f"agent {plan.agent} on {conn.url} already holds passages; refusing to add to it"
                 " (pass --merge to add anyway: duplicates are possible, as with ARI's merge)"
             )
-        print(f"adding to the existing agent {plan.agent} ({agent_id})", file=err)
+        print(
+            clean(f"adding to the existing agent {plan.agent} ({agent_id})", multiline=False),
+            file=err,
+        )
         if plan.core_seed is not None:
             for label, value in blocks.items():
                 conn.call(
@@ -126,7 +131,10 @@ def restore(
             ),
         )
         agent_id = agent.id
-        print(f"created agent {plan.agent} ({agent_id}), embedding {handle}", file=err)
+        print(
+            clean(f"created agent {plan.agent} ({agent_id}), embedding {handle}", multiline=False),
+            file=err,
+        )
     written = 0
     total = len(plan.entries)
     step = max(1, total // 20)
@@ -147,7 +155,7 @@ def restore(
             ) from None
         written += 1
         if written % step == 0 or written == total:
-            print(f"  {written}/{total} passages", file=err, flush=True)
+            print(clean(f"  {written}/{total} passages", multiline=False), file=err, flush=True)
     return agent_id, written
 
 
@@ -171,15 +179,18 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
     try:
         plan = plan_restore(args)
     except LettaUnavailable as exc:
-        print(f"ari-mem-tui letta-restore: {exc}", file=err)
+        print(clean(f"ari-mem-tui letta-restore: {exc}", multiline=False), file=err)
         return EXIT_UNAVAILABLE
     for problem in plan.problems:
-        print(f"warning: {problem.line()}", file=err)
+        print(clean(f"warning: {problem.line()}", multiline=False), file=err)
     nodes = sum(1 for e in plan.entries if e.kind == "node_scope")
     seed = "and the core blocks" if plan.core_seed is not None else "(no core seed in the backup)"
     print(
-        f"letta-restore WRITES to the Letta server at {plan.url}: agent {plan.agent},"
-        f" {nodes} node-scope + {len(plan.entries) - nodes} react passages {seed}",
+        clean(
+            f"letta-restore WRITES to the Letta server at {safe_url(plan.url)}: agent {plan.agent},"
+            f" {nodes} node-scope + {len(plan.entries) - nodes} react passages {seed}",
+            multiline=False,
+        ),
         file=err,
         flush=True,
     )
@@ -188,16 +199,19 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
     try:
         agent_id, written = restore(plan, conn, merge=args.merge, embedding=args.embedding, err=err)
     except _Refused as exc:
-        print(f"ari-mem-tui letta-restore: {exc}", file=err)
+        print(clean(f"ari-mem-tui letta-restore: {exc}", multiline=False), file=err)
         return EXIT_REFUSED
     except LettaUnavailable as exc:
-        print(f"ari-mem-tui letta-restore: {exc}", file=err)
+        print(clean(f"ari-mem-tui letta-restore: {exc}", multiline=False), file=err)
         return EXIT_UNAVAILABLE
     elapsed = time.monotonic() - started
     print(
-        f"restored {written} passages into {plan.agent} ({agent_id}) at {plan.url}"
-        f" in {elapsed:.1f} s; checkpoint hash {plan.ckpt_hash};"
-        f" {len(plan.problems)} backup problem(s)",
+        clean(
+            f"restored {written} passages into {plan.agent} ({agent_id}) at {safe_url(plan.url)}"
+            f" in {elapsed:.1f} s; checkpoint hash {plan.ckpt_hash};"
+            f" {len(plan.problems)} backup problem(s)",
+            multiline=False,
+        ),
         file=err,
     )
     return EXIT_OK

@@ -9,7 +9,6 @@ current selection before it is shown, so moving fast never shows stale hits.
 from __future__ import annotations
 
 import argparse
-import sys
 import threading
 from collections.abc import Callable
 from copy import copy
@@ -29,7 +28,7 @@ from ari_mem_tui.model import Replay
 from ari_mem_tui.sources import Run
 from ari_mem_tui.tui import config
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
-from ari_mem_tui.tui.display import preview, short_id
+from ari_mem_tui.tui.display import preview, say, short_id
 from ari_mem_tui.tui.messages import JumpToNode, OpenEntry, RerunSearch
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.screens.entry import EntryScreen
@@ -812,7 +811,7 @@ def cmd_open(args: argparse.Namespace) -> int:
     """`ari-mem-tui CKPT`: open the TUI (args may come from `demo`, without Letta options)."""
     path = Path(args.checkpoint)
     if not path.is_dir():
-        print(f"ari-mem-tui: {path}: not a checkpoint directory", file=sys.stderr)
+        say(f"{path}: not a checkpoint directory")
         return 2
 
     def opener(progress: ProgressFn) -> Run:

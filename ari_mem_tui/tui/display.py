@@ -71,6 +71,14 @@ def json_text(value: Any) -> str:
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
+def say(message: object, stream: Any = None) -> None:
+    """One line of a message on stderr (or `stream`), made terminal-safe: messages quote paths,
+    node ids and server text, any of which may hold escapes."""
+    import sys
+
+    print(f"ari-mem-tui: {clean(message, multiline=False)}", file=stream or sys.stderr)
+
+
 def preview(text: object, width: int = 80) -> str:
     """One line of at most `width` terminal cells (CJK counts double), for table cells."""
     line = clean(text, multiline=False).strip()
@@ -144,12 +152,13 @@ def node_label(node: Node, writes: int) -> Text:
     return text
 
 
-def fmt_ts(ts: float | None, short: bool = False) -> str:
-    """Epoch seconds as an ISO-like UTC time (fixed zone: screenshots must not depend on TZ)."""
+def fmt_ts(ts: float | None, short: bool = False, time_only: bool = False) -> str:
+    """Epoch seconds as an ISO-like UTC time (fixed zone: screenshots must not depend on TZ);
+    a time no calendar can hold (ts 1e20 in a hostile log) is shown as the number it is."""
     if ts is None:
         return "–"
     try:
-        fmt = "%m-%d %H:%M:%S" if short else "%Y-%m-%d %H:%M:%S"
+        fmt = "%H:%M:%S" if time_only else "%m-%d %H:%M:%S" if short else "%Y-%m-%d %H:%M:%S"
         return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime(fmt)
     except (OverflowError, OSError, ValueError):
         return str(ts)
