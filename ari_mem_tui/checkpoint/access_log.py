@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ari_mem_tui.checkpoint.fast_model import build
-from ari_mem_tui.checkpoint.jsonfile import json_error, loads_line, read_json
+from ari_mem_tui.checkpoint.jsonfile import json_error, loads_line, read_json, usable_file
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
@@ -180,8 +180,19 @@ def make_event(
 # ---- files ----
 
 
-def _log_dirs(ckpt: Path, run_id: str | None) -> list[Path]:
+def _log_dirs(ckpt: Path, run_id: str | None, problems: list[Problem]) -> list[Path]:
     dirs = [ckpt]
+    # the run id from tree.json names a folder: one that is absolute or climbs out (`../x`)
+    # could make us read files outside the run, so it is not followed
+    if run_id and (Path(run_id).is_absolute() or ".." in Path(run_id).parts or "/" in run_id):
+        problems.append(
+            Problem(
+                file="tree.json",
+                what="did not look for runs/<run_id>/traces",
+                why=f"run_id {run_id!r} is not a plain folder name",
+            )
+        )
+        return dirs
     if run_id:
         traces = workspace_root(ckpt) / "runs" / run_id / "traces"
         if traces.is_dir() and traces.resolve() != ckpt.resolve():
@@ -189,17 +200,17 @@ def _log_dirs(ckpt: Path, run_id: str | None) -> list[Path]:
     return dirs
 
 
-def access_files(ckpt: Path, run_id: str | None) -> list[Path]:
+def access_files(ckpt: Path, run_id: str | None, problems: list[Problem]) -> list[Path]:
     """Every access-log file: rotated ones oldest first, then the live file, per directory."""
     found: list[Path] = []
-    for folder in _log_dirs(ckpt, run_id):
+    for folder in _log_dirs(ckpt, run_id, problems):
         rotated = []
         for path in folder.glob("memory_access.*.jsonl"):
             match = ROTATED.match(path.name)
             if match and path.is_file():
                 rotated.append((int(match.group(1)), path.name, path))
         found += [item[2] for item in sorted(rotated)]
-        if (folder / LIVE_FILE).is_file():
+        if usable_file(folder / LIVE_FILE, display_name(ckpt, folder / LIVE_FILE), problems):
             found.append(folder / LIVE_FILE)
     return found
 
@@ -243,7 +254,7 @@ def _read_line(raw: bytes, line_no: int, name: str, sink: FileProblems, events: 
 def read_access_log(ckpt: Path, run_id: str | None, problems: list[Problem]) -> list[AccessEvent]:
     """All events of all access-log files, stably sorted by ts."""
     events: list[AccessEvent] = []
-    for path in access_files(ckpt, run_id):
+    for path in access_files(ckpt, run_id, problems):
         events += read_access_file(path, display_name(ckpt, path), problems)
     events.sort(key=lambda event: event.ts)
     return events
@@ -254,7 +265,7 @@ def read_access_summary(
 ) -> dict[str, dict[str, int]]:
     """`memory_access.summary.json`: per-node read/write counts of compacted rotated logs."""
     counts: dict[str, dict[str, int]] = {}
-    for folder in _log_dirs(ckpt, run_id):
+    for folder in _log_dirs(ckpt, run_id, []):  # read_access_log already said what was refused
         path = folder / SUMMARY_FILE
         if not path.is_file():
             continue

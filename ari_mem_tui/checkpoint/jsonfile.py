@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import codecs
 import json
+import stat
 import time
 from pathlib import Path
 from typing import Any
@@ -41,8 +43,38 @@ def prune_deep(value: Any, limit: int = MAX_DEPTH) -> Any:
     return value
 
 
+def usable_file(path: Path, name: str, problems: list[Problem]) -> bool:
+    """Whether `path` is a regular file to read. Something else in its place (a directory, a
+    FIFO that would block a reader forever, a device like /dev/zero, a symlink loop) is a
+    named problem, never opened."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return False
+    except (OSError, RuntimeError) as exc:  # ELOOP, EACCES ...
+        problems.append(Problem(file=name, what="skipped it", why=f"cannot stat it ({exc})"))
+        return False
+    if stat.S_ISREG(mode):
+        return True
+    kind = (
+        "a directory"
+        if stat.S_ISDIR(mode)
+        else "a FIFO"
+        if stat.S_ISFIFO(mode)
+        else "a device"
+        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "not a regular file"
+    )
+    problems.append(Problem(file=name, what="skipped it, unread", why=f"it is {kind}"))
+    return False
+
+
 def decode_utf8(data: bytes, name: str, problems: list[Problem]) -> str:
-    """UTF-8 text; undecodable bytes become U+FFFD and a problem says where the first one was."""
+    """UTF-8 text (a leading byte-order mark dropped); undecodable bytes become U+FFFD and a
+    problem says where the first one was."""
+    data = data.removeprefix(codecs.BOM_UTF8)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -104,6 +136,30 @@ def read_json(path: Path, name: str, problems: list[Problem], retry: bool = True
         )
         return None
     return value
+
+
+def salvage_list(path: Path, key: str) -> list[Any]:
+    """The complete items at the start of the array under `key` in a JSON file cut short (ARI
+    writes tree.json in place, so a crash leaves its first nodes intact): item by item until the
+    first one that does not parse."""
+    try:
+        text = decode_utf8(path.read_bytes(), path.name, [])
+    except OSError:
+        return []
+    start = text.find(f'"{key}"')
+    start = text.find("[", start) if start >= 0 else -1
+    if start < 0:
+        return []
+    items: list[Any] = []
+    pos = start + 1
+    while True:
+        while pos < len(text) and text[pos] in " \t\r\n,":
+            pos += 1
+        try:
+            item, pos = _RAW_DECODE(text, pos)
+        except (ValueError, RecursionError):
+            return items
+        items.append(item)
 
 
 def read_text(path: Path, name: str, problems: list[Problem]) -> str:

@@ -18,7 +18,7 @@ from ari_mem_tui.checkpoint.core import approximate_core, core_from_seed
 from ari_mem_tui.checkpoint.cow import build_cow_log
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.join import join_writes
-from ari_mem_tui.checkpoint.jsonfile import read_json, read_text
+from ari_mem_tui.checkpoint.jsonfile import read_json, read_text, usable_file
 from ari_mem_tui.checkpoint.legacy_memory import (
     memory_json_entries,
     memory_store_entries,
@@ -92,7 +92,7 @@ def _read_tree_into(ckpt: Checkpoint) -> TreeResult | None:
             Problem(
                 file="tree.json",
                 what="loaded no nodes",
-                why="no tree.json, nodes_tree.json or node_*/tree.json with nodes",
+                why="none of tree.json, nodes_tree.json, node_*/tree.json gave a node list",
                 severity="error",
             )
         )
@@ -136,7 +136,7 @@ def _grouped(entries: list[MemoryEntry]) -> list[MemoryEntry]:
 
 
 def _experiment_goal(path: Path, tree: TreeResult, problems: list[Problem]) -> str:
-    if (path / "experiment.md").is_file():
+    if usable_file(path / "experiment.md", "experiment.md", problems):
         return read_text(path / "experiment.md", "experiment.md", problems)
     document = tree.document if tree.source == "nodes_tree.json" else None
     if document is None and (path / "nodes_tree.json").is_file():
@@ -149,7 +149,7 @@ def _read_memory(ckpt: Checkpoint, tree: TreeResult, ids: EntryIds) -> BackupRes
     """Entries by §11.2 precedence: the backup, else nodes_tree memory, else the v0.5 stores."""
     path, problems = ckpt.path, ckpt.problems
     backup = BackupResult()
-    if (path / BACKUP_FILE).is_file():
+    if usable_file(path / BACKUP_FILE, BACKUP_FILE, problems):
         backup = read_backup(path / BACKUP_FILE, BACKUP_FILE, ids, problems)
         if backup.records == 0:
             problems.append(Problem(file=BACKUP_FILE, what="found no records", why="empty backup"))

@@ -12,7 +12,10 @@ def checkpoint_hash(path: Path | str) -> str:
 
     Symlinks are followed like ARI does, so a copied checkpoint gets a different hash.
     """
-    resolved = Path(os.path.expanduser(str(path))).resolve()
+    try:
+        resolved = Path(os.path.expanduser(str(path))).resolve()
+    except (OSError, RuntimeError):  # a symlink loop: nothing to follow, hash what was given
+        resolved = Path(os.path.abspath(os.path.expanduser(str(path))))
     return hashlib.sha1(str(resolved).encode("utf-8")).hexdigest()[:12]
 
 

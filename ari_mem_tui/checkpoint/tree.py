@@ -15,7 +15,7 @@ from typing import Any
 import networkx as nx
 from pydantic import ValidationError
 
-from ari_mem_tui.checkpoint.jsonfile import read_json
+from ari_mem_tui.checkpoint.jsonfile import read_json, salvage_list, usable_file
 from ari_mem_tui.model import NODE_LABELS, Node, Problem
 
 RUN_ID_DIR = re.compile(r"^[0-9]{8,14}_")
@@ -86,12 +86,14 @@ def raw_node_list(document: Any) -> list[Any] | None:
 
 
 def read_tree_document(ckpt: Path, problems: list[Problem]) -> tuple[str | None, Any, list]:
+    broken: list[tuple[Path, str]] = []  # files that exist but do not parse whole
     for path in tree_candidates(ckpt):
-        if not path.is_file():
-            continue
         name = path.relative_to(ckpt).as_posix()
+        if not usable_file(path, name, problems):
+            continue
         document = read_json(path, name, problems)
         if document is None:
+            broken.append((path, name))
             continue
         nodes = raw_node_list(document)
         if not nodes:
@@ -102,6 +104,26 @@ def read_tree_document(ckpt: Path, problems: list[Problem]) -> tuple[str | None,
             )
             continue
         return name, document, nodes
+    return _salvage(broken, problems)
+
+
+def _salvage(
+    broken: list[tuple[Path, str]], problems: list[Problem]
+) -> tuple[str | None, Any, list]:
+    """No tree file parsed whole: take the complete nodes at the start of the first that has
+    some (a tree.json half-written by ARI's in-place write keeps its first nodes)."""
+    for path, name in broken:
+        nodes = salvage_list(path, "nodes")
+        if nodes:
+            problems.append(
+                Problem(
+                    file=name,
+                    what=f"salvaged the first {len(nodes)} nodes; the rest is unreadable",
+                    why="the file is cut short or damaged after them (half-written?)",
+                    severity="warning",
+                )
+            )
+            return name, {"nodes": nodes}, nodes
     return None, None, []
 
 
