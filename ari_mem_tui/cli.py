@@ -7,6 +7,7 @@ Imports are lazy: `ari-mem-tui demo --out` must not pay for Textual or onnxrunti
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
 from pathlib import Path
@@ -125,6 +126,13 @@ def main(argv: list[str] | None = None) -> int:
     # `ari-mem-tui CKPT` means `ari-mem-tui open CKPT`
     first = 1 if argv[:1] == ["--debug"] else 0
     if len(argv) > first and not argv[first].startswith("-") and argv[first] not in COMMANDS:
+        word = argv[first]
+        close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.7)
+        if close and not Path(word).exists():  # `summry CKPT` is a typo, not a folder
+            from ari_mem_tui.tui.display import say
+
+            say(f"unknown command {word!r}: did you mean {close[0]!r}? (see --help)")
+            return EXIT_UNREADABLE
         argv.insert(first, "open")
     args = parser.parse_args(argv)
     if args.command is None:

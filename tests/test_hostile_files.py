@@ -102,3 +102,26 @@ def test_a_symlink_loop_as_the_checkpoint_is_one_line(tmp_path: Path) -> None:
     proc = cli("summary", str(loop))
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr + proc.stdout
+
+
+def test_node_ids_as_people_type_them(small_ckpt: Path) -> None:
+    from ari_mem_tui.checkpoint.model import NodeRefError
+
+    ckpt = load_checkpoint(small_ckpt)
+    child = next(nid for nid in ckpt.nodes if nid not in ckpt.roots)
+    short = child[-8:]
+    assert ckpt.resolve_node(short) == child  # suffix (the short id the tree shows)
+    assert ckpt.resolve_node(short[:6].upper()) == child  # substring, any case
+    root = ckpt.roots[0]
+    assert ckpt.resolve_node(root[:12]) == root  # prefix
+    typo = short[:3] + ("0" if short[3] != "0" else "1") + short[4:]
+    with pytest.raises(NodeRefError, match=f"did you mean {child}"):
+        ckpt.resolve_node(typo)
+    with pytest.raises(NodeRefError, match="matches .* nodes: .*give more of the id"):
+        ckpt.resolve_node("node_")
+
+
+def test_a_mistyped_command_names_the_command(small_ckpt: Path) -> None:
+    proc = cli("summry", str(small_ckpt))
+    assert proc.returncode == 2
+    assert "unknown command 'summry': did you mean 'summary'?" in proc.stderr

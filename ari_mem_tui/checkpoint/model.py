@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -57,16 +58,30 @@ class Checkpoint:
             self.writes_by_node.setdefault(write.current_node, []).append(write)
 
     def resolve_node(self, ref: str) -> str:
-        """A full node id, or a suffix that names exactly one node."""
+        """The node a person means: its full id, else the one node whose id has `ref` as a
+        prefix, suffix, or anywhere inside (case-insensitive), in that order of preference.
+        Ambiguous: the candidates are listed; unknown: the closest ids are suggested."""
         if ref in self.nodes:
             return ref
-        matches = [nid for nid in self.nodes if nid.endswith(ref)]
-        if len(matches) == 1:
-            return matches[0]
-        if not matches:
-            raise NodeRefError(f"no node matches {ref!r}")
-        shown = ", ".join(matches[:5])
-        raise NodeRefError(f"{ref!r} matches {len(matches)} nodes: {shown}")
+        wanted = ref.strip().lower()
+        if not wanted:
+            raise NodeRefError("an empty node id names no node")
+        ids = list(self.nodes)
+        lowered = [nid.lower() for nid in ids]
+        for test in (str.startswith, str.endswith, str.__contains__):
+            matches = [nid for nid, low in zip(ids, lowered) if test(low, wanted)]
+            if len(matches) == 1:
+                return matches[0]
+            if matches:
+                shown = ", ".join(matches[:5]) + (" …" if len(matches) > 5 else "")
+                raise NodeRefError(
+                    f"{ref!r} matches {len(matches)} nodes: {shown}; give more of the id"
+                )
+        # people type the end of an id (the short id the tree shows): compare like with like
+        by_tail = {low[-len(wanted) :]: nid for nid, low in zip(ids, lowered)}
+        close = difflib.get_close_matches(wanted, list(by_tail), n=3, cutoff=0.6)
+        tail = f"; did you mean {', '.join(by_tail[c] for c in close)}?" if close else ""
+        raise NodeRefError(f"no node matches {ref!r}{tail}")
 
     def lineage(self, node_id: str) -> list[str]:
         """root → … → node (inclusive), from the node's ancestor_ids."""
