@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.model.checkpoint import Checkpoint
 from ari_mem_tui.model import AccessEvent, TraceCall
 
 Severity = Literal["info", "warning", "error"]

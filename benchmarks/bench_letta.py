@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
-from ari_mem_tui.memory.letta import open_letta_run
+from ari_mem_tui.letta.source import open_letta_run
 from ari_mem_tui.search.rankers import make_ranker
 from ari_mem_tui.search.replay import replay
 

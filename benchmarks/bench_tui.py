@@ -25,7 +25,7 @@ from pathlib import Path
 from textual import events
 
 from ari_mem_tui.checkpoint.load import load_tree_only
-from ari_mem_tui.sources import Run, open_run
+from ari_mem_tui.run import Run, open_run
 from ari_mem_tui.tui.app import AriMemApp
 
 Timings = tuple[float, float, float, list[float], list[float]]

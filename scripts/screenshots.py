@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ari_mem_tui.sources import Run, open_run
+from ari_mem_tui.run import Run, open_run
 from ari_mem_tui.tui.app import AriMemApp
 
 SIZE = (120, 36)

@@ -10,7 +10,7 @@ from fake_letta import FakeLetta
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
-from ari_mem_tui.memory.letta_footer import agent_name, node_footer, react_footer
+from ari_mem_tui.letta.footer import agent_name, node_footer, react_footer
 
 
 def letta_args(url: str, checkpoint: Path | None = None, **options: object) -> argparse.Namespace:

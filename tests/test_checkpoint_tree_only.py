@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from ari_mem_tui.checkpoint.load import LOAD_STEPS, load_checkpoint, load_tree_only
-from ari_mem_tui.sources import open_run
+from ari_mem_tui.run import open_run
 from tests.tui_helpers import write_tiny_checkpoint
 
 

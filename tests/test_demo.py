@@ -504,7 +504,7 @@ def test_json_files_are_exactly_what_json_dumps_writes(small_ckpt: Path) -> None
 
 
 def test_big_runs_sample_startup_reads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ari_mem_tui import demo_run
+    from ari_mem_tui.demo import run as demo_run
 
     monkeypatch.setattr(demo_run, "STARTUP_READ_NODES", 6)
     path = write_demo(tmp_path / "sampled", nodes=30, seed=3, entries=300)

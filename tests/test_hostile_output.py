@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ari_mem_tui import cli
-from ari_mem_tui.tui.display import clean, json_text
+from ari_mem_tui.render.text import clean, json_text
 
 # ESC, BEL, CSI/OSC as C1 (U+009B, U+009D) and the bidi override, as they would reach a terminal
 UNSAFE = re.compile("[\x1b\x07\x9b\x9d\u202e\u2066]")

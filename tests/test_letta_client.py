@@ -17,10 +17,10 @@ from letta_helpers import as_original_server, letta_args
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.cli import main
-from ari_mem_tui.memory.letta import LettaRanker, open_letta_run, read_letta_memory
-from ari_mem_tui.memory.letta_api import LettaConnection
-from ari_mem_tui.memory.letta_errors import LettaUnavailable
-from ari_mem_tui.memory.letta_footer import SEPARATOR, node_footer
+from ari_mem_tui.letta.source import LettaRanker, open_letta_run, read_letta_memory
+from ari_mem_tui.letta.api import LettaConnection
+from ari_mem_tui.letta.errors import LettaUnavailable
+from ari_mem_tui.letta.footer import SEPARATOR, node_footer
 from ari_mem_tui.search.replay import replay
 
 HASH = "0123456789ab"

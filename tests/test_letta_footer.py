@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ari_mem_tui.memory.letta_footer import (
+from ari_mem_tui.letta.footer import (
     SEPARATOR,
     decode_passage,
     encode_passage,

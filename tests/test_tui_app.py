@@ -340,7 +340,7 @@ class SlowVectors:
 async def test_vector_progress_bar_then_fresh_hits(tiny: Path) -> None:
     from textual.widgets import ProgressBar
 
-    from ari_mem_tui.sources import Run
+    from ari_mem_tui.run import Run
     from tests.tui_app_helpers import opener_for
 
     slow: list[SlowVectors] = []
@@ -475,7 +475,7 @@ def _blocking_opener(path: Path, release, blocked, fail: bool = False):
     its "memory" part, until `release` is set — as a 10,000-node run keeps it busy for 15 s."""
     import argparse
 
-    from ari_mem_tui.sources import open_run
+    from ari_mem_tui.run import open_run
 
     def opener(progress):
         def step(n: int, m: int, part: str) -> None:

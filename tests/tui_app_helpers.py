@@ -8,7 +8,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from ari_mem_tui.sources import Run, open_run
+from ari_mem_tui.run import Run, open_run
 from ari_mem_tui.tui.app import AriMemApp
 
 

@@ -24,7 +24,7 @@ from ari_mem_tui.checkpoint.legacy_memory import (
     memory_store_entries,
     nodes_tree_entries,
 )
-from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.model.checkpoint import Checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.checkpoint.trace_log import parse_trace_logs
 from ari_mem_tui.checkpoint.tree import TreeResult, load_tree, raw_node_list

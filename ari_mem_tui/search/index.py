@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.model.checkpoint import Checkpoint
 from ari_mem_tui.model import AccessEvent
 
 _ATTR = "_replay_index"

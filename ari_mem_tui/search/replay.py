@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.model.checkpoint import Checkpoint
 from ari_mem_tui.model import Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.model.checkpoint import Checkpoint
 from ari_mem_tui.model import AccessEvent, Node
 from ari_mem_tui.search.index import replay_index
 

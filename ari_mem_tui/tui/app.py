@@ -25,10 +25,10 @@ from textual.worker import get_current_worker
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.sources import Run
+from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
-from ari_mem_tui.tui.display import preview, say, short_id
+from ari_mem_tui.render.text import preview, say, short_id
 from ari_mem_tui.tui.messages import JumpToNode, OpenEntry, RerunSearch
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.screens.entry import EntryScreen
@@ -773,7 +773,7 @@ class AriMemApp(App[None]):
         if ckpt is None or replay is None:
             self.notify("the node's search has not finished yet", severity="warning")
             return
-        from ari_mem_tui.dossier import export_dossier
+        from ari_mem_tui.render.dossier import export_dossier
 
         out_dir = config.export_dir(ckpt.path, self.export_to)
         try:
@@ -815,7 +815,7 @@ def cmd_open(args: argparse.Namespace) -> int:
         return 2
 
     def opener(progress: ProgressFn) -> Run:
-        from ari_mem_tui.sources import open_run
+        from ari_mem_tui.run import open_run
 
         ns = copy(args)
         for name, default in (

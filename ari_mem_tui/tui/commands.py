@@ -10,7 +10,7 @@ from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
-from ari_mem_tui.tui.display import clean, preview
+from ari_mem_tui.render.text import clean, preview
 
 if TYPE_CHECKING:
     from ari_mem_tui.tui.app import AriMemApp

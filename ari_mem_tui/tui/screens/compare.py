@@ -13,7 +13,7 @@ from textual.widgets import Footer, Static
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.tui.display import clean, preview, short_id
+from ari_mem_tui.render.text import clean, preview, short_id
 
 
 def common_ancestor(ckpt: Checkpoint, a: str, b: str) -> str | None:

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ari_mem_tui.model import MemoryEntry
-from ari_mem_tui.tui.display import clean, fmt_ts, pretty_json
+from ari_mem_tui.render.text import clean, fmt_ts, pretty_json
 
 
 def entry_text(entry: MemoryEntry) -> Text:

@@ -14,7 +14,7 @@ from textual.widgets import DataTable, Static
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import CoreBlocks, CowWrite, Node, Replay
-from ari_mem_tui.tui.display import (
+from ari_mem_tui.render.text import (
     clean,
     fmt_iso,
     fmt_ts,

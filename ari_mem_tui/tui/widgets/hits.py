@@ -8,7 +8,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Static
 
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.tui.display import clean, fmt_ts, preview, short_id
+from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
 from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
 from ari_mem_tui.tui.widgets.tables import VimTable
 

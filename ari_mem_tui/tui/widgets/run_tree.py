@@ -19,7 +19,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ari_mem_tui.checkpoint import Checkpoint
-from ari_mem_tui.tui.display import node_label, short_id
+from ari_mem_tui.render.text import node_label, short_id
 
 CHAIN_MIN = 4  # fold single-child runs at least this long
 

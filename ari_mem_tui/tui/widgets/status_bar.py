@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
-from ari_mem_tui.tui.display import preview
+from ari_mem_tui.render.text import preview
 
 
 class StatusBar(Horizontal):

@@ -9,7 +9,7 @@ from rich.text import Text
 from textual.binding import Binding, BindingType
 from textual.widgets import DataTable
 
-from ari_mem_tui.tui.display import preview
+from ari_mem_tui.render.text import preview
 
 
 class VimTable(DataTable):

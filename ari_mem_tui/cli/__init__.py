@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
         word = argv[first]
         close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.7)
         if close and not Path(word).exists():  # `summry CKPT` is a typo, not a folder
-            from ari_mem_tui.tui.display import say
+            from ari_mem_tui.render.text import say
 
             say(f"unknown command {word!r}: did you mean {close[0]!r}? (see --help)")
             return EXIT_UNREADABLE
@@ -138,8 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_OK
-    from ari_mem_tui.memory.letta_errors import LettaUnavailable
-    from ari_mem_tui.tui.display import say
+    from ari_mem_tui.letta.errors import LettaUnavailable
+    from ari_mem_tui.render.text import say
 
     try:
         return _dispatch(args)
@@ -159,10 +159,10 @@ def main(argv: list[str] | None = None) -> int:
 # command -> (module, function); each lives with the code it drives
 COMMANDS = {
     "demo": ("ari_mem_tui.demo", "cmd_demo"),
-    "summary": ("ari_mem_tui.checkpoint.summary", "cmd_summary"),
-    "saw": ("ari_mem_tui.report", "cmd_saw"),
-    "audit": ("ari_mem_tui.report", "cmd_audit"),
-    "letta-restore": ("ari_mem_tui.memory.letta_restore", "cmd_letta_restore"),
+    "summary": ("ari_mem_tui.render.summary", "cmd_summary"),
+    "saw": ("ari_mem_tui.render.report", "cmd_saw"),
+    "audit": ("ari_mem_tui.render.report", "cmd_audit"),
+    "letta-restore": ("ari_mem_tui.letta.restore", "cmd_letta_restore"),
     "open": ("ari_mem_tui.tui.app", "cmd_open"),
 }
 

@@ -22,11 +22,11 @@ from typing import Any, TextIO
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, read_backup
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
-from ari_mem_tui.memory.letta_api import LettaConnection
-from ari_mem_tui.memory.letta_errors import LettaUnavailable, check_url, safe_url
-from ari_mem_tui.memory.letta_footer import agent_name, encode_passage, node_footer, react_footer
+from ari_mem_tui.letta.api import LettaConnection
+from ari_mem_tui.letta.errors import LettaUnavailable, check_url, safe_url
+from ari_mem_tui.letta.footer import agent_name, encode_passage, node_footer, react_footer
 from ari_mem_tui.model import MemoryEntry, Problem
-from ari_mem_tui.tui.display import clean
+from ari_mem_tui.render.text import clean
 
 EXIT_OK, EXIT_REFUSED, EXIT_UNAVAILABLE = 0, 1, 2
 AGENT_MODEL = "letta/letta-free"  # a mock: the agent's chat model is never called
@@ -64,7 +64,7 @@ def created_at(entry: MemoryEntry) -> str | None:
 
 def plan_restore(args: argparse.Namespace) -> RestorePlan:
     """Read the backup and settle names; nothing is sent yet."""
-    from ari_mem_tui.memory.letta import given_hash
+    from ari_mem_tui.letta.source import given_hash
 
     url = args.letta_url
     if not url:

@@ -34,7 +34,7 @@ def open_run(args: argparse.Namespace) -> Run:
     ckpt = load_checkpoint(path, on_step=lambda n, _m, part: step(n, total, part))
     letta_url = None if getattr(args, "no_letta", False) else getattr(args, "letta_url", None)
     if letta_url:
-        from ari_mem_tui.memory.letta import open_letta_run
+        from ari_mem_tui.letta.source import open_letta_run
 
         step(total, total, "Letta server")
         return open_letta_run(ckpt, args)

@@ -13,7 +13,7 @@ from typing import Any
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.tui.display import clean, fmt_iso, fmt_ts, json_text, pretty_json
+from ari_mem_tui.render.text import clean, fmt_iso, fmt_ts, json_text, pretty_json
 
 DOSSIER_VERSION = 1
 

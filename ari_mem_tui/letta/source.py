@@ -18,17 +18,17 @@ from datetime import datetime
 from typing import Any
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
-from ari_mem_tui.checkpoint.model import Checkpoint
+from ari_mem_tui.model.checkpoint import Checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
-from ari_mem_tui.memory.letta_api import (
+from ari_mem_tui.letta.api import (
     DEFAULT_TIMEOUT,
     MAX_ROWS,
     PAGE_SIZE,
     SERVER_VERSION,
     LettaConnection,
 )
-from ari_mem_tui.memory.letta_errors import LettaUnavailable
-from ari_mem_tui.memory.letta_footer import agent_name, decode_passage
+from ari_mem_tui.letta.errors import LettaUnavailable
+from ari_mem_tui.letta.footer import agent_name, decode_passage
 from ari_mem_tui.model import CoreBlocks, EntryKind, MemoryEntry, Problem
 from ari_mem_tui.search.rankers import Ranking
 
@@ -350,7 +350,7 @@ def open_letta_run(
     conn: LettaConnection | None = None,
 ):
     """The checkpoint with the server's memory, core blocks and ranking (see module doc)."""
-    from ari_mem_tui.sources import Run
+    from ari_mem_tui.run import Run
 
     url = args.letta_url
     if progress is None:

@@ -1,7 +1,7 @@
 """`ari-mem-tui demo`: write a synthetic ARI checkpoint in ARI's exact file formats.
 
-The checkpoint tells one run of ARI's best-first tree search (`demo_tree`) with the memory and
-telemetry its agent loop would leave (`demo_run`): `tree.json` (§2.1, §2.2), `nodes_tree.json`
+The checkpoint tells one run of ARI's best-first tree search (`demo.tree`) with the memory and
+telemetry its agent loop would leave (`demo.run`): `tree.json` (§2.1, §2.2), `nodes_tree.json`
 as written during BFTS (§2.3), `results.json` (§2.4), `memory_backup.jsonl.gz` (§3, record order
 of §3.1), `memory_access.jsonl` (§4.2), `experiment.md`, `idea.json`, `evaluation_criteria.json`.
 A marker file `.ari_mem_tui_demo.json` (ignored by ARI) records the parameters, so a later run
@@ -12,7 +12,7 @@ base epoch, no wall clock, passage ids drawn from the rng, gzip with mtime 0.
 
 Size: about 50 entries per node by default (40 nodes → ~2,000 entries). Every started non-root
 node gets its start-up reads up to 1,500 started nodes; bigger runs record them for 1,500 nodes
-spread over the run (see `demo_run`). `--nodes 10000 --entries 200000` takes about 30 s on two
+spread over the run (see `demo.run`). `--nodes 10000 --entries 200000` takes about 30 s on two
 cores (the ranking uses inverted lists over the query words only).
 """
 
@@ -32,9 +32,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ari_mem_tui import demo_text as T
-from ari_mem_tui.demo_run import PREVIEW, DemoRun, Entry, Read
-from ari_mem_tui.demo_tree import SimNode, Timeline
+from ari_mem_tui.demo import text as T
+from ari_mem_tui.demo.run import PREVIEW, DemoRun, Entry, Read
+from ari_mem_tui.demo.tree import SimNode, Timeline
 
 BASE_EPOCH = datetime(2026, 5, 28, 18, 5, 41, tzinfo=UTC).timestamp()
 MARKER = ".ari_mem_tui_demo.json"

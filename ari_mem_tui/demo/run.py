@@ -1,6 +1,6 @@
 """The demo run's content: per-node trace logs, memory entries, and every access-log event.
 
-Built on the timeline of `demo_tree`. Each started node gets what ARI's agent loop leaves
+Built on the timeline of `demo.tree`. Each started node gets what ARI's agent loop leaves
 behind (format spec §2.7, §3.9, §3.10, §4.5, §5.8): start-up reads (an `inherit:get_node_memory`
 burst over its ancestors, then the Tier-2 `search_memory` with its direction as query), LLM tool
 calls with their `trace_log` lines and auto `Tool <name>: …` entries, findings, survey summaries,
@@ -36,8 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from ari_mem_tui import demo_text as T
-from ari_mem_tui.demo_tree import SimNode, Timeline
+from ari_mem_tui.demo import text as T
+from ari_mem_tui.demo.tree import SimNode, Timeline
 
 TOP_K = 200  # ARI_MEMORY_LETTA_OVERFETCH default; limit 5 * 40 is smaller
 PREVIEW = 200  # ARI_MEMORY_ACCESS_PREVIEW_CHARS

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import networkx as nx
 
-from ari_mem_tui.model import (
+from ari_mem_tui.model.records import (
     AccessEvent,
     CoreBlocks,
     CowWrite,

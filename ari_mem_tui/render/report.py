@@ -16,10 +16,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.audit import AuditReport, Finding, audit
-from ari_mem_tui.checkpoint.model import Checkpoint, NodeRefError
+from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError
 from ari_mem_tui.cli import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.tui.display import clean, fmt_ts, json_text, preview, say
+from ari_mem_tui.render.text import clean, fmt_ts, json_text, preview, say
 
 TEXT_WIDTH = 90
 
@@ -27,7 +27,7 @@ TEXT_WIDTH = 90
 # ---------------------------------------------------------------- opening
 def _open(args: argparse.Namespace) -> tuple[Any, int | None]:
     """(Run, None) or (None, exit code) with a one-line message on stderr."""
-    from ari_mem_tui.sources import open_run
+    from ari_mem_tui.run import open_run
 
     try:
         run = open_run(args)

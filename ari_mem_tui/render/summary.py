@@ -17,9 +17,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.checkpoint.load import checkpoint_hash, load_checkpoint
-from ari_mem_tui.checkpoint.model import Checkpoint
-from ari_mem_tui.tui.display import clean as clean_text
-from ari_mem_tui.tui.display import json_text
+from ari_mem_tui.model.checkpoint import Checkpoint
+from ari_mem_tui.render.text import clean as clean_text
+from ari_mem_tui.render.text import json_text
 
 EXIT_OK, EXIT_UNREADABLE = 0, 2
 

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 import httpx
 import letta_client
 
-from ari_mem_tui.memory.letta_errors import LettaUnavailable, mask_secrets, safe_url
+from ari_mem_tui.letta.errors import LettaUnavailable, mask_secrets, safe_url
 
 AGENT_ID_RE = re.compile(r"^agent-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ARI_AGENT_PREFIX = "ari_agent_"
