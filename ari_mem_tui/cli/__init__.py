@@ -100,6 +100,27 @@ def build_parser() -> argparse.ArgumentParser:
     p_load.add_argument("checkpoint", type=Path)
     p_load.add_argument("--json", action="store_true", help="machine-readable output")
 
+    p_runs = sub.add_parser(
+        "runs", help="list the runs of a workspace (or its checkpoints/ folder), newest first"
+    )
+    p_runs.add_argument(
+        "dir", type=Path, nargs="?", help="workspace folder (default: recently opened runs)"
+    )
+    p_runs.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p_health = sub.add_parser(
+        "health",
+        help="memory health of a run: nodes starved of their ancestors' memory (exit 1 if any)",
+    )
+    p_health.add_argument("checkpoint", type=Path)
+    p_health.add_argument("--json", action="store_true", help="machine-readable output")
+    p_health.add_argument("--limit", type=int, default=5, help="hits per search (ARI: 5)")
+    p_health.add_argument(
+        "--all-entries", action="store_true", help="with --json: every entry's retrievals"
+    )
+    p_health.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    add_letta_options(p_health)
+
     p_restore = sub.add_parser(
         "letta-restore",
         help="WRITES to a Letta server: load a checkpoint's memory backup into an agent",
@@ -162,6 +183,8 @@ COMMANDS = {
     "summary": ("ari_mem_tui.render.summary", "cmd_summary"),
     "saw": ("ari_mem_tui.render.report", "cmd_saw"),
     "audit": ("ari_mem_tui.render.report", "cmd_audit"),
+    "runs": ("ari_mem_tui.render.runs", "cmd_runs"),
+    "health": ("ari_mem_tui.render.health", "cmd_health"),
     "letta-restore": ("ari_mem_tui.letta.restore", "cmd_letta_restore"),
     "open": ("ari_mem_tui.tui.app", "cmd_open"),
 }
