@@ -14,8 +14,10 @@ from pathlib import Path
 
 from ari_mem_tui import __version__
 
-# exit codes of `audit` (and of every command that cannot read its input); 3 is our own fault
-EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_INTERNAL = 0, 1, 2, 3
+from ari_mem_tui.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREADABLE
+from ari_mem_tui.cli.options import DEFAULT_LIMIT
+from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
+from ari_mem_tui.run import EMBEDDERS
 
 
 def add_letta_options(parser: argparse.ArgumentParser) -> None:
@@ -34,8 +36,9 @@ def add_letta_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--letta-timeout",
         type=float,
-        default=10.0,
-        help="seconds one call to the server may take in all, however it trickles (default 10)",
+        default=DEFAULT_TIMEOUT,
+        help="seconds one call to the server may take in all, however it trickles"
+        f" (default {DEFAULT_TIMEOUT:g})",
     )
     group.add_argument(
         "--checkpoint-hash",
@@ -61,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_open = sub.add_parser("open", help="open the TUI on a checkpoint (the default command)")
     p_open.add_argument("checkpoint", type=Path)
-    p_open.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    p_open.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
     add_letta_options(p_open)
 
     p_demo = sub.add_parser(
@@ -71,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--nodes", type=int, default=40, help="number of nodes (default 40)")
     p_demo.add_argument("--entries", type=int, default=None, help="approximate entry count")
     p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
-    p_demo.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    p_demo.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
 
     p_saw = sub.add_parser("saw", help="print what a node saw: its replayed search and context")
     p_saw.add_argument("checkpoint", type=Path)
@@ -84,11 +87,13 @@ def build_parser() -> argparse.ArgumentParser:
         default="start",
         help="the node's start-up query (ARI's) or its current eval_summary",
     )
-    p_saw.add_argument("--limit", type=int, default=5, help="number of hits (ARI: 5)")
+    p_saw.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"number of hits (ARI: {DEFAULT_LIMIT})"
+    )
     p_saw.add_argument(
         "--as-of", action="store_true", help="only entries written before the node started"
     )
-    p_saw.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    p_saw.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
     add_letta_options(p_saw)
 
     p_audit = sub.add_parser("audit", help="audit a run: scope leaks, violations, rejected writes")
@@ -114,11 +119,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_health.add_argument("checkpoint", type=Path)
     p_health.add_argument("--json", action="store_true", help="machine-readable output")
-    p_health.add_argument("--limit", type=int, default=5, help="hits per search (ARI: 5)")
+    p_health.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"hits per search (ARI: {DEFAULT_LIMIT})"
+    )
     p_health.add_argument(
         "--all-entries", action="store_true", help="with --json: every entry's retrievals"
     )
-    p_health.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    p_health.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
     add_letta_options(p_health)
 
     p_restore = sub.add_parser(
@@ -165,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except LettaUnavailable as exc:  # server down, not Letta, key refused, agent missing ...
         say(exc)
         return EXIT_UNREADABLE
@@ -177,21 +184,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-# command -> (module, function); each lives with the code it drives
-COMMANDS = {
-    "demo": ("ari_mem_tui.demo", "cmd_demo"),
-    "summary": ("ari_mem_tui.render.summary", "cmd_summary"),
-    "saw": ("ari_mem_tui.render.report", "cmd_saw"),
-    "audit": ("ari_mem_tui.render.report", "cmd_audit"),
-    "runs": ("ari_mem_tui.render.runs", "cmd_runs"),
-    "health": ("ari_mem_tui.render.health", "cmd_health"),
-    "letta-restore": ("ari_mem_tui.letta.restore", "cmd_letta_restore"),
-    "open": ("ari_mem_tui.tui.app", "cmd_open"),
-}
-
-
 def _dispatch(args: argparse.Namespace) -> int:
-    import importlib
+    from ari_mem_tui.cli import commands
 
-    module_name, func_name = COMMANDS[args.command]
-    return int(getattr(importlib.import_module(module_name), func_name)(args))
+    return int(getattr(commands, COMMANDS[args.command])(args))
+
+
+COMMANDS = {
+    "demo": "cmd_demo",
+    "summary": "cmd_summary",
+    "saw": "cmd_saw",
+    "audit": "cmd_audit",
+    "letta-restore": "cmd_letta_restore",
+    "runs": "cmd_runs",
+    "health": "cmd_health",
+    "open": "cmd_open",
+}

@@ -6,8 +6,6 @@ numbers agree; `spark` draws the same plots the screen draws with Textual's Spar
 
 from __future__ import annotations
 
-import argparse
-import sys
 from typing import Any
 
 from rich.console import Console
@@ -15,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.health import Bucket, EntryUse, Health, NodeHealth
-from ari_mem_tui.render.text import clean, json_text, preview, short_id
+from ari_mem_tui.render.text import clean, preview, short_id
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SHOWN_NODES = 20
@@ -197,35 +195,3 @@ def render_health(console: Console, h: Health) -> None:
 
 def health_json(h: Health) -> dict[str, Any]:
     return h.model_dump(mode="json")
-
-
-def cmd_health(args: argparse.Namespace) -> int:
-    from ari_mem_tui.cli import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
-    from ari_mem_tui.health import compute_health
-    from ari_mem_tui.render.report import _open, wait_for_vectors
-
-    run, code = _open(args)
-    if run is None:
-        return code or EXIT_UNREADABLE
-    show = sys.stderr.isatty()
-    if getattr(args, "embedder", "minilm") != "bm25":
-        wait_for_vectors(run.ranker, show=show)
-
-    def progress(done: int, total: int) -> None:
-        if show:
-            print(f"\rmemory health: {done}/{total}", end="", file=sys.stderr, flush=True)
-
-    report = compute_health(
-        run.checkpoint,
-        run.ranker,  # type: ignore[arg-type]
-        limit=max(1, int(getattr(args, "limit", 5) or 5)),
-        progress=progress,
-        all_entries=bool(getattr(args, "all_entries", False)),
-    )
-    if show:
-        print(file=sys.stderr)
-    if args.json:
-        sys.stdout.write(json_text(health_json(report)) + "\n")
-    else:
-        render_health(Console(highlight=False), report)
-    return EXIT_FINDINGS if report.starved else EXIT_OK

@@ -7,91 +7,23 @@ The TUI calls the same `replay()` / `audit()` functions, so both always agree.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ari_mem_tui.audit import AuditReport, Finding, audit
-from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError
-from ari_mem_tui.cli import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from ari_mem_tui.audit import AuditReport, Finding
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.render.text import clean, fmt_ts, json_text, preview, say
+from ari_mem_tui.render.text import clean, fmt_ts, preview
 
 TEXT_WIDTH = 90
 
 
 # ---------------------------------------------------------------- opening
-def _open(args: argparse.Namespace) -> tuple[Any, int | None]:
-    """(Run, None) or (None, exit code) with a one-line message on stderr."""
-    from ari_mem_tui.run import open_run
-
-    try:
-        run = open_run(args)
-    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        say(f"cannot read {args.checkpoint}: {exc}")
-        return None, EXIT_UNREADABLE
-    if unreadable(run.checkpoint):
-        why = "; ".join(p.line() for p in run.checkpoint.problems if p.severity == "error")
-        say(f"cannot read {args.checkpoint}: {why}")
-        return None, EXIT_UNREADABLE
-    return run, None
-
-
-def unreadable(ckpt: Checkpoint) -> bool:
-    """Nothing usable: no nodes and an error said why (not a directory, no tree at all)."""
-    return not ckpt.nodes and any(p.severity == "error" for p in ckpt.problems)
-
-
-def wait_for_vectors(ranker: object, show: bool) -> None:
-    """Block until an embedding ranker's vectors are ready; a progress line on a TTY."""
-    wait = getattr(ranker, "wait", None)
-    if wait is None:
-        return
-    while not wait(0.25):
-        if show:
-            done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-            print(f"\rembedding memory texts: {done}/{total}", end="", file=sys.stderr, flush=True)
-    if show and getattr(ranker, "total", 0):
-        print(file=sys.stderr)
 
 
 # ---------------------------------------------------------------- saw
-def cmd_saw(args: argparse.Namespace) -> int:
-    run, code = _open(args)
-    if run is None:
-        return code or EXIT_UNREADABLE
-    ckpt = run.checkpoint
-    try:
-        node_id = ckpt.resolve_node(args.node)
-    except NodeRefError as exc:
-        say(exc)
-        return EXIT_UNREADABLE
-    if getattr(args, "embedder", "minilm") != "bm25":
-        wait_for_vectors(run.ranker, show=sys.stderr.isatty())
-    result = replay(ckpt, node_id, run.ranker, args)
-    if args.json:
-        print(json_text(saw_json(result)))
-    else:
-        render_saw(Console(), result, run.source_label)
-    return EXIT_OK
-
-
-def replay(ckpt: Checkpoint, node_id: str, ranker: object, args: argparse.Namespace) -> Replay:
-    from ari_mem_tui.search.replay import replay as run_replay
-
-    return run_replay(
-        ckpt,
-        node_id,
-        ranker,  # type: ignore[arg-type]
-        query=getattr(args, "query", None),
-        limit=max(1, int(getattr(args, "limit", 5) or 5)),
-        as_of=bool(getattr(args, "as_of", False)),
-        query_from=getattr(args, "query_from", "start"),
-    )
 
 
 def saw_json(result: Replay) -> dict[str, Any]:
@@ -265,24 +197,6 @@ def _render_writes(console: Console, r: Replay) -> None:
 
 
 # ---------------------------------------------------------------- audit
-def cmd_audit(args: argparse.Namespace) -> int:
-    from ari_mem_tui.checkpoint.load import load_checkpoint
-
-    try:
-        ckpt = load_checkpoint(args.checkpoint)
-    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        say(f"cannot read {args.checkpoint}: {exc}")
-        return EXIT_UNREADABLE
-    if unreadable(ckpt):
-        why = "; ".join(p.line() for p in ckpt.problems if p.severity == "error")
-        say(f"cannot read {args.checkpoint}: {why}")
-        return EXIT_UNREADABLE
-    report = audit(ckpt)
-    if args.json:
-        print(json_text(report.model_dump(mode="json")))
-    else:
-        render_audit(Console(), report)
-    return EXIT_FINDINGS if report.has_findings else EXIT_OK
 
 
 def render_audit(console: Console, report: AuditReport) -> None:

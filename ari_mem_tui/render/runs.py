@@ -5,8 +5,6 @@ The TUI's run picker shows the same rows (`run_cells`), so both always agree.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from typing import Any
 
 from rich.console import Console
@@ -14,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
-from ari_mem_tui.render.text import clean, fmt_ts, json_text, preview, say
+from ari_mem_tui.render.text import clean, fmt_ts, preview
 
 RUN_COLUMNS = ("run", "created", "nodes", "done", "failed", "entries", "size", "last change")
 NARROW_DROPS = ("size", "last change")
@@ -97,21 +95,3 @@ def render_runs(console: Console, ws: Workspace) -> None:
         marks.append("! a file could not be read whole (--json names it)")
     if marks:
         console.print(Text("   ".join(marks), style="dim"))
-
-
-def cmd_runs(args: argparse.Namespace) -> int:
-    from ari_mem_tui.cli import EXIT_OK, EXIT_UNREADABLE
-    from ari_mem_tui.workspace import recent_workspace, scan
-
-    folder = getattr(args, "dir", None)
-    ws = recent_workspace() if folder is None else scan(folder)
-    if ws.kind == "none":
-        say(ws.message)
-        return EXIT_UNREADABLE
-    if args.json:
-        sys.stdout.write(json_text(runs_json(ws)) + "\n")
-    elif not ws.runs:
-        say("no recently opened runs yet: give a workspace folder (ari-mem-tui runs DIR)")
-    else:
-        render_runs(Console(highlight=False), ws)
-    return EXIT_OK
