@@ -99,6 +99,7 @@ class AriMemApp(App[None]):
         Binding("w", "toggle_writes_scope", "Writes scope", show=False),
         Binding("t,ctrl+b", "toggle_tree", "Tree", show=False),
         Binding("escape", "escape", "Back", show=False),
+        Binding("H", "health", "Health"),
         *(
             Binding(str(i + 1), f"tab('{name}')", name.title(), show=False)
             for i, name in enumerate(TABS)
@@ -147,6 +148,7 @@ class AriMemApp(App[None]):
         self.last_export: tuple[Path, Path] | None = None
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
+        self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
         """Every toast is literal: most carry run data (ids, entry text, server errors), and
@@ -575,6 +577,24 @@ class AriMemApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_health(self) -> None:
+        """The run's memory health (tui/screens/health.py), computed once per loaded run."""
+        run = self.run_data
+        if run is None:
+            self.notify("the run's memory is still loading", severity="warning")
+            return
+        from ari_mem_tui.tui.screens.health import HealthScreen
+
+        if isinstance(self.screen, HealthScreen):
+            return
+        kept = self.health_result
+        cached = kept[1] if kept is not None and kept[0] is run else None
+
+        def keep(result: Any) -> None:
+            self.health_result = (run, result)
+
+        self.push_screen(HealthScreen(run, cached, keep))
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name

@@ -51,6 +51,7 @@ Browse the memory of an ARI run: what each node **saw**, and why.
 | `w` | Writes: this node / the whole run |
 | `y` | copy the node id (or the entry under the cursor) |
 | `e` | export the node's dossier (Markdown + JSON) |
+| `H` | memory health of the run: starved nodes, crowded windows, unread entries |
 | `r` / `F` | reload / follow a running checkpoint |
 | `t` | hide or show the tree |
 | `Ctrl+P` | command palette (every action, jump to node, themes) |

@@ -1,0 +1,267 @@
+"""The Health view: did the scoped memory reach the nodes that needed it (`health.py`).
+
+Computing it replays every node's start-up search, which takes a while on a big run: it runs in
+a thread worker owned by this screen, with a progress bar; Esc interrupts it (the nodes done so
+far are shown, marked interrupted). Plots come first (Textual's Sparkline, by depth and over
+time); `n` switches to the numbers. Enter on a node row jumps to the node, on an entry row
+opens the entry. The result is kept by the app, so coming back is instant.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any, ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import ContentSwitcher, DataTable, Footer, ProgressBar, Sparkline, Static
+from textual.worker import get_current_worker
+
+from ari_mem_tui.model import Run
+from ari_mem_tui.model.health import Health
+from ari_mem_tui.render.health import (
+    DEPTH_COLUMNS,
+    ENTRY_COLUMNS,
+    NODE_COLUMNS,
+    depth_cells,
+    entry_cells,
+    headline,
+    node_cells,
+    pct,
+    starved_share,
+    worst_nodes,
+)
+from ari_mem_tui.render.text import clean
+from ari_mem_tui.tui.messages import JumpToNode, OpenEntry
+from ari_mem_tui.tui.widgets.tables import VimTable
+
+NODE_ROWS = 300  # a DataTable of 10k rows takes over a second to fill: the worst first
+ENTRY_ROWS = 100
+
+
+class HealthScreen(Screen[None]):
+    """Memory health of the open run; `result` is set once computed (or interrupted)."""
+
+    DEFAULT_CSS = """
+    HealthScreen #health-main { height: 1fr; padding: 0 1; }
+    HealthScreen #health-title { height: auto; margin-bottom: 1; }
+    HealthScreen #health-progress-row { height: 1; margin-bottom: 1; }
+    HealthScreen #health-progress { width: 40; }
+    HealthScreen #health-progress-text { width: 1fr; }
+    HealthScreen #health-views { height: 1fr; }
+    HealthScreen .plot-label { margin-top: 1; }
+    HealthScreen Sparkline { height: 3; margin-right: 2; }
+    HealthScreen VimTable { height: auto; max-height: 16; margin-bottom: 1; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "back", "Back / interrupt"),
+        Binding("n", "toggle_numbers", "Numbers / plots"),
+        Binding("r", "recompute", "Recompute", show=False),
+    ]
+
+    def __init__(
+        self,
+        run: Run,
+        result: Health | None = None,
+        on_result: Callable[[Health], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self.run_data = run
+        self.result = result
+        self.on_result = on_result
+        self.progress_seen: tuple[int, int] = (0, 0)
+        self._cancel = threading.Event()
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="health-main"):
+            yield Static(Text("memory health", style="bold"), id="health-title")
+            with Horizontal(id="health-progress-row"):
+                yield ProgressBar(id="health-progress", show_eta=False)
+                yield Static("", id="health-progress-text")
+            with ContentSwitcher(id="health-views", initial="health-plots"):
+                with VerticalScroll(id="health-plots"):
+                    for key, label in PLOTS:
+                        yield Static(label, id=f"label-{key}", classes="plot-label")
+                        yield Sparkline([], id=f"spark-{key}", summary_function=max)
+                    yield Static("", id="health-legend")
+                with VerticalScroll(id="health-numbers"):
+                    yield Static(Text("By depth", style="bold"))
+                    yield VimTable(id="health-depths")
+                    yield Static(Text("Nodes, starved first (Enter: go to the node)", "bold"))
+                    yield VimTable(id="health-nodes")
+                    yield Static("", id="health-entries-title")
+                    yield VimTable(id="health-entries")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        if self.result is not None:
+            self.query_one("#health-progress-row").display = False
+            self._show(self.result)
+        else:
+            self._start()
+
+    # ------------------------------------------------------------------ computing
+    def _start(self) -> None:
+        self._cancel.clear()
+        self.query_one("#health-progress-row").display = True
+        self.query_one("#health-progress-text", Static).update(
+            Text("replaying every node's start-up search … (Esc interrupts)", style="italic")
+        )
+        self._compute()
+
+    @work(thread=True, exclusive=True, group="health", exit_on_error=False, description="health")
+    def _compute(self) -> None:
+        from ari_mem_tui.health import compute_health
+
+        worker = get_current_worker()
+        run = self.run_data
+
+        def cancelled() -> bool:
+            return self._cancel.is_set() or worker.is_cancelled
+
+        def progress(done: int, total: int) -> None:
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._progress, done, total)
+
+        try:
+            result = compute_health(
+                run.checkpoint, run.ranker, progress=progress, cancelled=cancelled
+            )
+        except Exception as exc:  # noqa: BLE001 - shown, never a crash
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._failed, exc)
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._computed, result)
+
+    def _progress(self, done: int, total: int) -> None:
+        self.progress_seen = (done, total)
+        bar = self.query_one("#health-progress", ProgressBar)
+        bar.update(total=total, progress=done)
+        self.query_one("#health-progress-text", Static).update(
+            Text(f" {done:,} of {total:,} (Esc interrupts)", style="italic")
+        )
+
+    def _failed(self, exc: Exception) -> None:
+        self.query_one("#health-progress-text", Static).update(
+            Text(f"health failed: {clean(f'{type(exc).__name__}: {exc}', False)}", style="red")
+        )
+
+    def _computed(self, result: Health) -> None:
+        self.result = result
+        self.query_one("#health-progress-row").display = False
+        if self.on_result is not None and result.complete:
+            self.on_result(result)
+        self._show(result)
+
+    @property
+    def computing(self) -> bool:
+        return any(w.group == "health" and w.is_running for w in self.workers)
+
+    # ------------------------------------------------------------------ showing
+    def _show(self, h: Health) -> None:
+        title = Text(f"Memory health of {clean(h.run_id or '?', False)}\n", style="bold")
+        title.append_text(headline(h))
+        self.query_one("#health-title", Static).update(title)
+        depth_values = {
+            "depth-starved": [starved_share(b) for b in h.by_depth],
+            "depth-crowded": [b.mean_share_other + b.mean_share_react for b in h.by_depth],
+            "time-starved": [starved_share(b) for b in h.over_time],
+            "time-crowded": [b.mean_share_other + b.mean_share_react for b in h.over_time],
+        }
+        for key, label in PLOTS:
+            values = depth_values[key]
+            spark = self.query_one(f"#spark-{key}", Sparkline)
+            spark.data = values or [0.0]
+            top = pct(max(values)) if values else "–"
+            self.query_one(f"#label-{key}", Static).update(
+                Text.assemble((label, "bold"), f"   max {top}", (_axis(key, h), "dim"))
+            )
+        self.query_one("#health-legend", Static).update(_legend(h))
+        self._fill_numbers(h)
+
+    def _fill_numbers(self, h: Health) -> None:
+        depths = self.query_one("#health-depths", VimTable)
+        depths.fill(list(DEPTH_COLUMNS), [(b.label, depth_cells(b)) for b in h.by_depth])
+        nodes = self.query_one("#health-nodes", VimTable)
+        worst = worst_nodes(h, NODE_ROWS)
+        nodes.fill(list(NODE_COLUMNS), [(r.node_id, node_cells(r)) for r in worst])
+        entries = self.query_one("#health-entries", VimTable)
+        rows: list[tuple[str, list[Any]]] = []
+        for use in h.top_entries[:ENTRY_ROWS]:
+            rows.append((use.entry_id, ["most", *entry_cells(use, 60)]))
+        for use in h.never_retrieved[:ENTRY_ROWS]:
+            rows.append((use.entry_id, ["never", *entry_cells(use, 60)]))
+        entries.fill(["", *ENTRY_COLUMNS], rows, reserve=True)
+        e = h.entries
+        self.query_one("#health-entries-title", Static).update(
+            Text(
+                f"Entries: most retrieved, then never retrieved by a descendant "
+                f"({e.never_by_descendant:,} of {e.total:,}); Enter opens one",
+                style="bold",
+            )
+        )
+
+    # ------------------------------------------------------------------ keys
+    def action_back(self) -> None:
+        if self.computing:
+            self._cancel.set()
+            self.query_one("#health-progress-text", Static).update(
+                Text(" interrupting …", style="yellow")
+            )
+            return
+        self.dismiss(None)
+
+    def action_toggle_numbers(self) -> None:
+        switcher = self.query_one("#health-views", ContentSwitcher)
+        switcher.current = (
+            "health-numbers" if switcher.current == "health-plots" else "health-plots"
+        )
+        if switcher.current == "health-numbers":
+            self.query_one("#health-nodes", VimTable).focus()
+
+    def action_recompute(self) -> None:
+        if not self.computing:
+            self.result = None
+            self._start()
+
+    @on(DataTable.RowSelected)
+    def _row_chosen(self, event: DataTable.RowSelected) -> None:
+        key = VimTable.plain_key(event.row_key.value)
+        if not key:
+            return
+        event.stop()
+        if event.data_table.id == "health-nodes":
+            self.dismiss(None)
+            self.app.post_message(JumpToNode(key))
+        elif event.data_table.id == "health-entries":
+            self.app.post_message(OpenEntry(key))
+
+
+PLOTS = (
+    ("depth-starved", "Starved share by depth"),
+    ("depth-crowded", "Window taken by other branches and ReAct steps, by depth"),
+    ("time-starved", "Starved share over time"),
+    ("time-crowded", "Window crowding over time"),
+)
+
+
+def _axis(key: str, h: Health) -> str:
+    if key.startswith("depth") and h.by_depth:
+        return f"   ({h.by_depth[0].label} … {h.by_depth[-1].label}, left to right)"
+    if key.startswith("time") and h.over_time:
+        return f"   ({h.over_time[0].label} … {h.over_time[-1].label} UTC)"
+    return ""
+
+
+def _legend(h: Health) -> Text:
+    text = Text("\n")
+    text.append("n: the numbers behind the plots (Enter on a row goes to its node or entry)\n")
+    for note in h.notes:
+        text.append(f"note: {clean(note, False)}\n", style="dim")
+    return text
