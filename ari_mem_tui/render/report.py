@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from typing import Any
 
 from rich.console import Console
@@ -20,6 +21,15 @@ from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError
 from ari_mem_tui.cli import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
 from ari_mem_tui.model import Hit, Replay
 from ari_mem_tui.render.text import clean, fmt_ts, json_text, preview, say
+from ari_mem_tui.render.words import (
+    differences_words,
+    fmt_global,
+    fmt_score,
+    MARKS_LEGEND,
+    mark_long,
+    pool_words,
+    query_words,
+)
 
 TEXT_WIDTH = 90
 
@@ -46,21 +56,77 @@ def unreadable(ckpt: Checkpoint) -> bool:
     return not ckpt.nodes and any(p.severity == "error" for p in ckpt.problems)
 
 
-def wait_for_vectors(ranker: object, show: bool) -> None:
-    """Block until an embedding ranker's vectors are ready; a progress line on a TTY."""
+PROGRESS_EVERY = 1.0  # seconds between progress lines: never silent for 2 s
+
+
+def wait_for_vectors(
+    ranker: object, show: bool = True, tty: bool | None = None, stream: Any = None
+) -> None:
+    """Block until an embedding ranker's vectors are ready, saying how far and how long.
+
+    A cold vector cache costs one MiniLM pass over every distinct text (~140 texts/s on two
+    idle cores): minutes on a big run. A line goes to stderr at least every `PROGRESS_EVERY`
+    seconds (rewritten in place on a terminal), with the rate and an estimate of what is left.
+    """
     wait = getattr(ranker, "wait", None)
     if wait is None:
         return
-    while not wait(0.25):
-        if show:
-            done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-            print(f"\rembedding memory texts: {done}/{total}", end="", file=sys.stderr, flush=True)
-    if show and getattr(ranker, "total", 0):
-        print(file=sys.stderr)
+    stream = stream or sys.stderr
+    tty = stream.isatty() if tty is None else tty
+    started = time.monotonic()
+    last_shown = started - PROGRESS_EVERY  # the first line at once
+    first_done: tuple[float, int] | None = None
+    shown = False
+    while not wait(0.2):
+        now = time.monotonic()
+        if not show or now - last_shown < PROGRESS_EVERY:
+            continue
+        last_shown = now
+        done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
+        if total and first_done is None:
+            first_done = (now, done)
+        line = progress_line(done, total, now - started, first_done, now)
+        print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
+        shown = True
+    if show and shown and tty:
+        print(file=stream)
+
+
+def progress_line(
+    done: int, total: int, elapsed: float, first: tuple[float, int] | None, now: float
+) -> str:
+    """`embedding memory texts for MiniLM: 120/5,000 (2%), 27 texts/s, about 3 min left`."""
+    tip = "; --embedder bm25 answers at once"
+    if not total:
+        return f"loading MiniLM and its vector cache … {elapsed:.0f} s{tip}"
+    head = f"embedding memory texts for MiniLM: {done:,}/{total:,} ({100 * done // total}%)"
+    if first is None or now - first[0] < 0.5 or done <= first[1]:
+        return f"{head}, {elapsed:.0f} s so far, estimating …{tip}"
+    rate = (done - first[1]) / (now - first[0])
+    left = (total - done) / rate if rate > 0 else float("inf")
+    return f"{head}, {rate:.0f} texts/s, about {_duration(left)} left{tip}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds == float("inf"):
+        return "? min"
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 # ---------------------------------------------------------------- saw
 def cmd_saw(args: argparse.Namespace) -> int:
+    which = getattr(args, "query_from", None)
+    query = getattr(args, "query", None)
+    if which == "custom" and not query:
+        say("--query-from custom needs --query TEXT")
+        return EXIT_UNREADABLE
+    if query and which not in (None, "custom"):
+        say(f"--query is a custom query: it cannot be combined with --query-from {which}")
+        return EXIT_UNREADABLE
     run, code = _open(args)
     if run is None:
         return code or EXIT_UNREADABLE
@@ -71,7 +137,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
         say(exc)
         return EXIT_UNREADABLE
     if getattr(args, "embedder", "minilm") != "bm25":
-        wait_for_vectors(run.ranker, show=sys.stderr.isatty())
+        wait_for_vectors(run.ranker)
     result = replay(ckpt, node_id, run.ranker, args)
     if args.json:
         print(json_text(saw_json(result)))
@@ -89,8 +155,8 @@ def replay(ckpt: Checkpoint, node_id: str, ranker: object, args: argparse.Namesp
         ranker,  # type: ignore[arg-type]
         query=getattr(args, "query", None),
         limit=max(1, int(getattr(args, "limit", 5) or 5)),
-        as_of=bool(getattr(args, "as_of", False)),
-        query_from=getattr(args, "query_from", "start"),
+        as_of=not bool(getattr(args, "now", False)),
+        query_from=getattr(args, "query_from", "start") or "start",
     )
 
 
@@ -131,22 +197,26 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
         head.append(f"   ({clean(source_label)})", style="dim")
     console.print(head)
     line = Text("query ", style="bold")
-    line.append(preview(r.query, 200)).append(f"  [{r.query_source}]", style="dim")
+    line.append(preview(r.query, 200)).append(f"  [{query_words(r)}]", style="dim")
     console.print(line)
+    console.print(Text(pool_words(r), style="bold yellow" if r.as_of is None else "bold"))
     p = r.params
-    info = (
-        f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {r.embedder}"
-    )
-    if r.as_of is not None:
-        info += f"  as-of {fmt_ts(r.as_of)} UTC"
-        info += f" ({r.as_of_source})"
-    console.print(Text(info, style="dim"))
-    console.print(_hits_table("Hits (replayed, ARI's post-filter)", r.hits))
+    ranker = r.embedder + (" (standing in for MiniLM, not ready)" if r.fallback else "")
+    info = f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {ranker}"
+    console.print(Text(clean(info, False), style="dim"))
+    console.print(_hits_table(f"Hits (replayed with {clean(r.embedder, False)})", r.hits, "replay"))
     _render_diagnostics(console, r)
     if r.recorded is not None:
         rec = r.recorded
-        title = f"Recorded start-up search (access log, query {preview(rec.query, 40)!s})"
-        console.print(_hits_table(title, rec.hits))
+        title = (
+            f"Recorded start-up search (access log, query {preview(rec.query, 40)!s}; "
+            f"ranked by {rec.ranker})"
+        )
+        console.print(_hits_table(title, rec.hits, "recorded"))
+        verdict = differences_words(r) + (f"; {MARKS_LEGEND}" if rec.differences else "")
+        console.print(Text(verdict, style="yellow" if rec.differences else "green"))
+        if r.ranker_note:
+            console.print(Text(clean(r.ranker_note, False), style="yellow"))
     else:
         console.print(Text("recorded: not in the access log", style="dim"))
     if [h.entry_id for h in r.exact_scope] != [h.entry_id for h in r.hits]:
@@ -160,26 +230,31 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
         console.print(Text(f"note: {clean(note, multiline=False)}", style="yellow"))
 
 
-def _hits_table(title: str, hits: list[Hit]) -> Table:
-    table = Table(title=title, title_justify="left", expand=True)
+def _hits_table(title: str, hits: list[Hit], other_side: str = "") -> Table:
+    table = Table(title=clean(title, False), title_justify="left", expand=True)
     marks = any(h.mark for h in hits)
     table.add_column("#", justify="right")
     table.add_column("global", justify="right")
     table.add_column("score", justify="right")
     table.add_column("node", no_wrap=True)
     if marks:
-        table.add_column("mark", no_wrap=True)
-    table.add_column("text", overflow="fold", ratio=1)
-    mark_style = {"replay-only": "magenta", "recorded-only": "red", "moved": "yellow"}
+        table.add_column("mark", overflow="fold", max_width=21)
+    table.add_column("text", overflow="fold", ratio=1, min_width=24)
+    mark_style = {
+        "replay-only": "magenta",
+        "recorded-only": "red",
+        "moved": "yellow",
+        "changed": "yellow",
+    }
     for h in hits:
         cells: list[Any] = [
             str(h.rank),
-            str(h.global_rank) if h.global_rank >= 0 else "?",
-            f"{h.score:.2f}",
+            fmt_global(h),
+            fmt_score(h.score),
             Text(short(h.node_id), style="cyan"),
         ]
         if marks:
-            cells.append(Text(h.mark, style=mark_style.get(h.mark, "")))
+            cells.append(Text(mark_long(h, other_side), style=mark_style.get(h.mark, "")))
         cells.append(Text(preview(h.text, TEXT_WIDTH) if h.text else "(text unknown)"))
         table.add_row(*cells)
     if not hits:
