@@ -15,8 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ari_mem_tui.model.checkpoint import Checkpoint
-from ari_mem_tui.model import AccessEvent, TraceCall
+from ari_mem_tui.model import AccessEvent, Checkpoint, TraceCall
 
 Severity = Literal["info", "warning", "error"]
 SEARCH_TOOLS = ("search_memory", "search_research_memory")

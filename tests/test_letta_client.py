@@ -17,10 +17,10 @@ from letta_helpers import as_original_server, letta_args
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.cli import main
-from ari_mem_tui.letta.source import LettaRanker, open_letta_run, read_letta_memory
 from ari_mem_tui.letta.api import LettaConnection
 from ari_mem_tui.letta.errors import LettaUnavailable
 from ari_mem_tui.letta.footer import SEPARATOR, node_footer
+from ari_mem_tui.letta.source import LettaRanker, open_letta_run, read_letta_memory
 from ari_mem_tui.search.replay import replay
 
 HASH = "0123456789ab"
@@ -148,9 +148,9 @@ def test_open_replaces_memory_and_keeps_the_files(original, small_ckpt: Path) ->
     fake, _agent = original
     files = load_checkpoint(small_ckpt)
     ckpt = load_checkpoint(small_ckpt)
-    calls: list[tuple[int, int]] = []  # the TUI hands its status-bar callback in the args
+    calls: list[tuple[int, int]] = []  # the TUI hands its status-bar callback
     progress = lambda done, total: calls.append((done, total))
-    run = open_letta_run(ckpt, letta_args(fake.url, small_ckpt, progress=progress))
+    run = open_letta_run(ckpt, letta_args(fake.url, small_ckpt), progress=progress)
     assert run.checkpoint is ckpt
     assert calls[-1] == (len(ckpt.entries), len(ckpt.entries)) and len(calls) > 1
     assert run.source_label == f"letta: {fake.url} agent ari_agent_{checkpoint_hash(small_ckpt)}"

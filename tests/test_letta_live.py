@@ -21,10 +21,10 @@ from letta_helpers import letta_args
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.cli import main
-from ari_mem_tui.letta.source import LettaRanker, open_letta_run
 from ari_mem_tui.letta.api import LettaConnection
 from ari_mem_tui.letta.errors import LettaUnavailable
 from ari_mem_tui.letta.footer import SEPARATOR
+from ari_mem_tui.letta.source import LettaRanker, open_letta_run
 from ari_mem_tui.search.replay import replay
 
 pytestmark = pytest.mark.letta_live

@@ -200,7 +200,7 @@ def test_headless_saw_on_a_cold_vector_cache_is_never_silent_for_2_s(monkeypatch
     """Progress, rate and an estimate on stderr at least every second of waiting."""
     import io
 
-    from ari_mem_tui.render import report
+    from ari_mem_tui.cli import commands as report
 
     clock = [0.0]
 

@@ -389,7 +389,7 @@ def test_every_palette_action_exists() -> None:
 def test_cmd_open_on_a_missing_dir_fails_cleanly(tmp_path: Path, capsys) -> None:
     import argparse
 
-    from ari_mem_tui.tui.app import cmd_open
+    from ari_mem_tui.cli.commands import cmd_open
 
     assert cmd_open(argparse.Namespace(checkpoint=tmp_path / "nope")) == 2
     assert "not a checkpoint directory" in capsys.readouterr().err
@@ -461,6 +461,7 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
     """`demo` calls cmd_open with its own args: no letta options, an embedder choice."""
     import argparse
 
+    from ari_mem_tui.cli.commands import cmd_open
     from ari_mem_tui.tui import app as app_module
 
     seen = {}
@@ -472,7 +473,7 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
 
     monkeypatch.setattr(app_module, "run_app", fake_run_app)
     args = argparse.Namespace(checkpoint=tiny, embedder="bm25", nodes=8, seed=1, out=None)
-    assert app_module.cmd_open(args) == 0
+    assert cmd_open(args) == 0
     assert seen["run"].checkpoint.nodes and seen["run"].ranker.name == "bm25"
     assert str(tiny) in seen["run"].source_label
 
@@ -480,9 +481,7 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
 def _blocking_opener(path: Path, release, blocked, fail: bool = False):
     """`cmd_open`'s path (open_run with the app's load steps) that stops inside the load, at
     its "memory" part, until `release` is set — as a 10,000-node run keeps it busy for 15 s."""
-    import argparse
-
-    from ari_mem_tui.run import open_run
+    from ari_mem_tui.run import RunOptions, open_run
 
     def opener(progress):
         def step(n: int, m: int, part: str) -> None:
@@ -493,8 +492,7 @@ def _blocking_opener(path: Path, release, blocked, fail: bool = False):
                 if fail:
                     raise OSError("backup unreadable")
 
-        ns = argparse.Namespace(checkpoint=path, embedder="bm25", no_letta=True, load_step=step)
-        return open_run(ns)
+        return open_run(RunOptions(checkpoint=path, embedder="bm25"), on_step=step)
 
     return opener
 

@@ -10,10 +10,10 @@ import pytest
 from rich.text import Text
 
 from ari_mem_tui.checkpoint import Checkpoint
-from ari_mem_tui.render.dossier import dossier_json, dossier_markdown, export_dossier
 from ari_mem_tui.model import Hit, MemoryEntry, Node, Replay, Tier, TierLine
-from ari_mem_tui.tui import config
+from ari_mem_tui.render.dossier import dossier_json, dossier_markdown, export_dossier
 from ari_mem_tui.render.text import clean, node_label, preview, safe_text
+from ari_mem_tui.tui import config
 from ari_mem_tui.tui.screens.entry import entry_text
 from ari_mem_tui.tui.widgets.detail import tiers_text
 from ari_mem_tui.tui.widgets.run_tree import RunTree

@@ -18,7 +18,6 @@ cores (the ranking uses inverted lists over the query words only).
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import hashlib
 import io
@@ -27,7 +26,6 @@ import os
 import random
 import re
 import shutil
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -421,31 +419,3 @@ def summary(path: Path) -> str:
     )
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    nodes, seed = int(args.nodes), int(args.seed)
-    entries = getattr(args, "entries", None)
-    if nodes < 2:
-        print("ari-mem-tui demo: --nodes must be at least 2", file=sys.stderr)
-        return 2
-    if args.out is not None:
-        try:
-            path = write_demo(Path(args.out), nodes=nodes, seed=seed, entries=entries)
-        except DemoTargetError as exc:
-            print(f"ari-mem-tui demo: {exc}", file=sys.stderr)
-            return 2
-        print(summary(path))
-        return 0
-    if entries is not None:
-        print(
-            "ari-mem-tui demo: --entries needs --out (the cache holds default sizes only)",
-            file=sys.stderr,
-        )
-        return 2
-    path = demo_checkpoint(nodes=nodes, seed=seed)
-    try:
-        from ari_mem_tui.tui.app import cmd_open
-    except ImportError:
-        print(summary(path))
-        return 0
-    args.checkpoint = path
-    return int(cmd_open(args))

@@ -7,25 +7,20 @@ The TUI calls the same `replay()` / `audit()` functions, so both always agree.
 
 from __future__ import annotations
 
-import argparse
-import sys
-import time
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ari_mem_tui.audit import AuditReport, Finding, audit
-from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError
-from ari_mem_tui.cli import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from ari_mem_tui.audit import AuditReport, Finding
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.render.text import clean, fmt_ts, json_text, preview, say
+from ari_mem_tui.render.text import clean, fmt_ts, preview
 from ari_mem_tui.render.words import (
+    MARKS_LEGEND,
     differences_words,
     fmt_global,
     fmt_score,
-    MARKS_LEGEND,
     mark_long,
     pool_words,
     query_words,
@@ -35,63 +30,6 @@ TEXT_WIDTH = 90
 
 
 # ---------------------------------------------------------------- opening
-def _open(args: argparse.Namespace) -> tuple[Any, int | None]:
-    """(Run, None) or (None, exit code) with a one-line message on stderr."""
-    from ari_mem_tui.run import open_run
-
-    try:
-        run = open_run(args)
-    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        say(f"cannot read {args.checkpoint}: {exc}")
-        return None, EXIT_UNREADABLE
-    if unreadable(run.checkpoint):
-        why = "; ".join(p.line() for p in run.checkpoint.problems if p.severity == "error")
-        say(f"cannot read {args.checkpoint}: {why}")
-        return None, EXIT_UNREADABLE
-    return run, None
-
-
-def unreadable(ckpt: Checkpoint) -> bool:
-    """Nothing usable: no nodes and an error said why (not a directory, no tree at all)."""
-    return not ckpt.nodes and any(p.severity == "error" for p in ckpt.problems)
-
-
-PROGRESS_EVERY = 1.0  # seconds between progress lines: never silent for 2 s
-
-
-def wait_for_vectors(
-    ranker: object, show: bool = True, tty: bool | None = None, stream: Any = None
-) -> None:
-    """Block until an embedding ranker's vectors are ready, saying how far and how long.
-
-    A cold vector cache costs one MiniLM pass over every distinct text (~140 texts/s on two
-    idle cores): minutes on a big run. A line goes to stderr at least every `PROGRESS_EVERY`
-    seconds (rewritten in place on a terminal), with the rate and an estimate of what is left.
-    """
-    wait = getattr(ranker, "wait", None)
-    if wait is None:
-        return
-    stream = stream or sys.stderr
-    tty = stream.isatty() if tty is None else tty
-    started = time.monotonic()
-    last_shown = started - PROGRESS_EVERY  # the first line at once
-    first_done: tuple[float, int] | None = None
-    shown = False
-    while not wait(0.2):
-        now = time.monotonic()
-        if not show or now - last_shown < PROGRESS_EVERY:
-            continue
-        last_shown = now
-        done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-        if total and first_done is None:
-            first_done = (now, done)
-        line = progress_line(done, total, now - started, first_done, now)
-        print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
-        shown = True
-    if show and shown and tty:
-        print(file=stream)
-
-
 def progress_line(
     done: int, total: int, elapsed: float, first: tuple[float, int] | None, now: float
 ) -> str:
@@ -117,47 +55,8 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
+
 # ---------------------------------------------------------------- saw
-def cmd_saw(args: argparse.Namespace) -> int:
-    which = getattr(args, "query_from", None)
-    query = getattr(args, "query", None)
-    if which == "custom" and not query:
-        say("--query-from custom needs --query TEXT")
-        return EXIT_UNREADABLE
-    if query and which not in (None, "custom"):
-        say(f"--query is a custom query: it cannot be combined with --query-from {which}")
-        return EXIT_UNREADABLE
-    run, code = _open(args)
-    if run is None:
-        return code or EXIT_UNREADABLE
-    ckpt = run.checkpoint
-    try:
-        node_id = ckpt.resolve_node(args.node)
-    except NodeRefError as exc:
-        say(exc)
-        return EXIT_UNREADABLE
-    if getattr(args, "embedder", "minilm") != "bm25":
-        wait_for_vectors(run.ranker)
-    result = replay(ckpt, node_id, run.ranker, args)
-    if args.json:
-        print(json_text(saw_json(result)))
-    else:
-        render_saw(Console(), result, run.source_label)
-    return EXIT_OK
-
-
-def replay(ckpt: Checkpoint, node_id: str, ranker: object, args: argparse.Namespace) -> Replay:
-    from ari_mem_tui.search.replay import replay as run_replay
-
-    return run_replay(
-        ckpt,
-        node_id,
-        ranker,  # type: ignore[arg-type]
-        query=getattr(args, "query", None),
-        limit=max(1, int(getattr(args, "limit", 5) or 5)),
-        as_of=not bool(getattr(args, "now", False)),
-        query_from=getattr(args, "query_from", "start") or "start",
-    )
 
 
 def saw_json(result: Replay) -> dict[str, Any]:
@@ -340,24 +239,6 @@ def _render_writes(console: Console, r: Replay) -> None:
 
 
 # ---------------------------------------------------------------- audit
-def cmd_audit(args: argparse.Namespace) -> int:
-    from ari_mem_tui.checkpoint.load import load_checkpoint
-
-    try:
-        ckpt = load_checkpoint(args.checkpoint)
-    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        say(f"cannot read {args.checkpoint}: {exc}")
-        return EXIT_UNREADABLE
-    if unreadable(ckpt):
-        why = "; ".join(p.line() for p in ckpt.problems if p.severity == "error")
-        say(f"cannot read {args.checkpoint}: {why}")
-        return EXIT_UNREADABLE
-    report = audit(ckpt)
-    if args.json:
-        print(json_text(report.model_dump(mode="json")))
-    else:
-        render_audit(Console(), report)
-    return EXIT_FINDINGS if report.has_findings else EXIT_OK
 
 
 def render_audit(console: Console, report: AuditReport) -> None:

@@ -6,22 +6,16 @@ directory, or no tree in it). Every string from the files is printed as data, ne
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ari_mem_tui.checkpoint.load import checkpoint_hash, load_checkpoint
-from ari_mem_tui.model.checkpoint import Checkpoint
+from ari_mem_tui.checkpoint.load import checkpoint_hash
+from ari_mem_tui.model import Checkpoint
 from ari_mem_tui.render.text import clean as clean_text
-from ari_mem_tui.render.text import json_text
-
-EXIT_OK, EXIT_UNREADABLE = 0, 2
 
 
 def clean(text: str) -> str:
@@ -118,12 +112,3 @@ def render(ckpt: Checkpoint, console: Console) -> None:
         line = Text(f"{problem.severity:7} ", style=styles[problem.severity])
         line.append(clean(problem.line()))
         console.print(line)
-
-
-def cmd_summary(args: argparse.Namespace) -> int:
-    ckpt = load_checkpoint(Path(args.checkpoint))
-    if getattr(args, "json", False):
-        sys.stdout.write(json_text(summary_json(ckpt)) + "\n")
-    else:
-        render(ckpt, Console(highlight=False))
-    return EXIT_OK if loaded(ckpt) else EXIT_UNREADABLE

@@ -12,8 +12,7 @@ from __future__ import annotations
 from collections import Counter
 from itertools import pairwise
 
-from ari_mem_tui.model.checkpoint import Checkpoint
-from ari_mem_tui.model import Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
+from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.startup import (
@@ -40,7 +39,7 @@ def rank_score(global_rank: int) -> float:
 
 
 def checkpoint_hash(ckpt: Checkpoint) -> str | None:
-    return getattr(ckpt, "checkpoint_hash", None) or None
+    return ckpt.checkpoint_hash or None
 
 
 def eligible_entry(entry: MemoryEntry, scope: set[str], ckpt_hash: str | None) -> bool:

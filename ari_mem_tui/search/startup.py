@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ari_mem_tui.model.checkpoint import Checkpoint
-from ari_mem_tui.model import AccessEvent, Node
+from ari_mem_tui.model import AccessEvent, Checkpoint, Node
 from ari_mem_tui.search.index import replay_index
 
 QUERY_CHARS = 200

@@ -8,10 +8,8 @@ current selection before it is shown, so moving fast never shows stale hits.
 
 from __future__ import annotations
 
-import argparse
 import threading
 from collections.abc import Callable
-from copy import copy
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -25,10 +23,10 @@ from textual.worker import get_current_worker
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
+from ari_mem_tui.render.text import preview, short_id
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
-from ari_mem_tui.render.text import preview, say, short_id
 from ari_mem_tui.tui.messages import JumpToNode, OpenEntry, RerunSearch
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.screens.entry import EntryScreen
@@ -840,39 +838,3 @@ def run_app(opener: Opener, **kwargs: Any) -> int:
     return 0
 
 
-def cmd_open(args: argparse.Namespace) -> int:
-    """`ari-mem-tui CKPT`: open the TUI (args may come from `demo`, without Letta options)."""
-    path = Path(args.checkpoint)
-    if not path.is_dir():
-        say(f"{path}: not a checkpoint directory")
-        return 2
-
-    def opener(progress: ProgressFn) -> Run:
-        from ari_mem_tui.run import open_run
-
-        ns = copy(args)
-        for name, default in (
-            ("no_letta", False),
-            ("letta_url", None),
-            ("letta_api_key", None),
-            ("letta_agent", None),
-            ("checkpoint_hash", None),
-            ("embedder", "minilm"),
-        ):
-            if not hasattr(ns, name):
-                setattr(ns, name, default)
-        ns.progress = progress
-        ns.load_step = getattr(progress, "step", None)
-        return open_run(ns)
-
-    def tree_opener() -> Checkpoint:
-        from ari_mem_tui.checkpoint.load import load_tree_only
-
-        return load_tree_only(path)
-
-    export_to = getattr(args, "export_dir", None)
-    node = getattr(args, "node", None)
-    title = str(path)
-    return run_app(
-        opener, title=title, export_to=export_to, initial_node=node, tree_opener=tree_opener
-    )
