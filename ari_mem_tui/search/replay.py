@@ -15,6 +15,7 @@ from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, Record
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.startup import node_query, recorded_startup_search, start_time
+from ari_mem_tui.search.tiers import build_tiers
 
 OVERFETCH = 200  # ARI_MEMORY_LETTA_OVERFETCH default
 DEFAULT_LIMIT = 5
@@ -129,8 +130,6 @@ def replay(
         notes=notes,
     )
     if with_tiers:
-        from ari_mem_tui.search.tiers import build_tiers
-
         result.tiers = build_tiers(ckpt, node, result, started)
     return result
 
