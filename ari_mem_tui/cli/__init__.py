@@ -104,6 +104,29 @@ def build_parser() -> argparse.ArgumentParser:
     p_load.add_argument("checkpoint", type=Path)
     p_load.add_argument("--json", action="store_true", help="machine-readable output")
 
+    p_runs = sub.add_parser(
+        "runs", help="list the runs of a workspace (or its checkpoints/ folder), newest first"
+    )
+    p_runs.add_argument(
+        "dir", type=Path, nargs="?", help="workspace folder (default: recently opened runs)"
+    )
+    p_runs.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p_health = sub.add_parser(
+        "health",
+        help="memory health of a run: nodes starved of their ancestors' memory (exit 1 if any)",
+    )
+    p_health.add_argument("checkpoint", type=Path)
+    p_health.add_argument("--json", action="store_true", help="machine-readable output")
+    p_health.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"hits per search (ARI: {DEFAULT_LIMIT})"
+    )
+    p_health.add_argument(
+        "--all-entries", action="store_true", help="with --json: every entry's retrievals"
+    )
+    p_health.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_letta_options(p_health)
+
     p_restore = sub.add_parser(
         "letta-restore",
         help="WRITES to a Letta server: load a checkpoint's memory backup into an agent",
@@ -172,5 +195,7 @@ COMMANDS = {
     "saw": "cmd_saw",
     "audit": "cmd_audit",
     "letta-restore": "cmd_letta_restore",
+    "runs": "cmd_runs",
+    "health": "cmd_health",
     "open": "cmd_open",
 }

@@ -131,6 +131,59 @@ def cmd_summary(args: argparse.Namespace) -> int:
     return EXIT_OK if loaded(ckpt) else EXIT_UNREADABLE
 
 
+# ---------------------------------------------------------------- runs / health
+def cmd_runs(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ari_mem_tui.render.runs import render_runs, runs_json
+    from ari_mem_tui.workspace import recent_workspace, scan
+
+    ws = recent_workspace() if args.dir is None else scan(args.dir)
+    if ws.kind == "none":
+        say(ws.message)
+        return EXIT_UNREADABLE
+    if args.json:
+        sys.stdout.write(json_text(runs_json(ws)) + "\n")
+    elif not ws.runs:
+        say("no recently opened runs yet: give a workspace folder (ari-mem-tui runs DIR)")
+    else:
+        render_runs(Console(highlight=False), ws)
+    return EXIT_OK
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ari_mem_tui.health import compute_health
+    from ari_mem_tui.render.health import health_json, render_health
+
+    run = _open(args)
+    if run is None:
+        return EXIT_UNREADABLE
+    show = sys.stderr.isatty()
+    if args.embedder != "bm25":
+        wait_for_vectors(run.ranker, show=show)
+
+    def progress(done: int, total: int) -> None:
+        if show:
+            print(f"\rmemory health: {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    report = compute_health(
+        run.checkpoint,
+        run.ranker,
+        limit=max(1, args.limit or DEFAULT_LIMIT),
+        progress=progress,
+        all_entries=args.all_entries,
+    )
+    if show:
+        print(file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json_text(health_json(report)) + "\n")
+    else:
+        render_health(Console(highlight=False), report)
+    return EXIT_FINDINGS if report.starved else EXIT_OK
+
+
 # ---------------------------------------------------------------- letta-restore
 def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> int:
     from ari_mem_tui.letta.api import LettaConnection
@@ -232,8 +285,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
 __all__ = [
     "cmd_audit",
     "cmd_demo",
+    "cmd_health",
     "cmd_letta_restore",
     "cmd_open",
+    "cmd_runs",
     "cmd_saw",
     "cmd_summary",
     "letta_options",

@@ -112,5 +112,3 @@ def render(ckpt: Checkpoint, console: Console) -> None:
         line = Text(f"{problem.severity:7} ", style=styles[problem.severity])
         line.append(clean(problem.line()))
         console.print(line)
-
-

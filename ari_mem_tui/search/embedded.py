@@ -109,7 +109,9 @@ def top_window(scores: np.ndarray, k: int) -> list[int]:
     if k <= 0 or n == 0:
         return []
     if k < n:
-        threshold = np.partition(scores, n - k)[n - k]
+        # the k-th best from the front: numpy's introselect is ~5x slower selecting near the
+        # end of an array full of equal values (BM25's zeros, the as-of pool's -inf)
+        threshold = -np.partition(-scores, k - 1)[k - 1]
         candidates = np.flatnonzero(scores >= threshold)
     else:
         candidates = np.arange(n)
