@@ -38,6 +38,23 @@ def test_the_import_contracts_of_pyproject_hold() -> None:
     assert "3 kept, 0 broken" in result.stdout
 
 
+def test_every_top_level_module_has_a_layer() -> None:
+    """A new module at the top of the package must be placed in the layers, or it escapes them."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = next(c for c in config["contracts"] if c["type"] == "layers")["layers"]
+    placed = {name.strip() for layer in layers for name in layer.split("|")}
+    package = ROOT / "ari_mem_tui"
+    found = {
+        f"ari_mem_tui.{p.stem}"
+        for p in package.iterdir()
+        if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
+        or (p.is_dir() and (p / "__init__.py").exists())
+    }
+    assert found - placed == set()
+
+
 def test_no_two_modules_import_each_other() -> None:
     sys.path.insert(0, str(ROOT))
     try:
