@@ -162,37 +162,28 @@ def _judge_search(
     seen: set[tuple],
 ) -> None:
     wrong = _outside(ckpt, reader, scope)
-    key = ("scope", reader, query[:200], tuple(scope))
-    if wrong and key not in seen:
-        seen.add(key)
-        report.scope_violations.append(
-            Finding(
-                severity="error",
-                node_id=reader,
-                explanation=(
-                    f"{reader} searched with a scope outside its lineage: "
-                    f"{_names(wrong)} not among its ancestors"
-                ),
-                ref=ref,
-                ts=ts,
-                targets=wrong,
-            )
-        )
+    _add(
+        report.scope_violations,
+        seen,
+        ("scope", reader, query[:200], tuple(scope)),
+        reader,
+        wrong,
+        f"{reader} searched with a scope outside its lineage: "
+        f"{_names(wrong)} not among its ancestors",
+        ref,
+        ts,
+    )
     leaked = _outside(ckpt, reader, hit_nodes)
-    key = ("hits", reader, query[:200], tuple(leaked))
-    if leaked and key not in seen:
-        seen.add(key)
-        report.leaks.append(
-            Finding(
-                severity="error",
-                node_id=reader,
-                explanation=f"{reader}'s search returned memory of {_names(leaked)}, "
-                "outside its lineage",
-                ref=ref,
-                ts=ts,
-                targets=leaked,
-            )
-        )
+    _add(
+        report.leaks,
+        seen,
+        ("hits", reader, query[:200], tuple(leaked)),
+        reader,
+        leaked,
+        f"{reader}'s search returned memory of {_names(leaked)}, outside its lineage",
+        ref,
+        ts,
+    )
 
 
 def _leak_targets(
@@ -206,18 +197,40 @@ def _leak_targets(
     seen: set[tuple],
 ) -> None:
     wrong = _outside(ckpt, reader, targets)
-    key = ("read", reader, tool.removeprefix("bulk_"), tuple(wrong))
-    if not wrong or key in seen:
+    _add(
+        report.leaks,
+        seen,
+        ("read", reader, tool.removeprefix("bulk_"), tuple(wrong)),
+        reader,
+        wrong,
+        f"{reader} read the memory of {_names(wrong)} ({tool}), outside its lineage",
+        ref,
+        ts,
+    )
+
+
+def _add(
+    found: list[Finding],
+    seen: set[tuple],
+    key: tuple,
+    reader: str,
+    targets: list[str],
+    explanation: str,
+    ref: str,
+    ts: float | None,
+) -> None:
+    """One error finding per distinct (kind, reader, query or tool, targets); none if no target."""
+    if not targets or key in seen:
         return
     seen.add(key)
-    report.leaks.append(
+    found.append(
         Finding(
             severity="error",
             node_id=reader,
-            explanation=f"{reader} read the memory of {_names(wrong)} ({tool}), outside its lineage",
+            explanation=explanation,
             ref=ref,
             ts=ts,
-            targets=wrong,
+            targets=targets,
         )
     )
 

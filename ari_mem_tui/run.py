@@ -47,7 +47,7 @@ def open_run(
 
         step(total, total, "Letta server")
         return open_letta_run(ckpt, options.letta, progress=on_progress)
-    from ari_mem_tui.search.rankers import make_ranker
+    from ari_mem_tui.search.embedded import make_ranker
 
     step(total, total, "search index")
     ranker = make_ranker(ckpt, options.embedder)

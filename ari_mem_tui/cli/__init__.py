@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 from ari_mem_tui import __version__
-
 from ari_mem_tui.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREADABLE
 from ari_mem_tui.cli.options import DEFAULT_LIMIT
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT

@@ -22,7 +22,13 @@ from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.letta.api import LettaConnection
 from ari_mem_tui.letta.errors import LettaUnavailable, check_url
-from ari_mem_tui.letta.footer import agent_name, encode_passage, node_footer, react_footer
+from ari_mem_tui.letta.footer import (
+    agent_name,
+    encode_passage,
+    given_hash,
+    node_footer,
+    react_footer,
+)
 from ari_mem_tui.model import MemoryEntry, Problem
 
 AGENT_MODEL = "letta/letta-free"  # a mock: the agent's chat model is never called
@@ -62,8 +68,6 @@ def plan_restore(
     checkpoint: Path, url: str | None, agent: str | None = None, given: str | None = None
 ) -> RestorePlan:
     """Read the backup and settle names (agent, hash: given or the path's); nothing is sent."""
-    from ari_mem_tui.letta.source import given_hash
-
     if not url:
         raise LettaUnavailable("letta-restore needs --letta-url (or $LETTA_BASE_URL)")
     check_url(url)

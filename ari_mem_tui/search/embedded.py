@@ -18,6 +18,7 @@ import numpy as np
 
 from ari_mem_tui.model import MemoryEntry
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
+from ari_mem_tui.search.startup import node_query
 from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
 
 SEGMENT_ROWS = 1024  # persist background progress every this many new vectors
@@ -359,13 +360,14 @@ class EmbeddingRanker:
         return ranking_from_scores(self.pool, scores, top_k, before_ts, "bm25", note)
 
 
-def build_ranker(
+def make_ranker(
     ckpt: object,
-    name: str,
+    name: str = "minilm",
     cache_dir: Path | str | None = None,
     background: bool = True,
     progress: ProgressFn | None = None,
 ) -> Ranker:
+    """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25"."""
     pool = Pool(getattr(ckpt, "entries", []))
     if name == "bm25":
         return BM25Ranker(pool)
@@ -382,8 +384,6 @@ def build_ranker(
 
 def start_queries(ckpt: object) -> list[str]:
     """Every node's start-up query (what a replay asks by default), to embed ahead of time."""
-    from ari_mem_tui.search.startup import node_query
-
     nodes = getattr(ckpt, "nodes", None)
     if not isinstance(nodes, dict):
         return []

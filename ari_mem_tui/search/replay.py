@@ -21,6 +21,7 @@ from ari_mem_tui.search.startup import (
     recorded_startup_search,
     start_time,
 )
+from ari_mem_tui.search.tiers import build_tiers
 
 OVERFETCH = 200  # ARI_MEMORY_LETTA_OVERFETCH default
 DEFAULT_LIMIT = 5
@@ -157,8 +158,6 @@ def replay(
         notes=notes,
     )
     if with_tiers:
-        from ari_mem_tui.search.tiers import build_tiers
-
         result.tiers = build_tiers(ckpt, node, result, started)
     return result
 
