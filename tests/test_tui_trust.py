@@ -169,3 +169,55 @@ def test_hit_rows_show_unknown_global_ranks_and_keyword_scores_as_they_are() -> 
     hit.global_rank, hit.score, hit.mark, hit.differs = 7, 0.93, "changed", ["global_rank"]
     row = hit_row(hit)
     assert row[1:3] == ["7", "0.93"] and str(row[5]) == "~glob"
+
+
+async def test_findings_show_on_the_readers_tree_row_and_in_its_hits_and_node_tabs(
+    small_ckpt: Path,
+) -> None:
+    from rich.style import Style
+
+    from ari_mem_tui.audit import audit
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.render.text import preview
+
+    report = audit(load_checkpoint(small_ckpt))
+    leak = next(f for f in report.leaks if f.tool == "search_memory")
+    leaked = next(p for p in leak.passages if p.outside)
+    rejected = report.rejected_writes[0]
+    app = app_on(small_ckpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        tree = app.tree_widget
+        assert tree.findings[leak.node_id] == "read"
+        app.jump_to(leak.node_id)
+        await settle(pilot)
+        row = tree.render_label(tree._by_id[leak.node_id], Style(), Style()).plain
+        assert row.startswith("⚠ ")
+        hits = str(app.query_one("#hits-findings").render())
+        assert app.query_one("#hits-findings").display
+        assert "⚠ leak" in hits and preview(leak.query, 300)[:30] in hits
+        assert preview(leaked.text, 300)[:30] in hits  # what it returned, text from the backup
+        app.jump_to(rejected.node_id)
+        await press(pilot, "5")
+        node_tab = str(app.query_one("#node-findings").render())
+        assert "rejected write" in node_tab and rejected.text[:40] in node_tab
+        row = tree.render_label(tree._by_id[rejected.node_id], Style(), Style()).plain
+        assert "⚑" in row or "⚠" in row
+        app.jump_to(app.ckpt.roots[0])  # a node without findings shows none
+        await settle(pilot)
+        assert not app.query_one("#hits-findings").display
+
+
+async def test_a_rejected_write_shows_its_text_without_scrolling_sideways(tiny: Path) -> None:
+    from rich.style import Style
+
+    app = app_on(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "j", "l", "l", "j", "4")  # A, expand, A1 chain, A2; Writes
+        assert app.current_id == IDS["A2"]
+        title = str(app.query_one("#writes-title").render())
+        assert "✗ add_memory → b0000001: steal a note" in title
+        tree = app.tree_widget
+        row = tree.render_label(tree._by_id[IDS["A2"]], Style(), Style()).plain
+        assert row.startswith("⚑ ")  # first on the row: a narrow tree pane cuts the end

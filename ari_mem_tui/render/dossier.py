@@ -69,6 +69,7 @@ def dossier_markdown(replay: Replay, ckpt: Checkpoint) -> str:
             out += _table(
                 ["metric", "value"], [[k, json.dumps(v, default=str)] for k, v in metrics.items()]
             )
+    out += _findings_section(replay, ckpt)
     out += _search_section(replay)
     out += _tiers_section(replay)
     out += _core_section(replay)
@@ -76,6 +77,18 @@ def dossier_markdown(replay: Replay, ckpt: Checkpoint) -> str:
     if replay.notes:
         out += ["", "## Notes", ""] + [f"- {_cell(n, 400)}" for n in replay.notes]
     return "\n".join(out) + "\n"
+
+
+def node_findings(replay: Replay, ckpt: Checkpoint) -> list:
+    from ari_mem_tui.audit import audit, findings_by_node
+
+    return findings_by_node(audit(ckpt)).get(replay.node_id, [])
+
+
+def _findings_section(replay: Replay, ckpt: Checkpoint) -> list[str]:
+    from ari_mem_tui.render.findings import findings_markdown
+
+    return findings_markdown(node_findings(replay, ckpt), _cell)
 
 
 def _search_section(replay: Replay) -> list[str]:
@@ -201,6 +214,7 @@ def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
         "node": node.model_dump(mode="json") if node is not None else None,
         "lineage": ckpt.lineage(replay.node_id) if node is not None else [],
         "replay": replay.model_dump(mode="json"),
+        "findings": [f.model_dump(mode="json") for f in node_findings(replay, ckpt)],
     }
 
 

@@ -146,6 +146,7 @@ class AriMemApp(App[None]):
         self.find_index = -1
         self.ui_problems: list[AuditRow] = []
         self.audit_rows: list[AuditRow] = []
+        self.node_findings: dict[str, list] = {}  # node id -> its audit findings
         self.following = False
         self._follow_sig: tuple = ()
         self.last_export: tuple[Path, Path] | None = None
@@ -400,20 +401,35 @@ class AriMemApp(App[None]):
         ckpt = self.ckpt
         if ckpt is None:
             return
+        from ari_mem_tui.audit import audit, findings_by_node
         from ari_mem_tui.tui.audit_rows import audit_rows
 
+        by_node: dict = {}
         try:
-            rows, summary = audit_rows(ckpt)
+            report = audit(ckpt)
+            rows, summary = audit_rows(ckpt, report)
+            by_node = findings_by_node(report)
         except Exception as exc:  # noqa: BLE001
             rows = [AuditRow("error", "audit failed", None, f"{type(exc).__name__}: {exc}")]
             summary = ""
-        self.call_from_thread(self._show_audit, ckpt, rows, summary)
+        self.call_from_thread(self._show_audit, ckpt, rows, summary, by_node)
 
-    def _show_audit(self, ckpt: Checkpoint, rows: list[AuditRow], summary: str) -> None:
+    def _show_audit(
+        self, ckpt: Checkpoint, rows: list[AuditRow], summary: str, by_node: dict | None = None
+    ) -> None:
         if ckpt is not self.ckpt:
             return
         self.audit_rows = rows
+        self.node_findings = by_node or {}
+        self.tree_widget.set_findings(self.node_findings)
+        self._show_findings()
         self._refresh_audit(summary)
+
+    def _show_findings(self) -> None:
+        """The chosen node's leaks, scope violations and rejected writes, in Hits and Node."""
+        findings = self.node_findings.get(self.current_id or "", [])
+        self.query_one(HitsPane).show_findings(findings)
+        self.query_one(NodePane).show_findings(findings)
 
     def _refresh_audit(self, summary: str = "") -> None:
         rows = self.ui_problems + self.audit_rows
@@ -451,6 +467,7 @@ class AriMemApp(App[None]):
         # the query source (at start / now / custom), limit and pool are remembered across nodes
         self.current_id = node_id
         self.tree_widget.set_selection(node_id)
+        self._show_findings()
         self._mark_stale("node", "writes")
         self._start_replay()
 

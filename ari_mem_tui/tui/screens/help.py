@@ -40,6 +40,10 @@ Browse the memory of an ARI run: what each node **saw**, and why.
   ARI's in-memory backend records keyword-overlap scores, which encode no global rank (`?`).
 - **Saw.** The working context the node got at start: tier 1a experiment core, 1b ancestor
   conclusions, 2 semantic supplement, with ARI's caps (`✂` marks a cut) and dedupe.
+- **Findings on the tree.** `⚠` (red) after a node: it made a leak or a scope violation (a
+  read outside its lineage); `⚑` (yellow): a write it tried was rejected. Its Hits and Node
+  tabs show the read itself (query, scope, time) and the passages it returned, or the
+  rejected text; the Audit tab lists the whole run's.
 - **CoW (copy-on-write).** A node may write only its own memory. Writes aimed at another node
   are rejected; the Writes tab shows accepted and rejected ones with the reason.
 

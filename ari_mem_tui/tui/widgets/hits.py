@@ -114,6 +114,7 @@ class HitsPane(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node in the tree.", style="italic"), id="hits-query")
+        yield Static("", id="hits-findings")
         with Horizontal(id="hits-controls"):
             yield Input(placeholder="custom query (Enter)", id="query-input")
             yield Input(value="5", type="integer", id="limit-input", tooltip="limit (ARI: 5)")
@@ -134,6 +135,14 @@ class HitsPane(VerticalScroll):
     def on_mount(self) -> None:
         self.query_one("#missed-table").set_class(True, "empty")
         self.query_one("#missed-title").display = False
+
+    def show_findings(self, findings: list) -> None:
+        """This node's audit findings (the read, what it returned; a rejected write's text)."""
+        from ari_mem_tui.render.findings import findings_text
+
+        box = self.query_one("#hits-findings", Static)
+        box.update(findings_text(findings))
+        box.display = bool(findings)
 
     def show_loading(self, node_id: str) -> None:
         self.query_one("#hits-diag", Static).update(Text(f"searching for {short_id(node_id)} …"))
