@@ -204,7 +204,7 @@ def test_node_search_is_ari_post_filter_over_the_server_window(original, small_c
     for nid, node in ckpt.nodes.items():
         if not node.ancestor_ids:
             continue
-        result = replay(ckpt, nid, run.ranker, limit=5, with_tiers=False)
+        result = replay(ckpt, nid, run.ranker, limit=5, with_tiers=False, as_of=False)  # today
         search = [q for m, p, q in fake.requests if p.endswith("/archival-memory/search")][-1]
         assert search["top_k"] == ["200"] and "end_datetime" not in search
         window = raw_window(fake, agent, result.query, 200)
@@ -228,7 +228,7 @@ def test_as_of_replay_passes_end_datetime(original, small_ckpt: Path) -> None:
     ckpt = load_checkpoint(small_ckpt)
     run = open_letta_run(ckpt, letta_args(fake.url, small_ckpt))
     nid = next(n for n, node in ckpt.nodes.items() if len(node.ancestor_ids) >= 2)
-    result = replay(ckpt, nid, run.ranker, as_of=True, with_tiers=False)
+    result = replay(ckpt, nid, run.ranker, with_tiers=False)  # as of its start: the default
     assert result.as_of is not None
     search = [q for m, p, q in fake.requests if p.endswith("/archival-memory/search")][-1]
     from datetime import datetime

@@ -101,7 +101,7 @@ def test_live_post_filter_is_the_servers_raw_window_filtered() -> None:
     assert isinstance(ranker, LettaRanker)
     ckpt_hash = checkpoint_hash(path)
     for nid in deep_nodes(ckpt):
-        result = replay(ckpt, nid, ranker, limit=5, with_tiers=False)
+        result = replay(ckpt, nid, ranker, limit=5, with_tiers=False, as_of=False)
         window = raw_window(ranker.conn, ranker.agent_id, result.query, result.params["top_k"])
         ancestors = set(ckpt.nodes[nid].ancestor_ids)
         expected = [

@@ -75,24 +75,52 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     p_demo.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
 
-    p_saw = sub.add_parser("saw", help="print what a node saw: its replayed search and context")
+    p_saw = sub.add_parser(
+        "saw",
+        help="print what a node saw: its replayed search and context",
+        description=(
+            "What NODE saw at its start: ARI's start-up search replayed over the pool as of "
+            "the node's start (entries written before it), with diagnostics, the recorded "
+            "search beside it, and the context tiers. With the default MiniLM ranker a cold "
+            "vector cache is filled first: one pass over every distinct memory text, about "
+            "140 texts/s on two idle cores (a 5,000-entry run: ~35 s; 200,000: ~25 min), "
+            "progress on stderr; cached afterwards. --embedder bm25 answers at once."
+        ),
+    )
     p_saw.add_argument("checkpoint", type=Path)
-    p_saw.add_argument("node", help="node id or a unique suffix of one")
+    p_saw.add_argument("node", help="node id: a unique prefix, suffix or part of one, any case")
     p_saw.add_argument("--json", action="store_true", help="machine-readable output")
-    p_saw.add_argument("--query", help="search with this query instead of the node's own")
+    p_saw.add_argument("--query", help="search with this query (query source: custom)")
     p_saw.add_argument(
         "--query-from",
-        choices=["start", "eval_summary"],
-        default="start",
-        help="the node's start-up query (ARI's) or its current eval_summary",
+        choices=["start", "now", "custom", "eval_summary"],
+        default=None,
+        help=(
+            "start: the node's eval_summary at its start, i.e. its direction, ARI's own query "
+            "(default); now: its eval_summary today (after evaluation, the verdict); custom: "
+            "--query (eval_summary is an old name for now)"
+        ),
     )
     p_saw.add_argument(
         "--limit", type=int, default=DEFAULT_LIMIT, help=f"number of hits (ARI: {DEFAULT_LIMIT})"
     )
-    p_saw.add_argument(
-        "--as-of", action="store_true", help="only entries written before the node started"
+    pool = p_saw.add_mutually_exclusive_group()
+    pool.add_argument(
+        "--as-of",
+        action="store_true",
+        help="rank the pool as of the node's start (the default; kept for scripts)",
     )
-    p_saw.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    pool.add_argument(
+        "--now",
+        action="store_true",
+        help="rank today's whole pool instead, later writes included",
+    )
+    p_saw.add_argument(
+        "--embedder",
+        choices=EMBEDDERS,
+        default=EMBEDDERS[0],
+        help="local ranker: minilm (default; fills its vector cache first) or bm25 (instant)",
+    )
     add_letta_options(p_saw)
 
     p_audit = sub.add_parser("audit", help="audit a run: scope leaks, violations, rejected writes")

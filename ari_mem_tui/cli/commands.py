@@ -49,17 +49,42 @@ def _open(args: argparse.Namespace, rank: bool = True) -> Run | None:
     return None if _refuse_unreadable(run.checkpoint, args.checkpoint) else run
 
 
-def wait_for_vectors(ranker: object, show: bool) -> None:
-    """Block until an embedding ranker's vectors are ready; a progress line on a TTY."""
+PROGRESS_EVERY = 1.0  # seconds between progress lines: never silent for 2 s
+
+
+def wait_for_vectors(
+    ranker: object, show: bool = True, tty: bool | None = None, stream: TextIO | None = None
+) -> None:
+    """Block until an embedding ranker's vectors are ready, saying how far and how long.
+
+    A cold vector cache costs one MiniLM pass over every distinct text (~140 texts/s on two
+    idle cores): minutes on a big run. A line goes to stderr at least every `PROGRESS_EVERY`
+    seconds (rewritten in place on a terminal), with the rate and an estimate of what is left.
+    """
+    from ari_mem_tui.render.report import progress_line
+
     wait = getattr(ranker, "wait", None)
     if wait is None:
         return
-    while not wait(0.25):
-        if show:
-            done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-            print(f"\rembedding memory texts: {done}/{total}", end="", file=sys.stderr, flush=True)
-    if show and getattr(ranker, "total", 0):
-        print(file=sys.stderr)
+    stream = stream or sys.stderr
+    tty = stream.isatty() if tty is None else tty
+    started = time.monotonic()
+    last_shown = started - PROGRESS_EVERY  # the first line at once
+    first_done: tuple[float, int] | None = None
+    shown = False
+    while not wait(0.2):
+        now = time.monotonic()
+        if not show or now - last_shown < PROGRESS_EVERY:
+            continue
+        last_shown = now
+        done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
+        if total and first_done is None:
+            first_done = (now, done)
+        line = clean(progress_line(done, total, now - started, first_done, now), False)
+        print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
+        shown = True
+    if show and shown and tty:
+        print(file=stream)
 
 
 # ---------------------------------------------------------------- saw / audit / summary
@@ -69,6 +94,13 @@ def cmd_saw(args: argparse.Namespace) -> int:
     from ari_mem_tui.render.report import render_saw, saw_json
     from ari_mem_tui.search.replay import replay
 
+    which, query = args.query_from, args.query
+    if which == "custom" and not query:
+        say("--query-from custom needs --query TEXT")
+        return EXIT_UNREADABLE
+    if query and which not in (None, "custom"):
+        say(f"--query is a custom query: it cannot be combined with --query-from {which}")
+        return EXIT_UNREADABLE
     run = _open(args)
     if run is None:
         return EXIT_UNREADABLE
@@ -79,15 +111,15 @@ def cmd_saw(args: argparse.Namespace) -> int:
         say(exc)
         return EXIT_UNREADABLE
     if args.embedder != "bm25":
-        wait_for_vectors(run.ranker, show=sys.stderr.isatty())
+        wait_for_vectors(run.ranker)
     result = replay(
         ckpt,
         node_id,
         run.ranker,
-        query=args.query,
+        query=query,
         limit=max(1, args.limit or DEFAULT_LIMIT),
-        as_of=args.as_of,
-        query_from=args.query_from,
+        as_of=not args.now,  # as of the node's start unless --now (--as-of: the default)
+        query_from=which or "start",
     )
     if args.json:
         print(json_text(saw_json(result)))
@@ -160,7 +192,7 @@ def cmd_health(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     show = sys.stderr.isatty()
     if args.embedder != "bm25":
-        wait_for_vectors(run.ranker, show=show)
+        wait_for_vectors(run.ranker)
 
     def progress(done: int, total: int) -> None:
         if show:

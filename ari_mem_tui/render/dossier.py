@@ -15,6 +15,14 @@ from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.report import saw_json
 from ari_mem_tui.render.text import clean, fmt_iso, fmt_ts, json_text, pretty_json
+from ari_mem_tui.render.words import (
+    differences_words,
+    fmt_global,
+    fmt_score,
+    mark_long,
+    pool_words,
+    query_words,
+)
 
 DOSSIER_VERSION = 1
 
@@ -72,18 +80,26 @@ def dossier_markdown(replay: Replay, ckpt: Checkpoint) -> str:
 
 
 def _search_section(replay: Replay) -> list[str]:
-    out = ["", f"## Search (replayed with {_cell(replay.embedder)})", ""]
-    out += [f"- query ({_cell(replay.query_source)}): {_cell(replay.query, 400)}"]
+    ranker = replay.embedder + (" (BM25 standing in: MiniLM not ready)" if replay.fallback else "")
+    out = ["", f"## Search (replayed with {_cell(ranker)})", ""]
+    out += [f"- query ({_cell(query_words(replay))}): {_cell(replay.query, 400)}"]
+    out += [f"- {_cell(pool_words(replay))}"]
     out += [f"- params: {_cell(json.dumps(replay.params))}"]
     out += [f"- pool: {_cell(json.dumps(replay.pool, default=str), 400)}"]
     out += [f"- eligible ancestor entries: {replay.eligible}, missed: {len(replay.missed)}"]
-    if replay.as_of is not None:
-        out += [f"- as of {fmt_ts(replay.as_of)} ({_cell(replay.as_of_source)})"]
     out += [""]
     out += _table(
         ["rank", "global", "score", "node", "kind", "mark", "text"],
         [
-            [h.rank, h.global_rank, f"{h.score:.2f}", h.node_id, h.kind, h.mark, h.text]
+            [
+                h.rank,
+                fmt_global(h),
+                fmt_score(h.score),
+                h.node_id,
+                h.kind,
+                mark_long(h, "replay"),
+                h.text,
+            ]
             for h in replay.hits
         ],
     )
@@ -102,9 +118,24 @@ def _search_section(replay: Replay) -> list[str]:
         out.append("No start-up read recorded for this node.")
     else:
         out.append(f"At {fmt_ts(rec.ts)}, query: {_cell(rec.query, 400)}, limit {rec.limit}")
+        out += ["", f"Ranked by {_cell(rec.ranker)}. {_cell(differences_words(replay))}."]
+        if rec.differences:
+            out[-1] += " Marks read recorded→replayed."
+        if replay.ranker_note:
+            out += ["", _cell(replay.ranker_note, 400) + "."]
         out += [""] + _table(
-            ["rank", "score", "node", "mark", "text"],
-            [[h.rank, f"{h.score:.2f}", h.node_id, h.mark, h.text] for h in rec.hits],
+            ["rank", "global", "score", "node", "mark", "text"],
+            [
+                [
+                    h.rank,
+                    fmt_global(h),
+                    fmt_score(h.score),
+                    h.node_id,
+                    mark_long(h, "recorded"),
+                    h.text,
+                ]
+                for h in rec.hits
+            ],
         )
     return out
 
