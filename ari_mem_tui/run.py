@@ -26,6 +26,7 @@ class RunOptions:
     checkpoint: Path
     embedder: str = "minilm"  # one of EMBEDDERS: local MiniLM vectors, or BM25 at once
     letta: LettaOptions | None = None  # memory and ranking from this server instead
+    rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
 
 
 def open_run(
@@ -50,5 +51,5 @@ def open_run(
     from ari_mem_tui.search.embedded import make_ranker
 
     step(total, total, "search index")
-    ranker = make_ranker(ckpt, options.embedder)
+    ranker = make_ranker(ckpt, options.embedder) if options.rank else None
     return Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")

@@ -152,7 +152,13 @@ def test_saw_bad_node_and_unreadable_checkpoint_exit_2(capsys, ckpt_dir, tmp_pat
 def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
     code, out, _ = run_cli(capsys, "audit", str(ckpt_dir), "--json")
     assert code == 0
-    assert set(json.loads(out)) == {"problems", "scope_violations", "leaks", "rejected_writes"}
+    assert set(json.loads(out)) == {
+        "problems",
+        "scope_violations",
+        "leaks",
+        "rejected_writes",
+        "memory_source",
+    }
     code, _, err = run_cli(capsys, "audit", str(tmp_path / "missing"))
     assert code == 2 and "cannot read" in err
 
@@ -167,7 +173,7 @@ def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
             reader_how="trace_log",
         )
     ]
-    monkeypatch.setattr("ari_mem_tui.checkpoint.load.load_checkpoint", lambda _p: leaky)
+    monkeypatch.setattr("ari_mem_tui.checkpoint.load.load_checkpoint", lambda _p, **_kw: leaky)
     code, out, _ = run_cli(capsys, "audit", str(ckpt_dir), "--json")
     assert code == 1
     assert json.loads(out)["leaks"][0]["node_id"] == "node_0003"

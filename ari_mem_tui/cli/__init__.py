@@ -131,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_load = sub.add_parser("summary", help="load a checkpoint and print what it holds")
     p_load.add_argument("checkpoint", type=Path)
     p_load.add_argument("--json", action="store_true", help="machine-readable output")
+    add_letta_options(p_load)
 
     p_runs = sub.add_parser(
         "runs", help="list the runs of a workspace (or its checkpoints/ folder), newest first"

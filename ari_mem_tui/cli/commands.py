@@ -36,12 +36,13 @@ def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     return True
 
 
-def _open(args: argparse.Namespace) -> Run | None:
-    """The run, or None after a one-line message on stderr."""
+def _open(args: argparse.Namespace, rank: bool = True) -> Run | None:
+    """The run (from the files, or with memory from --letta-url), or None after a one-line
+    message on stderr. `rank=False` builds no local ranker (commands that replay nothing)."""
     from ari_mem_tui.run import open_run
 
     try:
-        run = open_run(run_options(args))
+        run = open_run(run_options(args, rank=rank))
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
         say(f"cannot read {args.checkpoint}: {exc}")
         return None
@@ -131,36 +132,33 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ari_mem_tui.audit import audit
-    from ari_mem_tui.checkpoint.load import load_checkpoint
     from ari_mem_tui.render.report import render_audit
 
-    try:
-        ckpt = load_checkpoint(args.checkpoint)
-    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        say(f"cannot read {args.checkpoint}: {exc}")
+    run = _open(args, rank=False)
+    if run is None:
         return EXIT_UNREADABLE
-    if _refuse_unreadable(ckpt, args.checkpoint):
-        return EXIT_UNREADABLE
-    report = audit(ckpt)
+    report = audit(run.checkpoint)
     if args.json:
-        print(json_text(report.model_dump(mode="json")))
+        print(json_text({**report.model_dump(mode="json"), "memory_source": run.source_label}))
     else:
-        render_audit(Console(), report)
+        render_audit(Console(), report, run.source_label)
     return EXIT_FINDINGS if report.has_findings else EXIT_OK
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
+    """What the checkpoint holds; with --letta-url, memory and core blocks from the server.
+    An unreadable checkpoint is still summarised (its problems say why), then exit 2."""
     from rich.console import Console
 
-    from ari_mem_tui.checkpoint.load import load_checkpoint
     from ari_mem_tui.render.summary import loaded, render, summary_json
+    from ari_mem_tui.run import open_run
 
-    ckpt = load_checkpoint(Path(args.checkpoint))
+    run = open_run(run_options(args, rank=False))  # a Letta failure is one line, in main()
     if args.json:
-        sys.stdout.write(json_text(summary_json(ckpt)) + "\n")
+        sys.stdout.write(json_text(summary_json(run.checkpoint, run.source_label)) + "\n")
     else:
-        render(ckpt, Console(highlight=False))
-    return EXIT_OK if loaded(ckpt) else EXIT_UNREADABLE
+        render(run.checkpoint, Console(highlight=False), run.source_label)
+    return EXIT_OK if loaded(run.checkpoint) else EXIT_UNREADABLE
 
 
 # ---------------------------------------------------------------- runs / health

@@ -13,6 +13,7 @@ from typing import Any
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
+from ari_mem_tui.render.report import saw_json
 from ari_mem_tui.render.text import clean, fmt_iso, fmt_ts, json_text, pretty_json
 from ari_mem_tui.render.words import (
     differences_words,
@@ -205,7 +206,7 @@ def _writes_section(replay: Replay) -> list[str]:
 
 
 def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
-    """The dossier as a JSON-ready dict, for scripts."""
+    """The dossier as a JSON-ready dict, for scripts: `replay` has the shape of `saw --json`."""
     node = ckpt.nodes.get(replay.node_id)
     return {
         "dossier_version": DOSSIER_VERSION,
@@ -213,7 +214,7 @@ def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
         "run_id": ckpt.run_id,
         "node": node.model_dump(mode="json") if node is not None else None,
         "lineage": ckpt.lineage(replay.node_id) if node is not None else [],
-        "replay": replay.model_dump(mode="json"),
+        "replay": saw_json(replay),
         "findings": [f.model_dump(mode="json") for f in node_findings(replay, ckpt)],
     }
 

@@ -241,7 +241,9 @@ def _render_writes(console: Console, r: Replay) -> None:
 # ---------------------------------------------------------------- audit
 
 
-def render_audit(console: Console, report: AuditReport) -> None:
+def render_audit(console: Console, report: AuditReport, source: str = "") -> None:
+    if source:
+        console.print(Text(f"memory from {clean(source, False)}", style="dim"))
     sections = (
         ("Leaks (memory read from outside the reader's lineage)", report.leaks),
         ("Scope violations (search scope not the reader's lineage)", report.scope_violations),
