@@ -853,5 +853,3 @@ class AriMemApp(App[None]):
 def run_app(opener: Opener, **kwargs: Any) -> int:
     AriMemApp(opener, **kwargs).run()
     return 0
-
-
