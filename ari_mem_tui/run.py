@@ -1,45 +1,55 @@
 """Open a run from its checkpoint files, optionally with memory and ranking from a Letta server.
 
-The one place the CLI and the TUI turn their options into (Checkpoint, Ranker), so both always
-read the same data the same way.
+The one place the CLI and the TUI turn their options into a `Run` (Checkpoint + ranker), so both
+always read the same data the same way. Options are typed; argparse stays in `cli/`.
 """
 
 from __future__ import annotations
 
-import argparse
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.letta.options import LettaOptions
+from ari_mem_tui.model import Run
+
+__all__ = ["RunOptions", "LettaOptions", "Run", "open_run", "StepFn", "ProgressFn"]
+
+StepFn = Callable[[int, int, str], None]  # (n, m, part): part n of m has started
+ProgressFn = Callable[[int, int], None]  # (done, total) of a long part (Letta paging)
+
+EMBEDDERS = ("minilm", "bm25")
 
 
-@dataclass
-class Run:
-    checkpoint: Checkpoint
-    ranker: object  # an ari_mem_tui.search ranker (embedded or Letta)
-    source_label: str  # "files: <path>" or "letta: <url> agent <name>"
+@dataclass(frozen=True)
+class RunOptions:
+    checkpoint: Path
+    embedder: str = "minilm"  # one of EMBEDDERS: local MiniLM vectors, or BM25 at once
+    letta: LettaOptions | None = None  # memory and ranking from this server instead
+    rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
 
 
-def open_run(args: argparse.Namespace) -> Run:
-    """Load the checkpoint; with a Letta URL, take memory, core blocks and ranking from there.
+def open_run(
+    options: RunOptions, on_step: StepFn | None = None, on_progress: ProgressFn | None = None
+) -> Run:
+    """Load the checkpoint; with Letta options, take memory, core blocks and ranking from there.
 
-    `args.load_step`, if set, is called as `(n, m, part)` when each of the m parts starts: the
-    checkpoint's `LOAD_STEPS`, then the search index (or the Letta server).
+    `on_step(n, m, part)` is called when each of the m parts starts: the checkpoint's
+    `LOAD_STEPS`, then the search index (or the Letta server); `on_progress` while paging Letta.
     """
     from ari_mem_tui.checkpoint.load import LOAD_STEPS, load_checkpoint
 
-    step = getattr(args, "load_step", None) or (lambda _n, _m, _part: None)
+    step = on_step or (lambda _n, _m, _part: None)
     total = len(LOAD_STEPS) + 1
-    path = Path(args.checkpoint)
+    path = Path(options.checkpoint)
     ckpt = load_checkpoint(path, on_step=lambda n, _m, part: step(n, total, part))
-    letta_url = None if getattr(args, "no_letta", False) else getattr(args, "letta_url", None)
-    if letta_url:
+    if options.letta is not None:
         from ari_mem_tui.letta.source import open_letta_run
 
         step(total, total, "Letta server")
-        return open_letta_run(ckpt, args)
-    from ari_mem_tui.search.rankers import make_ranker
+        return open_letta_run(ckpt, options.letta, progress=on_progress)
+    from ari_mem_tui.search.embedded import make_ranker
 
     step(total, total, "search index")
-    ranker = make_ranker(ckpt, getattr(args, "embedder", "minilm"))
+    ranker = make_ranker(ckpt, options.embedder) if options.rank else None
     return Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")

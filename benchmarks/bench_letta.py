@@ -27,8 +27,9 @@ import time
 from pathlib import Path
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.letta.options import LettaOptions
 from ari_mem_tui.letta.source import open_letta_run
-from ari_mem_tui.search.rankers import make_ranker
+from ari_mem_tui.search.embedded import make_ranker
 from ari_mem_tui.search.replay import replay
 
 
@@ -41,15 +42,9 @@ def median_time(fn, repeat: int) -> float:
     return statistics.median(times)
 
 
-def letta_args(url: str, ckpt: Path) -> argparse.Namespace:
-    return argparse.Namespace(
-        checkpoint=ckpt,
-        letta_url=url,
-        letta_api_key=None,
-        letta_agent=None,
-        checkpoint_hash=None,
-        no_letta=False,
-    )
+def letta_args(url: str, ckpt: Path) -> LettaOptions:
+    del ckpt  # the agent is found by the checkpoint's hash, from the Checkpoint itself
+    return LettaOptions(url=url)
 
 
 def prepare(url: str, nodes: int, entries: int, where: Path) -> Path:

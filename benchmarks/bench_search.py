@@ -26,11 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
-from ari_mem_tui.model.checkpoint import Checkpoint
 from ari_mem_tui.demo import write_demo
-from ari_mem_tui.model import MemoryEntry, Node
+from ari_mem_tui.model import Checkpoint, MemoryEntry, Node
+from ari_mem_tui.search.embedded import make_ranker
 from ari_mem_tui.search.embedder import DIM, MODEL_NAME
-from ari_mem_tui.search.rankers import make_ranker
 from ari_mem_tui.search.replay import replay
 from ari_mem_tui.search.startup import node_query
 from ari_mem_tui.search.vector_cache import VectorCache, text_key

@@ -25,7 +25,7 @@ from pathlib import Path
 from textual import events
 
 from ari_mem_tui.checkpoint.load import load_tree_only
-from ari_mem_tui.run import Run, open_run
+from ari_mem_tui.run import Run, RunOptions, open_run
 from ari_mem_tui.tui.app import AriMemApp
 
 Timings = tuple[float, float, float, list[float], list[float]]
@@ -33,7 +33,7 @@ Timings = tuple[float, float, float, list[float], list[float]]
 
 async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> Timings:
     def opener(progress) -> Run:
-        args = argparse.Namespace(checkpoint=path, embedder=embedder, no_letta=True)
+        args = RunOptions(checkpoint=path, embedder=embedder)
         args.load_step = getattr(progress, "step", None)
         return open_run(args)
 

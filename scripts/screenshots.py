@@ -15,7 +15,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from ari_mem_tui.run import Run, open_run
+from ari_mem_tui.run import Run, RunOptions, open_run
 from ari_mem_tui.tui.app import AriMemApp
 
 SIZE = (120, 36)
@@ -64,7 +64,7 @@ async def settle(app: AriMemApp, pilot) -> None:
 
 
 async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
-    args = argparse.Namespace(checkpoint=path, embedder=embedder, no_letta=True)
+    args = RunOptions(checkpoint=path, embedder=embedder)
 
     def opener(_progress) -> Run:
         run = open_run(args)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -10,21 +9,23 @@ from fake_letta import FakeLetta
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.cli import build_parser
+from ari_mem_tui.cli.options import letta_options
 from ari_mem_tui.letta.footer import agent_name, node_footer, react_footer
+from ari_mem_tui.letta.options import LettaOptions
 
 
-def letta_args(url: str, checkpoint: Path | None = None, **options: object) -> argparse.Namespace:
-    """The namespace `add_letta_options` produces."""
-    values = {
-        "checkpoint": checkpoint,
-        "letta_url": url,
-        "letta_api_key": None,
-        "letta_agent": None,
-        "checkpoint_hash": None,
-        "no_letta": False,
-    }
-    values.update(options)
-    return argparse.Namespace(**values)
+def letta_args(url: str, checkpoint: Path | None = None, **options: str) -> LettaOptions:
+    """The options the CLI builds from `--letta-url URL [--letta-agent A] [--checkpoint-hash H]`
+    (`checkpoint` is accepted for symmetry with the command line; the options do not hold it)."""
+    del checkpoint
+    return letta_options(
+        build_parser().parse_args(["saw", ".", "x", "--letta-url", url, *_flags(options)])
+    )
+
+
+def _flags(options: dict[str, str]) -> list[str]:
+    return [arg for k, v in options.items() for arg in ("--" + k.replace("_", "-"), v)]
 
 
 def as_original_server(fake: FakeLetta, ckpt_path: Path, ckpt_hash: str | None = None) -> str:

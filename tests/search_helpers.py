@@ -9,8 +9,7 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
-from ari_mem_tui.model.checkpoint import Checkpoint
-from ari_mem_tui.model import MemoryEntry, Node
+from ari_mem_tui.model import Checkpoint, MemoryEntry, Node
 from ari_mem_tui.search.embedded import Pool, ranking_from_scores
 from ari_mem_tui.search.rankers import Ranking
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from ari_mem_tui.checkpoint.load import LOAD_STEPS, load_checkpoint, load_tree_only
-from ari_mem_tui.run import open_run
+from ari_mem_tui.run import RunOptions, open_run
 from tests.tui_helpers import write_tiny_checkpoint
 
 
@@ -32,9 +31,6 @@ def test_tree_only_on_bad_input_is_a_problem(tmp_path: Path) -> None:
 def test_open_run_reports_each_part_in_order(tmp_path: Path) -> None:
     path = write_tiny_checkpoint(tmp_path / "tiny")
     seen: list[tuple[int, int, str]] = []
-    args = argparse.Namespace(
-        checkpoint=path, embedder="bm25", no_letta=True, load_step=lambda *s: seen.append(s)
-    )
-    open_run(args)
+    open_run(RunOptions(checkpoint=path, embedder="bm25"), on_step=lambda *s: seen.append(s))
     total = len(LOAD_STEPS) + 1
     assert seen == [(i + 1, total, p) for i, p in enumerate([*LOAD_STEPS, "search index"])]

@@ -7,7 +7,6 @@ import gzip
 import json
 import subprocess
 import sys
-import types
 from argparse import Namespace
 from datetime import datetime
 from pathlib import Path
@@ -449,12 +448,12 @@ def test_demo_checkpoint_is_cached_under_xdg_cache_home(_isolated_cache: Path) -
 
 
 def test_demo_without_out_opens_the_cached_checkpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    from ari_mem_tui.cli import commands
+
     seen: list[Namespace] = []
-    fake = types.ModuleType("ari_mem_tui.tui.app")
-    fake.cmd_open = lambda args: seen.append(args) or 0  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "ari_mem_tui.tui.app", fake)
+    monkeypatch.setattr(commands, "cmd_open", lambda args: seen.append(args) or 0)
     args = Namespace(out=None, nodes=5, seed=2, entries=None, embedder="bm25")
-    assert demo.cmd_demo(args) == 0
+    assert commands.cmd_demo(args) == 0
     assert seen and seen[0].checkpoint == demo.demo_checkpoint(nodes=5, seed=2)
 
 

@@ -105,7 +105,7 @@ def test_a_symlink_loop_as_the_checkpoint_is_one_line(tmp_path: Path) -> None:
 
 
 def test_node_ids_as_people_type_them(small_ckpt: Path) -> None:
-    from ari_mem_tui.model.checkpoint import NodeRefError
+    from ari_mem_tui.model import NodeRefError
 
     ckpt = load_checkpoint(small_ckpt)
     child = next(nid for nid in ckpt.nodes if nid not in ckpt.roots)

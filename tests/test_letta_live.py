@@ -21,10 +21,10 @@ from letta_helpers import letta_args
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.cli import main
-from ari_mem_tui.letta.source import LettaRanker, open_letta_run
 from ari_mem_tui.letta.api import LettaConnection
 from ari_mem_tui.letta.errors import LettaUnavailable
 from ari_mem_tui.letta.footer import SEPARATOR
+from ari_mem_tui.letta.source import LettaRanker, open_letta_run
 from ari_mem_tui.search.replay import replay
 
 pytestmark = pytest.mark.letta_live
@@ -101,7 +101,7 @@ def test_live_post_filter_is_the_servers_raw_window_filtered() -> None:
     assert isinstance(ranker, LettaRanker)
     ckpt_hash = checkpoint_hash(path)
     for nid in deep_nodes(ckpt):
-        result = replay(ckpt, nid, ranker, limit=5, with_tiers=False)
+        result = replay(ckpt, nid, ranker, limit=5, with_tiers=False, as_of=False)
         window = raw_window(ranker.conn, ranker.agent_id, result.query, result.params["top_k"])
         ancestors = set(ckpt.nodes[nid].ancestor_ids)
         expected = [

@@ -16,9 +16,9 @@ from letta_helpers import letta_args
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.cli import build_parser
-from ari_mem_tui.letta.source import open_letta_run
+from ari_mem_tui.cli.commands import cmd_letta_restore
 from ari_mem_tui.letta.footer import SEPARATOR
-from ari_mem_tui.letta.restore import cmd_letta_restore
+from ari_mem_tui.letta.source import open_letta_run
 
 CONTEXT = {"experiment_goal": "SpMV を速く", "primary_metric": "GFlops_per_s"}
 

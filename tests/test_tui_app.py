@@ -44,7 +44,8 @@ async def test_choosing_a_node_shows_only_its_ancestors_hits(tiny: Path) -> None
         assert app.current_id == IDS["R"]
         await press(pilot, *TO_A1Z)
         assert app.current_id == IDS["A1z"]  # reached through the folded chain
-        replay = app.replays[(IDS["A1z"], None, 5, False)]
+        replay = app.replays[(IDS["A1z"], None, 5, True, "start")]
+        assert replay.as_of is not None  # what it saw: the pool as of its start, by default
         ancestors = set(app.ckpt.nodes[IDS["A1z"]].ancestor_ids)
         assert replay.hits, "A1z has ancestors with memory: it must have hits"
         assert {h.node_id for h in replay.hits} <= ancestors
@@ -322,8 +323,14 @@ async def test_rerun_with_another_query_and_as_of(tiny: Path) -> None:
         app.tree_widget.focus()
         await press(pilot, "a")
         replay = app.query_one("#hits-pane").replay
-        assert app.search_params[2] is True
+        assert app.search_params[2] is False  # `a` leaves the default as-of pool for today's
+        assert replay.as_of is None and replay.as_of_source == "now"
+        assert "today's pool" in str(app.query_one("#hits-query").render())
+        assert str(app.query_one("#as-of").label) == "pool: today (a)"
+        await press(pilot, "a")
+        replay = app.query_one("#hits-pane").replay
         assert replay.as_of is not None  # only entries written before B1 started
+        assert str(app.query_one("#as-of").label) == "pool: as of start"
 
 
 class SlowVectors:
@@ -382,7 +389,7 @@ def test_every_palette_action_exists() -> None:
 def test_cmd_open_on_a_missing_dir_fails_cleanly(tmp_path: Path, capsys) -> None:
     import argparse
 
-    from ari_mem_tui.tui.app import cmd_open
+    from ari_mem_tui.cli.commands import cmd_open
 
     assert cmd_open(argparse.Namespace(checkpoint=tmp_path / "nope")) == 2
     assert "not a checkpoint directory" in capsys.readouterr().err
@@ -454,6 +461,7 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
     """`demo` calls cmd_open with its own args: no letta options, an embedder choice."""
     import argparse
 
+    from ari_mem_tui.cli.commands import cmd_open
     from ari_mem_tui.tui import app as app_module
 
     seen = {}
@@ -465,7 +473,7 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
 
     monkeypatch.setattr(app_module, "run_app", fake_run_app)
     args = argparse.Namespace(checkpoint=tiny, embedder="bm25", nodes=8, seed=1, out=None)
-    assert app_module.cmd_open(args) == 0
+    assert cmd_open(args) == 0
     assert seen["run"].checkpoint.nodes and seen["run"].ranker.name == "bm25"
     assert str(tiny) in seen["run"].source_label
 
@@ -473,9 +481,7 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
 def _blocking_opener(path: Path, release, blocked, fail: bool = False):
     """`cmd_open`'s path (open_run with the app's load steps) that stops inside the load, at
     its "memory" part, until `release` is set — as a 10,000-node run keeps it busy for 15 s."""
-    import argparse
-
-    from ari_mem_tui.run import open_run
+    from ari_mem_tui.run import RunOptions, open_run
 
     def opener(progress):
         def step(n: int, m: int, part: str) -> None:
@@ -486,8 +492,7 @@ def _blocking_opener(path: Path, release, blocked, fail: bool = False):
                 if fail:
                     raise OSError("backup unreadable")
 
-        ns = argparse.Namespace(checkpoint=path, embedder="bm25", no_letta=True, load_step=step)
-        return open_run(ns)
+        return open_run(RunOptions(checkpoint=path, embedder="bm25"), on_step=step)
 
     return opener
 

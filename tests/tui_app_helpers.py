@@ -3,12 +3,11 @@ no model), and helpers that wait until the app has finished what a key started."
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from textual.pilot import Pilot
 
-from ari_mem_tui.run import Run, open_run
+from ari_mem_tui.run import Run, RunOptions, open_run
 from ari_mem_tui.tui.app import AriMemApp
 
 
@@ -16,7 +15,7 @@ def opener_for(path: Path, label: str | None = None):
     """The same path `cmd_open` takes (sources.open_run), pinned to BM25 and the files."""
 
     def opener(_progress) -> Run:
-        args = argparse.Namespace(checkpoint=path, embedder="bm25", no_letta=True)
+        args = RunOptions(checkpoint=path, embedder="bm25")
         run = open_run(args)
         if label is not None:
             run.source_label = label  # a fixed label: snapshots must not show tmp paths

@@ -24,12 +24,11 @@ from ari_mem_tui.checkpoint.legacy_memory import (
     memory_store_entries,
     nodes_tree_entries,
 )
-from ari_mem_tui.model.checkpoint import Checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.checkpoint.trace_log import parse_trace_logs
 from ari_mem_tui.checkpoint.tree import TreeResult, load_tree, raw_node_list
 from ari_mem_tui.checkpoint.values import parse_iso
-from ari_mem_tui.model import CoreBlocks, MemoryEntry, Problem
+from ari_mem_tui.model import Checkpoint, CoreBlocks, MemoryEntry, Problem
 
 __all__ = ["LOAD_STEPS", "StepFn", "checkpoint_hash", "load_checkpoint", "load_tree_only"]
 

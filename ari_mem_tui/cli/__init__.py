@@ -13,9 +13,10 @@ import sys
 from pathlib import Path
 
 from ari_mem_tui import __version__
-
-# exit codes of `audit` (and of every command that cannot read its input); 3 is our own fault
-EXIT_OK, EXIT_FINDINGS, EXIT_UNREADABLE, EXIT_INTERNAL = 0, 1, 2, 3
+from ari_mem_tui.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREADABLE
+from ari_mem_tui.cli.options import DEFAULT_LIMIT
+from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
+from ari_mem_tui.run import EMBEDDERS
 
 
 def add_letta_options(parser: argparse.ArgumentParser) -> None:
@@ -34,8 +35,9 @@ def add_letta_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--letta-timeout",
         type=float,
-        default=10.0,
-        help="seconds one call to the server may take in all, however it trickles (default 10)",
+        default=DEFAULT_TIMEOUT,
+        help="seconds one call to the server may take in all, however it trickles"
+        f" (default {DEFAULT_TIMEOUT:g})",
     )
     group.add_argument(
         "--checkpoint-hash",
@@ -61,7 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_open = sub.add_parser("open", help="open the TUI on a checkpoint (the default command)")
     p_open.add_argument("checkpoint", type=Path)
-    p_open.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    p_open.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
     add_letta_options(p_open)
 
     p_demo = sub.add_parser(
@@ -71,24 +73,54 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--nodes", type=int, default=40, help="number of nodes (default 40)")
     p_demo.add_argument("--entries", type=int, default=None, help="approximate entry count")
     p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
-    p_demo.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    p_demo.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
 
-    p_saw = sub.add_parser("saw", help="print what a node saw: its replayed search and context")
+    p_saw = sub.add_parser(
+        "saw",
+        help="print what a node saw: its replayed search and context",
+        description=(
+            "What NODE saw at its start: ARI's start-up search replayed over the pool as of "
+            "the node's start (entries written before it), with diagnostics, the recorded "
+            "search beside it, and the context tiers. With the default MiniLM ranker a cold "
+            "vector cache is filled first: one pass over every distinct memory text, about "
+            "140 texts/s on two idle cores (a 5,000-entry run: ~35 s; 200,000: ~25 min), "
+            "progress on stderr; cached afterwards. --embedder bm25 answers at once."
+        ),
+    )
     p_saw.add_argument("checkpoint", type=Path)
-    p_saw.add_argument("node", help="node id or a unique suffix of one")
+    p_saw.add_argument("node", help="node id: a unique prefix, suffix or part of one, any case")
     p_saw.add_argument("--json", action="store_true", help="machine-readable output")
-    p_saw.add_argument("--query", help="search with this query instead of the node's own")
+    p_saw.add_argument("--query", help="search with this query (query source: custom)")
     p_saw.add_argument(
         "--query-from",
-        choices=["start", "eval_summary"],
-        default="start",
-        help="the node's start-up query (ARI's) or its current eval_summary",
+        choices=["start", "now", "custom", "eval_summary"],
+        default=None,
+        help=(
+            "start: the node's eval_summary at its start, i.e. its direction, ARI's own query "
+            "(default); now: its eval_summary today (after evaluation, the verdict); custom: "
+            "--query (eval_summary is an old name for now)"
+        ),
     )
-    p_saw.add_argument("--limit", type=int, default=5, help="number of hits (ARI: 5)")
     p_saw.add_argument(
-        "--as-of", action="store_true", help="only entries written before the node started"
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"number of hits (ARI: {DEFAULT_LIMIT})"
     )
-    p_saw.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    pool = p_saw.add_mutually_exclusive_group()
+    pool.add_argument(
+        "--as-of",
+        action="store_true",
+        help="rank the pool as of the node's start (the default; kept for scripts)",
+    )
+    pool.add_argument(
+        "--now",
+        action="store_true",
+        help="rank today's whole pool instead, later writes included",
+    )
+    p_saw.add_argument(
+        "--embedder",
+        choices=EMBEDDERS,
+        default=EMBEDDERS[0],
+        help="local ranker: minilm (default; fills its vector cache first) or bm25 (instant)",
+    )
     add_letta_options(p_saw)
 
     p_audit = sub.add_parser("audit", help="audit a run: scope leaks, violations, rejected writes")
@@ -99,6 +131,30 @@ def build_parser() -> argparse.ArgumentParser:
     p_load = sub.add_parser("summary", help="load a checkpoint and print what it holds")
     p_load.add_argument("checkpoint", type=Path)
     p_load.add_argument("--json", action="store_true", help="machine-readable output")
+    add_letta_options(p_load)
+
+    p_runs = sub.add_parser(
+        "runs", help="list the runs of a workspace (or its checkpoints/ folder), newest first"
+    )
+    p_runs.add_argument(
+        "dir", type=Path, nargs="?", help="workspace folder (default: recently opened runs)"
+    )
+    p_runs.add_argument("--json", action="store_true", help="machine-readable output")
+
+    p_health = sub.add_parser(
+        "health",
+        help="memory health of a run: nodes starved of their ancestors' memory (exit 1 if any)",
+    )
+    p_health.add_argument("checkpoint", type=Path)
+    p_health.add_argument("--json", action="store_true", help="machine-readable output")
+    p_health.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT, help=f"hits per search (ARI: {DEFAULT_LIMIT})"
+    )
+    p_health.add_argument(
+        "--all-entries", action="store_true", help="with --json: every entry's retrievals"
+    )
+    p_health.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_letta_options(p_health)
 
     p_restore = sub.add_parser(
         "letta-restore",
@@ -144,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return _dispatch(args)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
     except LettaUnavailable as exc:  # server down, not Letta, key refused, agent missing ...
         say(exc)
         return EXIT_UNREADABLE
@@ -156,19 +212,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERNAL
 
 
-# command -> (module, function); each lives with the code it drives
-COMMANDS = {
-    "demo": ("ari_mem_tui.demo", "cmd_demo"),
-    "summary": ("ari_mem_tui.render.summary", "cmd_summary"),
-    "saw": ("ari_mem_tui.render.report", "cmd_saw"),
-    "audit": ("ari_mem_tui.render.report", "cmd_audit"),
-    "letta-restore": ("ari_mem_tui.letta.restore", "cmd_letta_restore"),
-    "open": ("ari_mem_tui.tui.app", "cmd_open"),
-}
-
-
 def _dispatch(args: argparse.Namespace) -> int:
-    import importlib
+    from ari_mem_tui.cli import commands
 
-    module_name, func_name = COMMANDS[args.command]
-    return int(getattr(importlib.import_module(module_name), func_name)(args))
+    return int(getattr(commands, COMMANDS[args.command])(args))
+
+
+COMMANDS = {
+    "demo": "cmd_demo",
+    "summary": "cmd_summary",
+    "saw": "cmd_saw",
+    "audit": "cmd_audit",
+    "letta-restore": "cmd_letta_restore",
+    "runs": "cmd_runs",
+    "health": "cmd_health",
+    "open": "cmd_open",
+}

@@ -18,7 +18,6 @@ cores (the ranking uses inverted lists over the query words only).
 
 from __future__ import annotations
 
-import argparse
 import gzip
 import hashlib
 import io
@@ -27,10 +26,11 @@ import os
 import random
 import re
 import shutil
-import sys
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+
+from platformdirs import user_cache_dir
 
 from ari_mem_tui.demo import text as T
 from ari_mem_tui.demo.run import PREVIEW, DemoRun, Entry, Read
@@ -383,8 +383,6 @@ def write_demo(out: Path, nodes: int = 40, seed: int = 7, entries: int | None = 
 
 
 def cache_root() -> Path:
-    from platformdirs import user_cache_dir
-
     return Path(user_cache_dir("ari-mem-tui"))
 
 
@@ -421,31 +419,3 @@ def summary(path: Path) -> str:
     )
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    nodes, seed = int(args.nodes), int(args.seed)
-    entries = getattr(args, "entries", None)
-    if nodes < 2:
-        print("ari-mem-tui demo: --nodes must be at least 2", file=sys.stderr)
-        return 2
-    if args.out is not None:
-        try:
-            path = write_demo(Path(args.out), nodes=nodes, seed=seed, entries=entries)
-        except DemoTargetError as exc:
-            print(f"ari-mem-tui demo: {exc}", file=sys.stderr)
-            return 2
-        print(summary(path))
-        return 0
-    if entries is not None:
-        print(
-            "ari-mem-tui demo: --entries needs --out (the cache holds default sizes only)",
-            file=sys.stderr,
-        )
-        return 2
-    path = demo_checkpoint(nodes=nodes, seed=seed)
-    try:
-        from ari_mem_tui.tui.app import cmd_open
-    except ImportError:
-        print(summary(path))
-        return 0
-    args.checkpoint = path
-    return int(cmd_open(args))

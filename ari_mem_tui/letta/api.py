@@ -19,10 +19,10 @@ import httpx
 import letta_client
 
 from ari_mem_tui.letta.errors import LettaUnavailable, mask_secrets, safe_url
+from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
 
 AGENT_ID_RE = re.compile(r"^agent-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ARI_AGENT_PREFIX = "ari_agent_"
-DEFAULT_TIMEOUT = 10.0  # seconds per request; a search of top_k 200 takes ~0.5 s on a real server
 CONNECT_TIMEOUT = 3.0
 DEFAULT_RETRIES = 1  # the SDK's default of 2 turns one dead-server call into ~48 s
 PAGE_SIZE = 200  # ARI: max(letta_overfetch, 200)

@@ -8,7 +8,6 @@ the one in `search.replay`, so a node's hits are computed the same way for both 
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 from collections import Counter
@@ -18,18 +17,17 @@ from datetime import datetime
 from typing import Any
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
-from ari_mem_tui.model.checkpoint import Checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.letta.api import (
-    DEFAULT_TIMEOUT,
     MAX_ROWS,
     PAGE_SIZE,
     SERVER_VERSION,
     LettaConnection,
 )
 from ari_mem_tui.letta.errors import LettaUnavailable
-from ari_mem_tui.letta.footer import agent_name, decode_passage
-from ari_mem_tui.model import CoreBlocks, EntryKind, MemoryEntry, Problem
+from ari_mem_tui.letta.footer import agent_name, decode_passage, given_hash
+from ari_mem_tui.letta.options import LettaOptions
+from ari_mem_tui.model import Checkpoint, CoreBlocks, EntryKind, MemoryEntry, Problem, Run
 from ari_mem_tui.search.rankers import Ranking
 
 __all__ = [
@@ -41,7 +39,6 @@ __all__ = [
     "read_letta_memory",
 ]
 
-HASH_RE = re.compile(r"^[0-9a-f]{12}$")
 AGENT_HASH_RE = re.compile(r"^ari_agent_([0-9a-f]{12})$")
 CORE_LABELS = ("persona", "human", "ari_context")
 SOURCE = "letta"
@@ -303,31 +300,18 @@ class LettaRanker:
 # ---- opening a run -------------------------------------------------------------------------
 
 
-def given_hash(args: argparse.Namespace) -> str | None:
-    """--checkpoint-hash, validated (12 lower-case hex characters), or None."""
-    given = getattr(args, "checkpoint_hash", None)
-    if not given:
-        return None
-    given = given.strip().lower()
-    if not HASH_RE.match(given):
-        raise LettaUnavailable(
-            f"--checkpoint-hash must be 12 hex characters (ARI's hash), not {given!r}"
-        )
-    return given
-
-
-def agent_ref_for(ckpt: Checkpoint, args: argparse.Namespace) -> str:
+def agent_ref_for(ckpt: Checkpoint, options: LettaOptions) -> str:
     """--letta-agent, else `ari_agent_<hash>` of --checkpoint-hash or of the checkpoint path."""
-    explicit = getattr(args, "letta_agent", None)
-    if explicit:
-        return explicit
-    return agent_name(given_hash(args) or checkpoint_hash(ckpt.path))
+    if options.agent:
+        return options.agent
+    return agent_name(given_hash(options.checkpoint_hash) or checkpoint_hash(ckpt.path))
 
 
-def hash_for(ckpt: Checkpoint, args: argparse.Namespace, name: str) -> str:
+def hash_for(ckpt: Checkpoint, options: LettaOptions, name: str) -> str:
     """The hash the post-filter compares footers with: given, else the agent's, else the path's."""
     named = AGENT_HASH_RE.match(name or "")
-    return given_hash(args) or (named.group(1) if named else checkpoint_hash(ckpt.path))
+    given = given_hash(options.checkpoint_hash)
+    return given or (named.group(1) if named else checkpoint_hash(ckpt.path))
 
 
 def _hash_mismatch(entries: list[MemoryEntry], ckpt_hash: str, url: str) -> Problem | None:
@@ -345,26 +329,17 @@ def _hash_mismatch(entries: list[MemoryEntry], ckpt_hash: str, url: str) -> Prob
 
 def open_letta_run(
     ckpt: Checkpoint,
-    args: argparse.Namespace,
+    options: LettaOptions,
     progress: ProgressFn | None = None,
     conn: LettaConnection | None = None,
-):
+) -> Run:
     """The checkpoint with the server's memory, core blocks and ranking (see module doc)."""
-    from ari_mem_tui.run import Run
-
-    url = args.letta_url
-    if progress is None:
-        progress = getattr(args, "progress", None)  # the TUI's status bar passes one this way
     if conn is None:
-        conn = LettaConnection(
-            url,
-            api_key=getattr(args, "letta_api_key", None),
-            timeout=getattr(args, "letta_timeout", None) or DEFAULT_TIMEOUT,
-        )
-    agent_ref = agent_ref_for(ckpt, args)
+        conn = LettaConnection(options.url, api_key=options.api_key, timeout=options.timeout)
+    agent_ref = agent_ref_for(ckpt, options)
     version = conn.health()
     agent_id, name = conn.find_agent(agent_ref)
-    ckpt_hash = hash_for(ckpt, args, name)
+    ckpt_hash = hash_for(ckpt, options, name)
     memory = read_letta_memory(conn, agent_id, progress=progress)
     mismatch = _hash_mismatch(memory.entries, ckpt_hash, conn.url)
     if mismatch is not None:

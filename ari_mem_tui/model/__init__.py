@@ -1,24 +1,24 @@
 """Every noun of the tool: the records read from ARI's files and the `Checkpoint` that holds them."""
 
+from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError, Run  # noqa: E402  (records first)
 from ari_mem_tui.model.records import (
     NODE_LABELS,
     NODE_STATUSES,
-    EntryKind,
-    Problem,
-    Node,
-    MemoryEntry,
-    CoreBlocks,
     AccessEvent,
-    TraceCall,
+    CoreBlocks,
     CowWrite,
+    EntryKind,
     Hit,
+    MemoryEntry,
     Missed,
-    TierLine,
-    Tier,
+    Node,
+    Problem,
     RecordedSearch,
     Replay,
+    Tier,
+    TierLine,
+    TraceCall,
 )
-from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError  # noqa: E402  (records first)
 
 __all__ = [
     "AccessEvent",
@@ -36,6 +36,7 @@ __all__ = [
     "Problem",
     "RecordedSearch",
     "Replay",
+    "Run",
     "Tier",
     "TierLine",
     "TraceCall",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import networkx as nx
 
@@ -39,6 +40,10 @@ class Checkpoint:
     trace_calls: dict[str, list[TraceCall]] = field(default_factory=dict)  # by node id
     writes: list[CowWrite] = field(default_factory=list)  # the run's CoW log, ts order
     problems: list[Problem] = field(default_factory=list)
+    # the run's 12-hex hash, set when a Letta server's footers are compared with it
+    checkpoint_hash: str | None = None
+    # tables derived from the lists above by search code (the replay index), rebuilt by them
+    derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.reindex()
@@ -89,3 +94,12 @@ class Checkpoint:
 
     def children(self, node_id: str) -> list[str]:
         return list(self.graph.successors(node_id)) if node_id in self.graph else []
+
+
+@dataclass
+class Run:
+    """A checkpoint opened for browsing, with the ranker that replays its searches."""
+
+    checkpoint: Checkpoint
+    ranker: Any  # an ari_mem_tui.search ranker (embedded, BM25 or Letta)
+    source_label: str  # "files: <path>" or "letta: <url> agent <name>"

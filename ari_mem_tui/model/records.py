@@ -174,13 +174,20 @@ class CowWrite(BaseModel):
 
 class Hit(BaseModel):
     rank: int  # 1-based position among the node's hits
-    global_rank: int  # 0-based position in the unfiltered window (ARI's score uses this)
-    score: float  # max(0, 1 - 0.01 * global_rank)
+    # 0-based position in the unfiltered window (ARI's score uses this); -1 = unknown (a recorded
+    # score that does not encode a rank: in-memory keyword overlap, or 0.0 past rank 99)
+    global_rank: int
+    score: float  # max(0, 1 - 0.01 * global_rank), or the score as recorded
     entry_id: str
     node_id: str
     kind: str
     text: str
-    mark: str = ""  # recorded-vs-replayed mark: "", "replay-only", "recorded-only", "moved"
+    # recorded vs replayed: "" (the same), "replay-only", "recorded-only", "moved" (another rank),
+    # "changed" (same rank, another global rank or score)
+    mark: str = ""
+    differs: list[str] = Field(default_factory=list)  # which of rank, global_rank, score differ
+    # the same entry's rank, global_rank and score in the other list (None: not in it)
+    counterpart: dict[str, float | int] | None = None
 
 
 class Missed(BaseModel):
@@ -212,6 +219,12 @@ class RecordedSearch(BaseModel):
     query: str
     limit: int | None
     hits: list[Hit]  # resolved through the write-event join where possible
+    # which memory backend recorded it, read off the scores (ari-checkpoint-format.md §5.2):
+    # "letta" (1 - 0.01 r on the 0.01 grid), "in_memory" (keyword overlap, off the grid),
+    # "letta-substring" (v0.6: every score 0.0), "unknown" (no hits)
+    backend: str = "unknown"
+    ranker: str = ""  # in words: "a Letta server's embedder", "ARI's in-memory keyword overlap"
+    differences: int = 0  # ENTRIES that differ between recording and replay (not sides)
 
 
 class Replay(BaseModel):
@@ -219,7 +232,10 @@ class Replay(BaseModel):
 
     node_id: str
     query: str
-    query_source: str  # "original_direction" | "eval_summary" | "goal" | "default" | "custom"
+    # "start" (eval_summary at the node's start = its direction: ARI's own query), "now" (its
+    # eval_summary today, e.g. the verdict) or "custom"; `query_field` says which field was used
+    query_source: str
+    query_field: str = ""  # "original_direction" | "eval_summary" | "goal" | "default" | ""
     params: dict[str, int]  # limit, overfetch, top_k
     pool: dict[str, Any]  # size, node_scope, react_step, window composition, per branch
     hits: list[Hit]
@@ -227,12 +243,17 @@ class Replay(BaseModel):
     missed: list[Missed]
     exact_scope: list[Hit]  # what a pre-filtered search would have returned
     recorded: RecordedSearch | None
-    as_of: float | None = None
-    as_of_source: str | None = None  # "first start-up read" | "created_at" | None
+    as_of: float | None = None  # the pool was cut at this time (None: today's whole pool)
+    # always set: "first start-up read" | "created_at" (as of the node's start), "now" (today's
+    # pool, asked for), "now: start unknown" (as-of asked for, but no start time is known)
+    as_of_source: str | None = None
     tiers: list[Tier] = Field(default_factory=list)
     core: CoreBlocks = Field(default_factory=CoreBlocks)
     writes: list[CowWrite] = Field(default_factory=list)
-    embedder: str
+    embedder: str  # the ranker that produced these hits: "minilm", "bm25", "letta:<url>"
+    fallback: bool = False  # BM25 stood in while the chosen ranker (MiniLM) was not ready
+    # recording and replay ranked by different rankers: differences are expected (in words)
+    ranker_note: str = ""
     notes: list[str] = Field(default_factory=list)
     # fills in global ranks left unknown by a fast replay (search.replay, exact_ranks=False)
     _rank_resolver: Any = PrivateAttr(default=None)

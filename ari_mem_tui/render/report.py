@@ -7,91 +7,56 @@ The TUI calls the same `replay()` / `audit()` functions, so both always agree.
 
 from __future__ import annotations
 
-import argparse
-import sys
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ari_mem_tui.audit import AuditReport, Finding, audit
-from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError
-from ari_mem_tui.cli import EXIT_FINDINGS, EXIT_OK, EXIT_UNREADABLE
+from ari_mem_tui.audit import AuditReport, Finding
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.render.text import clean, fmt_ts, json_text, preview, say
+from ari_mem_tui.render.text import clean, fmt_ts, preview
+from ari_mem_tui.render.words import (
+    MARKS_LEGEND,
+    differences_words,
+    fmt_global,
+    fmt_score,
+    mark_long,
+    pool_words,
+    query_words,
+)
 
 TEXT_WIDTH = 90
 
 
 # ---------------------------------------------------------------- opening
-def _open(args: argparse.Namespace) -> tuple[Any, int | None]:
-    """(Run, None) or (None, exit code) with a one-line message on stderr."""
-    from ari_mem_tui.run import open_run
-
-    try:
-        run = open_run(args)
-    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        say(f"cannot read {args.checkpoint}: {exc}")
-        return None, EXIT_UNREADABLE
-    if unreadable(run.checkpoint):
-        why = "; ".join(p.line() for p in run.checkpoint.problems if p.severity == "error")
-        say(f"cannot read {args.checkpoint}: {why}")
-        return None, EXIT_UNREADABLE
-    return run, None
-
-
-def unreadable(ckpt: Checkpoint) -> bool:
-    """Nothing usable: no nodes and an error said why (not a directory, no tree at all)."""
-    return not ckpt.nodes and any(p.severity == "error" for p in ckpt.problems)
+def progress_line(
+    done: int, total: int, elapsed: float, first: tuple[float, int] | None, now: float
+) -> str:
+    """`embedding memory texts for MiniLM: 120/5,000 (2%), 27 texts/s, about 3 min left`."""
+    tip = "; --embedder bm25 answers at once"
+    if not total:
+        return f"loading MiniLM and its vector cache … {elapsed:.0f} s{tip}"
+    head = f"embedding memory texts for MiniLM: {done:,}/{total:,} ({100 * done // total}%)"
+    if first is None or now - first[0] < 0.5 or done <= first[1]:
+        return f"{head}, {elapsed:.0f} s so far, estimating …{tip}"
+    rate = (done - first[1]) / (now - first[0])
+    left = (total - done) / rate if rate > 0 else float("inf")
+    return f"{head}, {rate:.0f} texts/s, about {_duration(left)} left{tip}"
 
 
-def wait_for_vectors(ranker: object, show: bool) -> None:
-    """Block until an embedding ranker's vectors are ready; a progress line on a TTY."""
-    wait = getattr(ranker, "wait", None)
-    if wait is None:
-        return
-    while not wait(0.25):
-        if show:
-            done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-            print(f"\rembedding memory texts: {done}/{total}", end="", file=sys.stderr, flush=True)
-    if show and getattr(ranker, "total", 0):
-        print(file=sys.stderr)
+def _duration(seconds: float) -> str:
+    if seconds == float("inf"):
+        return "? min"
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
 
 
 # ---------------------------------------------------------------- saw
-def cmd_saw(args: argparse.Namespace) -> int:
-    run, code = _open(args)
-    if run is None:
-        return code or EXIT_UNREADABLE
-    ckpt = run.checkpoint
-    try:
-        node_id = ckpt.resolve_node(args.node)
-    except NodeRefError as exc:
-        say(exc)
-        return EXIT_UNREADABLE
-    if getattr(args, "embedder", "minilm") != "bm25":
-        wait_for_vectors(run.ranker, show=sys.stderr.isatty())
-    result = replay(ckpt, node_id, run.ranker, args)
-    if args.json:
-        print(json_text(saw_json(result)))
-    else:
-        render_saw(Console(), result, run.source_label)
-    return EXIT_OK
-
-
-def replay(ckpt: Checkpoint, node_id: str, ranker: object, args: argparse.Namespace) -> Replay:
-    from ari_mem_tui.search.replay import replay as run_replay
-
-    return run_replay(
-        ckpt,
-        node_id,
-        ranker,  # type: ignore[arg-type]
-        query=getattr(args, "query", None),
-        limit=max(1, int(getattr(args, "limit", 5) or 5)),
-        as_of=bool(getattr(args, "as_of", False)),
-        query_from=getattr(args, "query_from", "start"),
-    )
 
 
 def saw_json(result: Replay) -> dict[str, Any]:
@@ -131,22 +96,26 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
         head.append(f"   ({clean(source_label)})", style="dim")
     console.print(head)
     line = Text("query ", style="bold")
-    line.append(preview(r.query, 200)).append(f"  [{r.query_source}]", style="dim")
+    line.append(preview(r.query, 200)).append(f"  [{query_words(r)}]", style="dim")
     console.print(line)
+    console.print(Text(pool_words(r), style="bold yellow" if r.as_of is None else "bold"))
     p = r.params
-    info = (
-        f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {r.embedder}"
-    )
-    if r.as_of is not None:
-        info += f"  as-of {fmt_ts(r.as_of)} UTC"
-        info += f" ({r.as_of_source})"
-    console.print(Text(info, style="dim"))
-    console.print(_hits_table("Hits (replayed, ARI's post-filter)", r.hits))
+    ranker = r.embedder + (" (standing in for MiniLM, not ready)" if r.fallback else "")
+    info = f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {ranker}"
+    console.print(Text(clean(info, False), style="dim"))
+    console.print(_hits_table(f"Hits (replayed with {clean(r.embedder, False)})", r.hits, "replay"))
     _render_diagnostics(console, r)
     if r.recorded is not None:
         rec = r.recorded
-        title = f"Recorded start-up search (access log, query {preview(rec.query, 40)!s})"
-        console.print(_hits_table(title, rec.hits))
+        title = (
+            f"Recorded start-up search (access log, query {preview(rec.query, 40)!s}; "
+            f"ranked by {rec.ranker})"
+        )
+        console.print(_hits_table(title, rec.hits, "recorded"))
+        verdict = differences_words(r) + (f"; {MARKS_LEGEND}" if rec.differences else "")
+        console.print(Text(verdict, style="yellow" if rec.differences else "green"))
+        if r.ranker_note:
+            console.print(Text(clean(r.ranker_note, False), style="yellow"))
     else:
         console.print(Text("recorded: not in the access log", style="dim"))
     if [h.entry_id for h in r.exact_scope] != [h.entry_id for h in r.hits]:
@@ -160,26 +129,31 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
         console.print(Text(f"note: {clean(note, multiline=False)}", style="yellow"))
 
 
-def _hits_table(title: str, hits: list[Hit]) -> Table:
-    table = Table(title=title, title_justify="left", expand=True)
+def _hits_table(title: str, hits: list[Hit], other_side: str = "") -> Table:
+    table = Table(title=clean(title, False), title_justify="left", expand=True)
     marks = any(h.mark for h in hits)
     table.add_column("#", justify="right")
     table.add_column("global", justify="right")
     table.add_column("score", justify="right")
     table.add_column("node", no_wrap=True)
     if marks:
-        table.add_column("mark", no_wrap=True)
-    table.add_column("text", overflow="fold", ratio=1)
-    mark_style = {"replay-only": "magenta", "recorded-only": "red", "moved": "yellow"}
+        table.add_column("mark", overflow="fold", max_width=21)
+    table.add_column("text", overflow="fold", ratio=1, min_width=24)
+    mark_style = {
+        "replay-only": "magenta",
+        "recorded-only": "red",
+        "moved": "yellow",
+        "changed": "yellow",
+    }
     for h in hits:
         cells: list[Any] = [
             str(h.rank),
-            str(h.global_rank) if h.global_rank >= 0 else "?",
-            f"{h.score:.2f}",
+            fmt_global(h),
+            fmt_score(h.score),
             Text(short(h.node_id), style="cyan"),
         ]
         if marks:
-            cells.append(Text(h.mark, style=mark_style.get(h.mark, "")))
+            cells.append(Text(mark_long(h, other_side), style=mark_style.get(h.mark, "")))
         cells.append(Text(preview(h.text, TEXT_WIDTH) if h.text else "(text unknown)"))
         table.add_row(*cells)
     if not hits:
@@ -265,27 +239,11 @@ def _render_writes(console: Console, r: Replay) -> None:
 
 
 # ---------------------------------------------------------------- audit
-def cmd_audit(args: argparse.Namespace) -> int:
-    from ari_mem_tui.checkpoint.load import load_checkpoint
-
-    try:
-        ckpt = load_checkpoint(args.checkpoint)
-    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        say(f"cannot read {args.checkpoint}: {exc}")
-        return EXIT_UNREADABLE
-    if unreadable(ckpt):
-        why = "; ".join(p.line() for p in ckpt.problems if p.severity == "error")
-        say(f"cannot read {args.checkpoint}: {why}")
-        return EXIT_UNREADABLE
-    report = audit(ckpt)
-    if args.json:
-        print(json_text(report.model_dump(mode="json")))
-    else:
-        render_audit(Console(), report)
-    return EXIT_FINDINGS if report.has_findings else EXIT_OK
 
 
-def render_audit(console: Console, report: AuditReport) -> None:
+def render_audit(console: Console, report: AuditReport, source: str = "") -> None:
+    if source:
+        console.print(Text(f"memory from {clean(source, False)}", style="dim"))
     sections = (
         ("Leaks (memory read from outside the reader's lineage)", report.leaks),
         ("Scope violations (search scope not the reader's lineage)", report.scope_violations),

@@ -6,22 +6,16 @@ directory, or no tree in it). Every string from the files is printed as data, ne
 
 from __future__ import annotations
 
-import argparse
-import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ari_mem_tui.checkpoint.load import checkpoint_hash, load_checkpoint
-from ari_mem_tui.model.checkpoint import Checkpoint
+from ari_mem_tui.checkpoint.load import checkpoint_hash
+from ari_mem_tui.model import Checkpoint
 from ari_mem_tui.render.text import clean as clean_text
-from ari_mem_tui.render.text import json_text
-
-EXIT_OK, EXIT_UNREADABLE = 0, 2
 
 
 def clean(text: str) -> str:
@@ -54,10 +48,11 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
     }
 
 
-def summary_json(ckpt: Checkpoint) -> dict[str, Any]:
+def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
     return {
         "path": str(ckpt.path),
-        "checkpoint_hash": checkpoint_hash(ckpt.path),
+        "memory_source": source or f"files: {ckpt.path}",
+        "checkpoint_hash": ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
         "run_id": ckpt.run_id,
         "tree_source": ckpt.tree_source,
         "core": {
@@ -75,7 +70,7 @@ def loaded(ckpt: Checkpoint) -> bool:
     return ckpt.path.is_dir() and ckpt.tree_source is not None
 
 
-def render(ckpt: Checkpoint, console: Console) -> None:
+def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
     numbers = counts(ckpt)
     title = Text("checkpoint ")
     title.append(clean(str(ckpt.path)), style="bold")
@@ -85,7 +80,8 @@ def render(ckpt: Checkpoint, console: Console) -> None:
     facts.add_column(overflow="fold")
     facts.add_row("run id", Text(clean(ckpt.run_id or "?")))
     facts.add_row("tree from", Text(clean(ckpt.tree_source or "no tree")))
-    facts.add_row("hash", Text(checkpoint_hash(ckpt.path)))
+    facts.add_row("hash", Text(ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
+    facts.add_row("memory", Text(clean(source or f"files: {ckpt.path}")))
     facts.add_row("nodes", Text(f"{numbers['nodes']} ({numbers['roots']} roots)"))
     facts.add_row(
         "entries",
@@ -118,12 +114,3 @@ def render(ckpt: Checkpoint, console: Console) -> None:
         line = Text(f"{problem.severity:7} ", style=styles[problem.severity])
         line.append(clean(problem.line()))
         console.print(line)
-
-
-def cmd_summary(args: argparse.Namespace) -> int:
-    ckpt = load_checkpoint(Path(args.checkpoint))
-    if getattr(args, "json", False):
-        sys.stdout.write(json_text(summary_json(ckpt)) + "\n")
-    else:
-        render(ckpt, Console(highlight=False))
-    return EXIT_OK if loaded(ckpt) else EXIT_UNREADABLE

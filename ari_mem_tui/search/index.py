@@ -11,10 +11,9 @@ from collections import defaultdict
 
 import numpy as np
 
-from ari_mem_tui.model.checkpoint import Checkpoint
-from ari_mem_tui.model import AccessEvent
+from ari_mem_tui.model import AccessEvent, Checkpoint
 
-_ATTR = "_replay_index"
+_KEY = "replay_index"
 
 
 class ReplayIndex:
@@ -51,8 +50,7 @@ def signature(ckpt: Checkpoint) -> tuple[int, int, int, int]:
 
 
 def replay_index(ckpt: Checkpoint) -> ReplayIndex:
-    index = getattr(ckpt, _ATTR, None)
+    index = ckpt.derived.get(_KEY)
     if index is None or index.signature != signature(ckpt):
-        index = ReplayIndex(ckpt)
-        setattr(ckpt, _ATTR, index)
+        index = ckpt.derived[_KEY] = ReplayIndex(ckpt)
     return index

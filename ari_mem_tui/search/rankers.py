@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from ari_mem_tui.model import MemoryEntry
@@ -60,16 +59,3 @@ class Ranker(Protocol):
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
         """Rank the pool (entries with ts < before_ts when given) and return the top_k window."""
         ...
-
-
-def make_ranker(
-    ckpt: object,
-    name: str = "minilm",
-    cache_dir: Path | str | None = None,
-    background: bool = True,
-    progress: ProgressFn | None = None,
-) -> Ranker:
-    """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25"."""
-    from ari_mem_tui.search.embedded import build_ranker
-
-    return build_ranker(ckpt, name, cache_dir=cache_dir, background=background, progress=progress)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ari_mem_tui.model.checkpoint import Checkpoint
-from ari_mem_tui.model import Hit, Node, Replay, Tier, TierLine
+from ari_mem_tui.model import Checkpoint, Hit, Node, Replay, Tier, TierLine
 
 CORE_FIELDS = ("primary_metric", "higher_is_better", "metric_rationale", "hardware_spec")
 CORE_FIELD_CAP = 400

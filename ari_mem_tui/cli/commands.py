@@ -1,0 +1,325 @@
+"""The commands behind `ari-mem-tui`: each turns its Namespace into typed options, calls the
+library, prints through `render/` and returns an exit code from `cli.exits`.
+
+Imports are lazy: `ari-mem-tui demo --out` must not pay for Textual or onnxruntime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+from ari_mem_tui.cli.exits import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_UNREADABLE,
+)
+from ari_mem_tui.cli.options import DEFAULT_LIMIT, letta_options, run_options
+from ari_mem_tui.model import Checkpoint, NodeRefError, Run
+from ari_mem_tui.render.text import clean, json_text, say
+
+
+def unreadable(ckpt: Checkpoint) -> bool:
+    """Nothing usable: no nodes and an error said why (not a directory, no tree at all)."""
+    return not ckpt.nodes and any(p.severity == "error" for p in ckpt.problems)
+
+
+def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
+    if not unreadable(ckpt):
+        return False
+    why = "; ".join(p.line() for p in ckpt.problems if p.severity == "error")
+    say(f"cannot read {name}: {why}")
+    return True
+
+
+def _open(args: argparse.Namespace, rank: bool = True) -> Run | None:
+    """The run (from the files, or with memory from --letta-url), or None after a one-line
+    message on stderr. `rank=False` builds no local ranker (commands that replay nothing)."""
+    from ari_mem_tui.run import open_run
+
+    try:
+        run = open_run(run_options(args, rank=rank))
+    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
+        say(f"cannot read {args.checkpoint}: {exc}")
+        return None
+    return None if _refuse_unreadable(run.checkpoint, args.checkpoint) else run
+
+
+PROGRESS_EVERY = 1.0  # seconds between progress lines: never silent for 2 s
+
+
+def wait_for_vectors(
+    ranker: object, show: bool = True, tty: bool | None = None, stream: TextIO | None = None
+) -> None:
+    """Block until an embedding ranker's vectors are ready, saying how far and how long.
+
+    A cold vector cache costs one MiniLM pass over every distinct text (~140 texts/s on two
+    idle cores): minutes on a big run. A line goes to stderr at least every `PROGRESS_EVERY`
+    seconds (rewritten in place on a terminal), with the rate and an estimate of what is left.
+    """
+    from ari_mem_tui.render.report import progress_line
+
+    wait = getattr(ranker, "wait", None)
+    if wait is None:
+        return
+    stream = stream or sys.stderr
+    tty = stream.isatty() if tty is None else tty
+    started = time.monotonic()
+    last_shown = started - PROGRESS_EVERY  # the first line at once
+    first_done: tuple[float, int] | None = None
+    shown = False
+    while not wait(0.2):
+        now = time.monotonic()
+        if not show or now - last_shown < PROGRESS_EVERY:
+            continue
+        last_shown = now
+        done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
+        if total and first_done is None:
+            first_done = (now, done)
+        line = clean(progress_line(done, total, now - started, first_done, now), False)
+        print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
+        shown = True
+    if show and shown and tty:
+        print(file=stream)
+
+
+# ---------------------------------------------------------------- saw / audit / summary
+def cmd_saw(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ari_mem_tui.render.report import render_saw, saw_json
+    from ari_mem_tui.search.replay import replay
+
+    which, query = args.query_from, args.query
+    if which == "custom" and not query:
+        say("--query-from custom needs --query TEXT")
+        return EXIT_UNREADABLE
+    if query and which not in (None, "custom"):
+        say(f"--query is a custom query: it cannot be combined with --query-from {which}")
+        return EXIT_UNREADABLE
+    run = _open(args)
+    if run is None:
+        return EXIT_UNREADABLE
+    ckpt = run.checkpoint
+    try:
+        node_id = ckpt.resolve_node(args.node)
+    except NodeRefError as exc:
+        say(exc)
+        return EXIT_UNREADABLE
+    if args.embedder != "bm25":
+        wait_for_vectors(run.ranker)
+    result = replay(
+        ckpt,
+        node_id,
+        run.ranker,
+        query=query,
+        limit=max(1, args.limit or DEFAULT_LIMIT),
+        as_of=not args.now,  # as of the node's start unless --now (--as-of: the default)
+        query_from=which or "start",
+    )
+    if args.json:
+        print(json_text(saw_json(result)))
+    else:
+        render_saw(Console(), result, run.source_label)
+    return EXIT_OK
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ari_mem_tui.audit import audit
+    from ari_mem_tui.render.report import render_audit
+
+    run = _open(args, rank=False)
+    if run is None:
+        return EXIT_UNREADABLE
+    report = audit(run.checkpoint)
+    if args.json:
+        print(json_text({**report.model_dump(mode="json"), "memory_source": run.source_label}))
+    else:
+        render_audit(Console(), report, run.source_label)
+    return EXIT_FINDINGS if report.has_findings else EXIT_OK
+
+
+def cmd_summary(args: argparse.Namespace) -> int:
+    """What the checkpoint holds; with --letta-url, memory and core blocks from the server.
+    An unreadable checkpoint is still summarised (its problems say why), then exit 2."""
+    from rich.console import Console
+
+    from ari_mem_tui.render.summary import loaded, render, summary_json
+    from ari_mem_tui.run import open_run
+
+    run = open_run(run_options(args, rank=False))  # a Letta failure is one line, in main()
+    if args.json:
+        sys.stdout.write(json_text(summary_json(run.checkpoint, run.source_label)) + "\n")
+    else:
+        render(run.checkpoint, Console(highlight=False), run.source_label)
+    return EXIT_OK if loaded(run.checkpoint) else EXIT_UNREADABLE
+
+
+# ---------------------------------------------------------------- runs / health
+def cmd_runs(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ari_mem_tui.render.runs import render_runs, runs_json
+    from ari_mem_tui.workspace import recent_workspace, scan
+
+    ws = recent_workspace() if args.dir is None else scan(args.dir)
+    if ws.kind == "none":
+        say(ws.message)
+        return EXIT_UNREADABLE
+    if args.json:
+        sys.stdout.write(json_text(runs_json(ws)) + "\n")
+    elif not ws.runs:
+        say("no recently opened runs yet: give a workspace folder (ari-mem-tui runs DIR)")
+    else:
+        render_runs(Console(highlight=False), ws)
+    return EXIT_OK
+
+
+def cmd_health(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from ari_mem_tui.health import compute_health
+    from ari_mem_tui.render.health import health_json, render_health
+
+    run = _open(args)
+    if run is None:
+        return EXIT_UNREADABLE
+    show = sys.stderr.isatty()
+    if args.embedder != "bm25":
+        wait_for_vectors(run.ranker)
+
+    def progress(done: int, total: int) -> None:
+        if show:
+            print(f"\rmemory health: {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    report = compute_health(
+        run.checkpoint,
+        run.ranker,
+        limit=max(1, args.limit or DEFAULT_LIMIT),
+        progress=progress,
+        all_entries=args.all_entries,
+    )
+    if show:
+        print(file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json_text(health_json(report)) + "\n")
+    else:
+        render_health(Console(highlight=False), report)
+    return EXIT_FINDINGS if report.starved else EXIT_OK
+
+
+# ---------------------------------------------------------------- letta-restore
+def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> int:
+    from ari_mem_tui.letta.api import LettaConnection
+    from ari_mem_tui.letta.errors import LettaUnavailable, safe_url
+    from ari_mem_tui.letta.restore import WRITE_TIMEOUT, Refused, plan_restore, restore
+
+    err = err or sys.stderr
+
+    def tell(line: str) -> None:
+        print(clean(line, multiline=False), file=err, flush=True)
+
+    try:
+        plan = plan_restore(args.checkpoint, args.letta_url, args.agent, args.checkpoint_hash)
+    except LettaUnavailable as exc:
+        tell(f"ari-mem-tui letta-restore: {exc}")
+        return EXIT_UNREADABLE
+    for problem in plan.problems:
+        tell(f"warning: {problem.line()}")
+    nodes = sum(1 for e in plan.entries if e.kind == "node_scope")
+    seed = "and the core blocks" if plan.core_seed is not None else "(no core seed in the backup)"
+    tell(
+        f"letta-restore WRITES to the Letta server at {safe_url(plan.url)}: agent {plan.agent},"
+        f" {nodes} node-scope + {len(plan.entries) - nodes} react passages {seed}"
+    )
+    conn = LettaConnection(plan.url, api_key=args.letta_api_key, timeout=WRITE_TIMEOUT)
+    started = time.monotonic()
+    try:
+        agent_id, written = restore(
+            plan, conn, merge=args.merge, embedding=args.embedding, say=tell
+        )
+    except Refused as exc:
+        tell(f"ari-mem-tui letta-restore: {exc}")
+        return EXIT_REFUSED
+    except LettaUnavailable as exc:
+        tell(f"ari-mem-tui letta-restore: {exc}")
+        return EXIT_UNREADABLE
+    elapsed = time.monotonic() - started
+    tell(
+        f"restored {written} passages into {plan.agent} ({agent_id}) at {safe_url(plan.url)}"
+        f" in {elapsed:.1f} s; checkpoint hash {plan.ckpt_hash};"
+        f" {len(plan.problems)} backup problem(s)"
+    )
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------- the TUI and the demo
+def cmd_open(args: argparse.Namespace) -> int:
+    """`ari-mem-tui CKPT`: open the TUI (also the end of `demo`, whose args lack Letta options)."""
+    path = Path(args.checkpoint)
+    if not path.is_dir():
+        say(f"{path}: not a checkpoint directory")
+        return EXIT_UNREADABLE
+    from ari_mem_tui.checkpoint.load import load_tree_only
+    from ari_mem_tui.run import open_run
+    from ari_mem_tui.tui.app import run_app
+
+    options = run_options(args)
+
+    def opener(progress) -> Run:  # a tui.app.LoadProgress: (done, total) and .step(n, m, part)
+        return open_run(options, on_step=getattr(progress, "step", None), on_progress=progress)
+
+    return run_app(
+        opener,
+        title=str(path),
+        export_to=getattr(args, "export_dir", None),
+        initial_node=getattr(args, "node", None),
+        tree_opener=lambda: load_tree_only(path),
+    )
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    from ari_mem_tui.demo import DemoTargetError, demo_checkpoint, summary, write_demo
+
+    nodes, seed, entries = int(args.nodes), int(args.seed), args.entries
+    if nodes < 2:
+        say("ari-mem-tui demo: --nodes must be at least 2")
+        return EXIT_UNREADABLE
+    if args.out is not None:
+        try:
+            path = write_demo(Path(args.out), nodes=nodes, seed=seed, entries=entries)
+        except DemoTargetError as exc:
+            say(f"ari-mem-tui demo: {exc}")
+            return EXIT_UNREADABLE
+        print(summary(path))
+        return EXIT_OK
+    if entries is not None:
+        say("ari-mem-tui demo: --entries needs --out (the cache holds default sizes only)")
+        return EXIT_UNREADABLE
+    path = demo_checkpoint(nodes=nodes, seed=seed)
+    try:
+        import ari_mem_tui.tui.app  # noqa: F401  (Textual may be missing from a slim install)
+    except ImportError:
+        print(summary(path))
+        return EXIT_OK
+    args.checkpoint = path
+    return cmd_open(args)
+
+
+__all__ = [
+    "cmd_audit",
+    "cmd_demo",
+    "cmd_health",
+    "cmd_letta_restore",
+    "cmd_open",
+    "cmd_runs",
+    "cmd_saw",
+    "cmd_summary",
+    "letta_options",
+]

@@ -1,0 +1,397 @@
+"""Memory health of a whole run: did ARI's scoped memory reach the nodes that needed it?
+
+ARI ranks the agent's WHOLE pool (every branch, ReAct steps too), takes the top_k window, and
+only then keeps the reader's ancestors (§5.1). In a big run other branches crowd the ancestors
+out of the window and a node gets fewer hits than its lineage holds (§5.3, the real failure
+mode). For every node this replays its start-up search as of its start with the same code as
+`saw` (`search.replay`), counts what the window held, and takes the hits the node really got
+from the access log where the search was logged ("recorded"), from the replay otherwise
+("replayed"). For every entry it counts the reads that returned it: start-up searches,
+inheritance reads and LLM calls from the access log, and LLM calls found only in a node's
+trace_log. Nothing here writes anything; the TUI runs `compute_health` in a worker.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from ari_mem_tui.checkpoint.attribution import call_key, read_key
+from ari_mem_tui.model import Checkpoint, MemoryEntry, Node
+from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
+from ari_mem_tui.search.rankers import Ranker
+from ari_mem_tui.search.replay import (
+    DEFAULT_LIMIT,
+    checkpoint_hash,
+    eligible_entries,
+    post_filter,
+    top_k_for,
+)
+from ari_mem_tui.search.startup import node_query, recorded_startup_search, start_time
+
+ProgressFn = Callable[[int, int], None]
+TIME_SLICES = 24
+TOP_ENTRIES = 30
+NEVER_SHOWN = 200
+READERS_KEPT = 20
+PREVIEW = 160
+CATEGORIES = ("startup", "inherit", "llm", "other")
+HOW_CATEGORY = {
+    "startup-search": "startup",
+    "inherit-burst": "inherit",
+    "trace_log": "llm",
+    "pipeline": "other",
+    "logged": "other",
+}
+
+
+class Cancelled(Exception):
+    """Raised inside `compute_health` when its `cancelled()` says so (the caller catches it)."""
+
+
+def compute_health(
+    ckpt: Checkpoint,
+    ranker: Ranker,
+    limit: int = DEFAULT_LIMIT,
+    progress: ProgressFn | None = None,
+    cancelled: Callable[[], bool] | None = None,
+    all_entries: bool = False,
+) -> Health:
+    """Health of every node and entry. `progress(done, total)` is called as nodes are done;
+    when `cancelled()` turns true the nodes done so far are returned with `complete` False."""
+    top_k = top_k_for(limit)
+    report = Health(run_id=ckpt.run_id, ranker=getattr(ranker, "name", "?"), limit=limit)
+    report.top_k = top_k
+    nodes = list(ckpt.nodes.values())
+    total = len(nodes) + 1  # the entry pass is the last step
+    every = max(1, total // 200)
+    used: Counter[str] = Counter()
+    ckpt_hash = checkpoint_hash(ckpt)
+    for done, node in enumerate(nodes):
+        if cancelled is not None and cancelled():
+            report.complete = False
+            report.notes.append(f"interrupted after {done} of {len(nodes)} nodes")
+            break
+        report.nodes.append(node_health(ckpt, node, ranker, limit, top_k, ckpt_hash, used))
+        if progress is not None and (done + 1) % every == 0:
+            progress(done + 1, total)
+    report.ranker = ", ".join(name for name, _ in used.most_common()) or report.ranker
+    searched = [n for n in report.nodes if n.searched]
+    report.searched = len(searched)
+    report.starved = sum(1 for n in searched if n.starved)
+    report.recorded = sum(1 for n in searched if n.hits_source == "recorded")
+    report.replayed = sum(1 for n in searched if n.hits_source == "replayed")
+    report.by_depth = by_depth(searched)
+    report.over_time = over_time(searched)
+    if report.complete:
+        usage = entry_usage(ckpt)
+        report.entries = usage.summary
+        report.top_entries = usage.top(TOP_ENTRIES)
+        report.never_retrieved = usage.never(NEVER_SHOWN)
+        if all_entries:
+            report.all_entries = usage.every()
+    else:
+        report.notes.append("entry retrievals not counted: the run was interrupted")
+    report.notes.extend(_notes(report))
+    if progress is not None:
+        progress(total if report.complete else len(report.nodes), total)
+    return report
+
+
+def node_health(
+    ckpt: Checkpoint,
+    node: Node,
+    ranker: Ranker,
+    limit: int,
+    top_k: int,
+    ckpt_hash: str | None,
+    used: Counter[str],
+) -> NodeHealth:
+    depth = node.depth if node.depth is not None else len(node.ancestor_ids)
+    row = NodeHealth(node_id=node.id, depth=depth, limit=limit)
+    if not node.ancestor_ids:
+        row.searched, row.why_not = False, "a root: ARI searches nothing without ancestors"
+        return row
+    started, how = start_time(ckpt, node)
+    recorded, _ = recorded_startup_search(ckpt, node)
+    if node.status == "pending" and recorded is None:
+        row.searched, row.why_not = False, "never started (pending)"
+        return row
+    row.started, row.started_source = started, how
+    query, _source = node_query(ckpt, node)
+    row.query = query
+    scope = set(node.ancestor_ids)
+    eligible = eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, started)
+    row.eligible = len(eligible)
+    ranking = ranker.rank(query, top_k, before_ts=started)
+    used[ranking.used or getattr(ranker, "name", "?")] += 1
+    window = ranking.window
+    row.window = len(window)
+    eligible_ids = {e.id for e in eligible}
+    for entry in window:
+        if entry.kind != "node_scope":
+            row.react += 1
+        elif entry.id in eligible_ids:
+            row.lineage += 1
+        elif entry.node_id == node.id:
+            row.own += 1
+        else:
+            row.other_branches += 1
+    row.reached = row.lineage
+    if row.window:
+        row.share_other = round(row.other_branches / row.window, 4)
+        row.share_react = round(row.react / row.window, 4)
+    row.hits_replayed = len(post_filter(window, scope, ckpt_hash, limit))
+    if recorded is not None:
+        row.hits_recorded = min(len(recorded.results), limit)
+        row.hits, row.hits_source = row.hits_recorded, "recorded"
+    else:
+        row.hits, row.hits_source = row.hits_replayed, "replayed"
+    expected = min(limit, row.eligible)
+    row.starved = row.eligible > 0 and row.hits < expected
+    row.shortfall = expected - row.hits if row.starved else 0
+    return row
+
+
+# ---------------------------------------------------------------------- across the run
+def _bucket(label: str, rows: list[NodeHealth], start: float | None = None) -> Bucket:
+    bucket = Bucket(label=label, start=start, nodes=len(rows))
+    if not rows:
+        return bucket
+    bucket.starved = sum(1 for r in rows if r.starved)
+    bucket.mean_share_other = round(sum(r.share_other for r in rows) / len(rows), 4)
+    bucket.mean_share_react = round(sum(r.share_react for r in rows) / len(rows), 4)
+    fed = [r.reached / r.eligible for r in rows if r.eligible]
+    bucket.mean_reached = round(sum(fed) / len(fed), 4) if fed else 0.0
+    return bucket
+
+
+def by_depth(rows: list[NodeHealth]) -> list[Bucket]:
+    groups: dict[int, list[NodeHealth]] = defaultdict(list)
+    for row in rows:
+        groups[row.depth].append(row)
+    return [_bucket(f"depth {d}", groups[d]) for d in sorted(groups)]
+
+
+def over_time(rows: list[NodeHealth], slices: int = TIME_SLICES) -> list[Bucket]:
+    """Searched nodes in `slices` equal slices of start time (empty slices kept, as zeros)."""
+    timed = [r for r in rows if r.started is not None]
+    if not timed:
+        return []
+    first = min(r.started for r in timed)  # type: ignore[type-var]
+    last = max(r.started for r in timed)  # type: ignore[type-var]
+    span = (last - first) or 1.0
+    count = min(slices, len(timed))
+    groups: list[list[NodeHealth]] = [[] for _ in range(count)]
+    for row in timed:
+        index = min(count - 1, int((row.started - first) / span * count))  # type: ignore[operator]
+        groups[index].append(row)
+    return [
+        _bucket(_utc(first + i * span / count), group, first + i * span / count)
+        for i, group in enumerate(groups)
+    ]
+
+
+def _utc(ts: float) -> str:
+    try:
+        return datetime.fromtimestamp(ts, UTC).strftime("%m-%d %H:%M")
+    except (OverflowError, OSError, ValueError):
+        return str(ts)
+
+
+def _notes(report: Health) -> list[str]:
+    notes = []
+    if report.recorded and report.replayed:
+        notes.append(
+            f"hits: {report.recorded} node(s) from the access log (recorded), "
+            f"{report.replayed} from replays ({report.ranker})"
+        )
+    elif report.replayed:
+        notes.append(f"hits: every node's from a replay ({report.ranker}); no search was logged")
+    elif report.recorded:
+        notes.append("hits: every node's from the access log (recorded)")
+    if report.searched:
+        notes.append(
+            f"window shares and 'reached' come from replays ({report.ranker}) as of each node's "
+            f"start: the access log records the hits, not the window"
+        )
+    return notes
+
+
+# ---------------------------------------------------------------------- per entry
+class EntryUsage:
+    """Retrieval counts of every node-scope entry, from the access log and the trace logs."""
+
+    def __init__(self, ckpt: Checkpoint) -> None:
+        self.ckpt = ckpt
+        self.counts: dict[str, list[int]] = {}  # entry id -> per category
+        self.readers: dict[str, dict[str, None]] = defaultdict(dict)  # entry id -> readers
+        self.desc_readers: dict[str, set[str]] = defaultdict(set)
+        self.desc_search: set[str] = set()  # returned by a descendant's search
+        self.summary = EntrySummary()
+        self._ancestors: dict[str, frozenset[str]] = {}
+
+    def ancestors(self, node_id: str) -> frozenset[str]:
+        found = self._ancestors.get(node_id)
+        if found is None:
+            node = self.ckpt.nodes.get(node_id)
+            found = frozenset(node.ancestor_ids) if node is not None else frozenset()
+            self._ancestors[node_id] = found
+        return found
+
+    def add(self, entry: MemoryEntry, category: str, reader: str | None, search: bool) -> None:
+        counts = self.counts.get(entry.id)
+        if counts is None:
+            counts = self.counts[entry.id] = [0, 0, 0, 0]
+        counts[CATEGORIES.index(category)] += 1
+        self.summary.reads[category] = self.summary.reads.get(category, 0) + 1
+        if reader is None or reader not in self.ckpt.nodes:
+            return
+        self.readers[entry.id][reader] = None
+        if entry.node_id in self.ancestors(reader):
+            self.desc_readers[entry.id].add(reader)
+            if search:
+                self.desc_search.add(entry.id)
+
+    def count_access_log(self) -> Counter[tuple[str, tuple]]:
+        """Every read event's returned entries; gives back the trace-matched reads per node."""
+        by_letta = self.ckpt.entries_by_letta_id
+        matched: Counter[tuple[str, tuple]] = Counter()
+        for event in self.ckpt.access_events:
+            if event.op != "read" or event.collection == "react_step":
+                continue
+            how = event.reader_how or "logged"
+            category = HOW_CATEGORY.get(how, "other")
+            if event.is_inherit and category == "startup":
+                category = "inherit"
+            reader = event.reader
+            if how == "trace_log" and reader:
+                key = read_key(event)
+                if key is not None:
+                    matched[(reader, key)] += 1
+            search = not event.is_inherit
+            for row in event.results:
+                letta_id = row.get("entry_id") if isinstance(row, dict) else None
+                if not letta_id:
+                    if isinstance(row, dict) and "count" in row:
+                        self.summary.bulk_reads += 1
+                    continue
+                entry = by_letta.get(str(letta_id))
+                if entry is None or entry.kind != "node_scope":
+                    self.summary.unresolved += entry is None
+                    continue
+                self.add(entry, category, reader, search)
+        return matched
+
+    def count_trace_logs(self, matched: Counter[tuple[str, tuple]]) -> None:
+        """LLM reads a node's trace_log shows but the access log does not (log off, dropped)."""
+        by_letta = self.ckpt.entries_by_letta_id
+        for node_id, calls in self.ckpt.trace_calls.items():
+            for call in calls:
+                if call.tool not in ("search_memory", "get_node_memory"):
+                    continue
+                key = call_key(call)
+                if key is not None and matched[(node_id, key)] > 0:
+                    matched[(node_id, key)] -= 1
+                    continue
+                for entry in self._trace_entries(call, by_letta):
+                    self.summary.from_trace_log += 1
+                    self.add(entry, "llm", node_id, call.tool == "search_memory")
+
+    def _trace_entries(self, call: Any, by_letta: dict[str, MemoryEntry]) -> list[MemoryEntry]:
+        result = call.result
+        if isinstance(result, dict) and isinstance(result.get("result"), str):
+            from ari_mem_tui.checkpoint.jsonfile import loads_line
+
+            try:
+                inner = loads_line(result["result"])
+            except (ValueError, RecursionError):
+                inner = None
+            result = inner if isinstance(inner, dict) else result
+        if not isinstance(result, dict):
+            return []
+        found: list[MemoryEntry] = []
+        if call.tool == "search_memory":
+            for row in result.get("results") or []:
+                if isinstance(row, dict) and row.get("entry_id"):
+                    entry = by_letta.get(str(row["entry_id"]))
+                    if entry is not None and entry.kind == "node_scope":
+                        found.append(entry)
+            return found
+        target = (call.args or {}).get("node_id")
+        if not isinstance(target, str):
+            return []
+        own = {(e.ts, e.text): e for e in self.ckpt.entries_by_node.get(target, [])}
+        for row in result.get("entries") or []:
+            if isinstance(row, dict):
+                entry = own.get((row.get("ts"), row.get("text")))
+                if entry is not None:
+                    found.append(entry)
+        return found
+
+    def finish(self) -> None:
+        has_children = {nid for nid in self.ckpt.nodes if self.ckpt.children(nid)}
+        summary = self.summary
+        for entry in self.ckpt.entries:
+            if entry.kind != "node_scope":
+                continue
+            summary.total += 1
+            if entry.id in self.counts:
+                summary.retrieved += 1
+            if entry.node_id not in has_children:
+                summary.leaf_entries += 1
+                continue
+            if self.desc_readers.get(entry.id):
+                summary.by_descendants += 1
+            else:
+                summary.never_by_descendant += 1
+            if entry.id not in self.desc_search:
+                summary.never_searched += 1
+        self._has_children = has_children
+
+    def use(self, entry: MemoryEntry) -> EntryUse:
+        counts = self.counts.get(entry.id, [0, 0, 0, 0])
+        return EntryUse(
+            entry_id=entry.id,
+            node_id=entry.node_id,
+            kind=entry.mem_kind,
+            text=entry.text[:PREVIEW],
+            startup=counts[0],
+            inherit=counts[1],
+            llm=counts[2],
+            other=counts[3],
+            readers=list(self.readers.get(entry.id, {}))[:READERS_KEPT],
+            descendant_readers=len(self.desc_readers.get(entry.id, ())),
+            owner_has_descendants=entry.node_id in self._has_children,
+        )
+
+    def top(self, n: int) -> list[EntryUse]:
+        ranked = sorted(self.counts.items(), key=lambda item: (-sum(item[1]), item[0]))
+        by_id = self.ckpt.entries_by_id
+        return [self.use(by_id[eid]) for eid, _ in ranked[:n] if eid in by_id]
+
+    def never(self, n: int) -> list[EntryUse]:
+        rows = []
+        for entry in self.ckpt.entries:
+            if len(rows) >= n:
+                break
+            if (
+                entry.kind == "node_scope"
+                and entry.node_id in self._has_children
+                and not self.desc_readers.get(entry.id)
+            ):
+                rows.append(self.use(entry))
+        return rows
+
+    def every(self) -> list[EntryUse]:
+        return [self.use(e) for e in self.ckpt.entries if e.kind == "node_scope"]
+
+
+def entry_usage(ckpt: Checkpoint) -> EntryUsage:
+    usage = EntryUsage(ckpt)
+    matched = usage.count_access_log()
+    usage.count_trace_logs(matched)
+    usage.finish()
+    return usage

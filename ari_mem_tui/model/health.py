@@ -1,0 +1,100 @@
+"""Nouns of memory health: did ARI's scoped memory reach the nodes that needed it?"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+
+class NodeHealth(BaseModel):
+    """One node's start-up search (§5.8 Tier 2), seen from the window ARI post-filtered."""
+
+    node_id: str
+    depth: int
+    started: float | None = None  # best estimate of the node's start (§4.5)
+    started_source: str | None = None  # "first start-up read" | "created_at" | None
+    searched: bool = True  # False: a root (ARI searches nothing) or a node that never started
+    why_not: str = ""  # for searched False
+    eligible: int = 0  # ancestor entries ARI's post-filter would keep, as of the start
+    reached: int = 0  # of those, how many were inside the top_k window (replayed)
+    hits: int = 0  # what the node got: recorded when logged, else replayed
+    hits_source: str = ""  # "recorded" | "replayed"
+    hits_recorded: int | None = None  # the access log's start-up search, when logged
+    hits_replayed: int | None = None  # our replay of it
+    limit: int = 5
+    window: int = 0  # rows in the replayed window (top_k, or the pool when smaller)
+    other_branches: int = 0  # window rows from node-scope entries outside the lineage
+    react: int = 0  # window rows that are ReAct steps
+    lineage: int = 0  # window rows from the node's ancestors (= reached)
+    own: int = 0  # window rows of the node's own entries (as of its start: normally 0)
+    share_other: float = 0.0  # other_branches / window
+    share_react: float = 0.0  # react / window
+    starved: bool = False  # eligible > 0 and hits < min(limit, eligible): crowded out
+    shortfall: int = 0  # min(limit, eligible) - hits, when starved
+    query: str = ""
+
+
+class EntryUse(BaseModel):
+    """How often one memory entry was retrieved, and by whom (access log + trace_log)."""
+
+    entry_id: str
+    node_id: str  # owner
+    kind: str | None = None  # mem_kind / type
+    text: str = ""  # a preview
+    startup: int = 0  # returned by a start-up search (Tier 2)
+    inherit: int = 0  # read by an inheritance read (Tier 1b get_node_memory)
+    llm: int = 0  # returned to an LLM-initiated call (search_memory / get_node_memory)
+    other: int = 0  # pipeline, unattributed reads
+    readers: list[str] = Field(default_factory=list)  # nodes that retrieved it (first 20)
+    descendant_readers: int = 0  # distinct readers that descend from the owner
+    owner_has_descendants: bool = False
+
+    @property
+    def total(self) -> int:
+        return self.startup + self.inherit + self.llm + self.other
+
+
+class Bucket(BaseModel):
+    """An aggregate over a group of searched nodes (one depth, or one slice of time)."""
+
+    label: str  # "depth 3", or the slice's start time
+    start: float | None = None  # for time slices
+    nodes: int = 0  # searched nodes in the group
+    starved: int = 0
+    mean_share_other: float = 0.0
+    mean_share_react: float = 0.0
+    mean_reached: float = 0.0  # reached / eligible over nodes with eligible > 0
+
+
+class EntrySummary(BaseModel):
+    total: int = 0  # node-scope entries
+    retrieved: int = 0  # retrieved at least once by anyone
+    by_descendants: int = 0  # retrieved by at least one descendant of its owner
+    never_by_descendant: int = 0  # owner has descendants, none of them retrieved it
+    never_searched: int = 0  # owner has descendants, no descendant's search returned it
+    leaf_entries: int = 0  # entries of nodes without descendants (nobody below to read them)
+    reads: dict[str, int] = Field(default_factory=dict)  # retrievals per category
+    unresolved: int = 0  # result rows whose entry could not be found in the loaded memory
+    bulk_reads: int = 0  # bulk reads: counts only, no entry ids (§4.2)
+    from_trace_log: int = 0  # LLM reads taken from trace_log (no matching access-log event)
+
+
+class Health(BaseModel):
+    """The JSON of `ari-mem-tui health`: per node, per entry, and across the run."""
+
+    run_id: str | None = None
+    ranker: str  # the ranking the replays used ("bm25", "minilm", "letta:…")
+    limit: int = 5
+    top_k: int = 200
+    nodes: list[NodeHealth] = Field(default_factory=list)  # tree order
+    searched: int = 0
+    starved: int = 0
+    recorded: int = 0  # nodes whose hits came from the access log
+    replayed: int = 0  # nodes whose hits came from a replay
+    by_depth: list[Bucket] = Field(default_factory=list)
+    over_time: list[Bucket] = Field(default_factory=list)
+    entries: EntrySummary = Field(default_factory=EntrySummary)
+    top_entries: list[EntryUse] = Field(default_factory=list)  # most retrieved
+    never_retrieved: list[EntryUse] = Field(default_factory=list)  # by a descendant (first N)
+    all_entries: list[EntryUse] | None = None  # with --all-entries
+    complete: bool = True  # False: interrupted; the numbers cover `nodes` only
+    notes: list[str] = Field(default_factory=list)

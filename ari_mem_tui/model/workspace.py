@@ -1,0 +1,40 @@
+"""Nouns of a workspace: the runs found under a folder, and one run's headline numbers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ari_mem_tui.model.records import Problem
+
+
+class RunInfo(BaseModel):
+    """One run of a workspace, as the run picker and `ari-mem-tui runs` list it."""
+
+    run_id: str  # tree.json's run_id, else the folder name
+    path: str  # absolute path of the checkpoint folder
+    folder: str = ""  # the folder's name (ARI names it after the run id; a copy may not)
+    created: float | None = None  # epoch: from the run id's stamp, else tree.json, else mtime
+    created_source: str = ""  # "run_id" | "tree.json created_at" | "mtime"
+    nodes: int | None = None  # None: no readable tree
+    completed: int = 0  # status success
+    failed: int = 0
+    running: int = 0
+    pending: int = 0
+    entries: int | None = None  # memory records in the backup (node scope + react); None: none
+    size: int = 0  # bytes of every file under the folder
+    last_change: float | None = None  # newest mtime of any file under the folder
+    live: bool = False  # a `.ari_pid` marker: the run may still be going
+    recent: float | None = None  # when this tool last opened it (from the config dir)
+    problems: list[Problem] = Field(default_factory=list)
+
+
+class Workspace(BaseModel):
+    """What a folder turned out to be: one run, a folder of runs, or neither (and why)."""
+
+    path: str
+    kind: Literal["run", "workspace", "none"]
+    where: list[str] = Field(default_factory=list)  # the folders the runs were found in
+    runs: list[RunInfo] = Field(default_factory=list)  # newest first
+    message: str = ""  # for "none": the one line that says what the folder is not

@@ -1,0 +1,197 @@
+"""`ari-mem-tui health CKPT`: memory health of a run as text or JSON; exit 1 when starved.
+
+The TUI's Health screen shows the same `Health` (computed by `health.compute_health`), so the
+numbers agree; `spark` draws the same plots the screen draws with Textual's Sparkline.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ari_mem_tui.model.health import Bucket, EntryUse, Health, NodeHealth
+from ari_mem_tui.render.text import clean, preview, short_id
+
+BLOCKS = " ▁▂▃▄▅▆▇█"
+SHOWN_NODES = 20
+SHOWN_ENTRIES = 10
+
+
+def pct(value: float) -> str:
+    return f"{value * 100:.0f}%"
+
+
+def spark(values: list[float], top: float | None = None) -> str:
+    """One character per value, ▁ … █ scaled to `top` (default: the largest value)."""
+    if not values:
+        return ""
+    top = max(values) if top is None else top
+    if top <= 0:
+        return BLOCKS[1] * len(values)
+    steps = len(BLOCKS) - 2
+    return "".join(BLOCKS[1 + round(min(v, top) / top * steps)] for v in values)
+
+
+def starved_share(bucket: Bucket) -> float:
+    return bucket.starved / bucket.nodes if bucket.nodes else 0.0
+
+
+def headline(h: Health) -> Text:
+    text = Text()
+    text.append(f"{h.searched} node(s) searched, ", style="bold")
+    share = h.starved / h.searched if h.searched else 0.0
+    text.append(
+        f"{h.starved} starved ({pct(share)})", style="bold red" if h.starved else "bold green"
+    )
+    text.append(f" · limit {h.limit}, window top_k {h.top_k}")
+    text.append(f" · hits: {h.recorded} recorded, {h.replayed} replayed ({clean(h.ranker, False)})")
+    if not h.complete:
+        text.append(" · INTERRUPTED", style="bold yellow")
+    return text
+
+
+def worst_nodes(h: Health, n: int = SHOWN_NODES) -> list[NodeHealth]:
+    """Starved nodes first (largest shortfall, then most crowded), then the most crowded."""
+    rows = [r for r in h.nodes if r.searched]
+    rows.sort(key=lambda r: (not r.starved, -r.shortfall, -r.share_other - r.share_react))
+    return rows[:n]
+
+
+def node_cells(row: NodeHealth) -> list[Any]:
+    hits = Text(f"{row.hits}/{min(row.limit, row.eligible)}")
+    hits.stylize("bold red" if row.starved else "green")
+    return [
+        Text(short_id(row.node_id), style="cyan"),
+        str(row.depth),
+        str(row.eligible),
+        str(row.reached),
+        hits,
+        row.hits_source,
+        pct(row.share_other),
+        pct(row.share_react),
+        Text("starved", style="bold red") if row.starved else Text("ok", style="green"),
+    ]
+
+
+NODE_COLUMNS = ("node", "depth", "eligible", "reached", "hits", "from", "other", "react", "")
+DEPTH_COLUMNS = ("depth", "nodes", "starved", "other branches", "react", "reached")
+ENTRY_COLUMNS = ("node", "kind", "startup", "inherit", "llm", "other", "readers↓", "text")
+
+
+def depth_cells(b: Bucket) -> list[Any]:
+    return [
+        b.label.removeprefix("depth "),
+        str(b.nodes),
+        Text(f"{b.starved} ({pct(starved_share(b))})", style="red" if b.starved else ""),
+        pct(b.mean_share_other),
+        pct(b.mean_share_react),
+        pct(b.mean_reached),
+    ]
+
+
+def entry_cells(u: EntryUse, width: int = 60) -> list[Any]:
+    return [
+        Text(short_id(u.node_id), style="cyan"),
+        preview(u.kind or "–", 16),
+        str(u.startup),
+        str(u.inherit),
+        str(u.llm),
+        str(u.other),
+        str(u.descendant_readers),
+        Text(preview(u.text, width)),
+    ]
+
+
+def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for column in columns:
+        table.add_column(column, no_wrap=True, overflow="ellipsis")
+    for cells in rows:
+        table.add_row(*[c if isinstance(c, Text) else Text(str(c)) for c in cells])
+    return table
+
+
+def render_health(console: Console, h: Health) -> None:
+    title = f"Memory health of {clean(h.run_id or '?', False)}"
+    console.print(Text(title, style="bold underline"))
+    console.print(headline(h))
+    console.print(
+        _table(
+            "By depth (means over searched nodes)",
+            DEPTH_COLUMNS,
+            [depth_cells(b) for b in h.by_depth],
+        )
+    )
+    if h.over_time:
+        starved = [starved_share(b) for b in h.over_time]
+        crowd = [b.mean_share_other + b.mean_share_react for b in h.over_time]
+        console.print(
+            Text(
+                "Over time (slices of start time, "
+                f"{h.over_time[0].label} → {h.over_time[-1].label} UTC):",
+                "bold",
+            )
+        )
+        console.print(Text(f"  starved share   {spark(starved, 1.0)}  max {pct(max(starved))}"))
+        console.print(Text(f"  window crowded  {spark(crowd, 1.0)}  max {pct(max(crowd))}"))
+    worst = worst_nodes(h)
+    if worst:
+        console.print(
+            _table(
+                f"Nodes, starved first ({min(len(worst), SHOWN_NODES)} of {h.searched})",
+                NODE_COLUMNS,
+                [node_cells(r) for r in worst],
+            )
+        )
+    e = h.entries
+    text_width = max(12, console.width - 72)
+    if h.complete:
+        console.print(
+            Text(
+                f"Entries: {e.total} node-scope, {e.by_descendants} retrieved by a descendant, "
+                f"{e.never_by_descendant} never retrieved by any descendant, "
+                f"{e.never_searched} never returned by a descendant's search, "
+                f"{e.leaf_entries} of nodes without descendants",
+                style="bold",
+            )
+        )
+        reads = ", ".join(f"{k} {v}" for k, v in sorted(e.reads.items()))
+        console.print(Text(f"  retrievals: {reads or 'none'}", style="dim"))
+        console.print(
+            Text("  readers↓ = distinct descendants of the entry's node that read it", style="dim")
+        )
+        if e.unresolved or e.bulk_reads or e.from_trace_log:
+            console.print(
+                Text(
+                    f"  {e.unresolved} result row(s) not in the loaded memory, {e.bulk_reads} "
+                    f"bulk row(s) without entry ids, {e.from_trace_log} read(s) from trace_log "
+                    "only",
+                    style="dim",
+                )
+            )
+        if h.top_entries:
+            console.print(
+                _table(
+                    "Most retrieved entries",
+                    ENTRY_COLUMNS,
+                    [entry_cells(u, text_width) for u in h.top_entries[:SHOWN_ENTRIES]],
+                )
+            )
+        if h.never_retrieved:
+            console.print(
+                _table(
+                    f"Never retrieved by a descendant (first {SHOWN_ENTRIES} of "
+                    f"{e.never_by_descendant})",
+                    ENTRY_COLUMNS,
+                    [entry_cells(u, text_width) for u in h.never_retrieved[:SHOWN_ENTRIES]],
+                )
+            )
+    for note in h.notes:
+        console.print(Text(f"note: {clean(note, False)}", style="dim"))
+
+
+def health_json(h: Health) -> dict[str, Any]:
+    return h.model_dump(mode="json")

@@ -1,0 +1,355 @@
+"""A whole ARI workspace: the runs under a folder, their headline numbers, the recent ones.
+
+ARI keeps each run in `{workspace}/checkpoints/{run_id}/` (ari-checkpoint-format.md §1.1), the
+future bucketed layout in `{workspace}/runs/{run_id}/checkpoints/`. A person may point at the
+workspace, at its `checkpoints/` folder, or at one run: `scan` tells which, and says so in one
+line when the folder is none of these. Reading is strictly read-only; the counts that cost a
+full read of a big run (nodes, entries) are cached outside the runs, keyed by file size and
+mtime, so listing a hundred runs again is instant.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from ari_mem_tui.checkpoint.backup import BACKUP_FILE, GzipLines
+from ari_mem_tui.checkpoint.jsonfile import usable_file
+from ari_mem_tui.checkpoint.tree import read_tree_document
+from ari_mem_tui.checkpoint.values import parse_iso
+from ari_mem_tui.model import Problem
+from ari_mem_tui.model.workspace import RunInfo, Workspace
+
+CONFIG_ENV = "ARI_MEM_TUI_CONFIG_DIR"
+RECENT_FILE = "recent.json"
+RECENT_KEEP = 20
+COUNTS_FILE = "run-counts.json"
+COUNTS_VERSION = 1
+# files whose presence makes a folder a run (the tree, the memory, the telemetry)
+RUN_FILES = ("tree.json", "nodes_tree.json", BACKUP_FILE, "memory_access.jsonl")
+RUN_STAMP = re.compile(r"^(\d{14})_")
+ProgressFn = Callable[[int, int], None]
+
+
+# ---------------------------------------------------------------------- what a folder is
+def is_run(path: Path) -> bool:
+    """A folder holding any file ARI writes at a checkpoint's root (or a legacy node tree)."""
+    try:
+        if not path.is_dir():
+            return False
+        if any((path / name).is_file() for name in RUN_FILES):
+            return True
+        return any(path.glob("node_*/tree.json"))
+    except OSError:
+        return False
+
+
+def _subdirs(path: Path) -> list[Path]:
+    try:
+        return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
+    except OSError:
+        return []
+
+
+def find_runs(path: Path) -> tuple[list[Path], list[str]]:
+    """The run folders under `path` (a workspace or a checkpoints/ folder), and where they lay.
+
+    Looked at: `path/checkpoints/*`, `path/runs/*/checkpoints` (the future layout), `path/*`."""
+    runs: dict[Path, None] = {}
+    where: list[str] = []
+
+    def take(folder: Path, candidates: Iterable[Path]) -> None:
+        found = [c for c in candidates if is_run(c)]
+        if found:
+            where.append(str(folder))
+            runs.update(dict.fromkeys(found))
+
+    take(path / "checkpoints", _subdirs(path / "checkpoints"))
+    take(path / "runs", [d / "checkpoints" for d in _subdirs(path / "runs")])
+    take(path, _subdirs(path))
+    return list(runs), where
+
+
+def scan(
+    path: Path | str,
+    counts: bool = True,
+    progress: ProgressFn | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> Workspace:
+    """What `path` is, with every run's info (newest first). `counts=False` skips the reads of
+    trees and backups (nodes, entries stay None) for a first, instant listing."""
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        return Workspace(path=str(folder), kind="none", message=f"{folder}: no such folder")
+    if not folder.is_dir():
+        return Workspace(path=str(folder), kind="none", message=f"{folder}: not a folder")
+    if is_run(folder):
+        info = run_info(folder, counts=counts)
+        return Workspace(path=str(folder), kind="run", where=[str(folder)], runs=[info])
+    paths, where = find_runs(folder)
+    if not paths:
+        return Workspace(
+            path=str(folder),
+            kind="none",
+            message=(
+                f"{folder}: neither an ARI run (no tree.json, nodes_tree.json, "
+                f"{BACKUP_FILE} or memory_access.jsonl) nor a workspace holding runs "
+                "(none in it, in checkpoints/ or in runs/*/checkpoints/)"
+            ),
+        )
+    cache = CountCache.load() if counts else None
+    recent = recent_runs_by_path()
+    infos = []
+    for done, run_path in enumerate(paths):
+        if cancelled is not None and cancelled():
+            break
+        info = run_info(run_path, counts=counts, cache=cache)
+        info.recent = recent.get(info.path)
+        infos.append(info)
+        if progress is not None:
+            progress(done + 1, len(paths))
+    if cache is not None:
+        cache.save()
+    return Workspace(path=str(folder), kind="workspace", where=where, runs=newest_first(infos))
+
+
+def newest_first(runs: list[RunInfo]) -> list[RunInfo]:
+    return sorted(runs, key=lambda r: (-(r.created or 0.0), r.run_id))
+
+
+# ---------------------------------------------------------------------- one run
+def run_info(path: Path, counts: bool = True, cache: CountCache | None = None) -> RunInfo:
+    """A run's headline numbers. Never raises: what cannot be read is a problem on the row."""
+    path = Path(path)
+    absolute = str(path.resolve())
+    size, last = _disk_usage(path)
+    info = RunInfo(run_id=path.name, path=absolute, folder=path.name, size=size, last_change=last)
+    info.live = (path / ".ari_pid").exists()
+    if counts:
+        own = cache if cache is not None else CountCache.load()
+        found = own.get(path)
+        if found is None:
+            found = _count(path)
+            own.put(path, found)
+            if cache is None:
+                own.save()
+        _apply_counts(info, found)
+    stamp = _stamp(info.run_id) or _stamp(path.name)
+    if stamp is not None:
+        info.created, info.created_source = stamp, "run_id"
+    elif info.created is None and last is not None:
+        info.created, info.created_source = last, "mtime"
+    return info
+
+
+def _stamp(name: str) -> float | None:
+    """The start time in a run id `YYYYMMDDHHMMSS_<slug>` (§1.1), as UTC epoch seconds."""
+    match = RUN_STAMP.match(name)
+    if not match:
+        return None
+    try:
+        return datetime.strptime(match.group(1), "%Y%m%d%H%M%S").replace(tzinfo=UTC).timestamp()
+    except ValueError:
+        return None
+
+
+def _disk_usage(path: Path) -> tuple[int, float | None]:
+    """Bytes and newest mtime of every file under `path` (symlinks not followed)."""
+    total, newest = 0, None
+    for root, dirs, files in os.walk(path, onerror=lambda _e: None):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
+        for name in files:
+            try:
+                stat = os.lstat(os.path.join(root, name))
+            except OSError:
+                continue
+            total += stat.st_size
+            newest = stat.st_mtime if newest is None else max(newest, stat.st_mtime)
+    return total, newest
+
+
+def _count(path: Path) -> dict[str, Any]:
+    """The costly numbers: node statuses from the tree, records in the backup."""
+    problems: list[Problem] = []
+    found: dict[str, Any] = {"problems": []}
+    name, document, nodes = read_tree_document(path, problems)
+    if name is not None:
+        statuses: dict[str, int] = {}
+        for raw in nodes:
+            status = raw.get("status") if isinstance(raw, dict) else None
+            key = status if isinstance(status, str) else ""
+            statuses[key] = statuses.get(key, 0) + 1
+        found["nodes"] = len(nodes)
+        found["statuses"] = statuses
+        if isinstance(document, dict):
+            run_id = document.get("run_id")
+            if isinstance(run_id, str) and run_id.strip():
+                found["run_id"] = run_id
+            created = document.get("created_at")
+            found["tree_created"] = parse_iso(created) if isinstance(created, str) else None
+    backup = path / BACKUP_FILE
+    if usable_file(backup, BACKUP_FILE, problems):
+        lines = GzipLines(backup)
+        records = 0
+        for raw in lines:
+            if raw.strip() and b'"core_seed"' not in raw:
+                records += 1
+        found["entries"] = records
+        if lines.stop.reason:
+            problems.append(
+                Problem(
+                    file=BACKUP_FILE,
+                    where=f"line {lines.stop.line}",
+                    what=f"counted {records} records",
+                    why=lines.stop.reason,
+                )
+            )
+    found["problems"] = [p.model_dump() for p in problems]
+    return found
+
+
+def _apply_counts(info: RunInfo, found: dict[str, Any]) -> None:
+    statuses = found.get("statuses") or {}
+    info.nodes = found.get("nodes")
+    info.completed = statuses.get("success", 0)
+    info.failed = statuses.get("failed", 0)
+    info.running = statuses.get("running", 0)
+    info.pending = statuses.get("pending", 0)
+    info.entries = found.get("entries")
+    if found.get("run_id"):
+        info.run_id = found["run_id"]
+    if found.get("tree_created") is not None:
+        info.created, info.created_source = found["tree_created"], "tree.json created_at"
+    info.problems = [Problem(**p) for p in found.get("problems", [])]
+
+
+class CountCache:
+    """Node and entry counts by run path, valid while the tree's and backup's size and mtime
+    are unchanged. Kept in the cache dir (never inside a run); unwritable means in-memory."""
+
+    def __init__(self, path: Path, data: dict[str, Any]) -> None:
+        self.path = path
+        self.data = data
+        self.dirty = False
+
+    @classmethod
+    def load(cls) -> CountCache:
+        from ari_mem_tui.search.vector_cache import cache_root
+
+        path = cache_root() / COUNTS_FILE
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            data = {}
+        if not isinstance(data, dict) or data.get("version") != COUNTS_VERSION:
+            data = {"version": COUNTS_VERSION, "runs": {}}
+        if not isinstance(data.get("runs"), dict):
+            data["runs"] = {}
+        return cls(path, data)
+
+    @staticmethod
+    def signature(path: Path) -> list[Any]:
+        sig: list[Any] = []
+        for name in (*RUN_FILES[:3],):
+            try:
+                stat = (path / name).stat()
+                sig.append([name, stat.st_size, stat.st_mtime_ns])
+            except OSError:
+                sig.append([name, None, None])
+        legacy = sorted(str(p) for p in path.glob("node_*/tree.json"))
+        sig.append(len(legacy))
+        return sig
+
+    def get(self, path: Path) -> dict[str, Any] | None:
+        row = self.data["runs"].get(str(path.resolve()))
+        if isinstance(row, dict) and row.get("sig") == self.signature(path):
+            counts = row.get("counts")
+            return counts if isinstance(counts, dict) else None
+        return None
+
+    def put(self, path: Path, counts: dict[str, Any]) -> None:
+        self.data["runs"][str(path.resolve())] = {"sig": self.signature(path), "counts": counts}
+        self.dirty = True
+
+    def save(self) -> None:
+        if not self.dirty:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(self.data), encoding="utf-8")
+            tmp.replace(self.path)
+        except OSError:
+            return
+        self.dirty = False
+
+
+# ---------------------------------------------------------------------- recent runs
+def config_dir() -> Path:
+    """$ARI_MEM_TUI_CONFIG_DIR, else the user's XDG config dir (shared with the TUI settings)."""
+    override = os.environ.get(CONFIG_ENV)
+    if override:
+        return Path(override)
+    from platformdirs import user_config_path
+
+    return user_config_path("ari-mem-tui")
+
+
+def recent_runs() -> list[dict[str, Any]]:
+    """[{path, opened}] newest first; a broken file is an empty list."""
+    try:
+        data = json.loads((config_dir() / RECENT_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    rows = data.get("runs") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        return []
+    good = [
+        r
+        for r in rows
+        if isinstance(r, dict)
+        and isinstance(r.get("path"), str)
+        and isinstance(r.get("opened"), (int, float))
+    ]
+    return sorted(good, key=lambda r: -r["opened"])
+
+
+def recent_runs_by_path() -> dict[str, float]:
+    return {r["path"]: float(r["opened"]) for r in recent_runs()}
+
+
+def remember_run(path: Path | str, when: float | None = None) -> bool:
+    """Put a run at the top of the recent list; False when the file could not be written."""
+    absolute = str(Path(path).expanduser().resolve())
+    rows = [r for r in recent_runs() if r["path"] != absolute]
+    rows.insert(0, {"path": absolute, "opened": time.time() if when is None else when})
+    target = config_dir() / RECENT_FILE
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"runs": rows[:RECENT_KEEP]}, indent=2), encoding="utf-8")
+        tmp.replace(target)
+    except OSError:
+        return False
+    return True
+
+
+def recent_workspace(counts: bool = True) -> Workspace:
+    """The recently opened runs that still exist, as a workspace (most recent first)."""
+    infos = []
+    cache = CountCache.load() if counts else None
+    for row in recent_runs():
+        path = Path(row["path"])
+        if is_run(path):
+            info = run_info(path, counts=counts, cache=cache)
+            info.recent = float(row["opened"])
+            infos.append(info)
+    if cache is not None:
+        cache.save()
+    return Workspace(path="(recent)", kind="workspace", where=["recently opened"], runs=infos)

@@ -1,0 +1,144 @@
+"""Memory health on a run built for it (tests/health_helpers.py has the numbers by hand)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from health_helpers import A1, A2, ROOT, B, C, write_fed_run, write_starved_run
+
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.cli import main
+from ari_mem_tui.health import compute_health
+from ari_mem_tui.render.health import spark
+from ari_mem_tui.search.embedded import make_ranker
+
+
+@pytest.fixture(scope="module")
+def starved_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_starved_run(tmp_path_factory.mktemp("health") / "20260101000000_starved")
+
+
+@pytest.fixture(scope="module")
+def report(starved_dir: Path):
+    ckpt = load_checkpoint(starved_dir)
+    return compute_health(ckpt, make_ranker(ckpt, "bm25"))
+
+
+def by_id(report, node_id):
+    return next(n for n in report.nodes if n.node_id == node_id)
+
+
+def test_a_root_is_not_searched_and_says_why(report):
+    root = by_id(report, ROOT)
+    assert not root.searched and "root" in root.why_not
+
+
+def test_a_node_whose_window_is_other_branches_is_starved(report):
+    a1 = by_id(report, A1)
+    assert (a1.eligible, a1.reached, a1.hits, a1.hits_source) == (3, 0, 0, "replayed")
+    assert (a1.window, a1.other_branches, a1.react) == (200, 198, 2)
+    assert (a1.share_other, a1.share_react) == (0.99, 0.01)
+    assert a1.starved and a1.shortfall == 3
+
+
+def test_a_node_whose_lineage_ranks_first_is_fed(report):
+    c = by_id(report, C)
+    assert (c.eligible, c.reached, c.hits, c.other_branches, c.share_other) == (3, 3, 3, 197, 0.985)
+    assert not c.starved and c.shortfall == 0
+    b = by_id(report, B)
+    assert (b.window, b.eligible, b.reached, b.hits, b.starved) == (3, 3, 3, 3, False)
+
+
+def test_logged_hits_win_over_the_replay_and_say_so(report):
+    a2 = by_id(report, A2)
+    assert a2.started_source == "first start-up read"
+    assert (a2.eligible, a2.hits, a2.hits_source, a2.hits_recorded) == (5, 1, "recorded", 1)
+    assert (a2.hits_replayed, a2.reached) == (3, 3)
+    assert a2.starved and a2.shortfall == 4
+    assert (report.recorded, report.replayed) == (1, 3)
+    assert any(
+        "1 node(s) from the access log (recorded), 3 from replays" in n for n in report.notes
+    )
+
+
+def test_run_totals_by_depth_and_over_time(report):
+    assert (report.searched, report.starved) == (4, 2)
+    depths = {b.label: b for b in report.by_depth}
+    assert (depths["depth 1"].nodes, depths["depth 1"].starved) == (3, 1)
+    assert (depths["depth 2"].nodes, depths["depth 2"].starved) == (1, 1)
+    assert depths["depth 1"].mean_share_other == round((0.0 + 0.99 + 0.985) / 3, 4)
+    assert sum(b.nodes for b in report.over_time) == 4
+    assert sum(b.starved for b in report.over_time) == 2
+    assert report.over_time[0].nodes == 1  # B, the first to start, alone in the first slice
+
+
+def test_entry_retrievals_by_category_and_never_retrieved(report):
+    e = report.entries
+    assert (e.total, e.leaf_entries, e.retrieved, e.by_descendants) == (256, 250, 5, 5)
+    assert (e.never_by_descendant, e.never_searched, e.from_trace_log) == (1, 4, 1)
+    assert e.reads == {"inherit": 5, "startup": 1, "llm": 1}
+    assert [u.text for u in report.never_retrieved] == ["beta finding late"]
+    assert [sum((u.startup, u.inherit, u.llm)) for u in report.top_entries] == [2, 2, 1, 1, 1]
+    top = next(u for u in report.top_entries if u.text == "alpha result one")
+    assert (top.node_id, top.inherit, top.llm, top.descendant_readers) == (ROOT, 1, 1, 2)
+    assert set(top.readers) == {A2, C}
+    first = next(u for u in report.top_entries if u.text == "beta finding first")
+    assert (first.node_id, first.startup, first.inherit, first.readers) == (A1, 1, 1, [A2])
+
+
+def test_cancel_returns_what_was_done(starved_dir):
+    ckpt = load_checkpoint(starved_dir)
+    seen: list[tuple[int, int]] = []
+    calls = iter([False, False, True])
+    result = compute_health(
+        ckpt,
+        make_ranker(ckpt, "bm25"),
+        progress=lambda d, t: seen.append((d, t)),
+        cancelled=lambda: next(calls),
+    )
+    assert not result.complete and len(result.nodes) == 2
+    assert result.entries.total == 0 and "interrupted after 2 of 5 nodes" in result.notes
+    assert seen[-1] == (2, 6)
+
+
+def test_cli_health_exits_1_with_starved_nodes_and_json_has_the_numbers(capsys, starved_dir):
+    code = main(["health", str(starved_dir), "--json", "--embedder", "bm25"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 1
+    assert (data["searched"], data["starved"], data["limit"], data["top_k"]) == (4, 2, 5, 200)
+    assert data["ranker"] == "bm25"
+    starved = sorted(n["node_id"] for n in data["nodes"] if n["starved"])
+    assert starved == sorted([A1, A2])
+    assert data["entries"]["never_by_descendant"] == 1
+    assert data["all_entries"] is None
+
+
+def test_cli_health_all_entries(capsys, starved_dir):
+    main(["health", str(starved_dir), "--json", "--embedder", "bm25", "--all-entries"])
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["all_entries"]) == 256
+
+
+def test_cli_health_text_names_the_starved_and_exits_0_when_none(capsys, starved_dir, tmp_path):
+    code = main(["health", str(starved_dir), "--embedder", "bm25"])
+    out = " ".join(capsys.readouterr().out.split())  # rich wraps at 80 columns
+    assert code == 1
+    assert "4 node(s) searched, 2 starved (50%)" in out
+    assert "a1a1a1a1" in out and "starved" in out
+    assert "never retrieved by any descendant" in out
+    fed = write_fed_run(tmp_path / "20260102000000_fed")
+    code = main(["health", str(fed), "--embedder", "bm25"])
+    assert code == 0
+    assert "1 node(s) searched, 0 starved (0%)" in " ".join(capsys.readouterr().out.split())
+
+
+def test_cli_health_of_a_folder_that_is_no_run_exits_2(capsys, tmp_path):
+    assert main(["health", str(tmp_path / "nothing"), "--embedder", "bm25"]) == 2
+    assert "cannot read" in capsys.readouterr().err
+
+
+def test_spark_scales_to_the_top():
+    assert spark([0.0, 0.5, 1.0], 1.0) == "▁▅█"
+    assert spark([]) == "" and spark([0, 0]) == "▁▁"
