@@ -211,7 +211,7 @@ def _call_passages(ckpt: Checkpoint, call: TraceCall, allowed: set[str]) -> list
                 out.append(_passage(ckpt, allowed, node_id, None, str(row.get("text") or "")))
     elif call.tool in BULK_TOOLS:
         by_node = result.get("by_node")
-        for node_id, rows in (by_node.items() if isinstance(by_node, dict) else []):
+        for node_id, rows in by_node.items() if isinstance(by_node, dict) else []:
             for row in rows if isinstance(rows, list) else []:
                 if isinstance(row, dict):
                     letta_id = str(row.get("entry_id") or "") or None

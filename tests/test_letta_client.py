@@ -398,9 +398,7 @@ def test_audit_and_summary_read_the_server_or_say_in_one_line_why_not(
     """`--letta-url` is never ignored: the memory counted or audited is the server's."""
     fake, agent_id = original
     extra = "a passage only the server holds"
-    fake.add_ari_passage(
-        agent_id, extra, node_footer(checkpoint_hash(small_ckpt), "root", {}, 1.0)
-    )
+    fake.add_ari_passage(agent_id, extra, node_footer(checkpoint_hash(small_ckpt), "root", {}, 1.0))
     files = load_checkpoint(small_ckpt)
     code = main([command, str(small_ckpt), "--json", "--letta-url", fake.url])
     data = json.loads(capsys.readouterr().out)

@@ -240,3 +240,60 @@ def test_saw_help_says_what_a_cold_cache_costs(capsys):
     out = " ".join(capsys.readouterr().out.split())
     assert "cold vector cache" in out and "--embedder bm25 answers at once" in out
     assert "--now" in out and "as of the node's start" in out
+
+
+def test_saw_on_a_run_recorded_by_aris_in_memory_backend(capsys, tmp_path):
+    """Keyword-overlap scores (§5.2) are shown as they are: no global ranks, backend named."""
+    ckpt = build_tree([0], [4, 0])
+    path = write_checkpoint(tmp_path / "ckpt", ckpt)
+    events = []
+    for i, entry in enumerate(ckpt.entries):
+        events.append(
+            {
+                "ts": entry.ts + 0.01,
+                "node_id": entry.node_id,
+                "op": "write",
+                "collection": "node_scope",
+                "entry_id": f"3f2a9c1e-0000-4000-8000-00000000000{i}",
+                "text_preview": entry.text[:200],
+                "metadata": entry.metadata,
+            }
+        )
+    scores = [0.25, 0.25, 0.25, 0.125]
+    events.append(
+        {
+            "ts": 1500.0,
+            "node_id": "node_root",
+            "op": "read",
+            "collection": "node_scope",
+            "query": "direction 1",
+            "ancestor_ids": ["node_root"],
+            "limit": 5,
+            "results": [
+                {
+                    "entry_id": f"3f2a9c1e-0000-4000-8000-00000000000{i}",
+                    "src_node_id": "node_root",
+                    "score": score,
+                }
+                for i, score in enumerate(scores)
+            ],
+        }
+    )
+    (path / "memory_access.jsonl").write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    argv = ["saw", str(path), "node_0001", "--embedder", "bm25"]
+    code, out, _ = run_cli(capsys, *argv, "--json")
+    assert code == 0
+    rec = json.loads(out)["recorded"]
+    assert rec["backend"] == "in_memory" and "keyword-overlap" in rec["ranker"]
+    assert [(h["global_rank"], h["score"]) for h in rec["hits"]] == [(-1, s) for s in scores]
+    assert all(h["text"] for h in rec["hits"])  # joined through the write events
+    code, out, _ = run_cli(capsys, *argv)
+    text = " ".join(out.split())
+    assert "ARI's in-memory backend" in text and "0.125" in text
+    recorded_table = out.split("Recorded start-up search")[1].split("difference")[0]
+    rows = [
+        line
+        for line in recorded_table.splitlines()
+        if line.startswith("│") and line.split("│")[1].strip().isdigit()
+    ]
+    assert len(rows) == 4 and all(line.split("│")[2].strip() == "?" for line in rows)

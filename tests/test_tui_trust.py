@@ -161,7 +161,12 @@ async def test_bm25_replays_are_dropped_and_the_visible_one_rerun_once_minilm_is
 
 def test_hit_rows_show_unknown_global_ranks_and_keyword_scores_as_they_are() -> None:
     hit = Hit(
-        rank=4, global_rank=-1, score=0.125, entry_id="e", node_id="node_x", kind="node_scope",
+        rank=4,
+        global_rank=-1,
+        score=0.125,
+        entry_id="e",
+        node_id="node_x",
+        kind="node_scope",
         text="t",
     )
     row = hit_row(hit)

@@ -164,7 +164,26 @@ def build_parser() -> argparse.ArgumentParser:
     p_restore.add_argument("--letta-url", default=os.environ.get("LETTA_BASE_URL") or None)
     p_restore.add_argument("--letta-api-key", default=os.environ.get("LETTA_API_KEY") or None)
     p_restore.add_argument("--agent", help="agent name (default: ari_agent_<hash>)")
-    p_restore.add_argument("--checkpoint-hash", help="hash to write into the footers")
+    p_restore.add_argument(
+        "--checkpoint-hash",
+        help=(
+            "the run's own hash (of the path where it ran): footers keep it, byte for byte, so"
+            " Letta embeds and ranks the passages as ARI's; default: this path's hash"
+        ),
+    )
+    p_restore.add_argument(
+        "--reencode-footers",
+        action="store_true",
+        help=(
+            "write this path's hash into the footers instead of --checkpoint-hash's (warns:"
+            " the text Letta embeds changes, and rankings can differ from the recording)"
+        ),
+    )
+    p_restore.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip reading every passage back to check it is on the server as written",
+    )
     p_restore.add_argument(
         "--merge", action="store_true", help="add to an agent that already holds passages"
     )

@@ -218,7 +218,13 @@ def cmd_health(args: argparse.Namespace) -> int:
 def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> int:
     from ari_mem_tui.letta.api import LettaConnection
     from ari_mem_tui.letta.errors import LettaUnavailable, safe_url
-    from ari_mem_tui.letta.restore import WRITE_TIMEOUT, Refused, plan_restore, restore
+    from ari_mem_tui.letta.restore import (
+        WRITE_TIMEOUT,
+        Refused,
+        plan_restore,
+        restore,
+        verify_restore,
+    )
 
     err = err or sys.stderr
 
@@ -226,12 +232,20 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
         print(clean(line, multiline=False), file=err, flush=True)
 
     try:
-        plan = plan_restore(args.checkpoint, args.letta_url, args.agent, args.checkpoint_hash)
+        plan = plan_restore(
+            args.checkpoint,
+            args.letta_url,
+            args.agent,
+            args.checkpoint_hash,
+            reencode=getattr(args, "reencode_footers", False),
+        )
     except LettaUnavailable as exc:
         tell(f"ari-mem-tui letta-restore: {exc}")
         return EXIT_UNREADABLE
     for problem in plan.problems:
         tell(f"warning: {problem.line()}")
+    for warning in plan.warnings:
+        tell(f"warning: {warning}")
     nodes = sum(1 for e in plan.entries if e.kind == "node_scope")
     seed = "and the core blocks" if plan.core_seed is not None else "(no core seed in the backup)"
     tell(
@@ -251,11 +265,26 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
         tell(f"ari-mem-tui letta-restore: {exc}")
         return EXIT_UNREADABLE
     elapsed = time.monotonic() - started
+    how = {"given": "the run's, given", "path": "this path's", "re-encoded": "re-encoded"}
     tell(
         f"restored {written} passages into {plan.agent} ({agent_id}) at {safe_url(plan.url)}"
-        f" in {elapsed:.1f} s; checkpoint hash {plan.ckpt_hash};"
-        f" {len(plan.problems)} backup problem(s)"
+        f" in {elapsed:.1f} s; checkpoint hash {plan.ckpt_hash}"
+        f" ({how.get(plan.hash_source, plan.hash_source)}); {len(plan.problems)} backup problem(s)"
     )
+    if getattr(args, "no_verify", False):
+        return EXIT_OK
+    try:
+        missing = verify_restore(plan, conn, agent_id)
+    except LettaUnavailable as exc:
+        tell(f"ari-mem-tui letta-restore: written, but could not read back to verify: {exc}")
+        return EXIT_UNREADABLE
+    if missing:
+        tell(
+            f"warning: read back, {len(missing)} of {written} passages are not on the server as"
+            f" written (first: {missing[0]})"
+        )
+        return EXIT_UNREADABLE
+    tell(f"read back: all {written} passages byte for byte as written, footers included")
     return EXIT_OK
 
 

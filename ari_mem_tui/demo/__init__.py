@@ -417,5 +417,3 @@ def summary(path: Path) -> str:
         f"steps, {c['core_seed']} core seed, {c['write_events']} write and {c['read_events']} "
         f"read events in the access log. Written to {path}"
     )
-
-

@@ -325,3 +325,18 @@ class Replay(BaseModel):
     # recording and replay ranked by different rankers: differences are expected (in words)
     ranker_note: str = ""
     notes: list[str] = Field(default_factory=list)
+    # fills in global ranks left unknown by a fast replay (search.replay, exact_ranks=False)
+    _rank_resolver: Any = PrivateAttr(default=None)
+
+    def set_rank_resolver(self, resolver: Any) -> None:
+        self._rank_resolver = resolver
+
+    @property
+    def ranks_pending(self) -> bool:
+        return self._rank_resolver is not None
+
+    def resolve_ranks(self) -> None:
+        """Compute the deferred global ranks (missed entries, exact scope); idempotent."""
+        resolver, self._rank_resolver = self._rank_resolver, None
+        if resolver is not None:
+            resolver(self)

@@ -55,7 +55,6 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-
 # ---------------------------------------------------------------- saw
 
 

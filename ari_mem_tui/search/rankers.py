@@ -29,6 +29,8 @@ class Ranking:
     ranks: dict[str, int] | None = field(default=None, repr=False)  # entry id -> 0-based rank
     rank_fn: Callable[[str], int | None] | None = field(default=None, repr=False)  # lazy ranks
     ranks_fn: Callable[[list[str]], list[int | None]] | None = field(default=None, repr=False)
+    # a key per entry that sorts like its global rank, without computing ranks (None: unknown)
+    order_fn: Callable[[list[str]], list[tuple | None]] | None = field(default=None, repr=False)
     used: str = ""  # the ranking actually used, e.g. "bm25" while MiniLM vectors are not ready
     note: str = ""  # why `used` differs from the ranker's name, etc.
 

@@ -10,6 +10,7 @@ scope, recorded vs replayed) are computed from the same ranking.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from itertools import pairwise
 
 from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
@@ -85,11 +86,16 @@ def replay(
     as_of: bool = True,
     query_from: str = "start",
     with_tiers: bool = True,
+    exact_ranks: bool = True,
 ) -> Replay:
     """What `node_id` saw (or would see for `query`): hits, diagnostics, recorded, tiers.
 
     By default the pool is cut at the node's start (`as_of`): what it could have seen. With
     `as_of=False` today's whole pool is ranked, later writes (its own, other branches') included.
+    With `exact_ranks=False` the global ranks of entries outside the window (missed ones, and
+    the exact scope's) stay unknown (None / -1) until `result.resolve_ranks()`: they need a
+    pass over the whole pool, which the window itself does not (the TUI asks only when the
+    missed list is shown). Their order is exact either way.
     """
     node = ckpt.nodes[ckpt.resolve_node(node_id)]
     if query is None:
@@ -123,7 +129,7 @@ def replay(
             notes.append(ranking.note)
 
     eligible = eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, before)
-    missed, exact = _beyond_window(eligible, ranking, top_k, limit)
+    missed, exact, pending = _beyond_window(eligible, ranking, limit, exact_ranks)
     recorded = _recorded(ckpt, node, notes)
     embedder = _embedder_label(ranker, ranking)
     fallback = ranking is not None and embedder != ranker.name
@@ -157,6 +163,8 @@ def replay(
         ranker_note=ranker_note,
         notes=notes,
     )
+    if pending is not None:
+        result.set_rank_resolver(pending)
     if with_tiers:
         result.tiers = build_tiers(ckpt, node, result, started)
     return result
@@ -183,28 +191,53 @@ def _embedder_label(ranker: Ranker, ranking: Ranking | None) -> str:
 
 
 def _beyond_window(
-    eligible: list[MemoryEntry], ranking: Ranking | None, top_k: int, limit: int
-) -> tuple[list[Missed], list[Hit]]:
-    """Eligible entries ranked outside the window ("missed"), and the pre-filter's answer."""
+    eligible: list[MemoryEntry], ranking: Ranking | None, limit: int, exact_ranks: bool
+) -> tuple[list[Missed], list[Hit], Callable[[Replay], None] | None]:
+    """Eligible entries ranked outside the window ("missed"), the pre-filter's answer, and (when
+    their global ranks are deferred) what fills those ranks in."""
     if ranking is None:
-        return [], []
+        return [], [], None
     in_window = {e.id: pos for pos, e in enumerate(ranking.window)}
     outside = [e for e in eligible if e.id not in in_window]
-    outside_ranks = ranking.global_ranks([e.id for e in outside]) if outside else []
-    ranked = [(in_window[e.id], e) for e in eligible if e.id in in_window]
-    missed: list[Missed] = []
-    for entry, rank in zip(outside, outside_ranks, strict=True):
-        missed.append(
-            Missed(entry_id=entry.id, node_id=entry.node_id, global_rank=rank, text=entry.text)
-        )
-        if rank is not None:
-            ranked.append((rank, entry))
-    missed.sort(key=lambda m: (m.global_rank is None, m.global_rank or 0))
-    ranked.sort(key=lambda pair: pair[0])
-    exact = [
-        _hit(i + 1, rank, rank_score(i), entry) for i, (rank, entry) in enumerate(ranked[:limit])
+    ranked: list[tuple[int | None, MemoryEntry]] = [
+        (in_window[e.id], e) for e in eligible if e.id in in_window
     ]
-    return missed, exact
+    ranked.sort(key=lambda pair: pair[0])  # every window row outranks every row outside it
+    lazy = not exact_ranks and ranking.order_fn is not None and bool(outside)
+    if lazy:
+        keys = ranking.order_fn([e.id for e in outside])
+        order = sorted(range(len(outside)), key=lambda i: (keys[i] is None, keys[i] or ()))
+        outside = [outside[i] for i in order]
+        ranks: list[int | None] = [None] * len(outside)
+        ranked += [(None, e) for e, i in zip(outside, order, strict=True) if keys[i] is not None]
+    else:
+        ranks = ranking.global_ranks([e.id for e in outside]) if outside else []
+        pairs = sorted(zip(outside, ranks, strict=True), key=lambda p: (p[1] is None, p[1] or 0))
+        outside = [p[0] for p in pairs]
+        ranks = [p[1] for p in pairs]
+        ranked += [(rank, e) for e, rank in pairs if rank is not None]
+    missed = [
+        Missed(entry_id=e.id, node_id=e.node_id, global_rank=rank, text=e.text)
+        for e, rank in zip(outside, ranks, strict=True)
+    ]
+    exact = [
+        _hit(i + 1, -1 if rank is None else rank, rank_score(i), entry)
+        for i, (rank, entry) in enumerate(ranked[:limit])
+    ]
+    if not lazy:
+        return missed, exact, None
+
+    def resolve(result: Replay) -> None:
+        wanted = [m.entry_id for m in result.missed]
+        wanted += [h.entry_id for h in result.exact_scope if h.global_rank < 0]
+        found = dict(zip(wanted, ranking.global_ranks(wanted), strict=True))
+        for item in result.missed:
+            item.global_rank = found.get(item.entry_id, item.global_rank)
+        for hit in result.exact_scope:
+            if hit.global_rank < 0 and found.get(hit.entry_id) is not None:
+                hit.global_rank = found[hit.entry_id]
+
+    return missed, exact, resolve
 
 
 def _pool_stats(

@@ -528,6 +528,7 @@ class AriMemApp(App[None]):
         try:
             from ari_mem_tui.search.replay import replay
 
+            # missed entries' global ranks wait until the missed list is shown (M)
             result = replay(
                 run.checkpoint,
                 node_id,
@@ -536,6 +537,7 @@ class AriMemApp(App[None]):
                 limit=limit,
                 as_of=as_of,
                 query_from=query_from,
+                exact_ranks=False,
             )
         except Exception as exc:  # noqa: BLE001 - e.g. the Letta server went away
             if not worker.is_cancelled:
@@ -853,5 +855,3 @@ class AriMemApp(App[None]):
 def run_app(opener: Opener, **kwargs: Any) -> int:
     AriMemApp(opener, **kwargs).run()
     return 0
-
-

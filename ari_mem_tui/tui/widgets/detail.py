@@ -68,7 +68,14 @@ class SawPane(VerticalScroll):
         yield Static(Text("Choose a node.", style="italic"), id="saw-body")
 
     def show(self, replay: Replay) -> None:
-        self.query_one("#saw-body", Static).update(tiers_text(replay))
+        from ari_mem_tui.render.words import pool_words
+
+        # tier 2 is the replayed search: say which pool and which ranker it came from
+        head = Text(f"Tier 2 from the replay: {pool_words(replay)}", style="bright_black")
+        head.append(f" · {clean(replay.embedder, False)}", style="bright_black")
+        if replay.fallback:
+            head.append(" (MiniLM not ready yet)", style="yellow")
+        self.query_one("#saw-body", Static).update(Text.assemble(head, "\n\n", tiers_text(replay)))
 
 
 # ---------------------------------------------------------------- Core

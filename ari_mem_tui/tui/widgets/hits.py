@@ -192,6 +192,7 @@ class HitsPane(VerticalScroll):
         self.query_one("#missed-title").display = visible
         if not visible or replay is None:
             return
+        replay.resolve_ranks()  # a pass over the whole pool, only now that they are shown
         self.query_one("#missed-title", Static).update(
             Text(
                 f"Missed: {len(replay.missed)} eligible ancestor entries outside the window",
