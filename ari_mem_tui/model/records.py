@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
+import msgspec
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    computed_field,
+    model_validator,
+)
 
 NODE_LABELS = ("draft", "improve", "debug", "ablation", "validation", "other")
 NODE_STATUSES = ("pending", "running", "success", "failed", "abandoned")
@@ -31,6 +40,29 @@ class Problem(BaseModel):
     def line(self) -> str:
         where = f" {self.where}" if self.where else ""
         return f"{self.file}{where}: {self.what} ({self.why})"
+
+
+class JsonStrings:
+    """A JSON array of strings kept as its bytes, decoded when first used.
+
+    The reader checks the array once (every item a string) and keeps only the bytes: a big
+    run's tree.json is mostly `trace_log` lines, which nothing needs until a node is looked at.
+    """
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes | msgspec.Raw) -> None:
+        self.raw = raw
+
+    def decode(self) -> list[str]:
+        return msgspec.json.decode(self.raw, type=list[str])
+
+    def __reduce__(self):
+        return (JsonStrings, (bytes(self.raw),))
+
+
+_STRINGS = TypeAdapter(list[str])
+_ABSENT = object()
 
 
 class Node(BaseModel):
@@ -55,11 +87,45 @@ class Node(BaseModel):
     name: str | None = None
     error_log: str | None = None
     ancestor_ids: list[str] = Field(default_factory=list)
-    trace_log: list[str] = Field(default_factory=list)
     original_direction: str | None = None
     node_report_path: str | None = None
     # set by the loader, never read from the file
     scope_reconstructed: bool = False  # ancestor_ids was missing and rebuilt from parent_id
+    # `trace_log` (below): a list of strings, or the JsonStrings the reader left undecoded
+    # (None until set: a default_factory would cost an inspect.signature per node in pydantic)
+    _trace: list[str] | JsonStrings | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _take_trace_log(cls, data: Any, handler: Any) -> Node:
+        trace = _ABSENT
+        if isinstance(data, dict) and "trace_log" in data:
+            data = dict(data)
+            trace = data.pop("trace_log")
+        node = handler(data)
+        if trace is not _ABSENT:
+            node._trace = _trace_value(trace)
+        return node
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def trace_log(self) -> list[str]:
+        """The node's trace lines (§2.7), decoded from the file on first use."""
+        trace = self._trace
+        if type(trace) is not list:
+            trace = self._trace = [] if trace is None else trace.decode()
+        return trace
+
+    def trace_lines(self) -> list[str]:
+        """`trace_log` without keeping it decoded on the node (a one-off pass over a big run)."""
+        trace = self._trace
+        if type(trace) is list:
+            return trace
+        return [] if trace is None else trace.decode()
+
+    @trace_log.setter
+    def trace_log(self, value: list[str] | JsonStrings) -> None:
+        self._trace = _trace_value(value)
 
     @property
     def score(self) -> float | None:
@@ -69,6 +135,10 @@ class Node(BaseModel):
     @property
     def short_id(self) -> str:
         return self.id[-8:]
+
+
+def _trace_value(value: Any) -> list[str] | JsonStrings:
+    return value if type(value) is JsonStrings else _STRINGS.validate_python(value)
 
 
 class MemoryEntry(BaseModel):

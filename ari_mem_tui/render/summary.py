@@ -39,7 +39,7 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
         "reads": ops.get("read", 0),
         "write_events": ops.get("write", 0),
         "reads_by_attribution": dict(readers),
-        "trace_calls": sum(len(calls) for calls in ckpt.trace_calls.values()),
+        "trace_calls": ckpt.trace_call_count(),
         "writes": len(ckpt.writes),
         "accepted_writes": sum(1 for w in ckpt.writes if w.accepted),
         "rejected_writes": sum(1 for w in ckpt.writes if not w.accepted),
