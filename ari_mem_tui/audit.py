@@ -23,13 +23,32 @@ INHERIT_TOOLS = ("get_node_memory",)
 BULK_TOOLS = ("bulk_get_node_memory",)
 
 
+class Passage(BaseModel):
+    """One passage a flagged read returned, its text joined from the backup (or the trace)."""
+
+    entry_id: str | None = None  # our MemoryEntry.id, when it could be joined
+    letta_id: str | None = None  # the passage id the access log / trace recorded
+    node_id: str = ""  # the node whose memory it is
+    text: str = ""  # "" when it could not be joined
+    outside: bool = False  # not the reader's ancestor or itself: this passage leaked
+
+
 class Finding(BaseModel):
     severity: Severity
+    kind: str = ""  # "problem" | "leak" | "scope_violation" | "rejected_write"
     node_id: str = ""  # the reader / writer to jump to ("" when none)
     explanation: str  # one line
     ref: str = ""  # where it was seen: "memory_access.jsonl line 12", "trace_log of node_x #4"
     ts: float | None = None
     targets: list[str] = Field(default_factory=list)  # node ids out of scope, or the write target
+    # the read itself: tool, query (or the inherit sentinel), scope as passed, what it returned
+    tool: str = ""
+    query: str | None = None
+    scope: list[str] = Field(default_factory=list)
+    passages: list[Passage] = Field(default_factory=list)
+    # a rejected write: its text and the reason ARI gave
+    text: str = ""
+    reason: str = ""
 
 
 class AuditReport(BaseModel):
@@ -47,7 +66,8 @@ class AuditReport(BaseModel):
 def audit(ckpt: Checkpoint) -> AuditReport:
     report = AuditReport()
     report.problems = [
-        Finding(severity=p.severity, explanation=p.line(), ref=p.file) for p in ckpt.problems
+        Finding(severity=p.severity, kind="problem", explanation=p.line(), ref=p.file)
+        for p in ckpt.problems
     ]
     seen: set[tuple] = set()
     for event in ckpt.access_events:
@@ -58,7 +78,11 @@ def audit(ckpt: Checkpoint) -> AuditReport:
     report.rejected_writes = [
         Finding(
             severity="warning",
+            kind="rejected_write",
             node_id=w.current_node,
+            tool=w.tool,
+            text=w.text,
+            reason=w.reason or "CoW violation",
             explanation=(
                 f"{w.tool} by {w.current_node or '(no current node)'} targeting {w.target_node}"
                 f" rejected: {w.reason or 'CoW violation'}"
@@ -99,17 +123,101 @@ def _audit_event(
     ref = _event_ref(event)
     how = f" ({event.reader_how})" if event.reader_how else ""
     scope = list(event.ancestor_ids or [])
+    allowed = allowed_scope(ckpt, reader)
+    passages = _event_passages(ckpt, event, allowed)
     if event.query == "inherit:get_node_memory":
-        _leak_targets(ckpt, reader, "get_node_memory", scope, ref + how, event.ts, report, seen)
+        read = Read("get_node_memory", event.query, scope, passages, ref + how, event.ts)
+        _leak_targets(ckpt, reader, read, scope, report, seen)
     elif event.query == "inherit:bulk_get_node_memory":
-        _leak_targets(
-            ckpt, reader, "bulk_get_node_memory", scope, ref + how, event.ts, report, seen
-        )
+        read = Read("bulk_get_node_memory", event.query, scope, passages, ref + how, event.ts)
+        _leak_targets(ckpt, reader, read, scope, report, seen)
     else:
         hit_nodes = [str(r.get("src_node_id") or "") for r in event.results]
-        _judge_search(
-            ckpt, reader, event.query or "", scope, hit_nodes, ref + how, event.ts, report, seen
-        )
+        read = Read("search_memory", event.query or "", scope, passages, ref + how, event.ts)
+        _judge_search(ckpt, reader, read, hit_nodes, report, seen)
+
+
+class Read:
+    """One read under judgement: how it was made and what it returned."""
+
+    def __init__(
+        self,
+        tool: str,
+        query: str | None,
+        scope: list[str],
+        passages: list[Passage],
+        ref: str,
+        ts: float | None,
+    ) -> None:
+        self.tool, self.query, self.scope, self.passages = tool, query, scope, passages
+        self.ref, self.ts = ref, ts
+
+
+def _passage(
+    ckpt: Checkpoint, allowed: set[str], node_id: str, letta_id: str | None, text: str = ""
+) -> Passage:
+    entry = ckpt.entries_by_letta_id.get(letta_id or "") if letta_id else None
+    if entry is not None:
+        node_id, text = node_id or entry.node_id, entry.text
+    return Passage(
+        entry_id=entry.id if entry is not None else None,
+        letta_id=letta_id or None,
+        node_id=node_id,
+        text=text,
+        outside=bool(node_id) and node_id not in allowed,
+    )
+
+
+def _event_passages(ckpt: Checkpoint, event: AccessEvent, allowed: set[str]) -> list[Passage]:
+    """What a logged read returned, texts joined through the write events to the backup."""
+    if event.query == "inherit:bulk_get_node_memory":
+        # the log keeps only counts per node: list that node's entries written before the read
+        out = []
+        for row in event.results:
+            node_id = str(row.get("src_node_id") or "")
+            for entry in ckpt.entries_by_node.get(node_id, []):
+                if entry.kind == "node_scope" and (entry.ts is None or entry.ts <= event.ts):
+                    out.append(
+                        Passage(
+                            entry_id=entry.id,
+                            letta_id=entry.letta_id,
+                            node_id=node_id,
+                            text=entry.text,
+                            outside=node_id not in allowed,
+                        )
+                    )
+        return out
+    return [
+        _passage(ckpt, allowed, str(r.get("src_node_id") or ""), str(r.get("entry_id") or ""))
+        for r in event.results
+        if isinstance(r, dict)
+    ]
+
+
+def _call_passages(ckpt: Checkpoint, call: TraceCall, allowed: set[str]) -> list[Passage]:
+    """What a traced call returned (its result line, decoded where it could be)."""
+    result = call.result if isinstance(call.result, dict) else {}
+    out: list[Passage] = []
+    if call.tool in SEARCH_TOOLS:
+        for row in result.get("results") or []:
+            if isinstance(row, dict):
+                node_id = str(row.get("node_id") or row.get("src_node_id") or "")
+                letta_id = str(row.get("entry_id") or "") or None
+                out.append(_passage(ckpt, allowed, node_id, letta_id, str(row.get("text") or "")))
+    elif call.tool in INHERIT_TOOLS:
+        node_id = str((call.args or {}).get("node_id") or "")
+        for row in result.get("entries") or []:
+            if isinstance(row, dict):
+                out.append(_passage(ckpt, allowed, node_id, None, str(row.get("text") or "")))
+    elif call.tool in BULK_TOOLS:
+        by_node = result.get("by_node")
+        for node_id, rows in by_node.items() if isinstance(by_node, dict) else []:
+            for row in rows if isinstance(rows, list) else []:
+                if isinstance(row, dict):
+                    letta_id = str(row.get("entry_id") or "") or None
+                    text = str(row.get("text") or "")
+                    out.append(_passage(ckpt, allowed, str(node_id), letta_id, text))
+    return out
 
 
 def _audit_call(
@@ -118,26 +226,20 @@ def _audit_call(
     if node_id not in ckpt.nodes or call.args is None:
         return
     ref = f"trace_log of {node_id} #{call.index}"
+    passages = _call_passages(ckpt, call, allowed_scope(ckpt, node_id))
     if call.tool in SEARCH_TOOLS:
         scope = [str(a) for a in call.args.get("ancestor_ids") or []]
-        hit_nodes = _result_nodes(call.result)
-        _judge_search(
-            ckpt,
-            node_id,
-            str(call.args.get("query") or ""),
-            scope,
-            hit_nodes,
-            ref,
-            None,
-            report,
-            seen,
-        )
+        query = str(call.args.get("query") or "")
+        read = Read(call.tool, query, scope, passages, ref, None)
+        _judge_search(ckpt, node_id, read, _result_nodes(call.result), report, seen)
     elif call.tool in INHERIT_TOOLS:
         target = str(call.args.get("node_id") or "")
-        _leak_targets(ckpt, node_id, call.tool, [target], ref, None, report, seen)
+        read = Read(call.tool, None, [target], passages, ref, None)
+        _leak_targets(ckpt, node_id, read, [target], report, seen)
     elif call.tool in BULK_TOOLS:
         targets = [str(t) for t in call.args.get("node_ids") or call.args.get("ids") or []]
-        _leak_targets(ckpt, node_id, call.tool, targets, ref, None, report, seen)
+        read = Read(call.tool, None, targets, passages, ref, None)
+        _leak_targets(ckpt, node_id, read, targets, report, seen)
 
 
 def _result_nodes(result: Any) -> list[str]:
@@ -153,73 +255,96 @@ def _result_nodes(result: Any) -> list[str]:
 def _judge_search(
     ckpt: Checkpoint,
     reader: str,
-    query: str,
-    scope: list[str],
+    read: Read,
     hit_nodes: list[str],
-    ref: str,
-    ts: float | None,
     report: AuditReport,
     seen: set[tuple],
 ) -> None:
-    wrong = _outside(ckpt, reader, scope)
-    key = ("scope", reader, query[:200], tuple(scope))
-    if wrong and key not in seen:
-        seen.add(key)
-        report.scope_violations.append(
-            Finding(
-                severity="error",
-                node_id=reader,
-                explanation=(
-                    f"{reader} searched with a scope outside its lineage: "
-                    f"{_names(wrong)} not among its ancestors"
-                ),
-                ref=ref,
-                ts=ts,
-                targets=wrong,
-            )
-        )
+    query = read.query or ""
+    wrong = _outside(ckpt, reader, read.scope)
+    _add(
+        report.scope_violations,
+        "scope_violation",
+        seen,
+        ("scope", reader, query[:200], tuple(read.scope)),
+        reader,
+        wrong,
+        f"{reader} searched with a scope outside its lineage: "
+        f"{_names(wrong)} not among its ancestors",
+        read,
+    )
     leaked = _outside(ckpt, reader, hit_nodes)
-    key = ("hits", reader, query[:200], tuple(leaked))
-    if leaked and key not in seen:
-        seen.add(key)
-        report.leaks.append(
-            Finding(
-                severity="error",
-                node_id=reader,
-                explanation=f"{reader}'s search returned memory of {_names(leaked)}, "
-                "outside its lineage",
-                ref=ref,
-                ts=ts,
-                targets=leaked,
-            )
-        )
+    _add(
+        report.leaks,
+        "leak",
+        seen,
+        ("hits", reader, query[:200], tuple(leaked)),
+        reader,
+        leaked,
+        f"{reader}'s search returned memory of {_names(leaked)}, outside its lineage",
+        read,
+    )
 
 
 def _leak_targets(
     ckpt: Checkpoint,
     reader: str,
-    tool: str,
+    read: Read,
     targets: list[str],
-    ref: str,
-    ts: float | None,
     report: AuditReport,
     seen: set[tuple],
 ) -> None:
     wrong = _outside(ckpt, reader, targets)
-    key = ("read", reader, tool.removeprefix("bulk_"), tuple(wrong))
-    if not wrong or key in seen:
+    _add(
+        report.leaks,
+        "leak",
+        seen,
+        ("read", reader, read.tool.removeprefix("bulk_"), tuple(wrong)),
+        reader,
+        wrong,
+        f"{reader} read the memory of {_names(wrong)} ({read.tool}), outside its lineage",
+        read,
+    )
+
+
+def _add(
+    found: list[Finding],
+    kind: str,
+    seen: set[tuple],
+    key: tuple,
+    reader: str,
+    targets: list[str],
+    explanation: str,
+    read: Read,
+) -> None:
+    """One error finding per distinct (kind, reader, query or tool, targets); none if no target."""
+    if not targets or key in seen:
         return
     seen.add(key)
-    report.leaks.append(
+    found.append(
         Finding(
             severity="error",
+            kind=kind,
             node_id=reader,
-            explanation=f"{reader} read the memory of {_names(wrong)} ({tool}), outside its lineage",
-            ref=ref,
-            ts=ts,
-            targets=wrong,
+            explanation=explanation,
+            ref=read.ref,
+            ts=read.ts,
+            targets=targets,
+            tool=read.tool,
+            query=read.query,
+            scope=read.scope,
+            passages=read.passages,
         )
     )
+
+
+def findings_by_node(report: AuditReport) -> dict[str, list[Finding]]:
+    """Each node's own findings (as reader or writer): leaks and violations first."""
+    out: dict[str, list[Finding]] = {}
+    for finding in [*report.leaks, *report.scope_violations, *report.rejected_writes]:
+        if finding.node_id:
+            out.setdefault(finding.node_id, []).append(finding)
+    return out
 
 
 def _names(ids: list[str]) -> str:

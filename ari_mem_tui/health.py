@@ -303,10 +303,10 @@ class EntryUsage:
     def _trace_entries(self, call: Any, by_letta: dict[str, MemoryEntry]) -> list[MemoryEntry]:
         result = call.result
         if isinstance(result, dict) and isinstance(result.get("result"), str):
-            from ari_mem_tui.checkpoint.jsonfile import loads_line
+            from ari_mem_tui.checkpoint.jsonlines import loads_record
 
             try:
-                inner = loads_line(result["result"])
+                inner = loads_record(result["result"])
             except (ValueError, RecursionError):
                 inner = None
             result = inner if isinstance(inner, dict) else result

@@ -26,6 +26,7 @@ class RunOptions:
     checkpoint: Path
     embedder: str = "minilm"  # one of EMBEDDERS: local MiniLM vectors, or BM25 at once
     letta: LettaOptions | None = None  # memory and ranking from this server instead
+    rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
 
 
 def open_run(
@@ -47,8 +48,8 @@ def open_run(
 
         step(total, total, "Letta server")
         return open_letta_run(ckpt, options.letta, progress=on_progress)
-    from ari_mem_tui.search.rankers import make_ranker
+    from ari_mem_tui.search.embedded import make_ranker
 
     step(total, total, "search index")
-    ranker = make_ranker(ckpt, options.embedder)
+    ranker = make_ranker(ckpt, options.embedder) if options.rank else None
     return Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")

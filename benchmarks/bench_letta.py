@@ -29,7 +29,7 @@ from pathlib import Path
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.letta.options import LettaOptions
 from ari_mem_tui.letta.source import open_letta_run
-from ari_mem_tui.search.rankers import make_ranker
+from ari_mem_tui.search.embedded import make_ranker
 from ari_mem_tui.search.replay import replay
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint.load import load_checkpoint
-from ari_mem_tui.search.rankers import make_ranker
+from ari_mem_tui.search.embedded import make_ranker
 from ari_mem_tui.search.replay import replay
 
 

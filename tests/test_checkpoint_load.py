@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 
+import pytest
 from checkpoint_helpers import (
     T0,
     chain_tree,
@@ -134,21 +135,63 @@ def test_a_50_mb_trace_log_string_loads(tmp_path):
     ]
 
 
-def test_fast_built_models_equal_validated_ones():
-    from ari_mem_tui.checkpoint.fast_model import build
-    from ari_mem_tui.model import AccessEvent, CowWrite, MemoryEntry
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"ts": 1.5, "a": [1, {"b": null}]}',
+        b'{"a": 1, "a": 2}',
+        b'{"x": NaN, "y": -Infinity}',  # json reads these, msgspec does not
+        b"[" + b"9" * 40 + b"]",
+        b'["\\ud800 lone surrogate"]',
+        b'  {"padded": true}  \n',
+    ],
+)
+def test_json_lines_records_decode_as_json_does(line):
+    from ari_mem_tui.checkpoint.jsonlines import loads_record
 
-    entry = {"id": "e1", "kind": "node_scope", "node_id": "a", "text": "t", "source": "f"}
-    assert build(MemoryEntry, dict(entry)) == MemoryEntry(**entry)
-    assert list(build(MemoryEntry, dict(entry)).model_dump()) == list(MemoryEntry.model_fields)
-    event = {"ts": 1.0, "op": "read", "results": [{}]}
-    built = build(AccessEvent, dict(event), {"pid": 4})
-    assert built == AccessEvent.model_validate({**event, "pid": 4})
-    assert built.model_extra == {"pid": 4}
-    first, second = (
-        build(AccessEvent, {"ts": 1.0, "op": "read"}),
-        build(AccessEvent, {"ts": 2.0, "op": "read"}),
-    )
-    assert first.results is not second.results  # default factories are not shared
-    row = {"current_node": "a", "target_node": "a", "tool": "t", "accepted": True, "source": "s"}
-    assert build(CowWrite, dict(row)) == CowWrite(**row)
+    got, want = loads_record(line), json.loads(line)
+    assert repr(got) == repr(want)  # repr: NaN != NaN
+
+
+@pytest.mark.parametrize(
+    "line, why",
+    [
+        (b'{"a": 1} trailing', "Extra data"),
+        (b"[" + b"9" * 5000 + b"]", "a number too long"),
+        (b"[" * 150 + b"]" * 150, "nested too deeply"),
+    ],
+)
+def test_json_lines_bad_records_name_json_reason(line, why):
+    from ari_mem_tui.checkpoint.jsonfile import json_error
+    from ari_mem_tui.checkpoint.jsonlines import loads_record
+
+    with pytest.raises((ValueError, RecursionError)) as caught:
+        loads_record(line)
+    assert why in json_error(caught.value)
+
+
+def test_trace_calls_are_parsed_when_first_read_and_equal_an_eager_parse(tmp_path):
+    from ari_mem_tui.checkpoint.trace_log import parse_trace_log
+
+    nodes = chain_tree()
+    nodes[1]["trace_log"] = [
+        '→ run_code({"code": "print(1)"})',
+        "  ← {'result': '1'}",
+        '→ add_memory({"node_id": "root", "text": "t"})',
+        '  ← {\'result\': \'{"ok": false, "error": "' + COW + "\"}'}",
+        "a free-form line",
+        '→ search_memory({"query": "q", "ancestor_ids": ["root"]})',
+    ]
+    write_tree(tmp_path, nodes)
+    ckpt = load_checkpoint(tmp_path)
+    # the CoW log already has the refused write, and the count is known, before any parse
+    assert [(w.current_node, w.target_node, w.accepted) for w in ckpt.writes] == [
+        ("a", "root", False)
+    ]
+    assert ckpt.trace_call_count() == 3
+    calls = ckpt.trace_calls["a"]
+    assert calls == parse_trace_log("a", nodes[1]["trace_log"])
+    assert [c.tool for c in calls] == ["run_code", "add_memory", "search_memory"]
+    assert ckpt.trace_call_count() == 3
+    ckpt.trace_calls = {}  # a plain attribute once set
+    assert ckpt.trace_calls == {} and ckpt.trace_call_count() == 0

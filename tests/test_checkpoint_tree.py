@@ -220,3 +220,12 @@ def test_checkpoint_hash_is_sha1_of_resolved_path(tmp_path):
     expected = hashlib.sha1(str(real.resolve()).encode()).hexdigest()[:12]
     assert checkpoint_hash(link) == expected == checkpoint_hash(real)
     assert len(expected) == 12
+
+
+def test_non_string_trace_lines_are_named_and_the_strings_kept(tmp_path):
+    bad = node("root", trace_log=['→ get_node_memory({"node_id": "root"})', 7, None])
+    write_tree(tmp_path, [bad])
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.nodes["root"].trace_log == ['→ get_node_memory({"node_id": "root"})']
+    [problem] = problems_about(ckpt, "ignored wrongly typed fields")
+    assert "2 non-string items of trace_log" in problem.why

@@ -12,7 +12,7 @@ from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.cli import main
 from ari_mem_tui.health import compute_health
 from ari_mem_tui.render.health import spark
-from ari_mem_tui.search.rankers import make_ranker
+from ari_mem_tui.search.embedded import make_ranker
 
 
 @pytest.fixture(scope="module")

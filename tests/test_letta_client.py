@@ -204,7 +204,7 @@ def test_node_search_is_ari_post_filter_over_the_server_window(original, small_c
     for nid, node in ckpt.nodes.items():
         if not node.ancestor_ids:
             continue
-        result = replay(ckpt, nid, run.ranker, limit=5, with_tiers=False)
+        result = replay(ckpt, nid, run.ranker, limit=5, with_tiers=False, as_of=False)  # today
         search = [q for m, p, q in fake.requests if p.endswith("/archival-memory/search")][-1]
         assert search["top_k"] == ["200"] and "end_datetime" not in search
         window = raw_window(fake, agent, result.query, 200)
@@ -228,7 +228,7 @@ def test_as_of_replay_passes_end_datetime(original, small_ckpt: Path) -> None:
     ckpt = load_checkpoint(small_ckpt)
     run = open_letta_run(ckpt, letta_args(fake.url, small_ckpt))
     nid = next(n for n, node in ckpt.nodes.items() if len(node.ancestor_ids) >= 2)
-    result = replay(ckpt, nid, run.ranker, as_of=True, with_tiers=False)
+    result = replay(ckpt, nid, run.ranker, with_tiers=False)  # as of its start: the default
     assert result.as_of is not None
     search = [q for m, p, q in fake.requests if p.endswith("/archival-memory/search")][-1]
     from datetime import datetime
@@ -389,3 +389,31 @@ def test_cli_search_failure_after_open_is_one_line(original, small_ckpt: Path, c
     code = main(["saw", str(small_ckpt), nid, "--json", "--letta-url", fake.url])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1 and "embedding endpoint" in err
+
+
+@pytest.mark.parametrize("command", ["audit", "summary"])
+def test_audit_and_summary_read_the_server_or_say_in_one_line_why_not(
+    command: str, original, small_ckpt: Path, capsys
+) -> None:
+    """`--letta-url` is never ignored: the memory counted or audited is the server's."""
+    fake, agent_id = original
+    extra = "a passage only the server holds"
+    fake.add_ari_passage(agent_id, extra, node_footer(checkpoint_hash(small_ckpt), "root", {}, 1.0))
+    files = load_checkpoint(small_ckpt)
+    code = main([command, str(small_ckpt), "--json", "--letta-url", fake.url])
+    data = json.loads(capsys.readouterr().out)
+    assert code in (0, 1)
+    assert data["memory_source"].startswith(f"letta: {fake.url} agent ari_agent_")
+    if command == "summary":
+        assert data["counts"]["entries"] == len(files.entries) + 1  # the server's pool
+    code = main([command, str(small_ckpt), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["memory_source"] == f"files: {small_ckpt}"
+    if command == "summary":
+        assert data["counts"]["entries"] == len(files.entries)
+    url = f"http://127.0.0.1:{free_port()}"
+    code = main([command, str(small_ckpt), "--letta-url", url])
+    captured = capsys.readouterr()
+    assert code == 2 and captured.out == ""
+    err = captured.err.strip()
+    assert len(err.splitlines()) == 1 and "cannot reach a Letta server" in err

@@ -11,8 +11,11 @@ misconfigured live run cannot pass quietly.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
+import shutil
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -101,7 +104,7 @@ def test_live_post_filter_is_the_servers_raw_window_filtered() -> None:
     assert isinstance(ranker, LettaRanker)
     ckpt_hash = checkpoint_hash(path)
     for nid in deep_nodes(ckpt):
-        result = replay(ckpt, nid, ranker, limit=5, with_tiers=False)
+        result = replay(ckpt, nid, ranker, limit=5, with_tiers=False, as_of=False)
         window = raw_window(ranker.conn, ranker.agent_id, result.query, result.params["top_k"])
         ancestors = set(ckpt.nodes[nid].ancestor_ids)
         expected = [
@@ -159,6 +162,165 @@ def test_live_wrong_agent_names_the_agents_that_exist(capsys) -> None:
     assert code == 2 and len(err.splitlines()) == 1
     assert "no agent ari_agent_000000000000" in err
     assert f"ari_agent_{checkpoint_hash(path)}" in err
+
+
+def ari_passage(record: dict, ckpt_hash: str) -> str:
+    """A backup record as ARI's Letta backend stores it (§3.7), written here from the spec."""
+    if record["kind"] == "node_scope":
+        footer = {
+            "collection": f"ari_node_{ckpt_hash}",
+            "node_id": record["node_id"],
+            "ari_checkpoint": ckpt_hash,
+            "kind": "node_scope",
+            "ari_metadata": record["metadata"],
+            "ts": record["ts"],
+        }
+    else:
+        meta = record["metadata"]
+        footer = {
+            "collection": f"ari_react_{ckpt_hash}",
+            "ari_checkpoint": ckpt_hash,
+            "kind": "react_step",
+            "node_id": meta.get("node_id") or "",
+            "step": meta.get("step"),
+            "ari_metadata": meta,
+            "ts": record["ts"],
+        }
+    return record["text"] + SEPARATOR + json.dumps(footer, sort_keys=True, ensure_ascii=False)
+
+
+def backup_records(path: Path) -> list[dict]:
+    with gzip.open(path / "memory_backup.jsonl.gz", "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return [r for r in rows if r.get("kind") in ("node_scope", "react_step")]
+
+
+def record_run_as_ari(url: str, run_dir: Path) -> dict[str, list[tuple[str, float]]]:
+    """Write the run's memory into a fresh agent in time order and, at each node's recorded
+    start, run ARI's start-up search on the server as ARI does (§5.1: passages.search with
+    top_k = 200, post-filter in rank order, score 1 - 0.01 r); rewrite the access log with the
+    server's passage ids and those results. Returns node -> [(passage text, score)]."""
+    from letta_client import Letta
+
+    ckpt = load_checkpoint(run_dir)
+    ckpt_hash = checkpoint_hash(run_dir)
+    client = Letta(base_url=url, timeout=60, max_retries=0)
+    agent = client.agents.create(
+        name=f"ari_agent_{ckpt_hash}",
+        model="letta/letta-free",
+        embedding="openai/text-embedding-3-small",
+        include_base_tools=False,
+    )
+    records = sorted(backup_records(run_dir), key=lambda r: r["ts"])
+    entry_of = {(e.kind, e.text, e.ts): e.id for e in ckpt.entries}
+    passage_of: dict[str, str] = {}  # our entry id -> the server's passage id
+    text_of: dict[str, str] = {}  # passage id -> the passage's full text
+    reads = sorted(
+        (e for e in ckpt.access_events if e.reader_how == "startup-search" and not e.is_inherit),
+        key=lambda e: e.ts,
+    )
+    recorded: dict[str, list[tuple[str, float]]] = {}
+    results_at: dict[tuple[str, int], list[dict]] = {}
+    pending = list(records)
+    for event in reads:
+        while pending and pending[0]["ts"] < event.ts:
+            record = pending.pop(0)
+            text = ari_passage(record, ckpt_hash)
+            stamp = datetime.fromtimestamp(record["ts"], tz=UTC).isoformat()
+            made = client.agents.passages.create(agent.id, text=text, created_at=stamp)
+            pid = (made[0] if isinstance(made, list) else made).id
+            passage_of[entry_of[(record["kind"], record["text"], record["ts"])]] = pid
+            text_of[pid] = text
+        window = client.agents.passages.search(agent.id, query=event.query, top_k=200).results
+        hits = []
+        for rank, row in enumerate(window):
+            footer = json.loads(row.content.rpartition(SEPARATOR)[2])
+            if (
+                footer.get("node_id") in set(event.ancestor_ids or [])
+                and footer.get("ari_checkpoint") == ckpt_hash
+                and footer.get("kind") == "node_scope"
+            ):
+                hits.append((row, max(0.0, 1.0 - 0.01 * rank)))
+        hits = hits[: event.limit or 5]
+        results_at[(event.source, event.source_line)] = [
+            {
+                "entry_id": row.id,
+                "src_node_id": json.loads(row.content.rpartition(SEPARATOR)[2])["node_id"],
+                "score": score,
+            }
+            for row, score in hits
+        ]
+        recorded[event.reader] = [(text_of[row.id], score) for row, score in hits]
+    for record in pending:  # written after the last start: in the pool for --now only
+        text = ari_passage(record, ckpt_hash)
+        stamp = datetime.fromtimestamp(record["ts"], tz=UTC).isoformat()
+        made = client.agents.passages.create(agent.id, text=text, created_at=stamp)
+        pid = (made[0] if isinstance(made, list) else made).id
+        passage_of[entry_of[(record["kind"], record["text"], record["ts"])]] = pid
+    # the access log as ARI would have written it against this server
+    by_line = {(e.source, e.source_line): e for e in ckpt.access_events}
+    for log in sorted(run_dir.glob("memory_access*.jsonl")):
+        lines = log.read_text(encoding="utf-8").splitlines()
+        out = []
+        for number, line in enumerate(lines, start=1):
+            event = by_line.get((log.name, number))
+            if event is not None and line.strip():
+                raw = json.loads(line)
+                if (log.name, number) in results_at:
+                    raw["results"] = results_at[(log.name, number)]
+                elif raw.get("op") == "write" and event.joined_entry in passage_of:
+                    raw["entry_id"] = passage_of[event.joined_entry]
+                line = json.dumps(raw, ensure_ascii=False)
+            out.append(line)
+        log.write_text("\n".join(out) + "\n", encoding="utf-8")
+    client.agents.delete(agent.id)  # as if the server lost it: the backup is all that is left
+    return recorded
+
+
+def test_live_restore_is_byte_for_byte_and_default_saw_equals_every_recorded_search(
+    tmp_path: Path, capsys
+) -> None:
+    """GIVEN a run whose start-up searches were recorded against this very server, WHEN its
+    backup is restored with letta-restore, THEN every passage reads back as ARI wrote it,
+    footer included, AND default-settings Letta-mode saw gives every recorded search exactly
+    (entries, order, scores), with nothing marked."""
+    from letta_client import Letta
+
+    url, path = need("up")
+    run_dir = tmp_path / "recorded" / "ckpt"
+    shutil.copytree(path, run_dir)
+    ckpt_hash = checkpoint_hash(run_dir)
+    recorded = record_run_as_ari(url, run_dir)
+    assert len(recorded) >= 3 and all(recorded.values())
+
+    assert main(["letta-restore", str(run_dir), "--letta-url", url]) == 0
+    err = capsys.readouterr().err
+    assert "read back: all" in err and "byte for byte" in err
+    client = Letta(base_url=url, timeout=60, max_retries=0)
+    (agent,) = client.agents.list(name=f"ari_agent_{ckpt_hash}", limit=5)
+    served, after = [], None
+    while True:
+        page = client.agents.passages.list(agent.id, limit=200, after=after, ascending=True)
+        if not page:
+            break
+        served += [p.text for p in page]
+        after = page[-1].id
+    expected = [ari_passage(r, ckpt_hash) for r in backup_records(run_dir)]
+    assert sorted(served) == sorted(expected)  # byte for byte, footers included
+
+    for node_id, hits in recorded.items():
+        assert main(["saw", str(run_dir), node_id, "--json", "--letta-url", url]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert data["as_of_source"] == "first start-up read", node_id
+        assert data["query_source"] == "start" and data["embedder"] == f"letta:{url}"
+        want = [(text.rpartition(SEPARATOR)[0], score) for text, score in hits]
+        got = [(h["text"], h["score"]) for h in data["hits"]]
+        assert [t for t, _ in got] == [t for t, _ in want], node_id  # entries and order
+        assert [s for _, s in got] == pytest.approx([s for _, s in want]), node_id
+        assert data["recorded"]["backend"] == "letta"
+        assert data["recorded"]["differences"] == 0, node_id
+        assert not any(h["mark"] for h in data["hits"] + data["recorded"]["hits"]), node_id
+        assert data["ranker_note"] == ""
 
 
 # ---- phase "embed-down": the server is up, its embedding endpoint is not ---------------------

@@ -61,10 +61,15 @@ def test_restore_writes_aris_exact_format(fake: FakeLetta, ckpt: Path) -> None:
     code, err = run_restore(restore_args(ckpt, fake.url))
     assert code == 0, err
     lines = err.splitlines()
-    assert lines[1].startswith(f"letta-restore WRITES to the Letta server at {fake.url}")
-    assert "3 node-scope + 1 react passages and the core blocks" in lines[1]
+    writes = next(i for i, line in enumerate(lines) if line.startswith("letta-restore WRITES"))
+    assert lines[writes].startswith(f"letta-restore WRITES to the Letta server at {fake.url}")
+    assert "3 node-scope + 1 react passages and the core blocks" in lines[writes]
     assert "warning: memory_backup.jsonl.gz line 5" in lines[0]  # the bad line, reported
-    assert lines[-1].startswith("restored 4 passages into ari_agent_")
+    hint = next(line for line in lines if "does not record the hash" in line)
+    assert hint.startswith("warning: ") and "--checkpoint-hash" in hint
+    assert lines[-2].startswith("restored 4 passages into ari_agent_")
+    assert "(this path's)" in lines[-2]
+    assert lines[-1] == "read back: all 4 passages byte for byte as written, footers included"
     ckpt_hash = checkpoint_hash(ckpt)
     (agent_id,) = fake.agents
     assert fake.agents[agent_id]["name"] == f"ari_agent_{ckpt_hash}"
@@ -130,3 +135,77 @@ def test_unreachable_server_and_missing_backup(ckpt: Path, tmp_path: Path) -> No
     empty.mkdir()
     code, err = run_restore(restore_args(empty, "http://127.0.0.1:1"))
     assert code == 2 and "no memory_backup.jsonl.gz" in err
+
+
+def test_a_copied_checkpoint_keeps_the_runs_footers_byte_for_byte(
+    fake: FakeLetta, ckpt: Path, tmp_path: Path
+) -> None:
+    """The run's hash given: every footer keeps it (Letta embeds the footer too); re-encoding
+    with the copy's hash is an explicit option, and it warns."""
+    import shutil
+
+    original = checkpoint_hash(ckpt)
+    copy = tmp_path / "elsewhere" / "ckpt"
+    shutil.copytree(ckpt, copy)
+    assert checkpoint_hash(copy) != original
+    code, err = run_restore(restore_args(copy, fake.url, "--checkpoint-hash", original))
+    assert code == 0 and "warning: the backup does not record" not in err
+    assert f"checkpoint hash {original} (the run's, given)" in err
+    (agent,) = fake.agents.values()
+    assert agent["name"] == f"ari_agent_{original}"
+    kept = sorted(p["text"] for p in fake.passages[agent["id"]])
+    # byte for byte what the restore of the checkpoint where it ran writes
+    with FakeLetta() as at_home:
+        assert run_restore(restore_args(ckpt, at_home.url))[0] == 0
+        (home,) = at_home.agents.values()
+        assert sorted(p["text"] for p in at_home.passages[home["id"]]) == kept
+    code, err = run_restore(
+        restore_args(copy, fake.url, "--checkpoint-hash", original, "--reencode-footers")
+    )
+    assert code == 0 and "warning: re-encoding every footer with this path's hash" in err
+    assert "rankings can differ" in err
+    again = next(
+        a for a in fake.agents.values() if a["name"] == f"ari_agent_{checkpoint_hash(copy)}"
+    )
+    texts = [p["text"] for p in fake.passages[again["id"]]]
+    assert texts and all(f'"ari_checkpoint": "{checkpoint_hash(copy)}"' in t for t in texts)
+
+
+def test_read_back_names_a_passage_the_server_does_not_hold_as_written(
+    fake: FakeLetta, ckpt: Path
+) -> None:
+    from ari_mem_tui.letta.api import LettaConnection
+    from ari_mem_tui.letta.restore import plan_restore, verify_restore
+
+    assert run_restore(restore_args(ckpt, fake.url))[0] == 0
+    (agent_id,) = fake.agents
+    plan = plan_restore(ckpt, fake.url)
+    conn = LettaConnection(fake.url)
+    assert verify_restore(plan, conn, agent_id) == []
+    fake.passages[agent_id][1]["text"] += " "  # one byte more than was written
+    missing = verify_restore(plan, conn, agent_id)
+    assert len(missing) == 1 and "a measured 17.1 GFlops" in missing[0]
+
+
+def test_a_directory_that_is_not_checkpoints_run_id_is_named_as_probably_copied(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from ari_mem_tui.letta.restore import looks_moved, plan_restore
+
+    from ari_mem_tui.demo import write_demo
+
+    demo = tmp_path / "ws" / "checkpoints"
+    demo.mkdir(parents=True)
+    home = write_demo(tmp_path / "made", nodes=4, seed=2)
+    run_id = load_checkpoint(home).run_id
+    at_home = demo / run_id
+    shutil.copytree(home, at_home)
+    assert looks_moved(at_home) == ""
+    assert "looks copied or moved" in looks_moved(home)
+    plan = plan_restore(home, "http://127.0.0.1:1")
+    assert any("looks copied or moved" in w for w in plan.warnings)
+    home_plan = plan_restore(at_home, "http://127.0.0.1:1")
+    assert not any("looks copied" in w for w in home_plan.warnings)
+    assert any("does not record the hash" in w for w in home_plan.warnings)

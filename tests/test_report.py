@@ -71,10 +71,16 @@ def test_saw_json_has_the_documented_keys_and_the_replay(capsys, ckpt_dir):
         "core",
         "writes",
         "embedder",
+        "as_of",
+        "as_of_source",
+        "query_field",
+        "fallback",
     ):
         assert key in data
     assert data["node_id"] == "node_0003"
-    assert (data["query"], data["query_source"]) == ("direction 3", "original_direction")
+    assert (data["query"], data["query_source"]) == ("direction 3", "start")
+    assert data["query_field"] == "original_direction"
+    assert data["as_of_source"] in ("first start-up read", "created_at", "now: start unknown")
     assert data["params"] == {"limit": 5, "overfetch": 200, "top_k": 200}
     assert data["pool"]["size"] == 17 and data["pool"]["react_step"] == 2
     assert data["embedder"] == "bm25" and data["recorded"] is None
@@ -146,7 +152,13 @@ def test_saw_bad_node_and_unreadable_checkpoint_exit_2(capsys, ckpt_dir, tmp_pat
 def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
     code, out, _ = run_cli(capsys, "audit", str(ckpt_dir), "--json")
     assert code == 0
-    assert set(json.loads(out)) == {"problems", "scope_violations", "leaks", "rejected_writes"}
+    assert set(json.loads(out)) == {
+        "problems",
+        "scope_violations",
+        "leaks",
+        "rejected_writes",
+        "memory_source",
+    }
     code, _, err = run_cli(capsys, "audit", str(tmp_path / "missing"))
     assert code == 2 and "cannot read" in err
 
@@ -161,7 +173,7 @@ def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
             reader_how="trace_log",
         )
     ]
-    monkeypatch.setattr("ari_mem_tui.checkpoint.load.load_checkpoint", lambda _p: leaky)
+    monkeypatch.setattr("ari_mem_tui.checkpoint.load.load_checkpoint", lambda _p, **_kw: leaky)
     code, out, _ = run_cli(capsys, "audit", str(ckpt_dir), "--json")
     assert code == 1
     assert json.loads(out)["leaks"][0]["node_id"] == "node_0003"
@@ -175,9 +187,113 @@ def test_saw_query_from_eval_summary_uses_todays_value(capsys, ckpt_dir):
     node["eval_summary"] = "Measured 7.1 GFlops [scientific_score=0.61]"
     (ckpt_dir / "tree.json").write_text(json.dumps(tree))
     argv = ["saw", str(ckpt_dir), "0003", "--json", "--embedder", "bm25"]
-    code, out, _ = run_cli(capsys, *argv, "--query-from", "eval_summary")
-    assert code == 0
-    data = json.loads(out)
-    assert (data["query"], data["query_source"]) == (node["eval_summary"], "eval_summary")
+    for spelling in ("now", "eval_summary"):  # eval_summary: the older name of now
+        code, out, _ = run_cli(capsys, *argv, "--query-from", spelling)
+        assert code == 0
+        data = json.loads(out)
+        assert (data["query"], data["query_source"]) == (node["eval_summary"], "now")
+        assert data["query_field"] == "eval_summary"
     _, out, _ = run_cli(capsys, *argv)  # the default stays ARI's start-up query
-    assert json.loads(out)["query_source"] == "original_direction"
+    data = json.loads(out)
+    assert (data["query_source"], data["query_field"]) == ("start", "original_direction")
+    code, _, err = run_cli(capsys, *argv, "--query-from", "custom")
+    assert code == 2 and "--query-from custom needs --query" in err
+    code, out, _ = run_cli(capsys, *argv, "--query-from", "custom", "--query", "gpu kernel")
+    assert code == 0 and json.loads(out)["query_source"] == "custom"
+
+
+def test_headless_saw_on_a_cold_vector_cache_is_never_silent_for_2_s(monkeypatch):
+    """Progress, rate and an estimate on stderr at least every second of waiting."""
+    import io
+
+    from ari_mem_tui.cli import commands as report
+
+    clock = [0.0]
+
+    def monotonic() -> float:
+        return clock[0]
+
+    class Building:
+        done, total = 0, 0
+
+        def wait(self, timeout: float) -> bool:
+            clock[0] += timeout  # the wait takes its time, on the fake clock
+            if clock[0] > 1.0:
+                self.total = 1000
+                self.done = min(1000, int((clock[0] - 1.0) * 100))  # 100 texts/s
+            return self.done >= 1000
+
+    monkeypatch.setattr(report.time, "monotonic", monotonic)
+    err = io.StringIO()
+    report.wait_for_vectors(Building(), stream=err, tty=False)
+    lines = err.getvalue().splitlines()
+    assert lines[0].startswith("loading MiniLM") and "--embedder bm25 answers at once" in lines[0]
+    assert len(lines) >= 10  # ~11 s of fake waiting: a line every second
+    assert any("texts/s" in line and "left" in line for line in lines)
+    late = next(line for line in lines if "(54%)" in line)
+    assert "100 texts/s" in late and "about 5 s left" in late
+
+
+def test_saw_help_says_what_a_cold_cache_costs(capsys):
+    with pytest.raises(SystemExit):
+        main(["saw", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "cold vector cache" in out and "--embedder bm25 answers at once" in out
+    assert "--now" in out and "as of the node's start" in out
+
+
+def test_saw_on_a_run_recorded_by_aris_in_memory_backend(capsys, tmp_path):
+    """Keyword-overlap scores (§5.2) are shown as they are: no global ranks, backend named."""
+    ckpt = build_tree([0], [4, 0])
+    path = write_checkpoint(tmp_path / "ckpt", ckpt)
+    events = []
+    for i, entry in enumerate(ckpt.entries):
+        events.append(
+            {
+                "ts": entry.ts + 0.01,
+                "node_id": entry.node_id,
+                "op": "write",
+                "collection": "node_scope",
+                "entry_id": f"3f2a9c1e-0000-4000-8000-00000000000{i}",
+                "text_preview": entry.text[:200],
+                "metadata": entry.metadata,
+            }
+        )
+    scores = [0.25, 0.25, 0.25, 0.125]
+    events.append(
+        {
+            "ts": 1500.0,
+            "node_id": "node_root",
+            "op": "read",
+            "collection": "node_scope",
+            "query": "direction 1",
+            "ancestor_ids": ["node_root"],
+            "limit": 5,
+            "results": [
+                {
+                    "entry_id": f"3f2a9c1e-0000-4000-8000-00000000000{i}",
+                    "src_node_id": "node_root",
+                    "score": score,
+                }
+                for i, score in enumerate(scores)
+            ],
+        }
+    )
+    (path / "memory_access.jsonl").write_text("\n".join(json.dumps(e) for e in events) + "\n")
+    argv = ["saw", str(path), "node_0001", "--embedder", "bm25"]
+    code, out, _ = run_cli(capsys, *argv, "--json")
+    assert code == 0
+    rec = json.loads(out)["recorded"]
+    assert rec["backend"] == "in_memory" and "keyword-overlap" in rec["ranker"]
+    assert [(h["global_rank"], h["score"]) for h in rec["hits"]] == [(-1, s) for s in scores]
+    assert all(h["text"] for h in rec["hits"])  # joined through the write events
+    code, out, _ = run_cli(capsys, *argv)
+    text = " ".join(out.split())
+    assert "ARI's in-memory backend" in text and "0.125" in text
+    recorded_table = out.split("Recorded start-up search")[1].split("difference")[0]
+    rows = [
+        line
+        for line in recorded_table.splitlines()
+        if line.startswith("│") and line.split("│")[1].strip().isdigit()
+    ]
+    assert len(rows) == 4 and all(line.split("│")[2].strip() == "?" for line in rows)

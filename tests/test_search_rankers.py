@@ -14,11 +14,12 @@ from ari_mem_tui.search.embedded import (
     BM25Ranker,
     EmbeddingRanker,
     Pool,
+    make_ranker,
     ranking_from_scores,
     top_window,
 )
 from ari_mem_tui.search.embedder import EmbedderUnavailable, MiniLMEmbedder, sha256_of
-from ari_mem_tui.search.rankers import Ranker, make_ranker
+from ari_mem_tui.search.rankers import Ranker
 from ari_mem_tui.search.vector_cache import CACHE_ENV, VectorCache, cache_root
 
 TEXTS = [

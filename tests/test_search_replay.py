@@ -160,7 +160,16 @@ def test_as_of_uses_the_first_startup_read_else_created_at():
     assert (result.as_of, result.as_of_source) == (1002.5, "first start-up read")
     assert [h.entry_id for h in result.hits] == ["e00000", "e00001", "e00002"]
     assert result.pool["size"] == 3
-    assert replay(ckpt, "node_0001", ranker).as_of is None
+    # as of the node's start is the default; today's pool is asked for, and said
+    assert replay(ckpt, "node_0001", ranker).as_of == 1002.5
+    today = replay(ckpt, "node_0001", ranker, as_of=False)
+    assert (today.as_of, today.as_of_source) == (None, "now")
+    assert ranker.calls[-1][2] is None
+    node.created_at = None
+    ckpt.access_events = []
+    unknown = replay(ckpt, "node_0001", ranker)
+    assert (unknown.as_of, unknown.as_of_source) == (None, "now: start unknown")
+    assert any("start time is unknown" in n for n in unknown.notes)
 
 
 def test_recorded_hits_join_to_entries_and_marks_differences():
@@ -267,3 +276,104 @@ def test_invariants_with_the_bm25_ranker(tree, limit, query):
     assert result.embedder == "bm25"
     window = ranker.rank(query, top_k_for(limit)).window
     check_invariants(ckpt, node_id, result, window, limit)
+
+
+def startup_read(results: list[dict], query: str = "direction 1") -> AccessEvent:
+    return AccessEvent(
+        ts=2000.0,
+        op="read",
+        collection="node_scope",
+        query=query,
+        ancestor_ids=["node_root"],
+        limit=5,
+        reader="node_0001",
+        reader_how="startup-search",
+        results=results,
+    )
+
+
+def with_passage_ids(ckpt):
+    for i, entry in enumerate(ckpt.entries):
+        entry.letta_id = f"passage-{i}"
+    ckpt.reindex()
+    return ckpt
+
+
+def test_marks_compare_rank_global_rank_and_score_and_count_entries_not_sides():
+    ckpt = with_passage_ids(build_tree([0], [8, 0]))
+    # recorded on a Letta server: e0..e4 at window ranks 0, 2, 4, 6, 8
+    ckpt.access_events = [
+        startup_read(
+            [
+                {"entry_id": f"passage-{i}", "src_node_id": "node_root", "score": 1 - 0.02 * i}
+                for i in range(5)
+            ]
+        )
+    ]
+    # the replay: the same five entries in the same order, but each at window rank i
+    same_order = replay(ckpt, "node_0001", scored(ckpt, [f"e0000{i}" for i in range(5)]))
+    rec = same_order.recorded
+    assert rec is not None and rec.backend == "letta"
+    assert [h.global_rank for h in rec.hits] == [0, 2, 4, 6, 8]
+    assert [h.mark for h in same_order.hits] == ["", "changed", "changed", "changed", "changed"]
+    assert same_order.hits[1].differs == ["global_rank", "score"]
+    assert same_order.hits[1].counterpart == {"rank": 2, "global_rank": 2, "score": 0.98}
+    assert rec.differences == 4  # four entries differ; eight marked rows, four differences
+    # five entries, every one at another rank: 5 differences, not 10
+    reversed_ = replay(ckpt, "node_0001", scored(ckpt, [f"e0000{i}" for i in (5, 4, 3, 2, 1)]))
+    assert reversed_.recorded.differences == 6  # e0 recorded-only, e5 replay-only, 4 moved
+    assert {h.mark for h in reversed_.hits} == {"replay-only", "moved"}
+    # exactly the recording: nothing marked, nothing counted
+    ckpt.access_events = [
+        startup_read(
+            [
+                {"entry_id": f"passage-{i}", "src_node_id": "node_root", "score": 1 - 0.01 * i}
+                for i in range(5)
+            ]
+        )
+    ]
+    exact = replay(ckpt, "node_0001", scored(ckpt, [f"e0000{i}" for i in range(5)]))
+    assert exact.recorded.differences == 0
+    assert not any(h.mark or h.differs for h in [*exact.hits, *exact.recorded.hits])
+
+
+def test_keyword_overlap_scores_of_the_in_memory_backend_are_not_turned_into_ranks():
+    """ARI's in-memory backend scores matched query words / query words (§5.2)."""
+    ckpt = with_passage_ids(build_tree([0], [6, 0]))
+    scores = [0.25, 0.25, 0.25, 0.125]  # the old reading: "glob 75, 75, 75, 88"
+    ckpt.access_events = [
+        startup_read(
+            [
+                {"entry_id": f"passage-{i}", "src_node_id": "node_root", "score": score}
+                for i, score in enumerate(scores)
+            ]
+        )
+    ]
+    order = ["e00000", "e00001", "e00002", "e00003"]
+    result = replay(ckpt, "node_0001", scored(ckpt, order), limit=4)
+    rec = result.recorded
+    assert rec.backend == "in_memory" and "in-memory" in rec.ranker
+    assert [(h.global_rank, h.score) for h in rec.hits] == [(-1, s) for s in scores]
+    # same entries at the same ranks: the unknown global ranks and the incomparable scores
+    # are not differences
+    assert rec.differences == 0 and not any(h.mark for h in result.hits)
+    assert "in-memory" in result.ranker_note and "different rankers" in result.ranker_note
+    assert any("keyword overlap" in n for n in result.notes)
+    # one in-memory 0.5 on the 0.01 grid does not make the recording Letta's
+    from ari_mem_tui.search.replay import recorded_backend
+
+    assert recorded_backend([0.5, 0.5]) == "in_memory"  # ties: no two Letta rows share a rank
+    assert recorded_backend([0.444, 0.333]) == "in_memory"
+    assert recorded_backend([0.99, 0.97, 0.9, 0.0]) == "letta"
+    assert recorded_backend([0.0, 0.0]) == "letta-substring"
+    assert recorded_backend([]) == "unknown"
+
+
+def test_a_replay_with_another_query_is_not_compared_with_the_recording():
+    ckpt = with_passage_ids(build_tree([0], [3, 0]))
+    ckpt.access_events = [
+        startup_read([{"entry_id": "passage-2", "src_node_id": "node_root", "score": 1.0}])
+    ]
+    result = replay(ckpt, "node_0001", scored(ckpt, ["e00000"]), query="something else")
+    assert result.query_source == "custom" and result.recorded is not None
+    assert result.recorded.differences == 0 and not any(h.mark for h in result.hits)

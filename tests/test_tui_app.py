@@ -44,7 +44,8 @@ async def test_choosing_a_node_shows_only_its_ancestors_hits(tiny: Path) -> None
         assert app.current_id == IDS["R"]
         await press(pilot, *TO_A1Z)
         assert app.current_id == IDS["A1z"]  # reached through the folded chain
-        replay = app.replays[(IDS["A1z"], None, 5, False)]
+        replay = app.replays[(IDS["A1z"], None, 5, True, "start")]
+        assert replay.as_of is not None  # what it saw: the pool as of its start, by default
         ancestors = set(app.ckpt.nodes[IDS["A1z"]].ancestor_ids)
         assert replay.hits, "A1z has ancestors with memory: it must have hits"
         assert {h.node_id for h in replay.hits} <= ancestors
@@ -322,8 +323,14 @@ async def test_rerun_with_another_query_and_as_of(tiny: Path) -> None:
         app.tree_widget.focus()
         await press(pilot, "a")
         replay = app.query_one("#hits-pane").replay
-        assert app.search_params[2] is True
+        assert app.search_params[2] is False  # `a` leaves the default as-of pool for today's
+        assert replay.as_of is None and replay.as_of_source == "now"
+        assert "today's pool" in str(app.query_one("#hits-query").render())
+        assert str(app.query_one("#as-of").label) == "pool: today (a)"
+        await press(pilot, "a")
+        replay = app.query_one("#hits-pane").replay
         assert replay.as_of is not None  # only entries written before B1 started
+        assert str(app.query_one("#as-of").label) == "pool: as of start"
 
 
 class SlowVectors:

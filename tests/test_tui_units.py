@@ -12,6 +12,7 @@ from rich.text import Text
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Hit, MemoryEntry, Node, Replay, Tier, TierLine
 from ari_mem_tui.render.dossier import dossier_json, dossier_markdown, export_dossier
+from ari_mem_tui.render.report import saw_json
 from ari_mem_tui.render.text import clean, node_label, preview, safe_text
 from ari_mem_tui.tui import config
 from ari_mem_tui.tui.screens.entry import entry_text
@@ -146,6 +147,7 @@ def test_dossier_markdown_escapes_table_cells() -> None:
     data = dossier_json(sample_replay(), ckpt)
     assert data["replay"]["hits"][0]["text"].startswith("a | pipe")
     assert data["lineage"] == ["root", "n000001"]
+    assert data["replay"] == saw_json(sample_replay())  # one JSON shape of a replay, not two
 
 
 def test_an_empty_tier_shows_no_message_header() -> None:

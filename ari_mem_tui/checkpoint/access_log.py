@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ari_mem_tui.checkpoint.fast_model import build
-from ari_mem_tui.checkpoint.jsonfile import json_error, loads_line, read_json, usable_file
+from ari_mem_tui.checkpoint.jsonfile import json_error, read_json, usable_file
+from ari_mem_tui.checkpoint.jsonlines import json_records, loads_record
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
@@ -137,14 +137,19 @@ def _checked_fields(obj: dict[str, Any], ts: float, op: str, notes: list[str]) -
     }
 
 
-def parse_access_line(line: str) -> AccessLine:
+def parse_access_line(line: str | bytes) -> AccessLine:
     """Parse one line of the access log into AccessEvent fields. Never raises."""
     if not line or line.isspace():
         return AccessLine()
     try:
-        obj = loads_line(line)
+        obj = loads_record(line)
     except (ValueError, RecursionError) as exc:
         return AccessLine(error=f"not JSON ({json_error(exc)})")
+    return parse_access_object(obj)
+
+
+def parse_access_object(obj: Any) -> AccessLine:
+    """AccessEvent fields of one decoded access-log line, or why it is skipped. Never raises."""
     if type(obj) is not dict:
         return AccessLine(error=f"a JSON {type(obj).__name__}, not an object")
     ts = obj.get("ts")
@@ -171,10 +176,12 @@ def parse_access_line(line: str) -> AccessLine:
 def make_event(
     fields: dict[str, Any], source: str, line: int, extra: dict[str, Any] | None = None
 ) -> AccessEvent:
-    """An AccessEvent from already-checked fields (skips re-validation: this is the hot path)."""
+    """An AccessEvent from fields checked by `parse_access_object` (and the unknown keys)."""
     fields["source"] = source
     fields["source_line"] = line
-    return build(AccessEvent, fields, extra)
+    if extra:
+        fields = {**extra, **fields}
+    return AccessEvent.model_validate(fields)
 
 
 # ---- files ----
@@ -220,8 +227,19 @@ def read_access_file(path: Path, name: str, problems: list[Problem]) -> list[Acc
     sink = FileProblems(name, problems)
     try:
         with path.open("rb") as handle:
-            for line_no, raw in enumerate(handle, start=1):
-                _read_line(raw, line_no, name, sink, events)
+            for line_no, obj in json_records(handle, sink):
+                parsed = parse_access_object(obj)
+                if parsed.error:
+                    sink.add(f"line {line_no}", "skipped the line", parsed.error)
+                    continue
+                if parsed.notes:
+                    sink.add(
+                        f"line {line_no}",
+                        "read the event with defaults",
+                        "; ".join(parsed.notes),
+                        "info",
+                    )
+                events.append(make_event(parsed.fields, name, line_no, parsed.extra))
     except OSError as exc:
         problems.append(
             Problem(
@@ -233,22 +251,6 @@ def read_access_file(path: Path, name: str, problems: list[Problem]) -> list[Acc
         )
     sink.close()
     return events
-
-
-def _read_line(raw: bytes, line_no: int, name: str, sink: FileProblems, events: list) -> None:
-    where = f"line {line_no}"
-    text = sink.decode_line(raw, line_no)
-    if text is None:
-        return
-    parsed = parse_access_line(text)
-    if parsed.error:
-        sink.add(where, "skipped the line", parsed.error)
-        return
-    if parsed.fields is None:
-        return
-    if parsed.notes:
-        sink.add(where, "read the event with defaults", "; ".join(parsed.notes), "info")
-    events.append(make_event(parsed.fields, name, line_no, parsed.extra))
 
 
 def read_access_log(ckpt: Path, run_id: str | None, problems: list[Problem]) -> list[AccessEvent]:

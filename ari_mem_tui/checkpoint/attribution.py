@@ -30,6 +30,8 @@ BULK_TOOLS = (
     "ancestor_typed_memory",
     "fold_reproducibility",
 )
+# the only tools whose trace_log calls `call_key` can match to a read event
+READ_TOOLS = frozenset({"get_node_memory", "search_memory", "search_research_memory", *BULK_TOOLS})
 
 
 def _mark(event: AccessEvent, reader: str | None, how: str) -> None:

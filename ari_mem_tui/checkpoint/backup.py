@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
-from ari_mem_tui.checkpoint.fast_model import build
-from ari_mem_tui.checkpoint.jsonfile import json_error, loads_line
+from ari_mem_tui.checkpoint.jsonfile import json_error
+from ari_mem_tui.checkpoint.jsonlines import json_records, loads_record
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
 from ari_mem_tui.model import MemoryEntry, Problem
@@ -123,14 +123,19 @@ def parse_core_seed(obj: dict[str, Any]) -> BackupLine:
     return BackupLine(record=record, notes=notes)
 
 
-def parse_backup_line(line: str) -> BackupLine:
+def parse_backup_line(line: str | bytes) -> BackupLine:
     """Parse one JSON line of the backup. Never raises."""
     if not line.strip():
         return BackupLine()
     try:
-        obj = loads_line(line)
+        obj = loads_record(line)
     except (ValueError, RecursionError) as exc:
         return BackupLine(error=f"not JSON ({json_error(exc)})")
+    return parse_backup_object(obj)
+
+
+def parse_backup_object(obj: Any) -> BackupLine:
+    """A normalized record from one decoded backup line, or why it is skipped. Never raises."""
     if not isinstance(obj, dict):
         return BackupLine(error=f"a JSON {type(obj).__name__}, not an object")
     kind = obj.get("kind")
@@ -292,7 +297,7 @@ def make_entry(
         "step": record["step"],
         "partial": partial,
     }
-    return build(MemoryEntry, values)
+    return MemoryEntry.model_validate(values)
 
 
 def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -> BackupResult:
@@ -302,14 +307,13 @@ def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -
     stream = GzipLines(path)
     line_no = 0
     try:
-        for raw in stream:
-            line_no += 1
-            _read_line(raw, line_no, name, ids, sink, result)
+        for line_no, obj in json_records(stream, sink):
+            _read_record(obj, line_no, name, ids, sink, result)
     except OSError as exc:
         problems.append(
             Problem(
                 file=name,
-                where=f"line {line_no + 1}",
+                where=f"line {stream.lines + 1}",
                 what=f"kept {len(result.entries)} entries read before it",
                 why=f"read error ({exc.__class__.__name__}: {exc})",
                 severity="error",
@@ -331,19 +335,16 @@ def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -
     return result
 
 
-def _read_line(
-    raw: bytes, line_no: int, name: str, ids: EntryIds, sink: FileProblems, result: BackupResult
+def _read_record(
+    obj: Any, line_no: int, name: str, ids: EntryIds, sink: FileProblems, result: BackupResult
 ) -> None:
     where = f"line {line_no}"
-    text = sink.decode_line(raw, line_no)
-    if text is None:
-        return
-    parsed = parse_backup_line(text)
+    parsed = parse_backup_object(obj)
     if parsed.error:
         sink.add(where, "skipped the line", parsed.error)
         return
     if parsed.record is None:
-        return  # blank line, skipped silently like ARI does
+        return
     result.records += 1
     if parsed.notes:
         sink.add(where, "read the record with defaults", "; ".join(parsed.notes), "info")

@@ -14,7 +14,6 @@ import re
 from collections import deque
 from typing import Any
 
-from ari_mem_tui.checkpoint.fast_model import build
 from ari_mem_tui.checkpoint.trace_log import REJECTION_MARKERS, rejection_reason
 from ari_mem_tui.model import AccessEvent, CowWrite, MemoryEntry, TraceCall
 
@@ -26,7 +25,7 @@ REASONS = {
 
 
 def _row(**fields: Any) -> CowWrite:
-    return build(CowWrite, fields)
+    return CowWrite.model_validate(fields)
 
 
 def accepted_rows(entries: list[MemoryEntry], joined: dict[str, AccessEvent]) -> list[CowWrite]:

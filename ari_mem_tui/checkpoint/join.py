@@ -15,7 +15,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
-from ari_mem_tui.checkpoint.fast_model import build
 from ari_mem_tui.checkpoint.values import as_int
 from ari_mem_tui.model import AccessEvent, MemoryEntry, Problem
 
@@ -156,4 +155,4 @@ def entry_from_event(event: AccessEvent, ids: EntryIds) -> MemoryEntry:
         "step": as_int(metadata.get("step")),
         "partial": True,
     }
-    return build(MemoryEntry, values)
+    return MemoryEntry.model_validate(values)

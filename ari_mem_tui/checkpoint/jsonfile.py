@@ -9,6 +9,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ari_mem_tui.model import Problem
 
 RETRY_DELAY_S = 0.15  # ARI's own loader waits this long before its single retry
@@ -26,9 +28,12 @@ def depth_exceeds(value: Any, limit: int = MAX_DEPTH) -> bool:
         if depth > limit:
             return True
         if isinstance(item, dict):
-            stack.extend((v, depth + 1) for v in item.values())
-        elif isinstance(item, list):
-            stack.extend((v, depth + 1) for v in item)
+            item = item.values()
+        elif not isinstance(item, list):
+            continue
+        depth += 1
+        # only containers are stacked: a tree's hundreds of thousands of strings cost one test
+        stack.extend((v, depth) for v in item if isinstance(v, (dict, list)))
     return False
 
 
@@ -95,6 +100,12 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
         data = path.read_bytes()
     except OSError as exc:
         return False, None, f"cannot read ({exc.__class__.__name__}: {exc.strerror or exc})"
+    try:  # msgspec decodes the bytes in C; what it refuses takes json's path, for its messages
+        value = msgspec.json.decode(data)
+    except (msgspec.DecodeError, RecursionError):
+        pass
+    else:
+        return True, _depth_checked(value, data, name, problems), ""
     text = decode_utf8(data, name, problems)
     try:
         value = json.loads(text)
@@ -104,7 +115,13 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
         return False, None, f"invalid JSON: {json_error(exc)}"
     except RecursionError:
         return False, None, "JSON nested too deeply"
-    if text.count("[") + text.count("{") > MAX_DEPTH and depth_exceeds(value):
+    return True, _depth_checked(value, text, name, problems), ""
+
+
+def _depth_checked(value: Any, source: bytes | str, name: str, problems: list[Problem]) -> Any:
+    """`value`, with containers deeper than MAX_DEPTH replaced by a marker (and a problem)."""
+    opening = (b"[", b"{") if isinstance(source, bytes) else ("[", "{")
+    if source.count(opening[0]) + source.count(opening[1]) > MAX_DEPTH and depth_exceeds(value):
         problems.append(
             Problem(
                 file=name,
@@ -113,7 +130,7 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
             )
         )
         value = prune_deep(value)
-    return True, value, ""
+    return value
 
 
 def read_json(path: Path, name: str, problems: list[Problem], retry: bool = True) -> Any:
@@ -181,21 +198,3 @@ def json_error(exc: Exception) -> str:
 
 
 _RAW_DECODE = json.JSONDecoder().raw_decode
-
-
-def loads_line(line: str) -> object:
-    """json.loads for one JSON Lines record, minus its per-call overhead (the loaders' hot path).
-
-    Raises ValueError like json.loads (JSONDecodeError, or a plain ValueError for an integer
-    over Python's digit limit), including for data after the value.
-    """
-    try:
-        value, end = _RAW_DECODE(line)
-    except json.JSONDecodeError:
-        return json.loads(line)  # leading whitespace, or a real error with json's message
-    if end != len(line) and not line[end:].isspace():
-        raise json.JSONDecodeError("Extra data", line, end)
-    # counting brackets is C-fast; the walk runs only for the rare line that could be that deep
-    if line.count("[") + line.count("{") > MAX_DEPTH and depth_exceeds(value):
-        raise RecursionError(f"nested deeper than {MAX_DEPTH} levels")
-    return value

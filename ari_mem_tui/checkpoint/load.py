@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ari_mem_tui.checkpoint.access_log import read_access_log, read_access_summary
-from ari_mem_tui.checkpoint.attribution import attribute_reads
+from ari_mem_tui.checkpoint.attribution import READ_TOOLS, attribute_reads
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, BackupResult, read_backup
 from ari_mem_tui.checkpoint.core import approximate_core, core_from_seed
 from ari_mem_tui.checkpoint.cow import build_cow_log
@@ -25,7 +25,7 @@ from ari_mem_tui.checkpoint.legacy_memory import (
     nodes_tree_entries,
 )
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
-from ari_mem_tui.checkpoint.trace_log import parse_trace_logs
+from ari_mem_tui.checkpoint.trace_log import some_trace_calls, trace_calls_of
 from ari_mem_tui.checkpoint.tree import TreeResult, load_tree, raw_node_list
 from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import Checkpoint, CoreBlocks, MemoryEntry, Problem
@@ -114,15 +114,17 @@ def _load(path: Path, on_step: StepFn) -> Checkpoint:
     backup = _read_memory(ckpt, tree, ids)
     ckpt.core = _core(ckpt, backup)
     on_step(3, total, LOAD_STEPS[2])
-    ckpt.trace_calls = parse_trace_logs(ckpt.nodes)
+    # only the calls attribution and the CoW log need; the rest waits for a reader of them
+    needed, count = some_trace_calls(ckpt.nodes, READ_TOOLS)
     on_step(4, total, LOAD_STEPS[3])
     ckpt.access_events = read_access_log(path, ckpt.run_id, problems)
     ckpt.access_summary = read_access_summary(path, ckpt.run_id, problems)
     on_step(5, total, LOAD_STEPS[4])
     orphans = join_writes(ckpt.access_events, ckpt.entries, ids, problems)
     ckpt.entries = _grouped([*ckpt.entries, *orphans])
-    attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, ckpt.trace_calls)
-    ckpt.writes = build_cow_log(ckpt.entries, ckpt.access_events, ckpt.trace_calls)
+    attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed)
+    ckpt.writes = build_cow_log(ckpt.entries, ckpt.access_events, needed)
+    ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), count)
     ckpt.reindex()
     return ckpt
 

@@ -8,12 +8,12 @@ The repr is decoded with `ast.literal_eval`, but only below a size cap: a 50 MB 
 from __future__ import annotations
 
 import ast
-import json
 import re
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
-from ari_mem_tui.checkpoint.fast_model import build
+from ari_mem_tui.checkpoint.jsonlines import loads_record
 from ari_mem_tui.model import Node, TraceCall
 
 CALL_ARROW = "→"
@@ -62,7 +62,7 @@ def parse_args(raw: str) -> dict[str, Any] | None:
     if not raw or len(raw) > MAX_LITERAL_CHARS:
         return None
     try:
-        value = json.loads(raw)
+        value = loads_record(raw)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
@@ -110,7 +110,7 @@ def decode_result(raw: str) -> Any:
     if isinstance(value, dict) and isinstance(value.get("result"), str):
         inner = value["result"]
         try:
-            return json.loads(inner)
+            return loads_record(inner)
         except (ValueError, RecursionError):
             return inner
     return value
@@ -161,28 +161,42 @@ def _decode_eagerly(tool: str, raw: str) -> bool:
     return len(raw) <= EAGER_DECODE_CHARS or "memory" in tool or tool in CONTEXT_TOOLS
 
 
-def parse_trace_log(node_id: str, lines: list[str]) -> list[TraceCall]:
-    """Pair each call line with the result line that follows it."""
-    calls: list[TraceCall] = []
-    current: TraceCall | None = None
+def _scan(node_id: str, lines: list[str]) -> list[dict[str, Any]]:
+    """Each call line with the first result line after it, as unparsed TraceCall values."""
+    found: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
     for index, line in enumerate(lines):
         parsed = parse_trace_line(line)
         if parsed.kind == "call":
-            values = {"node_id": node_id, "index": index, "tool": parsed.tool}
-            values.update(args_raw=parsed.text, args=parse_args(parsed.text))
-            current = build(TraceCall, values)
-            calls.append(current)
-        elif parsed.kind == "result" and current is not None and current.result_raw is None:
-            decoded = (
-                decode_result(parsed.text) if _decode_eagerly(current.tool, parsed.text) else None
-            )
-            # straight into the instance dict: pydantic's __setattr__ is a hot spot here
-            current.__dict__.update(
-                result_raw=parsed.text,
-                result=decoded,
-                ok=_write_ok(current.tool, decoded, parsed.text),
-            )
+            current = {"node_id": node_id, "index": index, "tool": parsed.tool}
+            current["args_raw"] = parsed.text
+            found.append(current)
+        elif parsed.kind == "result" and current is not None and "result_raw" not in current:
+            current["result_raw"] = parsed.text
+    return found
+
+
+def _build(found: list[dict[str, Any]], tools: Collection[str] | None) -> list[TraceCall]:
+    calls = []
+    for values in found:
+        tool, raw = values["tool"], values.get("result_raw")
+        if (
+            tools is not None
+            and tool not in tools
+            and (raw is None or not any(marker in raw for marker in REJECTION_MARKERS))
+        ):
+            continue
+        values["args"] = parse_args(values["args_raw"])
+        if raw is not None:
+            decoded = decode_result(raw) if _decode_eagerly(tool, raw) else None
+            values.update(result=decoded, ok=_write_ok(tool, decoded, raw))
+        calls.append(TraceCall.model_validate(values))
     return calls
+
+
+def parse_trace_log(node_id: str, lines: list[str]) -> list[TraceCall]:
+    """Pair each call line with the result line that follows it."""
+    return _build(_scan(node_id, lines), None)
 
 
 def parse_trace_logs(nodes: dict[str, Node]) -> dict[str, list[TraceCall]]:
@@ -194,3 +208,26 @@ def parse_trace_logs(nodes: dict[str, Node]) -> dict[str, list[TraceCall]]:
             if calls:
                 result[node_id] = calls
     return result
+
+
+def some_trace_calls(
+    nodes: dict[str, Node], tools: Collection[str]
+) -> tuple[dict[str, list[TraceCall]], int]:
+    """Only the calls of `tools` and the calls the CoW guard refused (what the loader's
+    attribution and CoW log need), and the number of all calls; the others stay unparsed.
+    Every node with a call gets a key, in the order `parse_trace_logs` gives."""
+    result: dict[str, list[TraceCall]] = {}
+    total = 0
+    for node_id, node in nodes.items():
+        lines = node.trace_lines()
+        if lines:
+            found = _scan(node_id, lines)
+            if found:
+                total += len(found)
+                result[node_id] = _build(found, tools)
+    return result, total
+
+
+def trace_calls_of(nodes: dict[str, Node]) -> Callable[[], dict[str, list[TraceCall]]]:
+    """The full parse, to run when someone first asks for `Checkpoint.trace_calls`."""
+    return lambda: parse_trace_logs(nodes)

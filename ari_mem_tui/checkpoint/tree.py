@@ -12,11 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import networkx as nx
 from pydantic import ValidationError
 
-from ari_mem_tui.checkpoint.jsonfile import read_json, salvage_list, usable_file
-from ari_mem_tui.model import NODE_LABELS, Node, Problem
+from ari_mem_tui.checkpoint.jsonfile import (
+    MAX_DEPTH,
+    depth_exceeds,
+    read_json,
+    salvage_list,
+    usable_file,
+)
+from ari_mem_tui.model import NODE_LABELS, JsonStrings, Node, Problem
 
 RUN_ID_DIR = re.compile(r"^[0-9]{8,14}_")
 
@@ -85,13 +92,68 @@ def raw_node_list(document: Any) -> list[Any] | None:
     return None
 
 
+_TOP = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
+_NODES = msgspec.json.Decoder(list[dict[str, msgspec.Raw]]).decode
+_STRINGS = msgspec.json.Decoder(list[str]).decode
+_VALUE = msgspec.json.Decoder().decode
+
+
+class _NotPlain(Exception):
+    """The document is not the plain shape the fast reader takes; the full reader will."""
+
+
+def _value(raw: msgspec.Raw) -> Any:
+    value = _VALUE(raw)
+    if isinstance(value, (dict, list)):
+        data = bytes(raw)
+        if data.count(b"[") + data.count(b"{") > MAX_DEPTH - 3 and depth_exceeds(
+            value, MAX_DEPTH - 3
+        ):
+            raise _NotPlain
+    return value
+
+
+def _trace_field(raw: msgspec.Raw) -> Any:
+    """A trace_log that is an array of strings stays undecoded (checked, and kept as bytes)."""
+    try:
+        _STRINGS(raw)
+    except msgspec.ValidationError:
+        return _value(raw)  # not strings: the type checks name what is wrong
+    return JsonStrings(raw)
+
+
+def fast_tree_document(path: Path) -> Any:
+    """The `{"nodes": [{...}, ...], ...}` document of `path`, decoded by msgspec with every
+    node's trace_log left as checked bytes; None when the file is not of that plain shape or
+    does not decode (the full reader then says why)."""
+    try:
+        data = path.read_bytes()
+        top = _TOP(data)
+        if "nodes" not in top:
+            return None
+        raw_nodes = _NODES(top.pop("nodes"))
+        document = {key: _value(raw) for key, raw in top.items()}
+        document["nodes"] = [
+            {
+                key: _trace_field(raw) if key == "trace_log" else _value(raw)
+                for key, raw in node.items()
+            }
+            for node in raw_nodes
+        ]
+    except (OSError, msgspec.DecodeError, RecursionError, _NotPlain):
+        return None
+    return document
+
+
 def read_tree_document(ckpt: Path, problems: list[Problem]) -> tuple[str | None, Any, list]:
     broken: list[tuple[Path, str]] = []  # files that exist but do not parse whole
     for path in tree_candidates(ckpt):
         name = path.relative_to(ckpt).as_posix()
         if not usable_file(path, name, problems):
             continue
-        document = read_json(path, name, problems)
+        document = fast_tree_document(path)
+        if document is None:
+            document = read_json(path, name, problems)
         if document is None:
             broken.append((path, name))
             continue
@@ -152,6 +214,8 @@ def _check_types(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     for key in _STR_LIST_FIELDS:
         if key in clean:
             value = clean[key]
+            if type(value) is JsonStrings:  # checked by the reader
+                continue
             if value is None:
                 del clean[key]
             elif not isinstance(value, list):

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 from ari_mem_tui import __version__
-
 from ari_mem_tui.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREADABLE
 from ari_mem_tui.cli.options import DEFAULT_LIMIT
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
@@ -76,24 +75,52 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     p_demo.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
 
-    p_saw = sub.add_parser("saw", help="print what a node saw: its replayed search and context")
+    p_saw = sub.add_parser(
+        "saw",
+        help="print what a node saw: its replayed search and context",
+        description=(
+            "What NODE saw at its start: ARI's start-up search replayed over the pool as of "
+            "the node's start (entries written before it), with diagnostics, the recorded "
+            "search beside it, and the context tiers. With the default MiniLM ranker a cold "
+            "vector cache is filled first: one pass over every distinct memory text, about "
+            "140 texts/s on two idle cores (a 5,000-entry run: ~35 s; 200,000: ~25 min), "
+            "progress on stderr; cached afterwards. --embedder bm25 answers at once."
+        ),
+    )
     p_saw.add_argument("checkpoint", type=Path)
-    p_saw.add_argument("node", help="node id or a unique suffix of one")
+    p_saw.add_argument("node", help="node id: a unique prefix, suffix or part of one, any case")
     p_saw.add_argument("--json", action="store_true", help="machine-readable output")
-    p_saw.add_argument("--query", help="search with this query instead of the node's own")
+    p_saw.add_argument("--query", help="search with this query (query source: custom)")
     p_saw.add_argument(
         "--query-from",
-        choices=["start", "eval_summary"],
-        default="start",
-        help="the node's start-up query (ARI's) or its current eval_summary",
+        choices=["start", "now", "custom", "eval_summary"],
+        default=None,
+        help=(
+            "start: the node's eval_summary at its start, i.e. its direction, ARI's own query "
+            "(default); now: its eval_summary today (after evaluation, the verdict); custom: "
+            "--query (eval_summary is an old name for now)"
+        ),
     )
     p_saw.add_argument(
         "--limit", type=int, default=DEFAULT_LIMIT, help=f"number of hits (ARI: {DEFAULT_LIMIT})"
     )
-    p_saw.add_argument(
-        "--as-of", action="store_true", help="only entries written before the node started"
+    pool = p_saw.add_mutually_exclusive_group()
+    pool.add_argument(
+        "--as-of",
+        action="store_true",
+        help="rank the pool as of the node's start (the default; kept for scripts)",
     )
-    p_saw.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    pool.add_argument(
+        "--now",
+        action="store_true",
+        help="rank today's whole pool instead, later writes included",
+    )
+    p_saw.add_argument(
+        "--embedder",
+        choices=EMBEDDERS,
+        default=EMBEDDERS[0],
+        help="local ranker: minilm (default; fills its vector cache first) or bm25 (instant)",
+    )
     add_letta_options(p_saw)
 
     p_audit = sub.add_parser("audit", help="audit a run: scope leaks, violations, rejected writes")
@@ -104,6 +131,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_load = sub.add_parser("summary", help="load a checkpoint and print what it holds")
     p_load.add_argument("checkpoint", type=Path)
     p_load.add_argument("--json", action="store_true", help="machine-readable output")
+    add_letta_options(p_load)
 
     p_runs = sub.add_parser(
         "runs", help="list the runs of a workspace (or its checkpoints/ folder), newest first"
@@ -136,7 +164,26 @@ def build_parser() -> argparse.ArgumentParser:
     p_restore.add_argument("--letta-url", default=os.environ.get("LETTA_BASE_URL") or None)
     p_restore.add_argument("--letta-api-key", default=os.environ.get("LETTA_API_KEY") or None)
     p_restore.add_argument("--agent", help="agent name (default: ari_agent_<hash>)")
-    p_restore.add_argument("--checkpoint-hash", help="hash to write into the footers")
+    p_restore.add_argument(
+        "--checkpoint-hash",
+        help=(
+            "the run's own hash (of the path where it ran): footers keep it, byte for byte, so"
+            " Letta embeds and ranks the passages as ARI's; default: this path's hash"
+        ),
+    )
+    p_restore.add_argument(
+        "--reencode-footers",
+        action="store_true",
+        help=(
+            "write this path's hash into the footers instead of --checkpoint-hash's (warns:"
+            " the text Letta embeds changes, and rankings can differ from the recording)"
+        ),
+    )
+    p_restore.add_argument(
+        "--no-verify",
+        action="store_true",
+        help="skip reading every passage back to check it is on the server as written",
+    )
     p_restore.add_argument(
         "--merge", action="store_true", help="add to an agent that already holds passages"
     )

@@ -36,29 +36,55 @@ def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     return True
 
 
-def _open(args: argparse.Namespace) -> Run | None:
-    """The run, or None after a one-line message on stderr."""
+def _open(args: argparse.Namespace, rank: bool = True) -> Run | None:
+    """The run (from the files, or with memory from --letta-url), or None after a one-line
+    message on stderr. `rank=False` builds no local ranker (commands that replay nothing)."""
     from ari_mem_tui.run import open_run
 
     try:
-        run = open_run(run_options(args))
+        run = open_run(run_options(args, rank=rank))
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
         say(f"cannot read {args.checkpoint}: {exc}")
         return None
     return None if _refuse_unreadable(run.checkpoint, args.checkpoint) else run
 
 
-def wait_for_vectors(ranker: object, show: bool) -> None:
-    """Block until an embedding ranker's vectors are ready; a progress line on a TTY."""
+PROGRESS_EVERY = 1.0  # seconds between progress lines: never silent for 2 s
+
+
+def wait_for_vectors(
+    ranker: object, show: bool = True, tty: bool | None = None, stream: TextIO | None = None
+) -> None:
+    """Block until an embedding ranker's vectors are ready, saying how far and how long.
+
+    A cold vector cache costs one MiniLM pass over every distinct text (~140 texts/s on two
+    idle cores): minutes on a big run. A line goes to stderr at least every `PROGRESS_EVERY`
+    seconds (rewritten in place on a terminal), with the rate and an estimate of what is left.
+    """
+    from ari_mem_tui.render.report import progress_line
+
     wait = getattr(ranker, "wait", None)
     if wait is None:
         return
-    while not wait(0.25):
-        if show:
-            done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-            print(f"\rembedding memory texts: {done}/{total}", end="", file=sys.stderr, flush=True)
-    if show and getattr(ranker, "total", 0):
-        print(file=sys.stderr)
+    stream = stream or sys.stderr
+    tty = stream.isatty() if tty is None else tty
+    started = time.monotonic()
+    last_shown = started - PROGRESS_EVERY  # the first line at once
+    first_done: tuple[float, int] | None = None
+    shown = False
+    while not wait(0.2):
+        now = time.monotonic()
+        if not show or now - last_shown < PROGRESS_EVERY:
+            continue
+        last_shown = now
+        done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
+        if total and first_done is None:
+            first_done = (now, done)
+        line = clean(progress_line(done, total, now - started, first_done, now), False)
+        print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
+        shown = True
+    if show and shown and tty:
+        print(file=stream)
 
 
 # ---------------------------------------------------------------- saw / audit / summary
@@ -68,6 +94,13 @@ def cmd_saw(args: argparse.Namespace) -> int:
     from ari_mem_tui.render.report import render_saw, saw_json
     from ari_mem_tui.search.replay import replay
 
+    which, query = args.query_from, args.query
+    if which == "custom" and not query:
+        say("--query-from custom needs --query TEXT")
+        return EXIT_UNREADABLE
+    if query and which not in (None, "custom"):
+        say(f"--query is a custom query: it cannot be combined with --query-from {which}")
+        return EXIT_UNREADABLE
     run = _open(args)
     if run is None:
         return EXIT_UNREADABLE
@@ -78,15 +111,15 @@ def cmd_saw(args: argparse.Namespace) -> int:
         say(exc)
         return EXIT_UNREADABLE
     if args.embedder != "bm25":
-        wait_for_vectors(run.ranker, show=sys.stderr.isatty())
+        wait_for_vectors(run.ranker)
     result = replay(
         ckpt,
         node_id,
         run.ranker,
-        query=args.query,
+        query=query,
         limit=max(1, args.limit or DEFAULT_LIMIT),
-        as_of=args.as_of,
-        query_from=args.query_from,
+        as_of=not args.now,  # as of the node's start unless --now (--as-of: the default)
+        query_from=which or "start",
     )
     if args.json:
         print(json_text(saw_json(result)))
@@ -99,36 +132,33 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ari_mem_tui.audit import audit
-    from ari_mem_tui.checkpoint.load import load_checkpoint
     from ari_mem_tui.render.report import render_audit
 
-    try:
-        ckpt = load_checkpoint(args.checkpoint)
-    except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
-        say(f"cannot read {args.checkpoint}: {exc}")
+    run = _open(args, rank=False)
+    if run is None:
         return EXIT_UNREADABLE
-    if _refuse_unreadable(ckpt, args.checkpoint):
-        return EXIT_UNREADABLE
-    report = audit(ckpt)
+    report = audit(run.checkpoint)
     if args.json:
-        print(json_text(report.model_dump(mode="json")))
+        print(json_text({**report.model_dump(mode="json"), "memory_source": run.source_label}))
     else:
-        render_audit(Console(), report)
+        render_audit(Console(), report, run.source_label)
     return EXIT_FINDINGS if report.has_findings else EXIT_OK
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
+    """What the checkpoint holds; with --letta-url, memory and core blocks from the server.
+    An unreadable checkpoint is still summarised (its problems say why), then exit 2."""
     from rich.console import Console
 
-    from ari_mem_tui.checkpoint.load import load_checkpoint
     from ari_mem_tui.render.summary import loaded, render, summary_json
+    from ari_mem_tui.run import open_run
 
-    ckpt = load_checkpoint(Path(args.checkpoint))
+    run = open_run(run_options(args, rank=False))  # a Letta failure is one line, in main()
     if args.json:
-        sys.stdout.write(json_text(summary_json(ckpt)) + "\n")
+        sys.stdout.write(json_text(summary_json(run.checkpoint, run.source_label)) + "\n")
     else:
-        render(ckpt, Console(highlight=False))
-    return EXIT_OK if loaded(ckpt) else EXIT_UNREADABLE
+        render(run.checkpoint, Console(highlight=False), run.source_label)
+    return EXIT_OK if loaded(run.checkpoint) else EXIT_UNREADABLE
 
 
 # ---------------------------------------------------------------- runs / health
@@ -162,7 +192,7 @@ def cmd_health(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     show = sys.stderr.isatty()
     if args.embedder != "bm25":
-        wait_for_vectors(run.ranker, show=show)
+        wait_for_vectors(run.ranker)
 
     def progress(done: int, total: int) -> None:
         if show:
@@ -188,7 +218,13 @@ def cmd_health(args: argparse.Namespace) -> int:
 def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> int:
     from ari_mem_tui.letta.api import LettaConnection
     from ari_mem_tui.letta.errors import LettaUnavailable, safe_url
-    from ari_mem_tui.letta.restore import WRITE_TIMEOUT, Refused, plan_restore, restore
+    from ari_mem_tui.letta.restore import (
+        WRITE_TIMEOUT,
+        Refused,
+        plan_restore,
+        restore,
+        verify_restore,
+    )
 
     err = err or sys.stderr
 
@@ -196,12 +232,20 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
         print(clean(line, multiline=False), file=err, flush=True)
 
     try:
-        plan = plan_restore(args.checkpoint, args.letta_url, args.agent, args.checkpoint_hash)
+        plan = plan_restore(
+            args.checkpoint,
+            args.letta_url,
+            args.agent,
+            args.checkpoint_hash,
+            reencode=getattr(args, "reencode_footers", False),
+        )
     except LettaUnavailable as exc:
         tell(f"ari-mem-tui letta-restore: {exc}")
         return EXIT_UNREADABLE
     for problem in plan.problems:
         tell(f"warning: {problem.line()}")
+    for warning in plan.warnings:
+        tell(f"warning: {warning}")
     nodes = sum(1 for e in plan.entries if e.kind == "node_scope")
     seed = "and the core blocks" if plan.core_seed is not None else "(no core seed in the backup)"
     tell(
@@ -221,11 +265,26 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
         tell(f"ari-mem-tui letta-restore: {exc}")
         return EXIT_UNREADABLE
     elapsed = time.monotonic() - started
+    how = {"given": "the run's, given", "path": "this path's", "re-encoded": "re-encoded"}
     tell(
         f"restored {written} passages into {plan.agent} ({agent_id}) at {safe_url(plan.url)}"
-        f" in {elapsed:.1f} s; checkpoint hash {plan.ckpt_hash};"
-        f" {len(plan.problems)} backup problem(s)"
+        f" in {elapsed:.1f} s; checkpoint hash {plan.ckpt_hash}"
+        f" ({how.get(plan.hash_source, plan.hash_source)}); {len(plan.problems)} backup problem(s)"
     )
+    if getattr(args, "no_verify", False):
+        return EXIT_OK
+    try:
+        missing = verify_restore(plan, conn, agent_id)
+    except LettaUnavailable as exc:
+        tell(f"ari-mem-tui letta-restore: written, but could not read back to verify: {exc}")
+        return EXIT_UNREADABLE
+    if missing:
+        tell(
+            f"warning: read back, {len(missing)} of {written} passages are not on the server as"
+            f" written (first: {missing[0]})"
+        )
+        return EXIT_UNREADABLE
+    tell(f"read back: all {written} passages byte for byte as written, footers included")
     return EXIT_OK
 
 

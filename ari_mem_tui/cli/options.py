@@ -24,9 +24,10 @@ def letta_options(args: argparse.Namespace) -> LettaOptions | None:
     )
 
 
-def run_options(args: argparse.Namespace) -> RunOptions:
+def run_options(args: argparse.Namespace, rank: bool = True) -> RunOptions:
     return RunOptions(
         checkpoint=Path(args.checkpoint),
         embedder=getattr(args, "embedder", "minilm"),
         letta=letta_options(args),
+        rank=rank,
     )

@@ -30,6 +30,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from platformdirs import user_cache_dir
+
 from ari_mem_tui.demo import text as T
 from ari_mem_tui.demo.run import PREVIEW, DemoRun, Entry, Read
 from ari_mem_tui.demo.tree import SimNode, Timeline
@@ -381,8 +383,6 @@ def write_demo(out: Path, nodes: int = 40, seed: int = 7, entries: int | None = 
 
 
 def cache_root() -> Path:
-    from platformdirs import user_cache_dir
-
     return Path(user_cache_dir("ari-mem-tui"))
 
 
@@ -417,5 +417,3 @@ def summary(path: Path) -> str:
         f"steps, {c['core_seed']} core seed, {c['write_events']} write and {c['read_events']} "
         f"read events in the access log. Written to {path}"
     )
-
-

@@ -398,8 +398,7 @@ class DemoRun:
             if t - last_t > 1.0 or self.rng.random() < 0.7:
                 step += 1  # a new LLM turn; otherwise a second call batched in the same turn
             last_t = t
-            handler = getattr(self, "call_" + kind)
-            tool, args, outcome, exec_s = handler(node, t, step, target)
+            tool, args, outcome, exec_s = TOOL_CALLS[kind](self, node, t, step, target)
             if node.end is not None:  # a tool finishes before its node does
                 exec_s = max(0.05, min(exec_s, node.end - 3.0 - t))
             content.trace.append(call_line(tool, args))
@@ -786,7 +785,7 @@ class DemoRun:
             if read.node_id is None:
                 k = bisect.bisect_left(self.writer_ts, read.ts)
                 read.node_id = self.writer_id[k - 1] if k else ""
-            getattr(self, "answer_" + read.mode)(read)
+            ANSWERS[read.mode](self, read)
             if read.on_done is not None:
                 read.on_done(read, read.hits)
 
@@ -866,3 +865,30 @@ class DemoRun:
             {"entry_id": e.eid, "src_node_id": "", "score": max(0.0, 1.0 - 0.01 * r)}
             for r, e in enumerate(read.hits)
         ]
+
+
+# what a node's plan may hold (kind → the method that makes that tool call and its outcome);
+# every handler takes (node, t, step, target), whether it uses them all or not
+TOOL_CALLS: dict[str, Callable[..., Call]] = {
+    "generate_ideas": DemoRun.call_generate_ideas,
+    "survey": DemoRun.call_survey,
+    "run_code": DemoRun.call_run_code,
+    "run_bash": DemoRun.call_run_bash,
+    "write_file": DemoRun.call_write_file,
+    "read_file": DemoRun.call_read_file,
+    "get_experiment_context": DemoRun.call_get_experiment_context,
+    "add_memory": DemoRun.call_add_memory,
+    "bracket_finding": DemoRun.call_bracket_finding,
+    "reject": DemoRun.call_reject,
+    "repro": DemoRun.call_repro,
+    "search_memory": DemoRun.call_search_memory,
+    "leak": DemoRun.call_leak,
+    "get_node_memory": DemoRun.call_get_node_memory,
+    "cousin": DemoRun.call_cousin,
+}
+# how a deferred read is answered, by its mode
+ANSWERS: dict[str, Callable[[DemoRun, Read], None]] = {
+    "search": DemoRun.answer_search,
+    "inherit": DemoRun.answer_inherit,
+    "react": DemoRun.answer_react,
+}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit, urlunsplit
+
 
 class LettaUnavailable(RuntimeError):
     """The Letta server could not give what was asked; `str(exc)` is one line for the user.
@@ -15,8 +17,6 @@ class LettaUnavailable(RuntimeError):
 def safe_url(url: str) -> str:
     """`url` as messages may show it: without user:password@ and without ?query or #fragment,
     where keys are often passed (`http://admin:KEY@host`, `?api_key=KEY`)."""
-    from urllib.parse import urlsplit, urlunsplit
-
     try:
         parts = urlsplit(str(url))
         host = parts.hostname or ""
@@ -30,8 +30,6 @@ def safe_url(url: str) -> str:
 
 def check_url(url: str) -> str:
     """`url` if it can be connected to at all; else the one-line error, before anything runs."""
-    from urllib.parse import urlsplit
-
     try:
         parts = urlsplit(str(url))
         parts.port  # noqa: B018 - parsing the port is what raises for `http://[::1:80`

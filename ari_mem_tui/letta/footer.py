@@ -8,8 +8,11 @@ raises: a footer that does not parse leaves the whole blob as text with no metad
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any
+
+from ari_mem_tui.letta.errors import LettaUnavailable
 
 SEPARATOR = "\n<<<ARI_META>>>\n"
 
@@ -81,3 +84,18 @@ def decode_passage(blob: str) -> DecodedPassage:
     if not isinstance(footer, dict):
         return DecodedPassage(text=blob, error="footer is not a JSON object")
     return DecodedPassage(text=head, footer=footer)
+
+
+HASH_RE = re.compile(r"^[0-9a-f]{12}$")  # ARI's checkpoint hash: sha256(path)[:12]
+
+
+def given_hash(value: str | None) -> str | None:
+    """--checkpoint-hash, validated (12 lower-case hex characters), or None."""
+    if not value:
+        return None
+    given = value.strip().lower()
+    if not HASH_RE.match(given):
+        raise LettaUnavailable(
+            f"--checkpoint-hash must be 12 hex characters (ARI's hash), not {given!r}"
+        )
+    return given

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,13 @@ from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.letta.api import LettaConnection
 from ari_mem_tui.letta.errors import LettaUnavailable, check_url
-from ari_mem_tui.letta.footer import agent_name, encode_passage, node_footer, react_footer
+from ari_mem_tui.letta.footer import (
+    agent_name,
+    encode_passage,
+    given_hash,
+    node_footer,
+    react_footer,
+)
 from ari_mem_tui.model import MemoryEntry, Problem
 
 AGENT_MODEL = "letta/letta-free"  # a mock: the agent's chat model is never called
@@ -33,10 +39,14 @@ WRITE_TIMEOUT = 30.0  # one insert embeds its text on the server (~0.2 s; more w
 class RestorePlan:
     url: str
     agent: str
-    ckpt_hash: str
+    ckpt_hash: str  # the hash written into every footer
     entries: list[MemoryEntry]
     core_seed: dict[str, Any] | None
     problems: list[Problem]
+    # where `ckpt_hash` came from: "given" (--checkpoint-hash: the run's own), "path" (this
+    # directory's, as ARI writes it here), "re-encoded" (this path's instead of the given one)
+    hash_source: str = "path"
+    warnings: list[str] = field(default_factory=list)  # said before anything is written
 
 
 def passage_text(entry: MemoryEntry, ckpt_hash: str) -> str:
@@ -59,11 +69,21 @@ def created_at(entry: MemoryEntry) -> str | None:
 
 
 def plan_restore(
-    checkpoint: Path, url: str | None, agent: str | None = None, given: str | None = None
+    checkpoint: Path,
+    url: str | None,
+    agent: str | None = None,
+    given: str | None = None,
+    reencode: bool = False,
 ) -> RestorePlan:
-    """Read the backup and settle names (agent, hash: given or the path's); nothing is sent."""
-    from ari_mem_tui.letta.source import given_hash
+    """Read the backup and settle names; nothing is sent.
 
+    Footers are kept as ARI wrote them: Letta embeds the whole passage, footer included, so a
+    different hash in it is different text, other vectors and another ranking than the one
+    the access log recorded. ARI's backup does not record that hash; it is the one given
+    (--checkpoint-hash, the run's own) or, without one, this path's (right unless the
+    checkpoint was copied or moved, which the plan's warnings say). `reencode` writes this
+    path's hash instead of the given one: an explicit choice, and it warns.
+    """
     if not url:
         raise LettaUnavailable("letta-restore needs --letta-url (or $LETTA_BASE_URL)")
     check_url(url)
@@ -73,7 +93,33 @@ def plan_restore(
         raise LettaUnavailable(f"no {BACKUP_FILE} in {path}: nothing to restore")
     problems: list[Problem] = []
     result = read_backup(backup, BACKUP_FILE, EntryIds(), problems)
-    ckpt_hash = given_hash(given) or checkpoint_hash(path)
+    original = given_hash(given)
+    here = checkpoint_hash(path)
+    warnings: list[str] = []
+    if reencode and original and original != here:
+        ckpt_hash, source = here, "re-encoded"
+        warnings.append(
+            f"re-encoding every footer with this path's hash {here} instead of the run's "
+            f"{original}: the passages' text changes, Letta embeds it anew, and rankings can "
+            "differ from the recorded searches (drop --reencode-footers to keep them byte for "
+            "byte)"
+        )
+    elif original:
+        ckpt_hash, source = original, "given"
+    else:
+        ckpt_hash, source = here, "path"
+        moved = looks_moved(path)
+        if moved:
+            warnings.append(moved)
+        warnings.append(
+            f"the backup does not record the hash ARI wrote into the footers: they carry this "
+            f"path's hash {here}, as ARI writes them here. If this checkpoint was copied or "
+            "moved from where it ran, restore with --checkpoint-hash <the run's hash> to keep "
+            "ARI's passages byte for byte (another hash is other text to embed, and another "
+            "ranking)"
+        )
+        if reencode:
+            warnings.append("--reencode-footers without --checkpoint-hash changes nothing")
     return RestorePlan(
         url=url,
         agent=agent or agent_name(ckpt_hash),
@@ -81,7 +127,46 @@ def plan_restore(
         entries=result.entries,
         core_seed=result.core_seed,
         problems=problems,
+        hash_source=source,
+        warnings=warnings,
     )
+
+
+def looks_moved(path: Path) -> str:
+    """Why this directory is probably not where ARI ran the checkpoint ("" when it looks right).
+
+    ARI runs a checkpoint at `<workspace>/checkpoints/<run_id>` (§1.1), so a directory of
+    another name, or outside a `checkpoints` folder, was most likely copied or moved.
+    """
+    from ari_mem_tui.checkpoint.load import load_tree_only
+
+    try:
+        run_id = load_tree_only(path).run_id
+    except Exception:  # noqa: BLE001 - only a hint: no tree, no hint
+        return ""
+    where = Path(path).resolve()
+    if run_id and (where.name != run_id or where.parent.name != "checkpoints"):
+        return (
+            f"this directory is not checkpoints/{run_id}, where ARI runs this checkpoint: it "
+            "looks copied or moved, so its path's hash is probably not the one in ARI's footers"
+        )
+    return ""
+
+
+def verify_restore(plan: RestorePlan, conn: LettaConnection, agent_id: str) -> list[str]:
+    """Read every passage back and compare with what was written, byte for byte (text and
+    footer). Returns one line per planned passage that is not on the server as written."""
+    from collections import Counter
+
+    present = Counter(str(p.text) for p in conn.iter_passages(agent_id))
+    missing: list[str] = []
+    for entry in plan.entries:
+        text = passage_text(entry, plan.ckpt_hash)
+        if present[text] > 0:
+            present[text] -= 1
+        else:
+            missing.append(f"{entry.kind} of {entry.node_id or '(no node)'}: {entry.text[:60]}")
+    return missing
 
 
 def restore(

@@ -25,7 +25,7 @@ from ari_mem_tui.letta.api import (
     LettaConnection,
 )
 from ari_mem_tui.letta.errors import LettaUnavailable
-from ari_mem_tui.letta.footer import agent_name, decode_passage
+from ari_mem_tui.letta.footer import agent_name, decode_passage, given_hash
 from ari_mem_tui.letta.options import LettaOptions
 from ari_mem_tui.model import Checkpoint, CoreBlocks, EntryKind, MemoryEntry, Problem, Run
 from ari_mem_tui.search.rankers import Ranking
@@ -39,7 +39,6 @@ __all__ = [
     "read_letta_memory",
 ]
 
-HASH_RE = re.compile(r"^[0-9a-f]{12}$")
 AGENT_HASH_RE = re.compile(r"^ari_agent_([0-9a-f]{12})$")
 CORE_LABELS = ("persona", "human", "ari_context")
 SOURCE = "letta"
@@ -299,18 +298,6 @@ class LettaRanker:
 
 
 # ---- opening a run -------------------------------------------------------------------------
-
-
-def given_hash(value: str | None) -> str | None:
-    """--checkpoint-hash, validated (12 lower-case hex characters), or None."""
-    if not value:
-        return None
-    given = value.strip().lower()
-    if not HASH_RE.match(given):
-        raise LettaUnavailable(
-            f"--checkpoint-hash must be 12 hex characters (ARI's hash), not {given!r}"
-        )
-    return given
 
 
 def agent_ref_for(ckpt: Checkpoint, options: LettaOptions) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -88,12 +89,46 @@ class Checkpoint:
         tail = f"; did you mean {', '.join(by_tail[c] for c in close)}?" if close else ""
         raise NodeRefError(f"no node matches {ref!r}{tail}")
 
+    def defer_trace_calls(
+        self, parse: Callable[[], dict[str, list[TraceCall]]], count: int
+    ) -> None:
+        """Leave `trace_calls` to `parse()`, run on its first read (most of a big run's tree is
+        trace logs, and opening it needs none); `count` is how many calls it will give."""
+        self.__dict__["_trace_pending"] = (parse, count)
+
+    def trace_call_count(self) -> int:
+        """The number of trace_log calls, without parsing them when they are still deferred."""
+        pending = self.__dict__.get("_trace_pending")
+        if pending is not None:
+            return pending[1]
+        return sum(len(calls) for calls in self.trace_calls.values())
+
     def lineage(self, node_id: str) -> list[str]:
         """root → … → node (inclusive), from the node's ancestor_ids."""
         return [*self.nodes[node_id].ancestor_ids, node_id]
 
     def children(self, node_id: str) -> list[str]:
         return list(self.graph.successors(node_id)) if node_id in self.graph else []
+
+
+class _DeferredTraceCalls:
+    """`Checkpoint.trace_calls`: a plain attribute, unless the loader deferred its parse."""
+
+    def __get__(self, obj: Checkpoint | None, owner: type | None = None):
+        if obj is None:
+            return self
+        pending = obj.__dict__.pop("_trace_pending", None)
+        if pending is not None:
+            obj.__dict__["_trace_calls"] = pending[0]()
+        return obj.__dict__["_trace_calls"]
+
+    def __set__(self, obj: Checkpoint, value: dict[str, list[TraceCall]]) -> None:
+        obj.__dict__.pop("_trace_pending", None)
+        obj.__dict__["_trace_calls"] = value
+
+
+# installed after @dataclass made __init__, so that __init__'s assignment goes through it
+Checkpoint.trace_calls = _DeferredTraceCalls()  # type: ignore[assignment]
 
 
 @dataclass

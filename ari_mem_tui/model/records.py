@@ -11,7 +11,16 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+import msgspec
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    computed_field,
+    model_validator,
+)
 
 NODE_LABELS = ("draft", "improve", "debug", "ablation", "validation", "other")
 NODE_STATUSES = ("pending", "running", "success", "failed", "abandoned")
@@ -31,6 +40,29 @@ class Problem(BaseModel):
     def line(self) -> str:
         where = f" {self.where}" if self.where else ""
         return f"{self.file}{where}: {self.what} ({self.why})"
+
+
+class JsonStrings:
+    """A JSON array of strings kept as its bytes, decoded when first used.
+
+    The reader checks the array once (every item a string) and keeps only the bytes: a big
+    run's tree.json is mostly `trace_log` lines, which nothing needs until a node is looked at.
+    """
+
+    __slots__ = ("raw",)
+
+    def __init__(self, raw: bytes | msgspec.Raw) -> None:
+        self.raw = raw
+
+    def decode(self) -> list[str]:
+        return msgspec.json.decode(self.raw, type=list[str])
+
+    def __reduce__(self):
+        return (JsonStrings, (bytes(self.raw),))
+
+
+_STRINGS = TypeAdapter(list[str])
+_ABSENT = object()
 
 
 class Node(BaseModel):
@@ -55,11 +87,45 @@ class Node(BaseModel):
     name: str | None = None
     error_log: str | None = None
     ancestor_ids: list[str] = Field(default_factory=list)
-    trace_log: list[str] = Field(default_factory=list)
     original_direction: str | None = None
     node_report_path: str | None = None
     # set by the loader, never read from the file
     scope_reconstructed: bool = False  # ancestor_ids was missing and rebuilt from parent_id
+    # `trace_log` (below): a list of strings, or the JsonStrings the reader left undecoded
+    # (None until set: a default_factory would cost an inspect.signature per node in pydantic)
+    _trace: list[str] | JsonStrings | None = PrivateAttr(default=None)
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _take_trace_log(cls, data: Any, handler: Any) -> Node:
+        trace = _ABSENT
+        if isinstance(data, dict) and "trace_log" in data:
+            data = dict(data)
+            trace = data.pop("trace_log")
+        node = handler(data)
+        if trace is not _ABSENT:
+            node._trace = _trace_value(trace)
+        return node
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def trace_log(self) -> list[str]:
+        """The node's trace lines (§2.7), decoded from the file on first use."""
+        trace = self._trace
+        if type(trace) is not list:
+            trace = self._trace = [] if trace is None else trace.decode()
+        return trace
+
+    def trace_lines(self) -> list[str]:
+        """`trace_log` without keeping it decoded on the node (a one-off pass over a big run)."""
+        trace = self._trace
+        if type(trace) is list:
+            return trace
+        return [] if trace is None else trace.decode()
+
+    @trace_log.setter
+    def trace_log(self, value: list[str] | JsonStrings) -> None:
+        self._trace = _trace_value(value)
 
     @property
     def score(self) -> float | None:
@@ -69,6 +135,10 @@ class Node(BaseModel):
     @property
     def short_id(self) -> str:
         return self.id[-8:]
+
+
+def _trace_value(value: Any) -> list[str] | JsonStrings:
+    return value if type(value) is JsonStrings else _STRINGS.validate_python(value)
 
 
 class MemoryEntry(BaseModel):
@@ -174,13 +244,20 @@ class CowWrite(BaseModel):
 
 class Hit(BaseModel):
     rank: int  # 1-based position among the node's hits
-    global_rank: int  # 0-based position in the unfiltered window (ARI's score uses this)
-    score: float  # max(0, 1 - 0.01 * global_rank)
+    # 0-based position in the unfiltered window (ARI's score uses this); -1 = unknown (a recorded
+    # score that does not encode a rank: in-memory keyword overlap, or 0.0 past rank 99)
+    global_rank: int
+    score: float  # max(0, 1 - 0.01 * global_rank), or the score as recorded
     entry_id: str
     node_id: str
     kind: str
     text: str
-    mark: str = ""  # recorded-vs-replayed mark: "", "replay-only", "recorded-only", "moved"
+    # recorded vs replayed: "" (the same), "replay-only", "recorded-only", "moved" (another rank),
+    # "changed" (same rank, another global rank or score)
+    mark: str = ""
+    differs: list[str] = Field(default_factory=list)  # which of rank, global_rank, score differ
+    # the same entry's rank, global_rank and score in the other list (None: not in it)
+    counterpart: dict[str, float | int] | None = None
 
 
 class Missed(BaseModel):
@@ -212,6 +289,12 @@ class RecordedSearch(BaseModel):
     query: str
     limit: int | None
     hits: list[Hit]  # resolved through the write-event join where possible
+    # which memory backend recorded it, read off the scores (ari-checkpoint-format.md §5.2):
+    # "letta" (1 - 0.01 r on the 0.01 grid), "in_memory" (keyword overlap, off the grid),
+    # "letta-substring" (v0.6: every score 0.0), "unknown" (no hits)
+    backend: str = "unknown"
+    ranker: str = ""  # in words: "a Letta server's embedder", "ARI's in-memory keyword overlap"
+    differences: int = 0  # ENTRIES that differ between recording and replay (not sides)
 
 
 class Replay(BaseModel):
@@ -219,7 +302,10 @@ class Replay(BaseModel):
 
     node_id: str
     query: str
-    query_source: str  # "original_direction" | "eval_summary" | "goal" | "default" | "custom"
+    # "start" (eval_summary at the node's start = its direction: ARI's own query), "now" (its
+    # eval_summary today, e.g. the verdict) or "custom"; `query_field` says which field was used
+    query_source: str
+    query_field: str = ""  # "original_direction" | "eval_summary" | "goal" | "default" | ""
     params: dict[str, int]  # limit, overfetch, top_k
     pool: dict[str, Any]  # size, node_scope, react_step, window composition, per branch
     hits: list[Hit]
@@ -227,10 +313,30 @@ class Replay(BaseModel):
     missed: list[Missed]
     exact_scope: list[Hit]  # what a pre-filtered search would have returned
     recorded: RecordedSearch | None
-    as_of: float | None = None
-    as_of_source: str | None = None  # "first start-up read" | "created_at" | None
+    as_of: float | None = None  # the pool was cut at this time (None: today's whole pool)
+    # always set: "first start-up read" | "created_at" (as of the node's start), "now" (today's
+    # pool, asked for), "now: start unknown" (as-of asked for, but no start time is known)
+    as_of_source: str | None = None
     tiers: list[Tier] = Field(default_factory=list)
     core: CoreBlocks = Field(default_factory=CoreBlocks)
     writes: list[CowWrite] = Field(default_factory=list)
-    embedder: str
+    embedder: str  # the ranker that produced these hits: "minilm", "bm25", "letta:<url>"
+    fallback: bool = False  # BM25 stood in while the chosen ranker (MiniLM) was not ready
+    # recording and replay ranked by different rankers: differences are expected (in words)
+    ranker_note: str = ""
     notes: list[str] = Field(default_factory=list)
+    # fills in global ranks left unknown by a fast replay (search.replay, exact_ranks=False)
+    _rank_resolver: Any = PrivateAttr(default=None)
+
+    def set_rank_resolver(self, resolver: Any) -> None:
+        self._rank_resolver = resolver
+
+    @property
+    def ranks_pending(self) -> bool:
+        return self._rank_resolver is not None
+
+    def resolve_ranks(self) -> None:
+        """Compute the deferred global ranks (missed entries, exact scope); idempotent."""
+        resolver, self._rank_resolver = self._rank_resolver, None
+        if resolver is not None:
+            resolver(self)

@@ -13,7 +13,16 @@ from typing import Any
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
+from ari_mem_tui.render.report import saw_json
 from ari_mem_tui.render.text import clean, fmt_iso, fmt_ts, json_text, pretty_json
+from ari_mem_tui.render.words import (
+    differences_words,
+    fmt_global,
+    fmt_score,
+    mark_long,
+    pool_words,
+    query_words,
+)
 
 DOSSIER_VERSION = 1
 
@@ -61,6 +70,7 @@ def dossier_markdown(replay: Replay, ckpt: Checkpoint) -> str:
             out += _table(
                 ["metric", "value"], [[k, json.dumps(v, default=str)] for k, v in metrics.items()]
             )
+    out += _findings_section(replay, ckpt)
     out += _search_section(replay)
     out += _tiers_section(replay)
     out += _core_section(replay)
@@ -70,19 +80,39 @@ def dossier_markdown(replay: Replay, ckpt: Checkpoint) -> str:
     return "\n".join(out) + "\n"
 
 
+def node_findings(replay: Replay, ckpt: Checkpoint) -> list:
+    from ari_mem_tui.audit import audit, findings_by_node
+
+    return findings_by_node(audit(ckpt)).get(replay.node_id, [])
+
+
+def _findings_section(replay: Replay, ckpt: Checkpoint) -> list[str]:
+    from ari_mem_tui.render.findings import findings_markdown
+
+    return findings_markdown(node_findings(replay, ckpt), _cell)
+
+
 def _search_section(replay: Replay) -> list[str]:
-    out = ["", f"## Search (replayed with {_cell(replay.embedder)})", ""]
-    out += [f"- query ({_cell(replay.query_source)}): {_cell(replay.query, 400)}"]
+    ranker = replay.embedder + (" (BM25 standing in: MiniLM not ready)" if replay.fallback else "")
+    out = ["", f"## Search (replayed with {_cell(ranker)})", ""]
+    out += [f"- query ({_cell(query_words(replay))}): {_cell(replay.query, 400)}"]
+    out += [f"- {_cell(pool_words(replay))}"]
     out += [f"- params: {_cell(json.dumps(replay.params))}"]
     out += [f"- pool: {_cell(json.dumps(replay.pool, default=str), 400)}"]
     out += [f"- eligible ancestor entries: {replay.eligible}, missed: {len(replay.missed)}"]
-    if replay.as_of is not None:
-        out += [f"- as of {fmt_ts(replay.as_of)} ({_cell(replay.as_of_source)})"]
     out += [""]
     out += _table(
         ["rank", "global", "score", "node", "kind", "mark", "text"],
         [
-            [h.rank, h.global_rank, f"{h.score:.2f}", h.node_id, h.kind, h.mark, h.text]
+            [
+                h.rank,
+                fmt_global(h),
+                fmt_score(h.score),
+                h.node_id,
+                h.kind,
+                mark_long(h, "replay"),
+                h.text,
+            ]
             for h in replay.hits
         ],
     )
@@ -101,9 +131,24 @@ def _search_section(replay: Replay) -> list[str]:
         out.append("No start-up read recorded for this node.")
     else:
         out.append(f"At {fmt_ts(rec.ts)}, query: {_cell(rec.query, 400)}, limit {rec.limit}")
+        out += ["", f"Ranked by {_cell(rec.ranker)}. {_cell(differences_words(replay))}."]
+        if rec.differences:
+            out[-1] += " Marks read recorded→replayed."
+        if replay.ranker_note:
+            out += ["", _cell(replay.ranker_note, 400) + "."]
         out += [""] + _table(
-            ["rank", "score", "node", "mark", "text"],
-            [[h.rank, f"{h.score:.2f}", h.node_id, h.mark, h.text] for h in rec.hits],
+            ["rank", "global", "score", "node", "mark", "text"],
+            [
+                [
+                    h.rank,
+                    fmt_global(h),
+                    fmt_score(h.score),
+                    h.node_id,
+                    mark_long(h, "recorded"),
+                    h.text,
+                ]
+                for h in rec.hits
+            ],
         )
     return out
 
@@ -161,7 +206,7 @@ def _writes_section(replay: Replay) -> list[str]:
 
 
 def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
-    """The dossier as a JSON-ready dict, for scripts."""
+    """The dossier as a JSON-ready dict, for scripts: `replay` has the shape of `saw --json`."""
     node = ckpt.nodes.get(replay.node_id)
     return {
         "dossier_version": DOSSIER_VERSION,
@@ -169,7 +214,8 @@ def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
         "run_id": ckpt.run_id,
         "node": node.model_dump(mode="json") if node is not None else None,
         "lineage": ckpt.lineage(replay.node_id) if node is not None else [],
-        "replay": replay.model_dump(mode="json"),
+        "replay": saw_json(replay),
+        "findings": [f.model_dump(mode="json") for f in node_findings(replay, ckpt)],
     }
 
 

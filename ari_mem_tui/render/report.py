@@ -16,11 +16,43 @@ from rich.text import Text
 from ari_mem_tui.audit import AuditReport, Finding
 from ari_mem_tui.model import Hit, Replay
 from ari_mem_tui.render.text import clean, fmt_ts, preview
+from ari_mem_tui.render.words import (
+    MARKS_LEGEND,
+    differences_words,
+    fmt_global,
+    fmt_score,
+    mark_long,
+    pool_words,
+    query_words,
+)
 
 TEXT_WIDTH = 90
 
 
 # ---------------------------------------------------------------- opening
+def progress_line(
+    done: int, total: int, elapsed: float, first: tuple[float, int] | None, now: float
+) -> str:
+    """`embedding memory texts for MiniLM: 120/5,000 (2%), 27 texts/s, about 3 min left`."""
+    tip = "; --embedder bm25 answers at once"
+    if not total:
+        return f"loading MiniLM and its vector cache … {elapsed:.0f} s{tip}"
+    head = f"embedding memory texts for MiniLM: {done:,}/{total:,} ({100 * done // total}%)"
+    if first is None or now - first[0] < 0.5 or done <= first[1]:
+        return f"{head}, {elapsed:.0f} s so far, estimating …{tip}"
+    rate = (done - first[1]) / (now - first[0])
+    left = (total - done) / rate if rate > 0 else float("inf")
+    return f"{head}, {rate:.0f} texts/s, about {_duration(left)} left{tip}"
+
+
+def _duration(seconds: float) -> str:
+    if seconds == float("inf"):
+        return "? min"
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
 
 
 # ---------------------------------------------------------------- saw
@@ -63,22 +95,26 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
         head.append(f"   ({clean(source_label)})", style="dim")
     console.print(head)
     line = Text("query ", style="bold")
-    line.append(preview(r.query, 200)).append(f"  [{r.query_source}]", style="dim")
+    line.append(preview(r.query, 200)).append(f"  [{query_words(r)}]", style="dim")
     console.print(line)
+    console.print(Text(pool_words(r), style="bold yellow" if r.as_of is None else "bold"))
     p = r.params
-    info = (
-        f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {r.embedder}"
-    )
-    if r.as_of is not None:
-        info += f"  as-of {fmt_ts(r.as_of)} UTC"
-        info += f" ({r.as_of_source})"
-    console.print(Text(info, style="dim"))
-    console.print(_hits_table("Hits (replayed, ARI's post-filter)", r.hits))
+    ranker = r.embedder + (" (standing in for MiniLM, not ready)" if r.fallback else "")
+    info = f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {ranker}"
+    console.print(Text(clean(info, False), style="dim"))
+    console.print(_hits_table(f"Hits (replayed with {clean(r.embedder, False)})", r.hits, "replay"))
     _render_diagnostics(console, r)
     if r.recorded is not None:
         rec = r.recorded
-        title = f"Recorded start-up search (access log, query {preview(rec.query, 40)!s})"
-        console.print(_hits_table(title, rec.hits))
+        title = (
+            f"Recorded start-up search (access log, query {preview(rec.query, 40)!s}; "
+            f"ranked by {rec.ranker})"
+        )
+        console.print(_hits_table(title, rec.hits, "recorded"))
+        verdict = differences_words(r) + (f"; {MARKS_LEGEND}" if rec.differences else "")
+        console.print(Text(verdict, style="yellow" if rec.differences else "green"))
+        if r.ranker_note:
+            console.print(Text(clean(r.ranker_note, False), style="yellow"))
     else:
         console.print(Text("recorded: not in the access log", style="dim"))
     if [h.entry_id for h in r.exact_scope] != [h.entry_id for h in r.hits]:
@@ -92,26 +128,31 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
         console.print(Text(f"note: {clean(note, multiline=False)}", style="yellow"))
 
 
-def _hits_table(title: str, hits: list[Hit]) -> Table:
-    table = Table(title=title, title_justify="left", expand=True)
+def _hits_table(title: str, hits: list[Hit], other_side: str = "") -> Table:
+    table = Table(title=clean(title, False), title_justify="left", expand=True)
     marks = any(h.mark for h in hits)
     table.add_column("#", justify="right")
     table.add_column("global", justify="right")
     table.add_column("score", justify="right")
     table.add_column("node", no_wrap=True)
     if marks:
-        table.add_column("mark", no_wrap=True)
-    table.add_column("text", overflow="fold", ratio=1)
-    mark_style = {"replay-only": "magenta", "recorded-only": "red", "moved": "yellow"}
+        table.add_column("mark", overflow="fold", max_width=21)
+    table.add_column("text", overflow="fold", ratio=1, min_width=24)
+    mark_style = {
+        "replay-only": "magenta",
+        "recorded-only": "red",
+        "moved": "yellow",
+        "changed": "yellow",
+    }
     for h in hits:
         cells: list[Any] = [
             str(h.rank),
-            str(h.global_rank) if h.global_rank >= 0 else "?",
-            f"{h.score:.2f}",
+            fmt_global(h),
+            fmt_score(h.score),
             Text(short(h.node_id), style="cyan"),
         ]
         if marks:
-            cells.append(Text(h.mark, style=mark_style.get(h.mark, "")))
+            cells.append(Text(mark_long(h, other_side), style=mark_style.get(h.mark, "")))
         cells.append(Text(preview(h.text, TEXT_WIDTH) if h.text else "(text unknown)"))
         table.add_row(*cells)
     if not hits:
@@ -199,7 +240,9 @@ def _render_writes(console: Console, r: Replay) -> None:
 # ---------------------------------------------------------------- audit
 
 
-def render_audit(console: Console, report: AuditReport) -> None:
+def render_audit(console: Console, report: AuditReport, source: str = "") -> None:
+    if source:
+        console.print(Text(f"memory from {clean(source, False)}", style="dim"))
     sections = (
         ("Leaks (memory read from outside the reader's lineage)", report.leaks),
         ("Scope violations (search scope not the reader's lineage)", report.scope_violations),

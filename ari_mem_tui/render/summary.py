@@ -39,7 +39,7 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
         "reads": ops.get("read", 0),
         "write_events": ops.get("write", 0),
         "reads_by_attribution": dict(readers),
-        "trace_calls": sum(len(calls) for calls in ckpt.trace_calls.values()),
+        "trace_calls": ckpt.trace_call_count(),
         "writes": len(ckpt.writes),
         "accepted_writes": sum(1 for w in ckpt.writes if w.accepted),
         "rejected_writes": sum(1 for w in ckpt.writes if not w.accepted),
@@ -48,10 +48,11 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
     }
 
 
-def summary_json(ckpt: Checkpoint) -> dict[str, Any]:
+def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
     return {
         "path": str(ckpt.path),
-        "checkpoint_hash": checkpoint_hash(ckpt.path),
+        "memory_source": source or f"files: {ckpt.path}",
+        "checkpoint_hash": ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
         "run_id": ckpt.run_id,
         "tree_source": ckpt.tree_source,
         "core": {
@@ -69,7 +70,7 @@ def loaded(ckpt: Checkpoint) -> bool:
     return ckpt.path.is_dir() and ckpt.tree_source is not None
 
 
-def render(ckpt: Checkpoint, console: Console) -> None:
+def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
     numbers = counts(ckpt)
     title = Text("checkpoint ")
     title.append(clean(str(ckpt.path)), style="bold")
@@ -79,7 +80,8 @@ def render(ckpt: Checkpoint, console: Console) -> None:
     facts.add_column(overflow="fold")
     facts.add_row("run id", Text(clean(ckpt.run_id or "?")))
     facts.add_row("tree from", Text(clean(ckpt.tree_source or "no tree")))
-    facts.add_row("hash", Text(checkpoint_hash(ckpt.path)))
+    facts.add_row("hash", Text(ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
+    facts.add_row("memory", Text(clean(source or f"files: {ckpt.path}")))
     facts.add_row("nodes", Text(f"{numbers['nodes']} ({numbers['roots']} roots)"))
     facts.add_row(
         "entries",

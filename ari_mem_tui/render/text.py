@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import re
+import sys
 from typing import Any
 
 from rich.cells import cell_len, set_cell_size
@@ -74,8 +75,6 @@ def json_text(value: Any) -> str:
 def say(message: object, stream: Any = None) -> None:
     """One line of a message on stderr (or `stream`), made terminal-safe: messages quote paths,
     node ids and server text, any of which may hold escapes."""
-    import sys
-
     print(f"ari-mem-tui: {clean(message, multiline=False)}", file=stream or sys.stderr)
 
 

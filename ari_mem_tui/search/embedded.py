@@ -11,13 +11,15 @@ import atexit
 import contextlib
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.search.quantized import Int8Index, top_k_exact
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
+from ari_mem_tui.search.startup import node_query
 from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
 
 SEGMENT_ROWS = 1024  # persist background progress every this many new vectors
@@ -64,29 +66,70 @@ def ranking_from_scores(
         scores[~mask] = -np.inf
     size = len(pool) if mask is None else int(mask.sum())
     window_idx = top_window(scores, min(top_k, size))
+    return lazy_ranking(pool, window_idx, size, lambda: scores, mask, used, note)
 
-    ascending: list[np.ndarray] = []  # sorted scores, computed on the first rank query
+
+def lazy_ranking(
+    pool: Pool,
+    window_idx: Sequence[int],
+    size: int,
+    all_scores: Callable[[], np.ndarray],
+    mask: np.ndarray | None,
+    used: str,
+    note: str = "",
+    some_scores: Callable[[np.ndarray], np.ndarray] | None = None,
+) -> Ranking:
+    """A Ranking whose global ranks beyond the window cost nothing until asked for.
+
+    `all_scores()` gives every pool entry's score (−inf outside the as-of pool); it is called
+    at most once, by the first rank query. `some_scores(indices)` gives a few entries' scores
+    without that pass (the order of missed entries needs only theirs).
+    """
+    cache: dict[str, np.ndarray] = {}
+
+    def full() -> np.ndarray:
+        if "scores" not in cache:
+            cache["scores"] = all_scores()
+        return cache["scores"]
+
+    def known(entry_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        idx = np.array([pool.index.get(e, -1) for e in entry_ids], dtype=np.int64)
+        ok = idx >= 0
+        if mask is not None and ok.any():
+            ok[ok] = mask[idx[ok]]  # entries outside the as-of pool have no rank
+        return idx, ok
 
     def ranks_of(entry_ids: list[str]) -> list[int | None]:
         """rank = entries scoring higher + equal-scoring entries earlier in the pool."""
-        idx = np.array([pool.index.get(e, -1) for e in entry_ids], dtype=np.int64)
-        known = idx >= 0
-        if mask is not None and known.any():
-            known[known] = mask[idx[known]]  # entries outside the as-of pool have no rank
-        if not known.any():
+        idx, ok = known(entry_ids)
+        if not ok.any():
             return [None] * len(entry_ids)
-        if not ascending:
-            ascending.append(np.sort(scores))
-        values = scores[idx[known]]
-        lo = np.searchsorted(ascending[0], values, "left")
-        hi = np.searchsorted(ascending[0], values, "right")
+        scores = full()
+        if "ascending" not in cache:
+            cache["ascending"] = np.sort(scores)
+        ascending = cache["ascending"]
+        values = scores[idx[ok]]
+        lo = np.searchsorted(ascending, values, "left")
+        hi = np.searchsorted(ascending, values, "right")
         ranks = len(scores) - hi
         for k in np.flatnonzero(hi - lo > 1):  # ties: pool order decides (rare but exact)
-            i = idx[known][k]
+            i = idx[ok][k]
             ranks[k] += int(np.count_nonzero(scores[:i] == scores[i]))
         out: list[int | None] = [None] * len(entry_ids)
-        for slot, rank in zip(np.flatnonzero(known), ranks, strict=True):
+        for slot, rank in zip(np.flatnonzero(ok), ranks, strict=True):
             out[int(slot)] = int(rank)
+        return out
+
+    def order_of(entry_ids: list[str]) -> list[tuple[float, int] | None]:
+        """A sort key per entry that orders like its global rank (None: not in the pool)."""
+        idx, ok = known(entry_ids)
+        if not ok.any():
+            return [None] * len(entry_ids)
+        picked = idx[ok]
+        values = some_scores(picked) if some_scores is not None else full()[picked]
+        out: list[tuple[float, int] | None] = [None] * len(entry_ids)
+        for slot, value, i in zip(np.flatnonzero(ok), values, picked, strict=True):
+            out[int(slot)] = (-float(value), int(i))
         return out
 
     def rank_of(entry_id: str) -> int | None:
@@ -97,6 +140,7 @@ def ranking_from_scores(
         pool_size=size,
         rank_fn=rank_of,
         ranks_fn=ranks_of,
+        order_fn=order_of,
         used=used,
         note=note,
     )
@@ -303,6 +347,9 @@ class EmbeddingRanker:
         self._finish()
 
     def _finish(self) -> None:
+        self._int8 = Int8Index(self._unique_buf)
+        if self._int8.kernel.note:
+            self.notes.append(self._int8.kernel.note)
         self._unique = self._unique_buf
         self.done = self.total
 
@@ -320,6 +367,31 @@ class EmbeddingRanker:
         return self._ready.wait(timeout)
 
     # ---- ranking ----
+    def _rank_int8(self, vec: np.ndarray, top_k: int, before_ts: float | None) -> Ranking:
+        """The exact top_k from int8 bounds and a few exact rescores (see search.quantized)."""
+        index, rows, identity = self._int8, self._rows, self._identity_rows
+        lo, hi = index.bounds(vec)
+        if not identity:
+            lo, hi = lo[rows], hi[rows]
+        mask = self.pool.mask_before(before_ts)
+        if mask is not None:
+            lo[~mask] = -np.inf
+            hi[~mask] = -np.inf
+        size = len(self.pool) if mask is None else int(mask.sum())
+
+        def some(picked: np.ndarray) -> np.ndarray:
+            return index.exact(vec, picked if identity else rows[picked])
+
+        def every() -> np.ndarray:
+            scores = index.exact(vec)
+            scores = scores if identity else scores[rows]
+            if mask is not None:
+                scores[~mask] = -np.inf
+            return scores
+
+        window = top_k_exact(lo, hi, some, min(top_k, size))
+        return lazy_ranking(self.pool, window, size, every, mask, "minilm", some_scores=some)
+
     def _fallback(self) -> BM25Ranker:
         with self._bm25_lock:
             if self._bm25 is None:
@@ -339,16 +411,16 @@ class EmbeddingRanker:
         return vec
 
     def scores(self, query: str) -> np.ndarray:
-        unique = self._unique
-        assert unique is not None
+        """The exact score of every pool entry (a full pass; `rank` avoids it)."""
+        assert self._unique is not None
         if not len(self.pool):
             return np.zeros(0)
-        scores = unique @ self.query_vector(query)
+        scores = self._int8.exact(self.query_vector(query))
         return scores if self._identity_rows else scores[self._rows]
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
         if self.usable:
-            return ranking_from_scores(self.pool, self.scores(query), top_k, before_ts, "minilm")
+            return self._rank_int8(self.query_vector(query), top_k, before_ts)
         if self.error:
             note = f"{self.error}; ranked with BM25"
         elif self.total:
@@ -359,13 +431,14 @@ class EmbeddingRanker:
         return ranking_from_scores(self.pool, scores, top_k, before_ts, "bm25", note)
 
 
-def build_ranker(
+def make_ranker(
     ckpt: object,
-    name: str,
+    name: str = "minilm",
     cache_dir: Path | str | None = None,
     background: bool = True,
     progress: ProgressFn | None = None,
 ) -> Ranker:
+    """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25"."""
     pool = Pool(getattr(ckpt, "entries", []))
     if name == "bm25":
         return BM25Ranker(pool)
@@ -382,8 +455,6 @@ def build_ranker(
 
 def start_queries(ckpt: object) -> list[str]:
     """Every node's start-up query (what a replay asks by default), to embed ahead of time."""
-    from ari_mem_tui.search.startup import node_query
-
     nodes = getattr(ckpt, "nodes", None)
     if not isinstance(nodes, dict):
         return []

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from ari_mem_tui.model import MemoryEntry
@@ -30,6 +29,8 @@ class Ranking:
     ranks: dict[str, int] | None = field(default=None, repr=False)  # entry id -> 0-based rank
     rank_fn: Callable[[str], int | None] | None = field(default=None, repr=False)  # lazy ranks
     ranks_fn: Callable[[list[str]], list[int | None]] | None = field(default=None, repr=False)
+    # a key per entry that sorts like its global rank, without computing ranks (None: unknown)
+    order_fn: Callable[[list[str]], list[tuple | None]] | None = field(default=None, repr=False)
     used: str = ""  # the ranking actually used, e.g. "bm25" while MiniLM vectors are not ready
     note: str = ""  # why `used` differs from the ranker's name, etc.
 
@@ -58,16 +59,3 @@ class Ranker(Protocol):
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
         """Rank the pool (entries with ts < before_ts when given) and return the top_k window."""
         ...
-
-
-def make_ranker(
-    ckpt: object,
-    name: str = "minilm",
-    cache_dir: Path | str | None = None,
-    background: bool = True,
-    progress: ProgressFn | None = None,
-) -> Ranker:
-    """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25"."""
-    from ari_mem_tui.search.embedded import build_ranker
-
-    return build_ranker(ckpt, name, cache_dir=cache_dir, background=background, progress=progress)

@@ -10,11 +10,19 @@ scope, recorded vs replayed) are computed from the same ranking.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
+from itertools import pairwise
 
 from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
-from ari_mem_tui.search.startup import node_query, recorded_startup_search, start_time
+from ari_mem_tui.search.startup import (
+    node_query,
+    query_source_name,
+    recorded_startup_search,
+    start_time,
+)
+from ari_mem_tui.search.tiers import build_tiers
 
 OVERFETCH = 200  # ARI_MEMORY_LETTA_OVERFETCH default
 DEFAULT_LIMIT = 5
@@ -75,22 +83,37 @@ def replay(
     ranker: Ranker,
     query: str | None = None,
     limit: int = DEFAULT_LIMIT,
-    as_of: bool = False,
+    as_of: bool = True,
     query_from: str = "start",
     with_tiers: bool = True,
+    exact_ranks: bool = True,
 ) -> Replay:
-    """What `node_id` saw (or would see for `query`): hits, diagnostics, recorded, tiers."""
+    """What `node_id` saw (or would see for `query`): hits, diagnostics, recorded, tiers.
+
+    By default the pool is cut at the node's start (`as_of`): what it could have seen. With
+    `as_of=False` today's whole pool is ranked, later writes (its own, other branches') included.
+    With `exact_ranks=False` the global ranks of entries outside the window (missed ones, and
+    the exact scope's) stay unknown (None / -1) until `result.resolve_ranks()`: they need a
+    pass over the whole pool, which the window itself does not (the TUI asks only when the
+    missed list is shown). Their order is exact either way.
+    """
     node = ckpt.nodes[ckpt.resolve_node(node_id)]
     if query is None:
-        query, query_source = node_query(ckpt, node, query_from)
+        query_source = query_source_name(query_from)
+        query, query_field = node_query(ckpt, node, query_source)
     else:
-        query_source = "custom"
+        query_source, query_field = "custom", ""
     top_k = top_k_for(limit)
     notes: list[str] = []
     started, started_how = start_time(ckpt, node)
     before = started if as_of else None
-    if as_of and before is None:
+    if not as_of:
+        as_of_source = "now"
+    elif before is None:
+        as_of_source = "now: start unknown"
         notes.append("as-of requested but the node's start time is unknown: whole pool ranked")
+    else:
+        as_of_source = started_how
     scope = set(node.ancestor_ids)
     ckpt_hash = checkpoint_hash(ckpt)
 
@@ -106,14 +129,24 @@ def replay(
             notes.append(ranking.note)
 
     eligible = eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, before)
-    missed, exact = _beyond_window(eligible, ranking, top_k, limit)
+    missed, exact, pending = _beyond_window(eligible, ranking, limit, exact_ranks)
     recorded = _recorded(ckpt, node, notes)
-    if recorded is not None and query_source != "custom":
-        _mark(hits, recorded.hits)
+    embedder = _embedder_label(ranker, ranking)
+    fallback = ranking is not None and embedder != ranker.name
+    ranker_note = ""
+    if recorded is not None and recorded.query == query:
+        recorded.differences = mark_differences(hits, recorded.hits)
+        ranker_note = ranker_difference(recorded, embedder)
+        if before is None and recorded.differences:
+            notes.append(
+                "today's pool was ranked: entries written after the node started take window "
+                "ranks, so ranks and scores can differ from the recording"
+            )
     result = Replay(
         node_id=node.id,
         query=query,
         query_source=query_source,
+        query_field=query_field,
         params={"limit": limit, "overfetch": OVERFETCH, "top_k": top_k},
         pool=_pool_stats(ckpt, node, before, ranking),
         hits=hits,
@@ -121,16 +154,18 @@ def replay(
         missed=missed,
         exact_scope=exact,
         recorded=recorded,
-        as_of=before if as_of else None,
-        as_of_source=started_how if as_of and before is not None else None,
+        as_of=before,
+        as_of_source=as_of_source,
         core=ckpt.core,
         writes=list(ckpt.writes_by_node.get(node.id, [])),
-        embedder=_embedder_label(ranker, ranking),
+        embedder=embedder,
+        fallback=fallback,
+        ranker_note=ranker_note,
         notes=notes,
     )
+    if pending is not None:
+        result.set_rank_resolver(pending)
     if with_tiers:
-        from ari_mem_tui.search.tiers import build_tiers
-
         result.tiers = build_tiers(ckpt, node, result, started)
     return result
 
@@ -156,28 +191,53 @@ def _embedder_label(ranker: Ranker, ranking: Ranking | None) -> str:
 
 
 def _beyond_window(
-    eligible: list[MemoryEntry], ranking: Ranking | None, top_k: int, limit: int
-) -> tuple[list[Missed], list[Hit]]:
-    """Eligible entries ranked outside the window ("missed"), and the pre-filter's answer."""
+    eligible: list[MemoryEntry], ranking: Ranking | None, limit: int, exact_ranks: bool
+) -> tuple[list[Missed], list[Hit], Callable[[Replay], None] | None]:
+    """Eligible entries ranked outside the window ("missed"), the pre-filter's answer, and (when
+    their global ranks are deferred) what fills those ranks in."""
     if ranking is None:
-        return [], []
+        return [], [], None
     in_window = {e.id: pos for pos, e in enumerate(ranking.window)}
     outside = [e for e in eligible if e.id not in in_window]
-    outside_ranks = ranking.global_ranks([e.id for e in outside]) if outside else []
-    ranked = [(in_window[e.id], e) for e in eligible if e.id in in_window]
-    missed: list[Missed] = []
-    for entry, rank in zip(outside, outside_ranks, strict=True):
-        missed.append(
-            Missed(entry_id=entry.id, node_id=entry.node_id, global_rank=rank, text=entry.text)
-        )
-        if rank is not None:
-            ranked.append((rank, entry))
-    missed.sort(key=lambda m: (m.global_rank is None, m.global_rank or 0))
-    ranked.sort(key=lambda pair: pair[0])
-    exact = [
-        _hit(i + 1, rank, rank_score(i), entry) for i, (rank, entry) in enumerate(ranked[:limit])
+    ranked: list[tuple[int | None, MemoryEntry]] = [
+        (in_window[e.id], e) for e in eligible if e.id in in_window
     ]
-    return missed, exact
+    ranked.sort(key=lambda pair: pair[0])  # every window row outranks every row outside it
+    lazy = not exact_ranks and ranking.order_fn is not None and bool(outside)
+    if lazy:
+        keys = ranking.order_fn([e.id for e in outside])
+        order = sorted(range(len(outside)), key=lambda i: (keys[i] is None, keys[i] or ()))
+        outside = [outside[i] for i in order]
+        ranks: list[int | None] = [None] * len(outside)
+        ranked += [(None, e) for e, i in zip(outside, order, strict=True) if keys[i] is not None]
+    else:
+        ranks = ranking.global_ranks([e.id for e in outside]) if outside else []
+        pairs = sorted(zip(outside, ranks, strict=True), key=lambda p: (p[1] is None, p[1] or 0))
+        outside = [p[0] for p in pairs]
+        ranks = [p[1] for p in pairs]
+        ranked += [(rank, e) for e, rank in pairs if rank is not None]
+    missed = [
+        Missed(entry_id=e.id, node_id=e.node_id, global_rank=rank, text=e.text)
+        for e, rank in zip(outside, ranks, strict=True)
+    ]
+    exact = [
+        _hit(i + 1, -1 if rank is None else rank, rank_score(i), entry)
+        for i, (rank, entry) in enumerate(ranked[:limit])
+    ]
+    if not lazy:
+        return missed, exact, None
+
+    def resolve(result: Replay) -> None:
+        wanted = [m.entry_id for m in result.missed]
+        wanted += [h.entry_id for h in result.exact_scope if h.global_rank < 0]
+        found = dict(zip(wanted, ranking.global_ranks(wanted), strict=True))
+        for item in result.missed:
+            item.global_rank = found.get(item.entry_id, item.global_rank)
+        for hit in result.exact_scope:
+            if hit.global_rank < 0 and found.get(hit.entry_id) is not None:
+                hit.global_rank = found[hit.entry_id]
+
+    return missed, exact, resolve
 
 
 def _pool_stats(
@@ -230,18 +290,72 @@ def _branch_of(ckpt: Checkpoint, node_id: str) -> str:
     return lineage[1] if len(lineage) > 1 else lineage[0]
 
 
+ON_GRID = 1e-6  # a Letta score is 1 - 0.01 r: within float noise of a whole hundredth
+
+
+def recorded_backend(scores: list[float]) -> str:
+    """Which backend recorded these scores, in rank order (ari-checkpoint-format.md §5.2).
+
+    Letta gives the row at window rank r the score 1 - 0.01 r: every score on the 0.01 grid,
+    and, as no two rows share a rank, strictly falling until it reaches 0. ARI's in-memory
+    backend scores keyword overlap (matched query words / query words: 0.25, 0.125, 0.444…),
+    which ties and leaves the grid. Both are in [0, 1]; an in-memory 0.5 is on the grid, so one
+    recording is judged as a whole.
+    """
+    if not scores:
+        return "unknown"
+    positive = [s for s in scores if s > 0]
+    if not positive:
+        return "letta-substring"
+    on_grid = all(abs(s * 100 - round(s * 100)) < ON_GRID and 0 <= s <= 1 for s in scores)
+    falling = all(a > b for a, b in pairwise(positive))
+    zeros_last = scores[len(positive) :] == [0.0] * (len(scores) - len(positive))
+    return "letta" if on_grid and falling and zeros_last else "in_memory"
+
+
+BACKEND_WORDS = {
+    "letta": "a Letta server's embedder (scores 1 − 0.01·rank)",
+    "in_memory": "ARI's in-memory backend (keyword-overlap scores, no window ranks)",
+    "letta-substring": "a Letta v0.6 substring search (every score 0.0; no ranks)",
+    "unknown": "an unknown backend (no hits recorded)",
+}
+
+
+def ranker_difference(recorded: RecordedSearch, embedder: str) -> str:
+    """Say when the recording and the replay were ranked by different rankers."""
+    if recorded.backend == "letta" and embedder.startswith("letta:"):
+        return ""  # same kind of ranker: on the same server, as of start, they should agree
+    if recorded.backend == "unknown":
+        return ""
+    replayed = "the Letta server" if embedder.startswith("letta:") else f"local {embedder}"
+    advice = (
+        "; replay with --letta-url on the same server and they should vanish"
+        if recorded.backend == "letta"
+        else ""
+    )
+    return (
+        f"recorded by {BACKEND_WORDS[recorded.backend]}, replayed with {replayed}: different "
+        f"rankers, so differences are expected{advice}"
+    )
+
+
 def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch | None:
     event, how = recorded_startup_search(ckpt, node)
     if event is None:
         return None
+    scores = []
+    for row in event.results:
+        score = row.get("score")
+        ok = isinstance(score, (int, float)) and not isinstance(score, bool)
+        scores.append(float(score) if ok else 0.0)
+    backend = recorded_backend(scores)
     hits: list[Hit] = []
     unresolved = 0
-    for i, row in enumerate(event.results):
+    for i, (row, score) in enumerate(zip(event.results, scores, strict=True)):
         letta_id = str(row.get("entry_id") or "")
-        score = row.get("score")
-        score = float(score) if isinstance(score, (int, float)) else 0.0
-        # ARI's score encodes the window position: score = 1 - 0.01 r (unknown once it hits 0)
-        global_rank = round((1.0 - score) * 100) if score > 0 else -1
+        # Letta's score encodes the window position (score = 1 - 0.01 r; unknown once it is 0);
+        # any other backend's score is shown as it is, its global rank unknown
+        global_rank = round((1.0 - score) * 100) if backend == "letta" and score > 0 else -1
         entry = ckpt.entries_by_letta_id.get(letta_id)
         if entry is None:
             unresolved += 1
@@ -259,18 +373,61 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
         else:
             hits.append(_hit(i + 1, global_rank, score, entry))
     notes.append(f"recorded start-up search: {how}")
+    if backend == "in_memory":
+        notes.append(
+            "the recording's scores are keyword overlap (ARI's in-memory backend), not "
+            "1 − 0.01·rank: its global ranks are unknown"
+        )
     if unresolved:
         notes.append(f"{unresolved} recorded hit(s) could not be joined to an entry's text")
-    return RecordedSearch(ts=event.ts, query=event.query or "", limit=event.limit, hits=hits)
+    return RecordedSearch(
+        ts=event.ts,
+        query=event.query or "",
+        limit=event.limit,
+        hits=hits,
+        backend=backend,
+        ranker=BACKEND_WORDS[backend],
+    )
 
 
-def _mark(replayed: list[Hit], recorded: list[Hit]) -> None:
-    """Mark entries present in only one list, and rank changes."""
-    rec_rank = {h.entry_id: h.rank for h in recorded}
-    rep_rank = {h.entry_id: h.rank for h in replayed}
-    for hit in replayed:
-        other = rec_rank.get(hit.entry_id)
-        hit.mark = "replay-only" if other is None else ("moved" if other != hit.rank else "")
-    for hit in recorded:
-        other = rep_rank.get(hit.entry_id)
-        hit.mark = "recorded-only" if other is None else ("moved" if other != hit.rank else "")
+COMPARED = ("rank", "global_rank", "score")
+
+
+def mark_differences(replayed: list[Hit], recorded: list[Hit]) -> int:
+    """Mark every hit that differs in entry, rank, global rank or score; count ENTRIES.
+
+    A global rank or score the recording does not know (-1: in-memory scores, or Letta's 0.0
+    past rank 99) is not compared: unknown is not different. An entry in both lists counts
+    once, however many fields differ and although both sides carry the mark.
+    """
+    rec = {h.entry_id: h for h in recorded}
+    rep = {h.entry_id: h for h in replayed}
+    differing: set[str] = set()
+    for mine, others in ((replayed, rec), (recorded, rep)):
+        for hit in mine:
+            other = others.get(hit.entry_id)
+            if other is None:
+                hit.mark = "replay-only" if mine is replayed else "recorded-only"
+                hit.differs, hit.counterpart = [], None
+                differing.add(hit.entry_id)
+                continue
+            hit.counterpart = {
+                "rank": other.rank,
+                "global_rank": other.global_rank,
+                "score": other.score,
+            }
+            hit.differs = [f for f in COMPARED if _differs(f, hit, other)]
+            hit.mark = "moved" if "rank" in hit.differs else ("changed" if hit.differs else "")
+            if hit.differs:
+                differing.add(hit.entry_id)
+    return len(differing)
+
+
+def _differs(field: str, a: Hit, b: Hit) -> bool:
+    if field == "rank":
+        return a.rank != b.rank
+    if field == "global_rank":
+        return a.global_rank >= 0 and b.global_rank >= 0 and a.global_rank != b.global_rank
+    if a.global_rank < 0 or b.global_rank < 0:
+        return False  # a score that encodes no rank cannot be compared with a rank score
+    return abs(a.score - b.score) > 0.005

@@ -17,10 +17,28 @@ DEFAULT_QUERY = "experiment result"
 STARTUP_HOWS = ("startup-search", "inherit-burst")
 
 
+QUERY_SOURCES = ("start", "now", "custom")
+QUERY_SOURCE_WORDS = {
+    "start": "eval_summary at start",
+    "now": "eval_summary now",
+    "custom": "custom query",
+}
+
+
+def query_source_name(which: str) -> str:
+    """`start` / `now` / `custom`; `eval_summary` (the older CLI spelling) means `now`."""
+    return "now" if which == "eval_summary" else which
+
+
 def node_query(ckpt: Checkpoint, node: Node, which: str = "start") -> tuple[str, str]:
-    """(query, source) as ARI formed it at start; `which="eval_summary"` uses today's value."""
+    """(query, field used) for `which` = "start" or "now".
+
+    ARI's start-up query is `(node.eval_summary or goal or "experiment result")[:200]` with the
+    eval_summary the node had at start: its direction (`original_direction`). "now" uses the
+    eval_summary the tree holds today (after evaluation: the verdict).
+    """
     goal = (ckpt.experiment_goal or "")[:GOAL_CAP]
-    if which == "eval_summary":
+    if query_source_name(which) == "now":
         candidates = [("eval_summary", node.eval_summary), ("goal", goal)]
     else:
         candidates = [

@@ -17,6 +17,7 @@ import uuid
 from pathlib import Path
 
 import numpy as np
+from platformdirs import user_cache_dir
 
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 MERGE_ABOVE = 16  # segments; more than this are merged on load
@@ -33,8 +34,6 @@ def cache_root(cache_dir: Path | str | None = None) -> Path:
     env = os.environ.get(CACHE_ENV)
     if env:
         return Path(env)
-    from platformdirs import user_cache_dir
-
     return Path(user_cache_dir("ari-mem-tui"))
 
 

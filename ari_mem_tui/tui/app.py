@@ -58,7 +58,9 @@ WATCHED = (
     "idea.json",
     "experiment.md",
 )
-ReplayKey = tuple[str, str | None, int, bool]
+# (node, custom query or None, limit, as of start?, query source "start" | "now" | "custom")
+ReplayKey = tuple[str, str | None, int, bool, str]
+DEFAULT_SEARCH: tuple[str | None, int, bool, str] = (None, 5, True, "start")
 
 
 class LoadProgress:
@@ -96,6 +98,7 @@ class AriMemApp(App[None]):
         Binding("d", "toggle_dim", "Dim unseen", show=False),
         Binding("M", "toggle_missed", "Missed", show=False),
         Binding("a", "toggle_as_of", "As of", show=False),
+        Binding("s", "cycle_query", "Query source", show=False),
         Binding("w", "toggle_writes_scope", "Writes scope", show=False),
         Binding("t,ctrl+b", "toggle_tree", "Tree", show=False),
         Binding("escape", "escape", "Back", show=False),
@@ -136,13 +139,15 @@ class AriMemApp(App[None]):
         self.current_id: str | None = None
         self._stale: set[str] = set()
         self.marked_id: str | None = None
-        self.search_params: tuple[str | None, int, bool] = (None, 5, False)
+        self.search_params: tuple[str | None, int, bool, str] = DEFAULT_SEARCH
+        self._retried: set[ReplayKey] = set()  # fallback results re-run once vectors were ready
         self.replays: dict[ReplayKey, Replay] = {}
         self.tree_filter = TreeFilter()
         self.find_matches: list[str] = []
         self.find_index = -1
         self.ui_problems: list[AuditRow] = []
         self.audit_rows: list[AuditRow] = []
+        self.node_findings: dict[str, list] = {}  # node id -> its audit findings
         self.following = False
         self._follow_sig: tuple = ()
         self.last_export: tuple[Path, Path] | None = None
@@ -247,11 +252,16 @@ class AriMemApp(App[None]):
 
     def _show_progress(self, done: int, total: int) -> None:
         self.status_bar.set_progress(done, total)
-        if total > 0 and done >= total and self.replays:
-            # vectors are ready: replays made with the fallback ranking are stale
-            self.replays.clear()
-            if self.current_id:
-                self.choose(self.current_id, force=True)
+
+    def _vectors_ready(self) -> None:
+        """The embedder is ready: every replay BM25 made in its place is stale. Drop them all
+        (whether or not any is cached: the visible one may still be in flight) and re-run the
+        visible one."""
+        stale = [key for key, replay in self.replays.items() if replay.fallback]
+        for key in stale:
+            del self.replays[key]
+        if self.current_id and self._key() not in self.replays:
+            self._start_replay()
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="load")
     def _load(self, keep: bool) -> None:
@@ -318,6 +328,7 @@ class AriMemApp(App[None]):
         self.run_data, self.tree_ckpt = run, None
         self._show_memory_pane(True)
         self.replays.clear()
+        self._retried.clear()
         self._follow_sig = self._signature()
         tree.show_root = False
         if not keep:
@@ -358,6 +369,7 @@ class AriMemApp(App[None]):
             if getattr(ranker, "ready", True):
                 timer.stop()
                 self._show_progress(total, total)
+                self._vectors_ready()
             else:
                 self.status_bar.set_progress(done, total)
 
@@ -391,20 +403,35 @@ class AriMemApp(App[None]):
         ckpt = self.ckpt
         if ckpt is None:
             return
+        from ari_mem_tui.audit import audit, findings_by_node
         from ari_mem_tui.tui.audit_rows import audit_rows
 
+        by_node: dict = {}
         try:
-            rows, summary = audit_rows(ckpt)
+            report = audit(ckpt)
+            rows, summary = audit_rows(ckpt, report)
+            by_node = findings_by_node(report)
         except Exception as exc:  # noqa: BLE001
             rows = [AuditRow("error", "audit failed", None, f"{type(exc).__name__}: {exc}")]
             summary = ""
-        self.call_from_thread(self._show_audit, ckpt, rows, summary)
+        self.call_from_thread(self._show_audit, ckpt, rows, summary, by_node)
 
-    def _show_audit(self, ckpt: Checkpoint, rows: list[AuditRow], summary: str) -> None:
+    def _show_audit(
+        self, ckpt: Checkpoint, rows: list[AuditRow], summary: str, by_node: dict | None = None
+    ) -> None:
         if ckpt is not self.ckpt:
             return
         self.audit_rows = rows
+        self.node_findings = by_node or {}
+        self.tree_widget.set_findings(self.node_findings)
+        self._show_findings()
         self._refresh_audit(summary)
+
+    def _show_findings(self) -> None:
+        """The chosen node's leaks, scope violations and rejected writes, in Hits and Node."""
+        findings = self.node_findings.get(self.current_id or "", [])
+        self.query_one(HitsPane).show_findings(findings)
+        self.query_one(NodePane).show_findings(findings)
 
     def _refresh_audit(self, summary: str = "") -> None:
         rows = self.ui_problems + self.audit_rows
@@ -439,11 +466,10 @@ class AriMemApp(App[None]):
             return
         if node_id == self.current_id and not force:
             return
-        if node_id != self.current_id:
-            self.search_params = (None, self.search_params[1], self.search_params[2])
-            self.query_one("#query-input", Input).value = ""
+        # the query source (at start / now / custom), limit and pool are remembered across nodes
         self.current_id = node_id
         self.tree_widget.set_selection(node_id)
+        self._show_findings()
         self._mark_stale("node", "writes")
         self._start_replay()
 
@@ -482,8 +508,8 @@ class AriMemApp(App[None]):
         self._stale.discard(name)
 
     def _key(self) -> ReplayKey:
-        query, limit, as_of = self.search_params
-        return (self.current_id or "", query, limit, as_of)
+        query, limit, as_of, query_from = self.search_params
+        return (self.current_id or "", query, limit, as_of, query_from)
 
     def _start_replay(self) -> None:
         key = self._key()
@@ -500,12 +526,20 @@ class AriMemApp(App[None]):
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False, description="replay")
     def _replay_worker(self, run: Run, key: ReplayKey) -> None:
         worker = get_current_worker()
-        node_id, query, limit, as_of = key
+        node_id, query, limit, as_of, query_from = key
         try:
             from ari_mem_tui.search.replay import replay
 
+            # missed entries' global ranks wait until the missed list is shown (M)
             result = replay(
-                run.checkpoint, node_id, run.ranker, query=query, limit=limit, as_of=as_of
+                run.checkpoint,
+                node_id,
+                run.ranker,
+                query=query,
+                limit=limit,
+                as_of=as_of,
+                query_from=query_from,
+                exact_ranks=False,
             )
         except Exception as exc:  # noqa: BLE001 - e.g. the Letta server went away
             if not worker.is_cancelled:
@@ -515,6 +549,15 @@ class AriMemApp(App[None]):
             self.call_from_thread(self._show_replay, key, result)
 
     def _show_replay(self, key: ReplayKey, result: Replay) -> None:
+        ranker = self.run_data.ranker if self.run_data else None
+        ready = getattr(ranker, "ready", True)
+        usable = ready and getattr(ranker, "usable", ready)
+        if result.fallback and usable and key not in self._retried:
+            # made with BM25 while the vectors were finishing: never kept, searched again once
+            self._retried.add(key)
+            if key == self._key() and self.run_data is not None:
+                self._replay_worker(self.run_data, key)
+            return
         self.replays[key] = result
         if key != self._key():
             return  # the user has moved on
@@ -541,7 +584,7 @@ class AriMemApp(App[None]):
 
     @on(RerunSearch)
     def _rerun(self, message: RerunSearch) -> None:
-        self.search_params = (message.query, message.limit, message.as_of)
+        self.search_params = (message.query, message.limit, message.as_of, message.query_from)
         if self.current_id:
             self._start_replay()
 
@@ -623,8 +666,17 @@ class AriMemApp(App[None]):
     def action_toggle_as_of(self) -> None:
         from textual.widgets import Checkbox
 
-        box = self.query_one("#as-of", Checkbox)
-        box.value = not box.value  # its Changed message re-runs the search
+        self.query_one(HitsPane).toggle_as_of()  # the checkbox's Changed message re-runs it
+        on = self.query_one("#as-of", Checkbox).value
+        self.notify("pool: as of the node's start" if on else "pool: today's (later writes too)")
+
+    def action_cycle_query(self) -> None:
+        """`s`: the query is the eval_summary at start, the eval_summary now, or your own."""
+        from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS
+
+        self.action_tab("hits")
+        which = self.query_one(HitsPane).cycle_query()
+        self.notify(f"query: {QUERY_SOURCE_WORDS[which]}")
 
     def action_toggle_writes_scope(self) -> None:
         pane = self.query_one(WritesPane)
@@ -749,7 +801,7 @@ class AriMemApp(App[None]):
 
             results = []
             for node_id in (a, b):
-                key: ReplayKey = (node_id, None, 5, False)
+                key: ReplayKey = (node_id, *DEFAULT_SEARCH)
                 cached = self.replays.get(key)
                 results.append(cached or replay(run.checkpoint, node_id, run.ranker))
         except Exception as exc:  # noqa: BLE001
@@ -759,7 +811,7 @@ class AriMemApp(App[None]):
 
     def _show_compare(self, run: Run, a: Replay, b: Replay) -> None:
         for replay in (a, b):
-            self.replays.setdefault((replay.node_id, None, 5, False), replay)
+            self.replays.setdefault((replay.node_id, *DEFAULT_SEARCH), replay)
         self.push_screen(CompareScreen(run.checkpoint, a, b))
 
     # copy / export / reload / follow ---------------------------------
@@ -823,5 +875,3 @@ class AriMemApp(App[None]):
 def run_app(opener: Opener, **kwargs: Any) -> int:
     AriMemApp(opener, **kwargs).run()
     return 0
-
-

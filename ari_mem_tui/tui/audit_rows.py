@@ -14,11 +14,11 @@ SECTIONS = (
 )
 
 
-def audit_rows(ckpt: Checkpoint) -> tuple[list[AuditRow], str]:
-    """(rows, one-line summary) for the whole run."""
+def audit_rows(ckpt: Checkpoint, report=None) -> tuple[list[AuditRow], str]:
+    """(rows, one-line summary) for the whole run (of `report`, when it was computed already)."""
     from ari_mem_tui.audit import audit
 
-    report = audit(ckpt)
+    report = report if report is not None else audit(ckpt)
     rows: list[AuditRow] = []
     for attr, kind in SECTIONS:
         for finding in getattr(report, attr, []):

@@ -27,7 +27,16 @@ ACTIONS: list[tuple[str, str, str]] = [
     ("Mark node", "Mark the current node for compare (m)", "mark"),
     ("Compare with marked", "Side by side with the marked node (c)", "compare"),
     ("Show missed entries", "Eligible ancestor entries outside the window (M)", "toggle_missed"),
-    ("Toggle as-of replay", "Only entries written before the node started (a)", "toggle_as_of"),
+    (
+        "Pool: as of start / today",
+        "Rank the pool as of the node's start (default) or today's, later writes too (a)",
+        "toggle_as_of",
+    ),
+    (
+        "Query: at start / now / custom",
+        "Search with the eval_summary at start, the eval_summary now, or your own query (s)",
+        "cycle_query",
+    ),
     ("Writes: node / whole run", "Switch the Writes tab's scope (w)", "toggle_writes_scope"),
     ("Copy", "Copy the node id or the entry under the cursor (y)", "copy"),
     ("Export dossier", "Write the node's dossier as Markdown + JSON (e)", "export"),

@@ -22,10 +22,13 @@ class OpenEntry(Message):
 
 
 class RerunSearch(Message):
-    """Re-run the current node's search with another query, limit or as-of setting."""
+    """Re-run the current node's search with another query, limit, pool or query source."""
 
-    def __init__(self, query: str | None, limit: int, as_of: bool) -> None:
+    def __init__(
+        self, query: str | None, limit: int, as_of: bool, query_from: str = "start"
+    ) -> None:
         super().__init__()
         self.query = query
         self.limit = limit
         self.as_of = as_of
+        self.query_from = query_from  # "start" | "now" | "custom" (then `query` is the text)

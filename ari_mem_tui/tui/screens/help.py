@@ -26,12 +26,24 @@ Browse the memory of an ARI run: what each node **saw**, and why.
   counts them as **missed** (`M` lists them).
 - **Rank score.** The score ARI reports is not a similarity: it is `1 − 0.01 × global rank` in
   that window (never below 0). *glob* is that global rank, *#* the rank among the node's hits.
-- **Replay vs recording.** Hits are a *replay*: today's store re-queried with ARI's rules and the
-  embedder shown in the status bar. The access log's record of the real search is shown below,
-  with differences marked (`+replay` only in the replay, `-record` only in the
-  recording, `~moved` in both at another rank).
+- **As of start.** By default a node's search is replayed over the pool *as of its start*
+  (only entries written before it): what it saw. `a` switches to today's pool, where later
+  writes take window ranks and shift every score; the Hits header always says which.
+- **Query.** ARI searched with the node's `eval_summary` *at start* (its direction); after
+  evaluation the `eval_summary` holds the verdict. `s` cycles: eval_summary at start (ARI's
+  query), eval_summary now (what the verdict retrieves from its ancestors), a custom query.
+- **Replay vs recording.** Hits are a *replay* with the ranker named in the header. The access
+  log's record of the real search is shown below, compared on entry, rank, global rank and
+  score; the *diff* column marks `+replay` (only in the replay), `-record` (only in the
+  recording), `~rank`, `~glob`, `~score` (what differs, read recorded→replayed). A recording
+  made by a Letta server's embedder differs from a local MiniLM/BM25 replay by design;
+  ARI's in-memory backend records keyword-overlap scores, which encode no global rank (`?`).
 - **Saw.** The working context the node got at start: tier 1a experiment core, 1b ancestor
   conclusions, 2 semantic supplement, with ARI's caps (`✂` marks a cut) and dedupe.
+- **Findings on the tree.** `⚠` (red) after a node: it made a leak or a scope violation (a
+  read outside its lineage); `⚑` (yellow): a write it tried was rejected. Its Hits and Node
+  tabs show the read itself (query, scope, time) and the passages it returned, or the
+  rejected text; the Audit tab lists the whole run's.
 - **CoW (copy-on-write).** A node may write only its own memory. Writes aimed at another node
   are rejected; the Writes tab shows accepted and rejected ones with the reason.
 
@@ -47,7 +59,8 @@ Browse the memory of an ARI run: what each node **saw**, and why.
 | `d` | dim the nodes outside the selection's search scope |
 | `m` then `c` | mark a node, compare it with the current one |
 | `M` | show the missed entries |
-| `a` | toggle the as-of replay (only entries written before the node started) |
+| `a` | pool: as of the node's start (default) / today's |
+| `s` | query: eval_summary at start / eval_summary now / custom |
 | `w` | Writes: this node / the whole run |
 | `y` | copy the node id (or the entry under the cursor) |
 | `e` | export the node's dossier (Markdown + JSON) |

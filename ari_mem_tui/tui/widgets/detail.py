@@ -68,7 +68,14 @@ class SawPane(VerticalScroll):
         yield Static(Text("Choose a node.", style="italic"), id="saw-body")
 
     def show(self, replay: Replay) -> None:
-        self.query_one("#saw-body", Static).update(tiers_text(replay))
+        from ari_mem_tui.render.words import pool_words
+
+        # tier 2 is the replayed search: say which pool and which ranker it came from
+        head = Text(f"Tier 2 from the replay: {pool_words(replay)}", style="bright_black")
+        head.append(f" · {clean(replay.embedder, False)}", style="bright_black")
+        if replay.fallback:
+            head.append(" (MiniLM not ready yet)", style="yellow")
+        self.query_one("#saw-body", Static).update(Text.assemble(head, "\n\n", tiers_text(replay)))
 
 
 # ---------------------------------------------------------------- Core
@@ -152,6 +159,10 @@ class WritesPane(Vertical):
             (f"{rejected} rejected", "bold red" if rejected else "green"),
             ("    w: " + ("this node" if self.whole_run else "whole run"), "bright_black"),
         )
+        for write in [w for w in writes if not w.accepted][:20]:  # wrapped: no sideways scroll
+            title.append("\n✗ ", style="bold red")
+            title.append(f"{clean(write.tool, False)} → {short_id(write.target_node)}: ")
+            title.append(preview(write.text or "(text not recorded)", 400), style="bold")
         self.query_one("#writes-title", Static).update(title)
         whole = self.whole_run or node_id is None
         columns = WRITE_COLUMNS if whole else [c for c in WRITE_COLUMNS if c != "by"]
@@ -238,7 +249,16 @@ class NodePane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield HorizontalScroll(id="crumbs")
         yield Static(Text("Choose a node.", style="italic"), id="node-body")
+        yield Static("", id="node-findings")
         yield Static("", id="node-metrics")
+
+    def show_findings(self, findings: list) -> None:
+        """Leaks, scope violations and rejected writes of this node, wrapped (no sideways scroll)."""
+        from ari_mem_tui.render.findings import findings_text
+
+        box = self.query_one("#node-findings", Static)
+        box.update(findings_text(findings))
+        box.display = bool(findings)
 
     def show(self, node: Node, ckpt: Checkpoint) -> None:
         crumbs = self.query_one("#crumbs", HorizontalScroll)

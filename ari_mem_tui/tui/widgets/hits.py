@@ -9,32 +9,65 @@ from textual.widgets import Checkbox, DataTable, Input, Static
 
 from ari_mem_tui.model import Hit, Replay
 from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
+from ari_mem_tui.render.words import (
+    MARKS_LEGEND,
+    differences_words,
+    fmt_global,
+    fmt_score,
+    mark_long,
+    mark_short,
+    pool_words,
+    query_words,
+)
+from ari_mem_tui.search.startup import QUERY_SOURCES
 from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
 from ari_mem_tui.tui.widgets.tables import VimTable
 
 MARK_STYLES = {
-    "replay-only": ("+replay", "yellow"),
-    "recorded-only": ("-record", "magenta"),
-    "moved": ("~moved", "cyan"),
+    "replay-only": "yellow",
+    "recorded-only": "magenta",
+    "moved": "cyan",
+    "changed": "cyan",
 }
 HIT_COLUMNS = ["#", "glob", "score", "node", "kind", "diff", "text"]
+RECORDED_NOTE = "recorded start-up search"
+AS_OF_LABELS = {True: "pool: as of start", False: "pool: today (a)"}
 
 
-def mark_text(mark: str) -> Text:
-    label, style = MARK_STYLES.get(mark, (mark, ""))
-    return Text(label, style=style) if mark else Text("")
+def mark_text(hit: Hit) -> Text:
+    label = mark_short(hit)
+    return Text(label, style=MARK_STYLES.get(hit.mark, "")) if label else Text("")
 
 
 def hit_row(hit: Hit) -> list[object]:
     return [
         str(hit.rank),
-        str(hit.global_rank),
-        f"{hit.score:.2f}",
+        fmt_global(hit),
+        fmt_score(hit.score),
         short_id(hit.node_id),
         "node" if hit.kind == "node_scope" else hit.kind,
-        mark_text(hit.mark),
+        mark_text(hit),
         hit.text,
     ]
+
+
+def marks_detail(replay: Replay) -> Text:
+    """Under the recorded list: each differing entry in words, `recorded→replayed`."""
+    out = Text()
+    rec = replay.recorded
+    if rec is None or not rec.differences:
+        return out
+    seen: set[str] = set()
+    for side, hits in (("replay", replay.hits), ("recorded", rec.hits)):
+        for hit in hits:
+            if not hit.mark or hit.entry_id in seen:
+                continue
+            seen.add(hit.entry_id)
+            where = f"#{hit.rank} {'replay' if side == 'replay' else 'recorded'}"
+            out.append(f"\n  {where}: ", style="bright_black")
+            out.append(mark_long(hit, side), style=MARK_STYLES.get(hit.mark, ""))
+            out.append("  " + preview(hit.text or hit.entry_id, 60), style="bright_black")
+    return out
 
 
 def diagnostics_text(replay: Replay) -> Text:
@@ -65,19 +98,33 @@ def diagnostics_text(replay: Replay) -> Text:
 
 
 class HitsPane(VerticalScroll):
-    """Hits of the selected node; Enter on a row opens the entry."""
+    """Hits of the selected node; Enter on a row opens the entry.
+
+    The pane owns the search settings, remembered across nodes: the query source (`s` cycles
+    eval_summary at start / eval_summary now / custom), the limit, and the pool (`a`: as of the
+    node's start, the default, or today's).
+    """
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.replay: Replay | None = None
         self.show_missed = False
+        self.query_from = "start"
+        self.custom = ""
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node in the tree.", style="italic"), id="hits-query")
+        yield Static("", id="hits-findings")
         with Horizontal(id="hits-controls"):
-            yield Input(placeholder="re-run with another query (Enter)", id="query-input")
+            yield Input(placeholder="custom query (Enter)", id="query-input")
             yield Input(value="5", type="integer", id="limit-input", tooltip="limit (ARI: 5)")
-            yield Checkbox("as of start", id="as-of", tooltip="only entries written before start")
+            yield Checkbox(
+                AS_OF_LABELS[True],
+                value=True,
+                id="as-of",
+                tooltip="on: only entries written before the node started (what it saw); "
+                "off: today's whole pool",
+            )
         yield Static("", id="hits-diag")
         yield VimTable(id="hits-table")
         yield Static("", id="missed-title", classes="section")
@@ -88,6 +135,14 @@ class HitsPane(VerticalScroll):
     def on_mount(self) -> None:
         self.query_one("#missed-table").set_class(True, "empty")
         self.query_one("#missed-title").display = False
+
+    def show_findings(self, findings: list) -> None:
+        """This node's audit findings (the read, what it returned; a rejected write's text)."""
+        from ari_mem_tui.render.findings import findings_text
+
+        box = self.query_one("#hits-findings", Static)
+        box.update(findings_text(findings))
+        box.display = bool(findings)
 
     def show_loading(self, node_id: str) -> None:
         self.query_one("#hits-diag", Static).update(Text(f"searching for {short_id(node_id)} …"))
@@ -101,19 +156,21 @@ class HitsPane(VerticalScroll):
         self.replay = replay
         header = Text.assemble(
             ("query ", "bold"),
-            (f"({clean(replay.query_source, False)})", "cyan"),
+            (f"({query_words(replay)})", "cyan"),
             ": ",
             preview(replay.query, 300),
         )
-        header.append(f"\nreplayed with {clean(replay.embedder, False)}", style="bright_black")
-        header.append(" · a re-query of today's store, not a recording", style="bright_black")
-        if replay.as_of is not None:
-            header.append(
-                f"\nas of {fmt_ts(replay.as_of)} ({clean(replay.as_of_source or '?', False)})",
-                style="yellow",
-            )
+        header.append("\n" + pool_words(replay), style="bold" if replay.as_of else "bold yellow")
+        ranker = f" · replayed with {clean(replay.embedder, False)}"
+        if replay.fallback:
+            header.append(ranker + " (MiniLM not ready yet: re-run when it is)", style="yellow")
+        else:
+            header.append(ranker, style="bright_black")
+        other_pool = "today's pool" if replay.as_of else "as of start"
+        header.append(f"\ns: query at start / now / custom · a: {other_pool}", style="bright_black")
         for note in replay.notes:
-            header.append("\nnote: " + preview(note, 300), style="yellow")
+            if not note.startswith(RECORDED_NOTE):  # said in the Recorded section
+                header.append("\nnote: " + preview(note, 300), style="yellow")
         self.query_one("#hits-query", Static).update(header)
         self.query_one("#hits-diag", Static).update(diagnostics_text(replay))
         table = self.query_one("#hits-table", VimTable)
@@ -135,6 +192,7 @@ class HitsPane(VerticalScroll):
         self.query_one("#missed-title").display = visible
         if not visible or replay is None:
             return
+        replay.resolve_ranks()  # a pass over the whole pool, only now that they are shown
         self.query_one("#missed-title", Static).update(
             Text(
                 f"Missed: {len(replay.missed)} eligible ancestor entries outside the window",
@@ -170,11 +228,19 @@ class HitsPane(VerticalScroll):
         text = Text.assemble(
             ("Recorded ", "bold"), f"at {fmt_ts(rec.ts)}: ", preview(rec.query, 200)
         )
-        differs = sum(1 for h in replay.hits if h.mark) + sum(1 for h in rec.hits if h.mark)
-        text.append(
-            f"  ({differs} differences marked)" if differs else "  (same as the replay)",
-            style="yellow" if differs else "green",
-        )
+        found = next((n for n in replay.notes if n.startswith(RECORDED_NOTE)), "")
+        how = found.removeprefix(RECORDED_NOTE).strip(": ")
+        if replay.ranker_note:  # it names both rankers
+            text.append("\n" + preview(replay.ranker_note, 300), style="yellow")
+        else:
+            text.append(f"\nranked by {clean(rec.ranker, False)}", style="bright_black")
+        if how:
+            text.append(f"\nfound: {clean(how, False)}", style="bright_black")
+        verdict = differences_words(replay)
+        if rec.differences:
+            verdict += f"; {MARKS_LEGEND}"
+        text.append("\n" + verdict, style="yellow" if rec.differences else "green")
+        text.append_text(marks_detail(replay))
         title.update(text)
         table.fill(
             HIT_COLUMNS,
@@ -187,6 +253,25 @@ class HitsPane(VerticalScroll):
         if self.replay is not None:
             self._show_missed()
 
+    def toggle_as_of(self) -> None:
+        box = self.query_one("#as-of", Checkbox)
+        box.value = not box.value  # its Changed message re-runs the search
+
+    def cycle_query(self) -> str:
+        """at start → now → custom → at start; custom without text asks for one first."""
+        order = list(QUERY_SOURCES)
+        self.query_from = order[(order.index(self.query_from) + 1) % len(order)]
+        field = self.query_one("#query-input", Input)
+        if self.query_from == "custom" and not self.custom:
+            field.focus()
+            self.query_one("#hits-diag", Static).update(
+                Text("custom query: type it above and press Enter", style="bold cyan")
+            )
+            return self.query_from
+        field.value = self.custom if self.query_from == "custom" else ""
+        self._rerun()
+        return self.query_from
+
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = VimTable.plain_key(event.row_key.value) or ""
         if key.startswith("rec:"):
@@ -196,20 +281,24 @@ class HitsPane(VerticalScroll):
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
+        if event.input.id == "query-input":
+            self.custom = event.value.strip()
+            self.query_from = "custom" if self.custom else "start"
         self._rerun()
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         event.stop()
+        event.checkbox.label = AS_OF_LABELS[event.value]
         self._rerun()
 
     def _rerun(self) -> None:
-        query = self.query_one("#query-input", Input).value.strip() or None
+        query = self.custom if self.query_from == "custom" and self.custom else None
         try:
             limit = max(1, min(200, int(self.query_one("#limit-input", Input).value or 5)))
         except ValueError:
             limit = 5
         as_of = self.query_one("#as-of", Checkbox).value
-        self.post_message(RerunSearch(query, limit, as_of))
+        self.post_message(RerunSearch(query, limit, as_of, self.query_from))
 
     def current_entry_id(self) -> str | None:
         for table_id in ("#hits-table", "#missed-table", "#recorded-table"):

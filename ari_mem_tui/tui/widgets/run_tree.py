@@ -60,6 +60,7 @@ class RunTree(Tree[Item]):
         self.selected_id: str | None = None
         self.dim_unseen = False
         self.find_hits: set[str] = set()
+        self.findings: dict[str, str] = {}  # node id -> "read" | "rejected" (audit glyphs)
         self._by_id: dict[str, TreeNode[Item]] = {}
         self._loaded: set[int] = set()
         self._labels: dict[str, Text] = {}
@@ -222,6 +223,14 @@ class RunTree(Tree[Item]):
         self.dim_unseen = on
         self._invalidate()
 
+    def set_findings(self, by_node: dict) -> None:
+        """Audit findings per node: a glyph on the row (⚠ leak / scope violation, ⚑ rejected
+        write), as the help's legend says."""
+        from ari_mem_tui.render.findings import glyph_kind
+
+        self.findings = {nid: k for nid, fs in by_node.items() if (k := glyph_kind(fs))}
+        self._invalidate()
+
     def set_find_hits(self, ids: set[str]) -> None:
         self.find_hits = ids
         self._invalidate()
@@ -243,6 +252,16 @@ class RunTree(Tree[Item]):
             text.stylize("dim italic")
         if any(i in self.find_hits for i in ids):
             text.stylize("reverse")
+        kinds = {self.findings[i] for i in ids if i in self.findings}
+        if kinds:  # in front: a narrow tree pane cuts the end of a line, never its start
+            from ari_mem_tui.render.findings import GLYPHS
+
+            marks = Text()
+            for kind in ("read", "rejected"):
+                if kind in kinds:
+                    glyph, glyph_style = GLYPHS[kind]
+                    marks.append(glyph, style=glyph_style)
+            text = Text.assemble(marks, " ", text)
         return text
 
     # ---- vim-style moves ----

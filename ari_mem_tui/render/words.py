@@ -1,0 +1,92 @@
+"""The words every surface (saw, the TUI, the dossier) uses for a replay's pool, query and marks.
+
+One place, so the CLI, the Hits pane and the dossier never describe the same result differently.
+"""
+
+from __future__ import annotations
+
+from ari_mem_tui.model import Hit, Replay
+from ari_mem_tui.render.text import clean, fmt_ts
+from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS
+
+MARK_WORDS = {
+    "replay-only": "only in the replay",
+    "recorded-only": "only in the recording",
+    "moved": "at another rank",
+    "changed": "same rank, another global rank or score",
+}
+FIELD_SHORT = {"rank": "rank", "global_rank": "glob", "score": "score"}
+
+
+def pool_words(replay: Replay) -> str:
+    """Which pool was ranked, always said: as of the node's start, or today's."""
+    if replay.as_of is not None:
+        how = clean(replay.as_of_source or "?", False)
+        return f"pool as of the node's start, {fmt_ts(replay.as_of)} UTC ({how})"
+    if replay.as_of_source == "now: start unknown":
+        return "today's pool: the node's start time is unknown"
+    return "today's pool (every entry, later writes included)"
+
+
+def query_words(replay: Replay) -> str:
+    """`eval_summary at start (original_direction)`, `eval_summary now (eval_summary)`, …"""
+    words = QUERY_SOURCE_WORDS.get(replay.query_source, clean(replay.query_source, False))
+    if replay.query_field and replay.query_field != replay.query_source:
+        words += f" ({clean(replay.query_field, False)})"
+    return words
+
+
+def fmt_score(score: float) -> str:
+    """Rank scores are hundredths; keyword-overlap scores (0.125, 0.444…) keep three places."""
+    return f"{score:.2f}" if abs(score * 100 - round(score * 100)) < 1e-6 else f"{score:.3f}"
+
+
+def fmt_global(hit: Hit) -> str:
+    return str(hit.global_rank) if hit.global_rank >= 0 else "?"
+
+
+def mark_short(hit: Hit) -> str:
+    """The diff column: `+replay`, `-record`, or `~` and the fields that differ."""
+    if hit.mark == "replay-only":
+        return "+replay"
+    if hit.mark == "recorded-only":
+        return "-record"
+    if hit.differs:
+        return "~" + ",".join(FIELD_SHORT[f] for f in hit.differs)
+    return ""
+
+
+def mark_long(hit: Hit, side: str) -> str:
+    """What differs, always as `recorded→replayed`: `rank 5→1 glob 11→1 score 0.89→0.99`.
+
+    `side` is the list `hit` belongs to: "replay" or "recorded".
+    """
+    if hit.mark in ("replay-only", "recorded-only"):
+        return MARK_WORDS[hit.mark]
+    if not hit.differs or hit.counterpart is None:
+        return ""
+    parts = []
+    for field in hit.differs:
+        mine, theirs = getattr(hit, field), hit.counterpart.get(field)
+        if field == "score":
+            mine, theirs = fmt_score(float(mine)), fmt_score(float(theirs or 0))
+        recorded, replayed = (theirs, mine) if side == "replay" else (mine, theirs)
+        parts.append(f"{FIELD_SHORT[field]} {recorded}→{replayed}")
+    return " ".join(parts)
+
+
+MARKS_LEGEND = "marks read recorded→replayed"
+
+
+def differences_words(replay: Replay) -> str:
+    """`3 differences (entries)`, or why none were counted."""
+    rec = replay.recorded
+    if rec is None:
+        return "no recording to compare with"
+    if rec.query != replay.query:
+        return "not compared: the recording used another query"
+    n = rec.differences
+    if not n:
+        return "same entries, ranks, global ranks and scores as the recording"
+    plural = "s" if n != 1 else ""
+    return f"{n} difference{plural} (entries differing in entry, rank, global rank or score)"

@@ -1,0 +1,210 @@
+"""Fast exact top-k over cached vectors: int8 scores with a proven error bound, exact rescoring.
+
+A replay ranks the whole pool (200k × 384 floats, 300 MB) for one query, and a float32 mat-vec
+reads all of it. Here every vector row x is also kept as int8 with its own scale s
+(x̃ = s·round(x/s)), a quarter of the bytes, and the query likewise (q̃). onnxruntime's integer
+kernel gives q̃·x̃ for every row in a few milliseconds, exactly (int32). With the stored error of
+each row, ‖x − x̃‖, and the query's, ‖q − q̃‖, Cauchy–Schwarz bounds the true score:
+
+    |q·x − q̃·x̃| ≤ ‖q‖·‖x − x̃‖ + ‖q − q̃‖·‖x̃‖            (plus a margin for float rounding)
+
+so every row lies in [lo, hi]. With τ the k-th largest `lo`, a row whose `hi` is below τ is beaten
+by k rows outright and cannot be in the top k. The few rows left are rescored exactly and
+sorted, ties by pool order: the window is the one a full exact pass gives, ties included.
+
+"Exact" is `exact_scores`: each row's products in float64 (a product of two float32 is exact
+there), summed per row by numpy's fixed pairwise order, so a row's score never depends on which
+other rows are scored with it. (A BLAS float32 mat-vec does not have that property: its result
+for a row changes in the last bits with the number of rows, which would make "the float32
+window" depend on how it was computed.)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+import numpy as np
+
+ZERO_POINT = 128  # the query goes to the kernel as uint8 = int8 + 128; the kernel subtracts it
+_ROUNDING = 1e-5  # relative margin for the float32 arithmetic of the bounds (needs ~1e-6)
+EXACT_CHUNK = 4096  # rows per block of a full exact pass (bounds its temporary float64 copy)
+
+
+# ---- the integer kernel: one MatMulInteger node, onnxruntime's own int8 GEMM ----
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        byte = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(byte | 0x80)
+        else:
+            out.append(byte)
+            return bytes(out)
+
+
+def _field(number: int, payload: bytes | str | int) -> bytes:
+    """One protobuf field: varint for ints, length-delimited for bytes and strings."""
+    if isinstance(payload, int):
+        return _varint(number << 3) + _varint(payload)
+    data = payload.encode() if isinstance(payload, str) else payload
+    return _varint(number << 3 | 2) + _varint(len(data)) + data
+
+
+def _tensor_info(name: str, elem_type: int, dims: list[int | str]) -> bytes:
+    shape = b"".join(_field(1, _field(1, d) if isinstance(d, int) else _field(2, d)) for d in dims)
+    tensor = _field(1, elem_type) + _field(2, shape)  # TypeProto.Tensor
+    return _field(1, name) + _field(2, _field(1, tensor))  # ValueInfoProto
+
+
+def matmul_integer_model(dim: int) -> bytes:
+    """ONNX bytes of y[1, n] = (q[1, dim] − zp) · X[dim, n], uint8 × int8 → int32.
+
+    Written field by field from onnx.proto (ModelProto 1 ir_version, 7 graph, 8 opset_import;
+    GraphProto 1 node, 2 name, 11 input, 12 output; NodeProto 1 input, 2 output, 4 op_type):
+    the onnx package would cost a second of import for these hundred bytes.
+    """
+    uint8, int8, int32 = 2, 3, 6
+    node = b"".join(_field(1, name) for name in ("q", "x", "zp")) + _field(2, "y")
+    node += _field(4, "MatMulInteger")
+    graph = _field(1, node) + _field(2, "int8_scores")
+    graph += _field(11, _tensor_info("q", uint8, [1, dim]))
+    graph += _field(11, _tensor_info("x", int8, [dim, "n"]))
+    graph += _field(11, _tensor_info("zp", uint8, []))
+    graph += _field(12, _tensor_info("y", int32, [1, "n"]))
+    opset = _field(1, "") + _field(2, 13)
+    return _field(1, 8) + _field(2, "ari-mem-tui") + _field(7, graph) + _field(8, opset)
+
+
+class IntKernel:
+    """q_int8 · X_int8ᵀ → int32 for every row; onnxruntime, else numpy (same integers)."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self.session = None
+        self.note = ""
+        self._lock = threading.Lock()  # one run at a time: replays come from worker threads
+        self._zp = np.array(ZERO_POINT, dtype=np.uint8)
+        try:
+            import onnxruntime as ort
+
+            options = ort.SessionOptions()
+            options.log_severity_level = 3
+            options.intra_op_num_threads = 1  # 2 shared cores: one is plenty at this size
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            self.session = ort.InferenceSession(
+                matmul_integer_model(dim), sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        except Exception as exc:  # noqa: BLE001 - a broken runtime costs speed, not answers
+            self.note = f"int8 kernel unavailable ({type(exc).__name__}); numpy used"
+
+    def dots(self, query: np.ndarray, columns: np.ndarray) -> np.ndarray:
+        """int32 dot of the int8 `query` with every column of `columns` (int8, dim × n)."""
+        if columns.shape[1] == 0:
+            return np.zeros(0, dtype=np.int32)
+        if self.session is not None:
+            shifted = (query.astype(np.int16) + ZERO_POINT).astype(np.uint8).reshape(1, -1)
+            with self._lock:
+                out = self.session.run(None, {"q": shifted, "x": columns, "zp": self._zp})[0]
+            return out.reshape(-1)
+        return np.einsum("ji,j->i", columns, query, dtype=np.int32, casting="unsafe")
+
+
+# ---- quantised rows and their bounds ----
+
+
+def quantize_rows(matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(int8 rows, scale, ‖x − x̃‖, ‖x̃‖) per row; a zero row gets scale 1 and no error."""
+    matrix = np.asarray(matrix, dtype=np.float32)
+    peak = np.abs(matrix).max(axis=1) if len(matrix) else np.zeros(0, np.float32)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float64)
+    codes = np.empty(matrix.shape, dtype=np.int8)
+    err = np.empty(len(matrix), dtype=np.float64)
+    norm = np.empty(len(matrix), dtype=np.float64)
+    for start in range(0, len(matrix), EXACT_CHUNK):
+        block = matrix[start : start + EXACT_CHUNK].astype(np.float64)
+        s = scale[start : start + EXACT_CHUNK, None]
+        q = np.clip(np.rint(block / s), -127, 127)
+        codes[start : start + EXACT_CHUNK] = q
+        approx = q * s
+        err[start : start + EXACT_CHUNK] = np.sqrt(((block - approx) ** 2).sum(axis=1))
+        norm[start : start + EXACT_CHUNK] = np.sqrt((approx**2).sum(axis=1))
+    return codes, scale, err, norm
+
+
+def exact_scores(
+    matrix: np.ndarray, query: np.ndarray, rows: np.ndarray | None = None
+) -> np.ndarray:
+    """The exact score of `rows` (all when None): float64 products, fixed per-row summation."""
+    q64 = np.asarray(query, dtype=np.float64)
+    if rows is not None:
+        block = matrix[rows]
+        return (block.astype(np.float64) * q64).sum(axis=1) if len(block) else np.zeros(0)
+    out = np.empty(len(matrix), dtype=np.float64)
+    for start in range(0, len(matrix), EXACT_CHUNK):
+        block = matrix[start : start + EXACT_CHUNK].astype(np.float64)
+        out[start : start + EXACT_CHUNK] = (block * q64).sum(axis=1)
+    return out
+
+
+class Int8Index:
+    """The distinct vectors (float32, kept for exact scores) and their int8 copy with bounds."""
+
+    def __init__(self, matrix: np.ndarray, kernel: IntKernel | None = None) -> None:
+        self.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        codes, scale, err, norm = quantize_rows(self.matrix)
+        self.columns = np.ascontiguousarray(codes.T)  # dim × n: the kernel's fast layout
+        self.scale = scale.astype(np.float32)
+        # per-row terms of the bound: ‖q‖·err_term + ‖q − q̃‖·norm_term (float32 is enough with
+        # the rounding margin folded in; |x| ≤ ‖x̃‖ + ‖x − x̃‖)
+        full = norm + err
+        self.err_term = (err + _ROUNDING * full).astype(np.float32)
+        self.norm_term = (norm + _ROUNDING * full).astype(np.float32)
+        self.kernel = kernel or IntKernel(self.matrix.shape[1])
+
+    def __len__(self) -> int:
+        return len(self.matrix)
+
+    def bounds(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(lo, hi) float32 per distinct row: the exact score lies between them."""
+        query = np.asarray(query, dtype=np.float32)
+        peak = float(np.abs(query).max()) if len(query) else 0.0
+        q_scale = peak / 127.0 if peak > 0 else 1.0
+        q_codes = np.clip(np.rint(query.astype(np.float64) / q_scale), -127, 127)
+        q_err = float(np.sqrt(((query - q_codes * q_scale) ** 2).sum()))
+        q_norm = float(np.sqrt((query.astype(np.float64) ** 2).sum()))
+        dots = self.kernel.dots(q_codes.astype(np.int8), self.columns)
+        approx = dots.astype(np.float32)
+        approx *= self.scale
+        approx *= np.float32(q_scale)
+        margin = self.err_term * np.float32(q_norm * (1 + _ROUNDING))
+        margin += self.norm_term * np.float32(q_err * (1 + _ROUNDING) + _ROUNDING * q_norm)
+        return approx - margin, approx + margin
+
+    def exact(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+        return exact_scores(self.matrix, query, rows)
+
+
+def top_k_exact(
+    lo: np.ndarray,
+    hi: np.ndarray,
+    exact_of: Callable[[np.ndarray], np.ndarray],
+    k: int,
+) -> np.ndarray:
+    """Indices of the k best exact scores, best first, ties by lower index.
+
+    `lo`/`hi` bound every score (−inf for rows out of the pool); `exact_of(indices)` gives the
+    exact scores of some rows. Only rows that could still be in the top k are rescored.
+    """
+    n = len(lo)
+    k = min(k, int(np.count_nonzero(lo > -np.inf)) if n else 0)
+    if k <= 0:
+        return np.zeros(0, dtype=np.int64)
+    tau = np.partition(lo, n - k)[n - k] if k < n else -np.inf
+    candidates = np.flatnonzero((hi >= tau) & (hi > -np.inf))
+    scores = exact_of(candidates)
+    order = np.lexsort((candidates, -scores))[:k]
+    return candidates[order]

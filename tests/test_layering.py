@@ -1,0 +1,109 @@
+"""The code's shape is checked, not hoped for: the layers of pyproject.toml's import-linter
+contracts hold (Textual only in tui/, argparse only in cli/, no package imports one above it),
+and no two modules import each other, even lazily inside a function."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import grimp
+import networkx as nx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def lint_imports(cwd: Path, *env_path: Path) -> subprocess.CompletedProcess[str]:
+    code = "import sys; from importlinter.cli import lint_imports; sys.exit(lint_imports(no_cache=True))"
+    env = {"PYTHONPATH": ":".join(str(p) for p in env_path), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
+def import_cycles(package: str) -> list[list[str]]:
+    graph = grimp.build_graph(package, exclude_type_checking_imports=True, cache_dir=None)
+    edges = nx.DiGraph()
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            edges.add_edge(module, imported)
+    return [sorted(c) for c in nx.strongly_connected_components(edges) if len(c) > 1]
+
+
+def test_the_import_contracts_of_pyproject_hold() -> None:
+    result = lint_imports(ROOT, ROOT)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "3 kept, 0 broken" in result.stdout
+
+
+def test_every_top_level_module_has_a_layer() -> None:
+    """A new module at the top of the package must be placed in the layers, or it escapes them."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = next(c for c in config["contracts"] if c["type"] == "layers")["layers"]
+    placed = {name.strip() for layer in layers for name in layer.split("|")}
+    package = ROOT / "ari_mem_tui"
+    found = {
+        f"ari_mem_tui.{p.stem}"
+        for p in package.iterdir()
+        if (p.suffix == ".py" and p.stem not in ("__init__", "__main__"))
+        or (p.is_dir() and (p / "__init__.py").exists())
+    }
+    assert found - placed == set()
+
+
+def test_no_two_modules_import_each_other() -> None:
+    sys.path.insert(0, str(ROOT))
+    try:
+        assert import_cycles("ari_mem_tui") == []
+    finally:
+        sys.path.remove(str(ROOT))
+
+
+def _package(where: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = where / "pkg" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return where
+
+
+def test_the_checks_catch_a_layer_breach_and_a_cycle(tmp_path: Path) -> None:
+    """The same checks on a small package that breaks both rules: they must say so."""
+    where = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "low.py": "def f():\n    import argparse\n    from pkg import high\n",
+            "high.py": "from pkg import low\n",
+        },
+    )
+    (where / "pyproject.toml").write_text(
+        textwrap.dedent(
+            """
+            [tool.importlinter]
+            root_package = "pkg"
+            include_external_packages = true
+            [[tool.importlinter.contracts]]
+            name = "layers"
+            type = "layers"
+            layers = ["pkg.high", "pkg.low"]
+            [[tool.importlinter.contracts]]
+            name = "no argparse"
+            type = "forbidden"
+            source_modules = ["pkg.low"]
+            forbidden_modules = ["argparse"]
+            """
+        )
+    )
+    result = lint_imports(where, where)
+    assert result.returncode == 1
+    assert "0 kept, 2 broken" in result.stdout
+    sys.path.insert(0, str(where))
+    try:
+        assert import_cycles("pkg") == [["pkg.high", "pkg.low"]]
+    finally:
+        sys.path.remove(str(where))

@@ -1,0 +1,193 @@
+"""The int8 replay path: its bounds hold, and its top_k window is exactly the full exact pass's
+(order and ties included) on random vectors, on vectors built to tie, and on the demo's texts
+embedded by the real model; the lazy global ranks equal the eager ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.search.embedded import EmbeddingRanker, Pool
+from ari_mem_tui.search.quantized import (
+    Int8Index,
+    IntKernel,
+    exact_scores,
+    matmul_integer_model,
+    top_k_exact,
+)
+
+
+def reference_window(matrix: np.ndarray, query: np.ndarray, k: int, mask=None) -> list[int]:
+    """The definition: every row scored exactly, best first, ties by lower index."""
+    scores = exact_scores(matrix, query)
+    if mask is not None:
+        scores[~mask] = -np.inf
+        k = min(k, int(mask.sum()))
+    return [int(i) for i in np.lexsort((np.arange(len(scores)), -scores))[:k]]
+
+
+def fast_window(index: Int8Index, query: np.ndarray, k: int, mask=None) -> list[int]:
+    lo, hi = index.bounds(query)
+    if mask is not None:
+        lo[~mask] = -np.inf
+        hi[~mask] = -np.inf
+        k = min(k, int(mask.sum()))
+    picked = top_k_exact(lo, hi, lambda rows: index.exact(query, rows), k)
+    return [int(i) for i in picked]
+
+
+def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
+    rows = rng.standard_normal((n, dim)).astype(np.float32)
+    return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+
+
+def test_the_onnx_kernel_gives_numpys_integers():
+    rng = np.random.default_rng(3)
+    kernel = IntKernel(48)
+    assert kernel.session is not None, kernel.note  # the real onnxruntime path, not the fallback
+    columns = rng.integers(-127, 128, size=(48, 1000), dtype=np.int8)
+    for _ in range(5):
+        query = rng.integers(-127, 128, size=48, dtype=np.int8)
+        expected = columns.astype(np.int64).T @ query.astype(np.int64)
+        assert np.array_equal(kernel.dots(query, columns), expected)
+    assert kernel.dots(query, np.zeros((48, 0), np.int8)).shape == (0,)
+    assert matmul_integer_model(48).startswith(b"\x08\x08")  # ir_version 8, the first field
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_bounds_hold_for_every_row(seed: int):
+    rng = np.random.default_rng(seed)
+    matrix = unit_rows(rng, 3000, 64)
+    matrix[0] = 0.0  # a zero row
+    matrix[1] = 1e-30  # tiny values
+    matrix[2, :] = 0.0
+    matrix[2, 5] = 7.5  # one large component
+    index = Int8Index(matrix)
+    for query in (unit_rows(rng, 1, 64)[0], 3.0 * rng.standard_normal(64).astype(np.float32)):
+        lo, hi = index.bounds(query)
+        exact = index.exact(query)
+        assert np.all(lo <= exact) and np.all(exact <= hi)
+        assert float(np.median(hi - lo)) < 0.2 * float(np.std(exact))  # and they are tight
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_window_equals_the_full_exact_pass_on_random_vectors(seed: int):
+    rng = np.random.default_rng(100 + seed)
+    matrix = unit_rows(rng, 20_000, 96)
+    index = Int8Index(matrix)
+    for k in (1, 5, 200, 1000):
+        query = unit_rows(rng, 1, 96)[0]
+        assert fast_window(index, query, k) == reference_window(matrix, query, k)
+    mask = rng.random(len(matrix)) < 0.3  # an as-of pool
+    query = matrix[17] + 0.05 * unit_rows(rng, 1, 96)[0]
+    assert fast_window(index, query, 200, mask) == reference_window(matrix, query, 200, mask)
+    assert fast_window(index, query, 50_000) == reference_window(matrix, query, 50_000)
+
+
+def test_window_keeps_exact_ties_in_pool_order():
+    rng = np.random.default_rng(7)
+    # small multiples of 1/16: every product and sum is exact, so equal multisets tie exactly
+    base = rng.integers(-8, 9, size=(300, 32)).astype(np.float32) / 16
+    copies = np.concatenate([base, base[:, ::-1], base])  # reversed rows tie for a symmetric q
+    order = rng.permutation(len(copies))
+    matrix = copies[order]
+    query = np.concatenate([np.arange(16), np.arange(16)[::-1]]).astype(np.float32) / 16
+    exact = exact_scores(matrix, query)
+    assert len(np.unique(exact)) < len(exact) / 2  # many exact ties really are there
+    index = Int8Index(matrix)
+    for k in (1, 3, 50, 299, 900):
+        assert fast_window(index, query, k) == reference_window(matrix, query, k)
+
+
+def test_float32_blas_order_agrees_where_it_is_not_a_near_tie():
+    rng = np.random.default_rng(11)
+    matrix = unit_rows(rng, 20_000, 96)
+    index = Int8Index(matrix)
+    query = unit_rows(rng, 1, 96)[0]
+    window = fast_window(index, query, 200)
+    blas = matrix @ query
+    blas_window = [int(i) for i in np.lexsort((np.arange(len(blas)), -blas))[:200]]
+    gaps = np.diff(np.sort(blas)[::-1][:201])
+    if np.all(np.abs(gaps) > 1e-6):  # no two of the first 201 float32 scores within rounding
+        assert window == blas_window
+
+
+class _Vectors:
+    """An embedder stand-in that returns fixed vectors (the cache is the real one)."""
+
+    dim = 384
+
+    def __init__(self, by_text: dict[str, np.ndarray]):
+        self.by_text = by_text
+
+    def embed(self, texts, batch_size=32, progress=None):
+        return np.stack([self.by_text[t] for t in texts]).astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def demo_vectors(demo_ckpt):
+    """The demo's first 400 distinct texts and their start-up queries, embedded by MiniLM."""
+    from ari_mem_tui.search.embedded import start_queries
+    from ari_mem_tui.search.embedder import MiniLMEmbedder
+
+    ckpt = load_checkpoint(demo_ckpt)
+    texts = list(dict.fromkeys(e.text for e in ckpt.entries))[:400]
+    queries = list(dict.fromkeys(start_queries(ckpt)))[:20]
+    model = MiniLMEmbedder()
+    vectors = model.embed(texts + queries)
+    return ckpt, texts, queries, vectors
+
+
+def test_window_equals_the_full_exact_pass_on_the_demo(demo_vectors, tmp_path):
+    ckpt, texts, queries, vectors = demo_vectors
+    keep = set(texts)
+    entries = [e for e in ckpt.entries if e.text in keep]  # duplicates of a text included
+    assert len(entries) > len(texts)  # the pool really has repeated texts (exact ties)
+    fake = _Vectors(dict(zip(texts + queries, vectors, strict=True)))
+    ranker = EmbeddingRanker(Pool(entries), cache_dir=tmp_path, background=False, embedder=fake)
+    assert ranker.usable
+    stamps = sorted(e.ts for e in entries if e.ts is not None)
+    for query in queries:
+        full = ranker.scores(query)
+        for k in (5, 200):
+            expect = np.lexsort((np.arange(len(full)), -full))[:k]
+            got = ranker.rank(query, k)
+            assert [e.id for e in got.window] == [entries[int(i)].id for i in expect]
+        before = stamps[len(stamps) // 2]
+        masked = np.where(np.array([e.ts is None or e.ts < before for e in entries]), full, -np.inf)
+        expect = np.lexsort((np.arange(len(full)), -masked))[
+            : min(200, int(np.isfinite(masked).sum()))
+        ]
+        got = ranker.rank(query, 200, before_ts=before)
+        assert [e.id for e in got.window] == [entries[int(i)].id for i in expect]
+        # lazy global ranks: exactly the position in the full ordering
+        order = np.lexsort((np.arange(len(full)), -full))
+        probe = [entries[int(i)].id for i in order[::37]]
+        plain = ranker.rank(query, 10)
+        assert plain.global_ranks(probe) == list(range(0, len(order), 37))
+
+
+def test_lazy_replay_ranks_equal_the_eager_ones():
+    from search_helpers import FakeRanker, build_tree
+
+    from ari_mem_tui.search.replay import replay
+
+    ckpt = build_tree([0, 0, 1, 1, 2, 3], [120] * 7, react=20, seed=4)
+    scores = {e.id: float((i * 7919) % 101) for i, e in enumerate(ckpt.entries)}
+    ranker = FakeRanker(ckpt.entries, scores)
+    seen_missed = 0
+    for node_id in ckpt.nodes:
+        for limit in (1, 5):
+            eager = replay(ckpt, node_id, ranker, limit=limit)
+            lazy = replay(ckpt, node_id, ranker, limit=limit, exact_ranks=False)
+            assert [m.entry_id for m in lazy.missed] == [m.entry_id for m in eager.missed]
+            assert [h.entry_id for h in lazy.exact_scope] == [h.entry_id for h in eager.exact_scope]
+            if eager.missed:
+                seen_missed += 1
+                assert lazy.ranks_pending
+                assert all(m.global_rank is None for m in lazy.missed)
+            lazy.resolve_ranks()
+            assert not lazy.ranks_pending
+            assert lazy.model_dump() == eager.model_dump()
+    assert seen_missed > 4
