@@ -7,6 +7,7 @@ Imports are lazy: `ari-mem-tui demo --out` must not pay for Textual or onnxrunti
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 import time
 from pathlib import Path
@@ -289,27 +290,50 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
 
 
 # ---------------------------------------------------------------- the TUI and the demo
-def cmd_open(args: argparse.Namespace) -> int:
-    """`ari-mem-tui CKPT`: open the TUI (also the end of `demo`, whose args lack Letta options)."""
-    path = Path(args.checkpoint)
-    if not path.is_dir():
-        say(f"{path}: not a checkpoint directory")
-        return EXIT_UNREADABLE
+def run_openers(args: argparse.Namespace):
+    """The TUI's (opener, tree_opener) for a run, with `args`' options; remembers the run as
+    recently opened (the config dir) when called."""
     from ari_mem_tui.checkpoint.load import load_tree_only
     from ari_mem_tui.run import open_run
+    from ari_mem_tui.workspace import remember_run
+
+    def openers(run_path: Path):
+        options = dataclasses.replace(run_options(args), checkpoint=run_path)
+        remember_run(run_path)
+
+        def opener(progress) -> Run:  # a tui.app.LoadProgress: (done, total), .step(n, m, part)
+            return open_run(options, on_step=getattr(progress, "step", None), on_progress=progress)
+
+        return opener, lambda: load_tree_only(run_path)
+
+    return openers
+
+
+def cmd_open(args: argparse.Namespace) -> int:
+    """`ari-mem-tui CKPT|DIR`: the TUI on a run, or on a workspace's run picker (also the end
+    of `demo`, whose args lack Letta options). A folder that is neither: one line, exit 2."""
+    from ari_mem_tui.workspace import scan
+
+    path = Path(args.checkpoint)
+    found = scan(path, counts=False)
+    if found.kind == "none":
+        say(found.message)
+        return EXIT_UNREADABLE
     from ari_mem_tui.tui.app import run_app
 
-    options = run_options(args)
-
-    def opener(progress) -> Run:  # a tui.app.LoadProgress: (done, total) and .step(n, m, part)
-        return open_run(options, on_step=getattr(progress, "step", None), on_progress=progress)
-
+    openers = run_openers(args)
+    export_to = getattr(args, "export_dir", None)
+    if found.kind == "workspace":
+        return run_app(
+            None, title=str(path), export_to=export_to, workspace=path, run_factory=openers
+        )
+    opener, tree_opener = openers(path)
     return run_app(
         opener,
         title=str(path),
-        export_to=getattr(args, "export_dir", None),
+        export_to=export_to,
         initial_node=getattr(args, "node", None),
-        tree_opener=lambda: load_tree_only(path),
+        tree_opener=tree_opener,
     )
 
 

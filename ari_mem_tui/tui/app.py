@@ -47,6 +47,7 @@ from ari_mem_tui.tui.widgets.status_bar import StatusBar
 ProgressFn = Callable[[int, int], None]  # (done, total) while vectors are computed
 Opener = Callable[[ProgressFn], Run]  # given a `LoadProgress`, usable as a plain ProgressFn
 TreeOpener = Callable[[], Checkpoint]  # the tree alone (fast), shown while the opener runs
+RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run → its openers
 
 DEFAULT_THEME = "textual-dark"
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
@@ -103,6 +104,7 @@ class AriMemApp(App[None]):
         Binding("t,ctrl+b", "toggle_tree", "Tree", show=False),
         Binding("escape", "escape", "Back", show=False),
         Binding("H", "health", "Health"),
+        Binding("W", "runs", "Runs", show=False),
         *(
             Binding(str(i + 1), f"tab('{name}')", name.title(), show=False)
             for i, name in enumerate(TABS)
@@ -111,7 +113,7 @@ class AriMemApp(App[None]):
 
     def __init__(
         self,
-        opener: Opener,
+        opener: Opener | None,
         *,
         title: str = "",
         export_to: Path | None = None,
@@ -121,8 +123,14 @@ class AriMemApp(App[None]):
         blink: bool = True,
         initial_node: str | None = None,
         tree_opener: TreeOpener | None = None,
+        workspace: Path | None = None,
+        run_factory: RunFactory | None = None,
     ) -> None:
         super().__init__()
+        # a workspace: the run picker first (opener None), W goes back to it; run_factory
+        # gives the (opener, tree_opener) of the run picked (tui/screens/runs.py)
+        self.workspace = workspace
+        self.run_factory = run_factory
         self.opener = opener
         self.tree_opener = tree_opener
         self.run_data: Run | None = None
@@ -205,6 +213,9 @@ class AriMemApp(App[None]):
         self._show_memory_pane(False)
         # after the first frame: reading the tree while the app draws its first frame made both
         # slower (on 10,000 nodes the tree read took 1.5 s instead of 0.95 s)
+        if self.opener is None:  # a workspace: the picker opens the run
+            self.call_after_refresh(self.action_runs)
+            return
         self.call_after_refresh(self._load, keep=False)
 
     def watch_theme(self, theme: str) -> None:
@@ -266,6 +277,8 @@ class AriMemApp(App[None]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="load")
     def _load(self, keep: bool) -> None:
         worker = get_current_worker()
+        if self.opener is None:
+            return  # a workspace whose run is not picked yet
         if self.tree_opener is not None and self.ckpt is None:
             self._load_tree_first(self.tree_opener)
         try:
@@ -620,6 +633,47 @@ class AriMemApp(App[None]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_runs(self) -> None:
+        """The workspace's run picker; Enter there opens the run in this app."""
+        if self.workspace is None or self.run_factory is None:
+            self.notify("opened on one run: start on a workspace folder for the list of runs")
+            return
+        from ari_mem_tui.tui.screens.runs import RunPickerScreen
+
+        if isinstance(self.screen, RunPickerScreen):
+            return
+
+        def picked(path: Path | None) -> None:
+            if path is not None:
+                self.open_checkpoint(path)
+
+        back = self.opener is not None
+        self.push_screen(RunPickerScreen(self.workspace, can_go_back=back), picked)
+
+    def open_checkpoint(self, path: Path) -> None:
+        """Leave the open run (if any) and load the run at `path` (from the run picker)."""
+        assert self.run_factory is not None
+        for group in ("load", "replay", "audit", "compare"):
+            self.workers.cancel_group(self, group)
+        self.opener, self.tree_opener = self.run_factory(path)
+        self.run_data = self.tree_ckpt = None
+        self.current_id = self.marked_id = self.initial_node = None
+        self.replays.clear()
+        self._stale.clear()
+        self.search_params = (None, *self.search_params[1:])  # the same settings, no query
+        self.tree_filter = TreeFilter()
+        self.find_matches, self.find_index = [], -1
+        self.ui_problems, self.audit_rows = [], []
+        self.health_result = None
+        self.sub_title = str(path)
+        self.tree_widget.clear()
+        self.tree_widget.root.set_label(Text("loading …", style="italic"))
+        self.tree_widget.show_root = True
+        self.status_bar.set_source("opening …")
+        self._show_memory_pane(False)
+        self.tree_widget.focus()
+        self._load(keep=False)
 
     def action_health(self) -> None:
         """The run's memory health (tui/screens/health.py), computed once per loaded run."""

@@ -1,0 +1,164 @@
+"""The run picker: every run of a workspace, newest first; `/` filters, Enter opens one.
+
+The list appears at once from what a directory listing gives (names, dates, sizes); node and
+entry counts, which need a read of each run's tree and backup, fill in from a worker (cached
+outside the runs, so a second visit is instant). The same rows as `ari-mem-tui runs`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Input, Static
+from textual.worker import get_current_worker
+
+from ari_mem_tui.model.workspace import RunInfo, Workspace
+from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
+from ari_mem_tui.render.text import clean
+from ari_mem_tui.tui.widgets.tables import VimTable
+
+
+def matches(run: RunInfo, needle: str) -> bool:
+    needle = needle.strip().lower()
+    return not needle or needle in f"{run.folder} {run.run_id} {run.path}".lower()
+
+
+class RunPickerScreen(Screen[Path | None]):
+    """Dismisses with the chosen run's path, or None (Esc) when a run is already open."""
+
+    DEFAULT_CSS = """
+    RunPickerScreen #runs-main { height: 1fr; padding: 0 1; }
+    RunPickerScreen #runs-title { height: auto; margin-bottom: 1; }
+    RunPickerScreen #runs-filter { height: 3; }
+    RunPickerScreen #runs-table { height: 1fr; }
+    RunPickerScreen #runs-status { height: 1; color: $text-muted; }
+    """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("slash", "filter", "Filter"),
+        Binding("escape", "back", "Back"),
+    ]
+
+    def __init__(self, workspace: Path, can_go_back: bool = False) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.can_go_back = can_go_back
+        self.runs: list[RunInfo] = []
+        self.counted = False
+        self.needle = ""
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="runs-main"):
+            yield Static("", id="runs-title")
+            yield Input(placeholder="filter runs by name (Enter, Esc)", id="runs-filter")
+            yield VimTable(id="runs-table")
+            yield Static("", id="runs-status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        from ari_mem_tui.workspace import scan
+
+        self.query_one("#runs-filter").display = False
+        ws = scan(self.workspace, counts=False)
+        self.runs = ws.runs
+        self._title(ws)
+        self._fill()
+        self.query_one("#runs-table").focus()
+        self._count()
+
+    def _title(self, ws: Workspace) -> None:
+        text = Text(f"{len(ws.runs)} run(s) in {clean(ws.path, False)}", style="bold")
+        text.append("   newest first · / filter · Enter open · Esc back", style="dim")
+        self.query_one("#runs-title", Static).update(text)
+
+    def _fill(self) -> None:
+        table = self.query_one("#runs-table", VimTable)
+        keep = table.current_key
+        shown = [r for r in self.runs if matches(r, self.needle)]
+        narrow = self.app.size.width < 110
+        columns = [c for c in RUN_COLUMNS if not (narrow and c in ("size", "last change"))]
+        rows = []
+        for run in shown:
+            cells = run_cells(
+                run, counted=self.counted or run.nodes is not None, name_width=28 if narrow else 44
+            )
+            keep_cells = [
+                cell for column, cell in zip(RUN_COLUMNS, cells, strict=True) if column in columns
+            ]
+            rows.append((run.path, keep_cells))
+        table.fill(columns, rows)
+        keys = [r.path for r in shown]
+        if keep in keys:
+            table.move_cursor(row=keys.index(keep))
+        status = f"{len(shown)} of {len(self.runs)} shown"
+        if self.needle:
+            status += f" · filter {self.needle!r}"
+        if not self.counted:
+            status += " · counting nodes and entries …"
+        self.query_one("#runs-status", Static).update(Text(clean(status, False)))
+
+    @work(thread=True, exclusive=True, group="runs", exit_on_error=False, description="runs")
+    def _count(self) -> None:
+        from ari_mem_tui.workspace import CountCache, run_info
+
+        worker = get_current_worker()
+        cache = CountCache.load()
+        counted: list[RunInfo] = []
+        for run in list(self.runs):
+            if worker.is_cancelled:
+                return
+            info = run_info(Path(run.path), counts=True, cache=cache)
+            info.recent, info.folder = run.recent, run.folder
+            counted.append(info)
+        cache.save()
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._counted, counted)
+
+    def _counted(self, runs: list[RunInfo]) -> None:
+        from ari_mem_tui.workspace import newest_first
+
+        self.runs = newest_first(runs)
+        self.counted = True
+        self._fill()
+
+    # ------------------------------------------------------------------ keys
+    def action_filter(self) -> None:
+        box = self.query_one("#runs-filter", Input)
+        box.display = True
+        box.value = self.needle
+        box.focus()
+
+    @on(Input.Changed, "#runs-filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        self.needle = event.value
+        self._fill()
+
+    @on(Input.Submitted, "#runs-filter")
+    def _filter_done(self, event: Input.Submitted) -> None:
+        event.stop()
+        event.input.display = False
+        self.query_one("#runs-table").focus()
+
+    def action_back(self) -> None:
+        box = self.query_one("#runs-filter", Input)
+        if box.display:
+            box.display = False
+            self.query_one("#runs-table").focus()
+            return
+        if self.can_go_back:
+            self.dismiss(None)
+        else:
+            self.app.exit()
+
+    @on(DataTable.RowSelected, "#runs-table")
+    def _chosen(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        key = VimTable.plain_key(event.row_key.value)
+        if key:
+            self.dismiss(Path(key))
