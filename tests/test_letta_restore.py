@@ -192,9 +192,8 @@ def test_a_directory_that_is_not_checkpoints_run_id_is_named_as_probably_copied(
 ) -> None:
     import shutil
 
-    from ari_mem_tui.letta.restore import looks_moved, plan_restore
-
     from ari_mem_tui.demo import write_demo
+    from ari_mem_tui.letta.restore import looks_moved, plan_restore
 
     demo = tmp_path / "ws" / "checkpoints"
     demo.mkdir(parents=True)
