@@ -86,9 +86,15 @@ def scan(
     trees and backups (nodes, entries stay None) for a first, instant listing."""
     folder = Path(path).expanduser()
     if not folder.exists():
-        return Workspace(path=str(folder), kind="none", message=f"{folder}: no such folder")
+        return Workspace(
+            path=str(folder),
+            kind="none",
+            message=f"{folder}: not a checkpoint directory (no such folder)",
+        )
     if not folder.is_dir():
-        return Workspace(path=str(folder), kind="none", message=f"{folder}: not a folder")
+        return Workspace(
+            path=str(folder), kind="none", message=f"{folder}: not a checkpoint directory (a file)"
+        )
     if is_run(folder):
         info = run_info(folder, counts=counts)
         return Workspace(path=str(folder), kind="run", where=[str(folder)], runs=[info])

@@ -156,6 +156,16 @@ def build_parser() -> argparse.ArgumentParser:
     p_health.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
     add_letta_options(p_health)
 
+    p_serve = sub.add_parser(
+        "serve", help="serve the TUI on a run or workspace to a web browser (textual-serve)"
+    )
+    p_serve.add_argument("checkpoint", type=Path, metavar="CKPT|DIR")
+    p_serve.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine)"
+    )
+    p_serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p_serve.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+
     p_restore = sub.add_parser(
         "letta-restore",
         help="WRITES to a Letta server: load a checkpoint's memory backup into an agent",
@@ -245,5 +255,6 @@ COMMANDS = {
     "letta-restore": "cmd_letta_restore",
     "runs": "cmd_runs",
     "health": "cmd_health",
+    "serve": "cmd_serve",
     "open": "cmd_open",
 }

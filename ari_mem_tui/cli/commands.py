@@ -215,6 +215,28 @@ def cmd_health(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if report.starved else EXIT_OK
 
 
+def cmd_serve(args: argparse.Namespace) -> int:
+    from ari_mem_tui.tui.serve import exposure_warning, serve
+    from ari_mem_tui.workspace import scan
+
+    path = Path(args.checkpoint)
+    found = scan(path, counts=False)
+    if found.kind == "none":
+        say(found.message)
+        return EXIT_UNREADABLE
+    warning = exposure_warning(args.host, args.port)
+    if warning:
+        say(warning)
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    print(
+        clean(f"serving {path} at http://{host}:{args.port}/ (Ctrl+C stops)", multiline=False),
+        file=sys.stderr,
+        flush=True,
+    )
+    serve(path, args.host, args.port, args.embedder)
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------- letta-restore
 def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> int:
     from ari_mem_tui.letta.api import LettaConnection
@@ -373,6 +395,7 @@ __all__ = [
     "cmd_open",
     "cmd_runs",
     "cmd_saw",
+    "cmd_serve",
     "cmd_summary",
     "letta_options",
 ]

@@ -23,6 +23,8 @@ ACTIONS: list[tuple[str, str, str]] = [
     ("Find previous", "Previous find match (N)", "find_prev"),
     ("Filter tree", "Keep nodes of some statuses / labels (f)", "filter"),
     ("Clear filter", "Show every node again", "clear_filter"),
+    ("Memory health", "Starved nodes, crowded windows, entries never read (H)", "health"),
+    ("Runs of the workspace", "Back to the run picker of the workspace (W)", "runs"),
     ("Dim unseen nodes", "Dim the nodes the selection's search could not see (d)", "toggle_dim"),
     ("Mark node", "Mark the current node for compare (m)", "mark"),
     ("Compare with marked", "Side by side with the marked node (c)", "compare"),
