@@ -81,7 +81,9 @@ def parse_floor(path: Path) -> tuple[float, int]:
 
 def uptime() -> str:
     try:
-        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
+        return subprocess.run(
+            ["uptime"], check=False, capture_output=True, text=True
+        ).stdout.strip()
     except OSError:
         return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
