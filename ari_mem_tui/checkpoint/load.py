@@ -53,9 +53,10 @@ def load_checkpoint(
         return _without_gc(_load, path, on_step)
     from ari_mem_tui.checkpoint import index
 
-    on_step(1, len(LOAD_STEPS), LOAD_STEPS[0])
     cached = _without_gc(index.load, path)
     if cached is not None:
+        for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once
+            on_step(number, len(LOAD_STEPS), name)
         return cached
     before = index.run_key(path, None)
     ckpt = _without_gc(_load, path, on_step)
