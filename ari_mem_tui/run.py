@@ -13,7 +13,7 @@ from pathlib import Path
 from ari_mem_tui.letta.options import LettaOptions
 from ari_mem_tui.model import Run
 
-__all__ = ["RunOptions", "LettaOptions", "Run", "open_run", "StepFn", "ProgressFn"]
+__all__ = ["LettaOptions", "ProgressFn", "Run", "RunOptions", "StepFn", "open_run"]
 
 StepFn = Callable[[int, int, str], None]  # (n, m, part): part n of m has started
 ProgressFn = Callable[[int, int], None]  # (done, total) of a long part (Letta paging)

@@ -65,7 +65,8 @@ def test_restore_writes_aris_exact_format(fake: FakeLetta, ckpt: Path) -> None:
     assert lines[writes].startswith(f"letta-restore WRITES to the Letta server at {fake.url}")
     assert "3 node-scope + 1 react passages and the core blocks" in lines[writes]
     assert "warning: memory_backup.jsonl.gz line 5" in lines[0]  # the bad line, reported
-    assert "does not record the hash" in lines[1] and "--checkpoint-hash" in lines[1]
+    hint = next(line for line in lines if "does not record the hash" in line)
+    assert hint.startswith("warning: ") and "--checkpoint-hash" in hint
     assert lines[-2].startswith("restored 4 passages into ari_agent_")
     assert "(this path's)" in lines[-2]
     assert lines[-1] == "read back: all 4 passages byte for byte as written, footers included"
@@ -184,3 +185,26 @@ def test_read_back_names_a_passage_the_server_does_not_hold_as_written(
     fake.passages[agent_id][1]["text"] += " "  # one byte more than was written
     missing = verify_restore(plan, conn, agent_id)
     assert len(missing) == 1 and "a measured 17.1 GFlops" in missing[0]
+
+
+def test_a_directory_that_is_not_checkpoints_run_id_is_named_as_probably_copied(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from ari_mem_tui.demo import write_demo
+    from ari_mem_tui.letta.restore import looks_moved, plan_restore
+
+    demo = tmp_path / "ws" / "checkpoints"
+    demo.mkdir(parents=True)
+    home = write_demo(tmp_path / "made", nodes=4, seed=2)
+    run_id = load_checkpoint(home).run_id
+    at_home = demo / run_id
+    shutil.copytree(home, at_home)
+    assert looks_moved(at_home) == ""
+    assert "looks copied or moved" in looks_moved(home)
+    plan = plan_restore(home, "http://127.0.0.1:1")
+    assert any("looks copied or moved" in w for w in plan.warnings)
+    home_plan = plan_restore(at_home, "http://127.0.0.1:1")
+    assert not any("looks copied" in w for w in home_plan.warnings)
+    assert any("does not record the hash" in w for w in home_plan.warnings)

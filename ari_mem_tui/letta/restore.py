@@ -108,6 +108,9 @@ def plan_restore(
         ckpt_hash, source = original, "given"
     else:
         ckpt_hash, source = here, "path"
+        moved = looks_moved(path)
+        if moved:
+            warnings.append(moved)
         warnings.append(
             f"the backup does not record the hash ARI wrote into the footers: they carry this "
             f"path's hash {here}, as ARI writes them here. If this checkpoint was copied or "
@@ -127,6 +130,27 @@ def plan_restore(
         hash_source=source,
         warnings=warnings,
     )
+
+
+def looks_moved(path: Path) -> str:
+    """Why this directory is probably not where ARI ran the checkpoint ("" when it looks right).
+
+    ARI runs a checkpoint at `<workspace>/checkpoints/<run_id>` (§1.1), so a directory of
+    another name, or outside a `checkpoints` folder, was most likely copied or moved.
+    """
+    from ari_mem_tui.checkpoint.load import load_tree_only
+
+    try:
+        run_id = load_tree_only(path).run_id
+    except Exception:  # noqa: BLE001 - only a hint: no tree, no hint
+        return ""
+    where = Path(path).resolve()
+    if run_id and (where.name != run_id or where.parent.name != "checkpoints"):
+        return (
+            f"this directory is not checkpoints/{run_id}, where ARI runs this checkpoint: it "
+            "looks copied or moved, so its path's hash is probably not the one in ARI's footers"
+        )
+    return ""
 
 
 def verify_restore(plan: RestorePlan, conn: LettaConnection, agent_id: str) -> list[str]:

@@ -1,6 +1,6 @@
 """Every noun of the tool: the records read from ARI's files and the `Checkpoint` that holds them."""
 
-from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError, Run  # noqa: E402  (records first)
+from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError, Run
 from ari_mem_tui.model.records import (
     NODE_LABELS,
     NODE_STATUSES,
@@ -22,6 +22,8 @@ from ari_mem_tui.model.records import (
 )
 
 __all__ = [
+    "NODE_LABELS",
+    "NODE_STATUSES",
     "AccessEvent",
     "Checkpoint",
     "CoreBlocks",
@@ -31,8 +33,6 @@ __all__ = [
     "JsonStrings",
     "MemoryEntry",
     "Missed",
-    "NODE_LABELS",
-    "NODE_STATUSES",
     "Node",
     "NodeRefError",
     "Problem",
