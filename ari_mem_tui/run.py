@@ -27,6 +27,7 @@ class RunOptions:
     embedder: str = "minilm"  # one of EMBEDDERS: local MiniLM vectors, or BM25 at once
     letta: LettaOptions | None = None  # memory and ranking from this server instead
     rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
+    index: bool = True  # reopen unchanged files from the persistent index (checkpoint/index.py)
 
 
 def open_run(
@@ -42,7 +43,9 @@ def open_run(
     step = on_step or (lambda _n, _m, _part: None)
     total = len(LOAD_STEPS) + 1
     path = Path(options.checkpoint)
-    ckpt = load_checkpoint(path, on_step=lambda n, _m, part: step(n, total, part))
+    ckpt = load_checkpoint(
+        path, on_step=lambda n, _m, part: step(n, total, part), use_index=options.index
+    )
     if options.letta is not None:
         from ari_mem_tui.letta.source import open_letta_run
 

@@ -40,9 +40,29 @@ LOAD_STEPS = ("tree", "memory", "trace logs", "access log", "reads and writes")
 StepFn = Callable[[int, int, str], None]
 
 
-def load_checkpoint(path: Path, on_step: StepFn | None = None) -> Checkpoint:
-    """Load everything readable under `path`; what is not readable becomes `ckpt.problems`."""
-    return _without_gc(_load, Path(path), on_step or _no_step)
+def load_checkpoint(
+    path: Path, on_step: StepFn | None = None, use_index: bool = False
+) -> Checkpoint:
+    """Load everything readable under `path`; what is not readable becomes `ckpt.problems`.
+
+    With `use_index`, a run whose files are unchanged since it was last loaded comes from its
+    persistent index (checkpoint/index.py, in the cache dir), and a fresh load writes one.
+    """
+    path, on_step = Path(path), on_step or _no_step
+    if not use_index:
+        return _without_gc(_load, path, on_step)
+    from ari_mem_tui.checkpoint import index
+
+    cached = _without_gc(index.load, path)
+    if cached is not None:
+        for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once
+            on_step(number, len(LOAD_STEPS), name)
+        return cached
+    before = index.run_key(path, None)
+    ckpt = _without_gc(_load, path, on_step)
+    if ckpt.tree_source is not None:
+        _without_gc(index.save, ckpt, before)
+    return ckpt
 
 
 def load_tree_only(path: Path) -> Checkpoint:

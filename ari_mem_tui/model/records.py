@@ -116,6 +116,13 @@ class Node(BaseModel):
             trace = self._trace = [] if trace is None else trace.decode()
         return trace
 
+    def trace_json(self) -> bytes:
+        """`trace_log` as JSON bytes (the file's own, when it is still undecoded)."""
+        trace = self._trace
+        if type(trace) is JsonStrings:
+            return bytes(trace.raw)
+        return msgspec.json.encode(trace or [])
+
     def trace_lines(self) -> list[str]:
         """`trace_log` without keeping it decoded on the node (a one-off pass over a big run)."""
         trace = self._trace

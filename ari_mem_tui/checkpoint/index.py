@@ -1,0 +1,243 @@
+"""A persistent index of a loaded run, so that reopening unchanged files skips the parse.
+
+Kept outside the checkpoint, in `<cache>/index/<sha1 of the checkpoint's real path>/` (the cache
+is $ARI_MEM_TUI_CACHE or the user's cache dir; $ARI_MEM_TUI_INDEX names another folder, or
+`off`). The key is every file the loader may read: (name, device, inode, size, mtime_ns) and a
+hash of its first and last 64 KiB, with the loader's own source; any difference and the run is
+loaded from its files again and the index rewritten. The index is msgpack (data only, never
+code): the records' field values, rebuilt into the same models on reopen. Trace logs stay
+undecoded bytes, as after a fresh load.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import networkx as nx
+from platformdirs import user_cache_dir
+
+from ari_mem_tui.model import (
+    AccessEvent,
+    Checkpoint,
+    CoreBlocks,
+    CowWrite,
+    JsonStrings,
+    MemoryEntry,
+    Node,
+    Problem,
+)
+
+FORMAT = 1
+INDEX_ENV = "ARI_MEM_TUI_INDEX"
+CACHE_ENV = "ARI_MEM_TUI_CACHE"
+EDGE = 1 << 16  # bytes hashed at each end of a file
+INDEX_FILE = "index.msgpack"
+_CODE = Path(__file__).resolve().parent.parent  # the package: its loader and model sources
+
+
+def index_root() -> Path | None:
+    """Where indexes live (None: switched off with ARI_MEM_TUI_INDEX=off)."""
+    chosen = os.environ.get(INDEX_ENV)
+    if chosen:
+        return None if chosen.strip().lower() == "off" else Path(chosen).expanduser()
+    cache = os.environ.get(CACHE_ENV)
+    return (Path(cache).expanduser() if cache else Path(user_cache_dir("ari-mem-tui"))) / "index"
+
+
+def index_dir(ckpt: Path) -> Path | None:
+    root = index_root()
+    if root is None:
+        return None
+    real = os.path.realpath(ckpt)
+    folder = root / hashlib.sha1(real.encode("utf-8", "surrogatepass")).hexdigest()
+    # never inside the checkpoint: it is read-only to us
+    if os.path.realpath(folder).startswith(real.rstrip("/") + "/"):
+        return None
+    return folder
+
+
+# ---- the key ----
+
+_code_key: str | None = None
+
+
+def code_key() -> str:
+    """A hash of the sources that decide what a load gives (checkpoint/ and model/)."""
+    global _code_key
+    if _code_key is None:
+        digest = hashlib.sha1(str(FORMAT).encode())
+        for folder in ("checkpoint", "model"):
+            for source in sorted((_CODE / folder).glob("*.py")):
+                digest.update(source.name.encode())
+                digest.update(source.read_bytes())
+        _code_key = digest.hexdigest()
+    return _code_key
+
+
+def _watched(ckpt: Path, run_id: str | None) -> list[Path]:
+    """Every file a load of `ckpt` may read: its top-level files, node_*/tree.json, and the
+    access logs of runs/<run_id>/traces."""
+    from ari_mem_tui.checkpoint.access_log import access_files
+
+    found: set[Path] = set()
+    try:
+        found.update(entry for entry in ckpt.iterdir() if not entry.is_dir())
+    except OSError:
+        return []
+    found.update(ckpt.glob("node_*/tree.json"))
+    found.update(access_files(ckpt, run_id, []))
+    return sorted(found)
+
+
+def _file_key(path: Path, ckpt: Path) -> list[Any]:
+    name = os.path.relpath(path, ckpt)
+    try:
+        info = path.stat()
+    except OSError as exc:
+        return [name, "unreadable", exc.__class__.__name__]
+    if not stat.S_ISREG(info.st_mode):
+        return [name, "not a file", stat.S_IFMT(info.st_mode)]
+    digest = hashlib.sha1()
+    try:
+        with path.open("rb") as handle:
+            digest.update(handle.read(EDGE))
+            if info.st_size > EDGE:
+                handle.seek(max(EDGE, info.st_size - EDGE))
+                digest.update(handle.read(EDGE))
+    except OSError as exc:
+        return [name, "unreadable", exc.__class__.__name__]
+    return [name, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, digest.hexdigest()]
+
+
+def run_key(ckpt: Path, run_id: str | None) -> list[Any]:
+    return [code_key(), [_file_key(path, ckpt) for path in _watched(ckpt, run_id)]]
+
+
+# ---- writing ----
+
+
+def _rows(records: list, fields: list[str], extra: bool = False) -> list[list[Any]]:
+    if extra:
+        return [[getattr(r, f) for f in fields] + [r.model_extra or None] for r in records]
+    return [[getattr(r, f) for f in fields] for r in records]
+
+
+_ENTRY_FIELDS = list(MemoryEntry.model_fields)
+_EVENT_FIELDS = list(AccessEvent.model_fields)
+_WRITE_FIELDS = list(CowWrite.model_fields)
+
+
+def save(ckpt: Checkpoint, before: list[Any]) -> bool:
+    """Write the index of a freshly loaded `ckpt`, whose files had the key `before` when the
+    load began; False (and nothing written) when it cannot be (no cache dir, a file changed
+    during the load, a value msgpack cannot hold, a full disk)."""
+    folder = index_dir(ckpt.path)
+    if folder is None:
+        return False
+    key = run_key(ckpt.path, ckpt.run_id)
+    if before[0] != key[0] or any(item not in key[1] for item in before[1]):
+        return False  # something changed while it was read: the next open reads it again
+    nodes = [
+        [node.model_dump(exclude={"trace_log"}), node.trace_json()] for node in ckpt.nodes.values()
+    ]
+    body = {
+        "key": key,
+        "run_id": ckpt.run_id,
+        "tree_source": ckpt.tree_source,
+        "experiment_goal": ckpt.experiment_goal,
+        "roots": ckpt.roots,
+        "edges": list(ckpt.graph.edges),
+        "nodes": nodes,
+        "core": ckpt.core.model_dump(),
+        "access_summary": ckpt.access_summary,
+        "trace_call_count": ckpt.trace_call_count(),
+        "problems": [p.model_dump() for p in ckpt.problems],
+    }
+    encoder = msgspec.msgpack.Encoder()
+    try:
+        # one section at a time, so that the rows of only one list are held at once
+        sections = [encoder.encode(body)]
+        sections.append(encoder.encode(_rows(ckpt.entries, _ENTRY_FIELDS)))
+        sections.append(encoder.encode(_rows(ckpt.access_events, _EVENT_FIELDS, extra=True)))
+        sections.append(encoder.encode(_rows(ckpt.writes, _WRITE_FIELDS)))
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        handle, tmp = tempfile.mkstemp(dir=folder, prefix=".index-")
+        try:
+            with os.fdopen(handle, "wb") as out:
+                for data in sections:
+                    out.write(len(data).to_bytes(8, "little"))
+                    out.write(data)
+            os.replace(tmp, folder / INDEX_FILE)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
+        return False
+    return True
+
+
+# ---- reading ----
+
+
+def _sections(path: Path) -> list[bytes]:
+    data = path.read_bytes()
+    sections, pos = [], 0
+    while pos < len(data):
+        size = int.from_bytes(data[pos : pos + 8], "little")
+        sections.append(data[pos + 8 : pos + 8 + size])
+        pos += 8 + size
+    return sections
+
+
+def load(path: Path) -> Checkpoint | None:
+    """The run as indexed, when the index exists and every file it was built from is unchanged;
+    else None."""
+    folder = index_dir(path)
+    if folder is None:
+        return None
+    try:
+        info = (folder / INDEX_FILE).stat()
+        if info.st_uid != os.getuid() or info.st_mode & 0o022:
+            return None  # only an index of our own, that nobody else could have written
+        sections = _sections(folder / INDEX_FILE)
+        decode = msgspec.msgpack.decode
+        body = decode(sections[0])
+        if body.get("key") != run_key(Path(path), body.get("run_id")):
+            return None
+        return _rebuild(Path(path), body, *(decode(s) for s in sections[1:4]))
+    except Exception:  # noqa: BLE001 - a damaged or foreign index is only a missed shortcut
+        return None
+
+
+def _rebuild(path: Path, body: dict, entries: list, events: list, writes: list) -> Checkpoint:
+    from ari_mem_tui.checkpoint.trace_log import trace_calls_of
+
+    ckpt = Checkpoint(path=path)
+    ckpt.run_id, ckpt.tree_source = body["run_id"], body["tree_source"]
+    ckpt.experiment_goal = body["experiment_goal"]
+    for fields, trace in body["nodes"]:
+        fields["trace_log"] = JsonStrings(trace)
+        node = Node.model_validate(fields)
+        ckpt.nodes[node.id] = node
+    graph = nx.DiGraph()
+    graph.add_nodes_from(ckpt.nodes)
+    graph.add_edges_from(body["edges"])
+    ckpt.graph, ckpt.roots = graph, body["roots"]
+    ckpt.core = CoreBlocks.model_validate(body["core"])
+    ckpt.access_summary = body["access_summary"]
+    ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
+    ckpt.entries = [MemoryEntry.model_validate(dict(zip(_ENTRY_FIELDS, r))) for r in entries]
+    n = len(_EVENT_FIELDS)
+    ckpt.access_events = [
+        AccessEvent.model_validate({**(r[n] or {}), **dict(zip(_EVENT_FIELDS, r))}) for r in events
+    ]
+    ckpt.writes = [CowWrite.model_validate(dict(zip(_WRITE_FIELDS, r))) for r in writes]
+    ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
+    ckpt.reindex()
+    return ckpt

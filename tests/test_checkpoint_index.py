@@ -1,0 +1,123 @@
+"""The persistent index: a reopen of unchanged files equals a fresh load, a changed file is read
+again, and nothing is ever written into the checkpoint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from checkpoint_helpers import (
+    T0,
+    chain_tree,
+    dir_fingerprint,
+    read_event,
+    scope,
+    write_access,
+    write_backup,
+    write_event,
+    write_tree,
+)
+
+from ari_mem_tui.checkpoint import index
+from ari_mem_tui.checkpoint.load import load_checkpoint
+
+COW = "node_id does not match current node (CoW violation)"
+
+
+@pytest.fixture
+def index_root(tmp_path, monkeypatch):
+    root = tmp_path / "index-root"
+    monkeypatch.setenv(index.INDEX_ENV, str(root))
+    return root
+
+
+def _run(path):
+    nodes = chain_tree()
+    nodes[1]["trace_log"] = [
+        '→ add_memory({"node_id": "root", "text": "t"})',
+        '  ← {\'result\': \'{"ok": false, "error": "' + COW + "\"}'}",
+    ]
+    nodes[1]["surprise"] = {"kept": ["as", "extra"]}
+    write_tree(path, nodes, run_id="20260101000000_x")
+    write_backup(path, [scope("a", "alpha", T0 + 10, {"step": 1}), "not json"])
+    write_access(
+        path,
+        [
+            write_event(T0 + 10.5, "a", "p1", "alpha", {"step": 1}),
+            {**read_event(T0 + 20, "a", "inherit:get_node_memory", ["root"]), "pid": 7},
+        ],
+    )
+    return path
+
+
+def _same(fresh, again):
+    assert list(fresh.nodes) == list(again.nodes)
+    for node_id, node in fresh.nodes.items():
+        assert again.nodes[node_id].model_dump() == node.model_dump()
+    assert again.entries == fresh.entries and again.access_events == fresh.access_events
+    assert again.writes == fresh.writes and again.problems == fresh.problems
+    assert again.core == fresh.core and again.roots == fresh.roots
+    assert sorted(again.graph.edges) == sorted(fresh.graph.edges)
+    assert (again.run_id, again.tree_source) == (fresh.run_id, fresh.tree_source)
+    assert again.trace_call_count() == fresh.trace_call_count()
+    assert again.trace_calls == fresh.trace_calls
+
+
+def test_a_reopen_comes_from_the_index_and_equals_a_fresh_load(tmp_path, index_root):
+    path = _run(tmp_path / "run")
+    before = dir_fingerprint(path)
+    fresh = load_checkpoint(path)
+    first = load_checkpoint(path, use_index=True)
+    [stored] = list(index_root.glob("*/index.msgpack"))
+    assert index.load(path) is not None
+    again = load_checkpoint(path, use_index=True)
+    _same(fresh, first)
+    _same(fresh, again)
+    assert again.access_events[1].model_extra == {"pid": 7}
+    assert any("not JSON" in p.why for p in again.problems)
+    assert [w.accepted for w in again.writes] == [True, False]
+    assert dir_fingerprint(path) == before  # the checkpoint is never written
+    assert stored.stat().st_mode & 0o077 == 0
+
+
+def test_a_changed_file_is_read_again(tmp_path, index_root):
+    path = _run(tmp_path / "run")
+    load_checkpoint(path, use_index=True)
+    with (path / "memory_access.jsonl").open("a") as out:
+        out.write(json.dumps(read_event(T0 + 30, "b", "inherit:get_node_memory", ["a"])) + "\n")
+    assert index.load(path) is None
+    again = load_checkpoint(path, use_index=True)
+    assert len(again.access_events) == 3
+    assert len(load_checkpoint(path, use_index=True).access_events) == 3  # re-indexed
+    (path / "idea.json").write_text("{}")  # a new file the loader may read
+    assert index.load(path) is None
+
+
+def test_same_size_rewrite_in_place_is_noticed(tmp_path, index_root):
+    path = _run(tmp_path / "run")
+    load_checkpoint(path, use_index=True)
+    tree = path / "tree.json"
+    data = tree.read_bytes()
+    stat = tree.stat()
+    tree.write_bytes(data.replace(b'"alpha', b'"omega') if b'"alpha' in data else data[::-1])
+    import os
+
+    os.utime(tree, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same size, same mtime
+    assert index.load(path) is None
+
+
+def test_index_off_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv(index.INDEX_ENV, "off")
+    monkeypatch.setenv(index.CACHE_ENV, str(tmp_path / "cache"))
+    path = _run(tmp_path / "run")
+    load_checkpoint(path, use_index=True)
+    assert not (tmp_path / "cache").exists()
+
+
+def test_a_damaged_index_is_ignored(tmp_path, index_root):
+    path = _run(tmp_path / "run")
+    load_checkpoint(path, use_index=True)
+    [stored] = list(index_root.glob("*/index.msgpack"))
+    stored.write_bytes(stored.read_bytes()[:100])
+    assert index.load(path) is None
+    assert len(load_checkpoint(path, use_index=True).entries) == 1
