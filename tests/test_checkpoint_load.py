@@ -195,3 +195,25 @@ def test_trace_calls_are_parsed_when_first_read_and_equal_an_eager_parse(tmp_pat
     assert ckpt.trace_call_count() == 3
     ckpt.trace_calls = {}  # a plain attribute once set
     assert ckpt.trace_calls == {} and ckpt.trace_call_count() == 0
+
+
+def test_the_cow_log_is_built_when_first_read_and_counted_before(tmp_path):
+    nodes = chain_tree()
+    nodes[1]["trace_log"] = [
+        '→ add_memory({"node_id": "root", "text": "t"})',
+        '  ← {\'result\': \'{"ok": false, "error": "' + COW + "\"}'}",
+    ]
+    write_tree(tmp_path, nodes)
+    write_backup(tmp_path, [scope("a", "alpha", T0 + 10), scope("root", "r", T0 + 1)])
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.write_counts() == (2, 1)
+    assert [w.current_node for w in ckpt.writes_by_node["a"]] == ["a", "a"]
+    assert [(w.target_node, w.accepted) for w in ckpt.writes] == [
+        ("root", True),
+        ("a", True),
+        ("root", False),
+    ]
+    assert ckpt.write_counts() == (2, 1)
+    ckpt.writes = []
+    ckpt.reindex()
+    assert ckpt.writes_by_node == {} and ckpt.write_counts() == (0, 0)

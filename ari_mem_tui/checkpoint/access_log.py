@@ -11,6 +11,7 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from ari_mem_tui.checkpoint.jsonfile import json_error, read_json, usable_file
@@ -38,6 +39,7 @@ _KNOWN_SET = frozenset(
         "results",
     )
 )
+_ROW_IDS = ("entry_id", "src_node_id", "node_id")
 # names the loader sets; a log line carrying them must not pre-empt the loader's inference
 _RESERVED = ("source", "source_line", "reader", "reader_how", "joined_entry")
 
@@ -122,6 +124,17 @@ def _checked_fields(obj: dict[str, Any], ts: float, op: str, notes: list[str]) -
         type(results) is list and all(type(item) is dict for item in results)
     ):
         results = _results(results, notes)
+    # the same node ids, queries and passage ids recur on thousands of lines: one copy each
+    node_id, collection = intern(node_id), intern(collection)
+    if query is not None:
+        query = intern(query)
+    if ancestors:
+        ancestors = [intern(item) for item in ancestors]
+    for row in results:
+        for key in _ROW_IDS:
+            value = row.get(key)
+            if type(value) is str:
+                row[key] = intern(value)
     return {
         "ts": ts,
         "node_id": node_id,

@@ -146,22 +146,39 @@ def order_rows(rows: list[CowWrite]) -> list[CowWrite]:
     return [item[2] for item in keyed]
 
 
+class CowLog:
+    """The CoW log of a load, in two halves: the rejected rows (few) at once, with the counts;
+    the accepted rows (one per node-scope entry) and the time order when it is called."""
+
+    def __init__(
+        self,
+        entries: list[MemoryEntry],
+        events: list[AccessEvent],
+        trace_calls: dict[str, list[TraceCall]],
+    ) -> None:
+        by_node: dict[str, list[MemoryEntry]] = {}
+        for entry in entries:
+            if entry.kind == "node_scope":
+                by_node.setdefault(entry.node_id, []).append(entry)
+        self.entries = entries
+        self.joined = {e.joined_entry: e for e in events if e.joined_entry}
+        event_ts = {entry_id: event.ts for entry_id, event in self.joined.items()}
+        self.rejected = rejected_rows(by_node, trace_calls, event_ts)
+        self.counts = (sum(len(group) for group in by_node.values()), len(self.rejected))
+
+    def __call__(self) -> list[CowWrite]:
+        per_node: dict[str, list[CowWrite]] = {}
+        for row in accepted_rows(self.entries, self.joined) + self.rejected:
+            per_node.setdefault(row.current_node, []).append(row)
+        for rows in per_node.values():  # per node: timed rows by ts, untimed ones where they fell
+            rows[:] = _node_order(rows)
+        return order_rows([row for rows in per_node.values() for row in rows])
+
+
 def build_cow_log(
     entries: list[MemoryEntry], events: list[AccessEvent], trace_calls: dict[str, list[TraceCall]]
 ) -> list[CowWrite]:
-    by_node: dict[str, list[MemoryEntry]] = {}
-    for entry in entries:
-        if entry.kind == "node_scope":
-            by_node.setdefault(entry.node_id, []).append(entry)
-    joined = {e.joined_entry: e for e in events if e.joined_entry}
-    event_ts = {entry_id: event.ts for entry_id, event in joined.items()}
-    per_node: dict[str, list[CowWrite]] = {}
-    rows = accepted_rows(entries, joined) + rejected_rows(by_node, trace_calls, event_ts)
-    for row in rows:
-        per_node.setdefault(row.current_node, []).append(row)
-    for rows in per_node.values():  # per node: timed rows by ts, untimed ones where they fell
-        rows[:] = _node_order(rows)
-    return order_rows([row for rows in per_node.values() for row in rows])
+    return CowLog(entries, events, trace_calls)()
 
 
 def _node_order(rows: list[CowWrite]) -> list[CowWrite]:

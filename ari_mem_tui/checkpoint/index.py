@@ -131,6 +131,7 @@ def _rows(records: list, fields: list[str], extra: bool = False) -> list[list[An
 _ENTRY_FIELDS = list(MemoryEntry.model_fields)
 _EVENT_FIELDS = list(AccessEvent.model_fields)
 _WRITE_FIELDS = list(CowWrite.model_fields)
+_ACCEPTED = _WRITE_FIELDS.index("accepted")
 
 
 def save(ckpt: Checkpoint, before: list[Any]) -> bool:
@@ -237,7 +238,11 @@ def _rebuild(path: Path, body: dict, entries: list, events: list, writes: list) 
     ckpt.access_events = [
         AccessEvent.model_validate({**(r[n] or {}), **dict(zip(_EVENT_FIELDS, r))}) for r in events
     ]
-    ckpt.writes = [CowWrite.model_validate(dict(zip(_WRITE_FIELDS, r))) for r in writes]
+    accepted = sum(1 for r in writes if r[_ACCEPTED])
+    ckpt.defer_writes(
+        lambda: [CowWrite.model_validate(dict(zip(_WRITE_FIELDS, r))) for r in writes],
+        (accepted, len(writes) - accepted),
+    )
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()
     return ckpt

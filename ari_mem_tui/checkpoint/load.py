@@ -15,7 +15,7 @@ from ari_mem_tui.checkpoint.access_log import read_access_log, read_access_summa
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS, attribute_reads
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, BackupResult, read_backup
 from ari_mem_tui.checkpoint.core import approximate_core, core_from_seed
-from ari_mem_tui.checkpoint.cow import build_cow_log
+from ari_mem_tui.checkpoint.cow import CowLog
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.join import join_writes
 from ari_mem_tui.checkpoint.jsonfile import read_json, read_text, usable_file
@@ -143,7 +143,8 @@ def _load(path: Path, on_step: StepFn) -> Checkpoint:
     orphans = join_writes(ckpt.access_events, ckpt.entries, ids, problems)
     ckpt.entries = _grouped([*ckpt.entries, *orphans])
     attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed)
-    ckpt.writes = build_cow_log(ckpt.entries, ckpt.access_events, needed)
+    cow = CowLog(ckpt.entries, ckpt.access_events, needed)
+    ckpt.defer_writes(cow, cow.counts)  # one row per entry: built when first read
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), count)
     ckpt.reindex()
     return ckpt

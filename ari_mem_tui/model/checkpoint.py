@@ -59,9 +59,14 @@ class Checkpoint:
         for entry in self.entries:
             if entry.kind == "node_scope":
                 self.entries_by_node.setdefault(entry.node_id, []).append(entry)
-        self.writes_by_node: dict[str, list[CowWrite]] = {}
+        if "_pending_writes" not in self.__dict__:  # else indexed when they are built
+            self._index_writes()
+
+    def _index_writes(self) -> None:
+        by_node: dict[str, list[CowWrite]] = {}
         for write in self.writes:
-            self.writes_by_node.setdefault(write.current_node, []).append(write)
+            by_node.setdefault(write.current_node, []).append(write)
+        self.writes_by_node = by_node
 
     def resolve_node(self, ref: str) -> str:
         """The node a person means: its full id, else the one node whose id has `ref` as a
@@ -94,14 +99,28 @@ class Checkpoint:
     ) -> None:
         """Leave `trace_calls` to `parse()`, run on its first read (most of a big run's tree is
         trace logs, and opening it needs none); `count` is how many calls it will give."""
-        self.__dict__["_trace_pending"] = (parse, count)
+        self.__dict__["_pending_trace_calls"] = (parse, count)
 
     def trace_call_count(self) -> int:
         """The number of trace_log calls, without parsing them when they are still deferred."""
-        pending = self.__dict__.get("_trace_pending")
+        pending = self.__dict__.get("_pending_trace_calls")
         if pending is not None:
             return pending[1]
         return sum(len(calls) for calls in self.trace_calls.values())
+
+    def defer_writes(self, build: Callable[[], list[CowWrite]], counts: tuple[int, int]) -> None:
+        """Leave `writes` (and `writes_by_node`) to `build()`, run on their first read;
+        `counts` is (accepted, rejected) of what it will give."""
+        self.__dict__["_pending_writes"] = (build, counts)
+        self.__dict__.pop("_writes_by_node", None)
+
+    def write_counts(self) -> tuple[int, int]:
+        """(accepted, rejected) rows of the CoW log, without building it when still deferred."""
+        pending = self.__dict__.get("_pending_writes")
+        if pending is not None:
+            return pending[1]
+        accepted = sum(1 for write in self.writes if write.accepted)
+        return accepted, len(self.writes) - accepted
 
     def lineage(self, node_id: str) -> list[str]:
         """root → … → node (inclusive), from the node's ancestor_ids."""
@@ -111,24 +130,45 @@ class Checkpoint:
         return list(self.graph.successors(node_id)) if node_id in self.graph else []
 
 
-class _DeferredTraceCalls:
-    """`Checkpoint.trace_calls`: a plain attribute, unless the loader deferred its parse."""
+class _Deferred:
+    """A Checkpoint attribute that is plain, unless the loader left a function to build it on
+    its first read (`defer_trace_calls`, `defer_writes`)."""
 
-    def __get__(self, obj: Checkpoint | None, owner: type | None = None):
+    def __init__(self, name: str, after: Callable[[Checkpoint], None] | None = None) -> None:
+        self.name, self.after = name, after
+
+    def __get__(self, obj: Checkpoint | None, owner: type | None = None) -> Any:
         if obj is None:
             return self
-        pending = obj.__dict__.pop("_trace_pending", None)
+        pending = obj.__dict__.pop("_pending_" + self.name, None)
         if pending is not None:
-            obj.__dict__["_trace_calls"] = pending[0]()
-        return obj.__dict__["_trace_calls"]
+            obj.__dict__["_" + self.name] = pending[0]()
+            if self.after is not None:
+                self.after(obj)
+        return obj.__dict__["_" + self.name]
 
-    def __set__(self, obj: Checkpoint, value: dict[str, list[TraceCall]]) -> None:
-        obj.__dict__.pop("_trace_pending", None)
-        obj.__dict__["_trace_calls"] = value
+    def __set__(self, obj: Checkpoint, value: Any) -> None:
+        obj.__dict__.pop("_pending_" + self.name, None)
+        obj.__dict__["_" + self.name] = value
 
 
-# installed after @dataclass made __init__, so that __init__'s assignment goes through it
-Checkpoint.trace_calls = _DeferredTraceCalls()  # type: ignore[assignment]
+class _WritesByNode:
+    """`Checkpoint.writes_by_node`, built with the writes when they are deferred."""
+
+    def __get__(self, obj: Checkpoint | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        obj.writes  # noqa: B018 - builds deferred writes, which indexes them
+        return obj.__dict__["_writes_by_node"]
+
+    def __set__(self, obj: Checkpoint, value: dict[str, list[CowWrite]]) -> None:
+        obj.__dict__["_writes_by_node"] = value
+
+
+# installed after @dataclass made __init__, so that __init__'s assignments go through them
+Checkpoint.trace_calls = _Deferred("trace_calls")  # type: ignore[assignment]
+Checkpoint.writes = _Deferred("writes", after=Checkpoint._index_writes)  # type: ignore[assignment]
+Checkpoint.writes_by_node = _WritesByNode()  # type: ignore[attr-defined]
 
 
 @dataclass

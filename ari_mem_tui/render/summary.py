@@ -40,9 +40,9 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
         "write_events": ops.get("write", 0),
         "reads_by_attribution": dict(readers),
         "trace_calls": ckpt.trace_call_count(),
-        "writes": len(ckpt.writes),
-        "accepted_writes": sum(1 for w in ckpt.writes if w.accepted),
-        "rejected_writes": sum(1 for w in ckpt.writes if not w.accepted),
+        "writes": sum(ckpt.write_counts()),
+        "accepted_writes": ckpt.write_counts()[0],
+        "rejected_writes": ckpt.write_counts()[1],
         "problems": len(ckpt.problems),
         "problems_by_severity": dict(severities),
     }
