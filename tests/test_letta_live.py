@@ -250,7 +250,8 @@ def record_run_as_ari(url: str, run_dir: Path) -> dict[str, list[tuple[str, floa
             }
             for row, score in hits
         ]
-        recorded[event.reader] = [(text_of[row.id], score) for row, score in hits]
+        # saw replays a node as of its first start-up read: that read is the one to compare
+        recorded.setdefault(event.reader, [(text_of[row.id], score) for row, score in hits])
     for record in pending:  # written after the last start: in the pool for --now only
         text = ari_passage(record, ckpt_hash)
         stamp = datetime.fromtimestamp(record["ts"], tz=UTC).isoformat()

@@ -2,7 +2,8 @@
 
 Letta embeds every passage and every search query through an OpenAI-style endpoint; the default
 one needs the internet. This one is deterministic and needs nothing: a hashed bag of words
-(lower-cased word tokens and their character trigrams, signed feature hashing, L2-normalised).
+(lower-cased word tokens and their character trigrams, signed feature hashing with real
+weights, plus a small dense component seeded by the text, L2-normalised): no two texts tie.
 Similar texts get similar vectors, which is all a contract test of ARI's search path needs.
 
     python embed_server.py --port 58285 [--dim 1536]
@@ -19,13 +20,15 @@ import base64
 import hashlib
 import json
 import math
+import random
 import re
 import struct
 import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 WORD_RE = re.compile(r"\w+", re.UNICODE)
-MODEL = "ari-hashed-bow-v1"
+MODEL = "ari-hashed-bow-v2"
+DENSE = 0.5  # the dense component's share of the norm, before the final normalisation
 
 
 def features(text: str) -> list[str]:
@@ -38,17 +41,24 @@ def features(text: str) -> list[str]:
 
 
 def embed(text: str, dim: int) -> list[float]:
+    # Every feature gets a real weight and every text a small dense component of its own: with
+    # integer counts alone, unrelated texts score exactly 0 against a query, and Postgres orders
+    # such ties by where the rows happen to lie, so a restored copy could rank them differently
+    # from the run that recorded the search. A real embedder never ties; neither does this one.
     vec = [0.0] * dim
     for feat in features(text):
         digest = hashlib.blake2b(feat.encode("utf-8"), digest_size=8).digest()
         index = int.from_bytes(digest[:4], "little") % dim
         sign = 1.0 if digest[4] & 1 else -1.0
-        vec[index] += sign
-    norm = math.sqrt(sum(v * v for v in vec))
-    if norm == 0.0:  # empty text: a fixed unit vector, so cosine distance stays defined
-        vec[0] = 1.0
-        return vec
-    return [v / norm for v in vec]
+        vec[index] += sign * (0.5 + digest[5] / 255.0)
+    norm = math.sqrt(sum(v * v for v in vec)) or 1.0
+    seed = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+    noise = random.Random(seed).gauss
+    dense = [noise(0.0, 1.0) for _ in range(dim)]
+    dense_norm = math.sqrt(sum(v * v for v in dense)) or 1.0
+    vec = [v / norm + DENSE * d / dense_norm for v, d in zip(vec, dense, strict=True)]
+    total = math.sqrt(sum(v * v for v in vec)) or 1.0
+    return [v / total for v in vec]
 
 
 def _texts(raw: object) -> list[str]:
