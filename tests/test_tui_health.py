@@ -133,3 +133,23 @@ async def test_health_before_the_memory_loaded_says_so(starved):
         await pilot.press("H")
         await pilot.pause()
         assert not isinstance(app.screen, HealthScreen)
+
+
+async def test_tables_cut_for_size_say_so_and_where_the_rest_is(starved, monkeypatch):
+    from ari_mem_tui.tui.screens import health as health_screen
+
+    monkeypatch.setattr(health_screen, "NODE_ROWS", 1)
+    monkeypatch.setattr(health_screen, "ENTRY_ROWS", 0)
+    app = make_app(starved)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = await open_health(pilot)
+        await press(pilot, "n")
+        title = text_of(screen.query_one("#health-nodes-title"))
+        total = len(screen.result.nodes)
+        assert total > 1
+        assert f"1 of {total:,} shown" in title and "--all-entries" in title
+        assert screen.query_one("#health-nodes").row_count == 1
+        entries = text_of(screen.query_one("#health-entries-title"))
+        never = screen.result.entries.never_by_descendant
+        assert never >= 1 and f"0 of {never:,} shown" in entries

@@ -92,7 +92,7 @@ class HealthScreen(Screen[None]):
                 with VerticalScroll(id="health-numbers"):
                     yield Static(Text("By depth", style="bold"))
                     yield VimTable(id="health-depths")
-                    yield Static(Text("Nodes, starved first (Enter: go to the node)", "bold"))
+                    yield Static(Text("Nodes", style="bold"), id="health-nodes-title")
                     yield VimTable(id="health-nodes")
                     yield Static("", id="health-entries-title")
                     yield VimTable(id="health-entries")
@@ -191,6 +191,10 @@ class HealthScreen(Screen[None]):
         nodes = self.query_one("#health-nodes", VimTable)
         worst = worst_nodes(h, NODE_ROWS)
         nodes.fill(list(NODE_COLUMNS), [(r.node_id, node_cells(r)) for r in worst])
+        self.query_one("#health-nodes-title", Static).update(
+            Text(f"Nodes, starved first{_cut(len(worst), len(h.nodes))} (Enter: go to the node)",
+                 style="bold")
+        )
         entries = self.query_one("#health-entries", VimTable)
         rows: list[tuple[str, list[Any]]] = []
         for use in h.top_entries[:ENTRY_ROWS]:
@@ -202,7 +206,9 @@ class HealthScreen(Screen[None]):
         self.query_one("#health-entries-title", Static).update(
             Text(
                 f"Entries: most retrieved, then never retrieved by a descendant "
-                f"({e.never_by_descendant:,} of {e.total:,}); Enter opens one",
+                f"({e.never_by_descendant:,} of {e.total:,})"
+                f"{_cut(min(len(h.never_retrieved), ENTRY_ROWS), e.never_by_descendant)}"
+                "; Enter opens one",
                 style="bold",
             )
         )
@@ -257,6 +263,13 @@ def _axis(key: str, h: Health) -> str:
     if key.startswith("time") and h.over_time:
         return f"   ({h.over_time[0].label} … {h.over_time[-1].label} UTC)"
     return ""
+
+
+def _cut(shown: int, total: int) -> str:
+    """Say that a table holds only part of the run, and where the rest is."""
+    if shown >= total:
+        return ""
+    return f": {shown:,} of {total:,} shown, all in `ari-mem-tui health CKPT --json --all-entries`"
 
 
 def _legend(h: Health) -> Text:
