@@ -101,6 +101,16 @@ def test_cli_runs_json_and_text(capsys, tmp_path):
     assert out.index(RUNS[2]) < out.index(RUNS[1]) < out.index(RUNS[0])
 
 
+def test_cli_runs_in_a_narrow_terminal_says_which_columns_it_left_out(capsys, tmp_path, monkeypatch):
+    root = make_workspace(tmp_path / "ws")
+    for columns, dropped in ((80, True), (140, False)):
+        monkeypatch.setenv("COLUMNS", str(columns))
+        assert main(["runs", str(root)]) == 0
+        out = capsys.readouterr().out
+        assert ("last change" in out.splitlines()[2]) is not dropped  # the header row
+        assert ("size and last change: in a terminal of 110 columns" in out) is dropped
+
+
 def test_cli_runs_of_a_folder_without_runs_is_one_line_and_exit_2(capsys, tmp_path):
     (tmp_path / "plain").mkdir()
     (tmp_path / "plain" / "readme.txt").write_text("hi")

@@ -93,5 +93,8 @@ def render_runs(console: Console, ws: Workspace) -> None:
         marks.append("★ opened recently")
     if any(r.problems for r in ws.runs):
         marks.append("! a file could not be read whole (--json names it)")
+    if narrow:
+        dropped = " and ".join(c for c in RUN_COLUMNS if c in NARROW_DROPS)
+        marks.append(f"{dropped}: in a terminal of 110 columns or more, or with --json")
     if marks:
         console.print(Text("   ".join(marks), style="dim"))
