@@ -44,6 +44,27 @@ def test_served_app_answers_keys_in_chromium_and_every_process_stops(small_ckpt,
     assert server.returncode is not None
 
 
+@pytest.mark.skipif(REASON is not None, reason=REASON or "")
+def test_served_workspace_opens_on_the_picker_and_enter_opens_a_run(tmp_path):
+    from workspace_helpers import RUNS, make_workspace
+
+    root = make_workspace(tmp_path / "ws")
+    exports = tmp_path / "exports"
+    with served(root, tmp_path) as (url, server), chromium() as driver:
+        driver.get(url)
+        from selenium.webdriver.common.keys import Keys
+
+        assert wait_for_app(driver), "the run picker never drew in the page"
+        picker = settled_screenshot(driver)
+        press(driver, Keys.ENTER)  # the newest run, first row, opens in the same page
+        assert settled_screenshot(driver) != picker, "Enter on the picker changed nothing"
+        press(driver, "e")
+        written = wait_for(lambda: sorted(exports.glob("*.md")), timeout=60)
+        assert written, "Enter on the picker opened no run (e wrote no dossier)"
+        assert RUNS[2] in written[0].read_text(encoding="utf-8")  # the newest run, first row
+    assert group_gone(server.pid)
+
+
 def test_serve_refuses_a_folder_that_is_no_run(tmp_path, capsys):
     from ari_mem_tui.cli import main
 
