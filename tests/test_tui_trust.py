@@ -58,7 +58,7 @@ async def test_s_cycles_the_query_source_and_it_is_remembered_across_nodes(tiny:
         pane = app.query_one("#hits-pane")
         direction = app.ckpt.nodes[IDS["B1"]].original_direction
         assert (pane.replay.query_source, pane.replay.query) == ("start", direction[:200])
-        assert "eval_summary at start (original_direction)" in header(app)
+        assert "eval_summary at start (its direction, original_direction)" in header(app)
         app.tree_widget.focus()
         await press(pilot, "s")
         assert (pane.replay.query_source, pane.replay.query) == ("now", VERDICT)

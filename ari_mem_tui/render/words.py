@@ -28,12 +28,28 @@ def pool_words(replay: Replay) -> str:
     return "today's pool (every entry, later writes included)"
 
 
+# which field gave the query, said for a reader: ARI falls back field by field (eval_summary,
+# then the goal, then a fixed phrase), and a root has no direction of its own
+FIELD_WORDS = {
+    ("start", "original_direction"): "its direction, original_direction",
+    ("start", "eval_summary"): "eval_summary as stored today: no original_direction",
+    ("now", "eval_summary"): "",
+    ("start", "goal"): "the experiment goal: no eval_summary",
+    ("now", "goal"): "the experiment goal: no eval_summary",
+}
+
+
 def query_words(replay: Replay) -> str:
-    """`eval_summary at start (original_direction)`, `eval_summary now (eval_summary)`, …"""
+    """`eval_summary at start (its direction, original_direction)`, `eval_summary now`, …"""
     words = QUERY_SOURCE_WORDS.get(replay.query_source, clean(replay.query_source, False))
-    if replay.query_field and replay.query_field != replay.query_source:
-        words += f" ({clean(replay.query_field, False)})"
-    return words
+    field = replay.query_field
+    if not field or field == replay.query_source:
+        return words
+    if field == "default":
+        detail = 'ARI\'s fixed "experiment result": no eval_summary, no goal'
+    else:
+        detail = FIELD_WORDS.get((replay.query_source, field), clean(field, False))
+    return f"{words} ({detail})" if detail else words
 
 
 def fmt_score(score: float) -> str:
