@@ -9,7 +9,7 @@ from pathlib import Path
 from ari_mem_tui.audit import audit, findings_by_node
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.cli import main
-from ari_mem_tui.render.findings import findings_text, glyph_kind
+from ari_mem_tui.render.findings import findings_text, glyph_kinds
 from ari_mem_tui.render.text import preview
 
 
@@ -39,9 +39,12 @@ def test_findings_by_node_and_their_text(small_ckpt: Path) -> None:
     report = audit(ckpt)
     by_node = findings_by_node(report)
     reader = report.leaks[0].node_id
-    assert glyph_kind(by_node[reader]) == "read"
+    assert glyph_kinds(by_node[reader])[0] == "read"
     writer = report.rejected_writes[0].node_id
-    assert glyph_kind(by_node[writer]) in ("read", "rejected")
+    assert "rejected" in glyph_kinds(by_node[writer])  # also when it read outside its lineage
+    both = [f for f in by_node[reader] if f.kind != "rejected_write"] + by_node[writer]
+    assert glyph_kinds(both) == ("read", "rejected")
+    assert glyph_kinds([]) == ()
     text = findings_text(by_node[reader]).plain
     leak = next(f for f in by_node[reader] if f.kind == "leak" and f.passages)
     outside = next(p for p in leak.passages if p.outside)

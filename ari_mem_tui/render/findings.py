@@ -22,14 +22,16 @@ KIND_WORDS = {
 PASSAGES_SHOWN = 8
 
 
-def glyph_kind(findings: list[Finding]) -> str | None:
-    """Which glyph a node's tree row carries: "read" wins over "rejected"."""
+def glyph_kinds(findings: list[Finding]) -> tuple[str, ...]:
+    """The glyphs a node's tree row carries, in this order: "read" (a leak or a scope
+    violation), "rejected" (a rejected write); a node with both carries both."""
     kinds = {f.kind for f in findings}
+    marks = []
     if kinds & {"leak", "scope_violation"}:
-        return "read"
+        marks.append("read")
     if "rejected_write" in kinds:
-        return "rejected"
-    return None
+        marks.append("rejected")
+    return tuple(marks)
 
 
 def _read_facts(f: Finding) -> list[str]:

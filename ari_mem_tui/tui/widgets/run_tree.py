@@ -60,7 +60,7 @@ class RunTree(Tree[Item]):
         self.selected_id: str | None = None
         self.dim_unseen = False
         self.find_hits: set[str] = set()
-        self.findings: dict[str, str] = {}  # node id -> "read" | "rejected" (audit glyphs)
+        self.findings: dict[str, tuple[str, ...]] = {}  # node id -> "read", "rejected" glyphs
         self._by_id: dict[str, TreeNode[Item]] = {}
         self._loaded: set[int] = set()
         self._labels: dict[str, Text] = {}
@@ -226,9 +226,9 @@ class RunTree(Tree[Item]):
     def set_findings(self, by_node: dict) -> None:
         """Audit findings per node: a glyph on the row (⚠ leak / scope violation, ⚑ rejected
         write), as the help's legend says."""
-        from ari_mem_tui.render.findings import glyph_kind
+        from ari_mem_tui.render.findings import glyph_kinds
 
-        self.findings = {nid: k for nid, fs in by_node.items() if (k := glyph_kind(fs))}
+        self.findings = {nid: k for nid, fs in by_node.items() if (k := glyph_kinds(fs))}
         self._invalidate()
 
     def set_find_hits(self, ids: set[str]) -> None:
@@ -252,7 +252,7 @@ class RunTree(Tree[Item]):
             text.stylize("dim italic")
         if any(i in self.find_hits for i in ids):
             text.stylize("reverse")
-        kinds = {self.findings[i] for i in ids if i in self.findings}
+        kinds = {k for i in ids for k in self.findings.get(i, ())}
         if kinds:  # in front: a narrow tree pane cuts the end of a line, never its start
             from ari_mem_tui.render.findings import GLYPHS
 
