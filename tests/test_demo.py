@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import gzip
 import json
+import re
 import subprocess
 import sys
 from argparse import Namespace
@@ -15,6 +16,7 @@ import pytest
 
 from ari_mem_tui import demo
 from ari_mem_tui.demo import DemoTargetError, write_demo
+from ari_mem_tui.demo.text import JAPANESE_NOTE
 
 NODE_KEYS = [
     "id",
@@ -387,9 +389,12 @@ def test_small_checkpoint_keeps_the_features(small_ckpt: Path) -> None:
     assert len(nodes) == 8 and max(n["depth"] for n in nodes) >= 3
     text = (small_ckpt / "tree.json").read_text(encoding="utf-8")
     assert "[red]" in text and "[bold]" in text and "[/x]" in text
-    assert any(
-        any("\u3040" <= ch <= "\u30ff" for ch in (n["original_direction"] or "")) for n in nodes
-    )
+    kana = "\u3040-\u30ff"
+    assert re.search(f"[{kana}]", text)  # the planted Japanese note, in a trace_log
+    # the story is told in English: no direction (the start-up query) is Japanese
+    assert not any(re.search(f"[{kana}]", n["original_direction"] or "") for n in nodes)
+    notes = [r for r in backup(small_ckpt) if r.get("text") == JAPANESE_NOTE]
+    assert len(notes) == 1 and notes[0]["kind"] == "node_scope"
 
 
 def test_every_tool_call_has_a_result_line_and_auto_entry(small_ckpt: Path) -> None:

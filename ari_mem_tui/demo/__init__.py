@@ -39,7 +39,7 @@ from ari_mem_tui.demo.tree import SimNode, Timeline
 BASE_EPOCH = datetime(2026, 5, 28, 18, 5, 41, tzinfo=UTC).timestamp()
 MARKER = ".ari_mem_tui_demo.json"
 MARKER_KIND = "ari-mem-tui demo checkpoint"
-DEMO_VERSION = 2  # bump when the output changes, so cached demos are regenerated
+DEMO_VERSION = 3  # bump when the output changes, so cached demos are regenerated
 ENTRIES_PER_NODE = 50
 DEMO_FILES = (
     "experiment.md",

@@ -386,6 +386,7 @@ class DemoRun:
             calls.append((t, kind, target))
             if kind == "reject":
                 calls.append((t + 20.0, "bracket_finding", ""))
+                calls.append((t + 30.0, "japanese_note", ""))
         calls.sort(key=lambda c: c[0])
         return [c for c in calls if c[0] < self.stop - 1.0]
 
@@ -577,6 +578,9 @@ class DemoRun:
         )
         return self.call_add_memory(node, t, step, target, text=text)
 
+    def call_japanese_note(self, node: SimNode, t: float, step: int, target: str) -> Call:
+        return self.call_add_memory(node, t, step, target, text=T.JAPANESE_NOTE)
+
     def call_reject(self, node: SimNode, t: float, step: int, target: str) -> Call:
         text = T.fill("Conclusion for the parent: block size {b} is best on {m}", self.rng)
         args = {"node_id": target, "text": text, "metadata": {"type": "finding"}}
@@ -625,7 +629,7 @@ class DemoRun:
                     "cache blocking results on {m}",
                     "GFlops_per_s {m} best kernel",
                     "why did the build fail",
-                    "{m} のスループット",
+                    "throughput on {m}",
                     "NUMA first-touch speedup",
                 ]
             ),
@@ -879,6 +883,7 @@ TOOL_CALLS: dict[str, Callable[..., Call]] = {
     "get_experiment_context": DemoRun.call_get_experiment_context,
     "add_memory": DemoRun.call_add_memory,
     "bracket_finding": DemoRun.call_bracket_finding,
+    "japanese_note": DemoRun.call_japanese_note,
     "reject": DemoRun.call_reject,
     "repro": DemoRun.call_repro,
     "search_memory": DemoRun.call_search_memory,

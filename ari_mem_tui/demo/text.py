@@ -3,8 +3,9 @@
 The run tunes a CSR sparse matrix-vector product (SpMV) on a many-core CPU, the kind of
 experiment ARI's own tests and docs use. Everything here is plain data plus small pickers that
 draw from a `random.Random`, so the generator stays deterministic for a seed. Some texts are
-Japanese and some hold square brackets (`metrics=[...]`, `[red]`, `[/x]`, `[bold]`), because real
-memory holds both and a browser must show them as data.
+English, as the run's story; one planted note is Japanese and some texts hold square brackets
+(`metrics=[...]`, `[red]`, `[/x]`, `[bold]`), because real memory holds both and a browser must
+show them as data.
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ cage15, ldoor, nlpkkt120, Queen_4147, HV15R, webbase-1M.
 ## 日本語メモ
 帯域律速のカーネルなので、GFlops_per_s だけでなく GB_per_s も必ず報告すること。
 """
+
+# the one Japanese memory entry (planted beside the bracket finding): wide characters as data
+JAPANESE_NOTE = (
+    "日本語メモ: 帯域律速のカーネルなので、GFlops_per_s だけでなく GB_per_s も必ず報告すること"
+)
 
 PRIMARY_METRIC = "GFlops_per_s"
 METRIC_RATIONALE = (
@@ -78,7 +84,7 @@ MATRICES = ["cage15", "ldoor", "nlpkkt120", "Queen_4147", "HV15R", "webbase-1M"]
 SCHEDULES = ["static", "dynamic,64", "guided", "static,256"]
 
 DRAFTS = [
-    "行ごとの静的スケジューリングでCSR SpMVのベースラインを実装し、{m}でGFlops_per_sを測定する",
+    "Implement a CSR SpMV baseline with static scheduling over rows; measure GFlops_per_s on {m}",
     "Baseline CSR SpMV with OpenMP schedule({s}) over rows; measure GFlops_per_s on {m}",
     "Row-parallel CSR kernel with a merge-path split of nonzeros across {t} threads, on {m}",
     "Naive CSR SpMV plus a roofline harness (STREAM triad) to bound GB_per_s on {m}",
@@ -88,7 +94,7 @@ IMPROVES = [
     "Sort rows by length into {k} bins before the parallel loop to fix load imbalance on {m}",
     "Use AVX-512 gathers with {u}-way unrolling of the inner loop; keep schedule({s})",
     "NUMA-aware first-touch allocation of val/col_idx across both sockets, {t} threads",
-    "x ベクトルのキャッシュブロッキング (ブロック {b}) を導入して {m} のスループットを改善する",
+    "Keep x in L2 by tiling it into blocks of {b} entries to raise throughput on {m}",
     "Prefetch col_idx {d} iterations ahead and switch to schedule({s}) on {m}",
     "Compress col_idx to 16-bit deltas inside blocks of {b} columns to cut traffic on {m}",
 ]
@@ -96,7 +102,7 @@ DEBUGS = [
     "Fix the segfault in the parent: row_ptr overflows int32 for nnz > 2^31 on {m}",
     "Fix the compile error: the parent forgot -fopenmp and the pragma was ignored",
     "Fix wrong results on {m}: the reduction over split rows double-counts the boundary row",
-    "親ノードのタイムアウトを修正: {m} の読み込みを mmap に変えて 10 分以内に終わらせる",
+    "Fix the parent's timeout: read {m} through mmap so the run ends within 10 minutes",
 ]
 ABLATIONS = [
     "Ablate the unrolling factor ({u} vs 1) keeping everything else fixed on {m}",
@@ -106,7 +112,7 @@ ABLATIONS = [
 ]
 VALIDATIONS = [
     "Re-run the best kernel on {m} with fresh inputs and confirm GFlops_per_s within 5%",
-    "再現性の検証: 別のシードで生成した入力で {m} の計測を 3 回繰り返す",
+    "Check reproducibility: repeat the {m} measurement 3 times on inputs from another seed",
     "Validate correctness of the best kernel against MKL mkl_sparse_d_mv on {m}",
 ]
 OTHERS = ["Replicate the parent's headline number on a second node of the cpu partition ({m})"]
@@ -154,10 +160,10 @@ SURVEY_PAPERS = [
         "Williams et al. combine register blocking, cache blocking and NUMA placement.",
     ),
     (
-        "疎行列ベクトル積の自動チューニング",
+        "Auto-tuning sparse matrix-vector multiplication",
         (
-            "行長の分布に応じて格納形式とスレッド割り当てを選ぶ"
-            "自動チューニング手法を提案し、CSR 比で最大 1.8 倍を得た。"
+            "Picks the storage format and the thread assignment from the distribution of row "
+            "lengths; up to 1.8x over CSR."
         ),
     ),
     (
@@ -186,7 +192,7 @@ FINDINGS = [
         "The log prints [red]WARN[/red] lines from the allocator; they are harmless. Do not parse "
         "metrics=[...] out of stdout, read results.csv instead."
     ),
-    "{m} では x へのアクセスがランダムなので、プリフェッチの効果はほとんどない ({g:.1f}%)。",
+    "Access to x is random on {m}, so software prefetch barely helps ({g:.1f}%).",
     (
         "Rich-style tags like [bold] or [/x] in program output are literal text, not markup; the "
         "harness echoes them verbatim."
@@ -197,19 +203,19 @@ FINDINGS = [
 HEADLINES = [
     "{label} on {m}: {gf:.2f} GFlops_per_s at {bw:.1f} GB_per_s",
     "{m}: reached {gf:.2f} GFlops_per_s ({pct}% of roofline)",
-    "{m} で {gf:.2f} GFlops_per_s を達成 (帯域 {bw:.1f} GB_per_s)",
+    "{m}: {gf:.2f} GFlops_per_s sustained, {bw:.1f} GB_per_s of bandwidth",
 ]
 HINTS = [
     "try a larger x block for {m}",
     "check NUMA placement of y",
     "ablate the prefetch distance",
     "validate on a second matrix before claiming the speedup",
-    "次は行長ソートと組み合わせる",
+    "combine with sorting rows by length next",
 ]
 FAILURES = [
     "node {nid} failed: {err}",
     "build failed for the AVX-512 variant on {m}; gather intrinsics need -mavx512f",
-    "{m} の計測がタイムアウトした: {err}",
+    "the measurement on {m} timed out: {err}",
 ]
 
 CODE_SNIPPETS = [
