@@ -3,15 +3,21 @@
     python scripts/screenshots.py [--out screenshots] [--embedder minilm|bm25]
 
 Generates (or reuses) the cached demo checkpoint, opens the TUI headless at 120×36, waits for
-the vectors and every search, and saves one SVG per main view. Convert one to PNG to look at
-it: `rsvg-convert -o /tmp/hits.png screenshots/hits.svg` (Debian: librsvg2-bin, fonts-firacode).
+the vectors and every search, and saves one SVG per main view, and beside each a PNG rendered by
+headless Chromium, which keeps every space and draws wide characters (rsvg-convert drops runs of
+spaces). Debian packages: chromium, fonts-firacode, fonts-noto-cjk; without Chromium only the
+SVGs are written, and the script says so.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import math
 import os
+import re
+import shutil
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -114,6 +120,32 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
     return saved
 
 
+def png_of(svg: Path) -> Path | None:
+    """The SVG as a PNG of its own size, drawn by headless Chromium; None without Chromium."""
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        return None
+    match = re.search(r'viewBox="0 0 ([0-9.]+) ([0-9.]+)"', svg.read_text(encoding="utf-8"))
+    width, height = (math.ceil(float(v)) for v in match.groups()) if match else (1482, 929)
+    png = svg.with_suffix(".png")
+    subprocess.run(
+        [
+            browser,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--hide-scrollbars",
+            f"--window-size={width},{height}",
+            f"--screenshot={png}",
+            svg.resolve().as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    return png
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -127,7 +159,8 @@ def main() -> int:
     path = demo_checkpoint()
     args.out.mkdir(parents=True, exist_ok=True)
     for file in asyncio.run(shoot(path, args.out, args.embedder)):
-        print(file)
+        png = png_of(file)
+        print(file, png or "(no PNG: Chromium not found)")
     return 0
 
 
