@@ -214,7 +214,8 @@ HOSTILE = {
         _reply("500 Internal Server Error", "application/json", b"[" * (2 * MIB)),
         "failed while checking",
     ),
-    "endless-brackets": (endless_brackets, "did not answer within 5 s"),
+    # whichever comes first: the deadline, or the answer limit (256 MiB at loopback speed)
+    "endless-brackets": (endless_brackets, ("did not answer within 5 s", "sent too much")),
 }
 
 
@@ -231,8 +232,25 @@ def test_a_misbehaving_server_is_one_clean_line(
         *args, "--letta-url", url, "--letta-api-key", "KEYSECRET5", "--letta-timeout", "5"
     )
     assert_one_clean_line(proc)  # exit 2 (cannot use the server), no traceback, no escapes
-    assert expected in proc.stderr, proc.stderr
+    expected = (expected,) if isinstance(expected, str) else expected
+    assert any(text in proc.stderr for text in expected), proc.stderr
     assert not re.search("[\x80-\x9f]", proc.stderr + proc.stdout)
     assert "KEYSECRET5" not in proc.stderr + proc.stdout
     assert "[red]" not in proc.stderr  # the server's text is not shown at all here
     assert took < 60, took
+
+
+@pytest.mark.parametrize("case", ["huge-body", "endless-brackets"])
+def test_an_answer_past_the_limit_is_read_no_further(
+    small_ckpt: Path, server, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARI_MEM_TUI_MAX_LETTA_ANSWER_MIB", "8")  # inherited by the child
+    srv = server(HOSTILE[case][0])
+    proc, took = run(
+        "summary", str(small_ckpt), "--letta-url", f"http://127.0.0.1:{srv.port}",
+        "--letta-timeout", "20",
+    )  # fmt: skip
+    assert_one_clean_line(proc)
+    assert "sent too much in answer to checking /v1/health/" in proc.stderr, proc.stderr
+    assert "over the 8 MiB limit (raise it with --max letta-answer-mib=N" in proc.stderr
+    assert took < 20, took  # stopped by the limit, not by the deadline

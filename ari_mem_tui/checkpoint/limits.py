@@ -58,6 +58,11 @@ LIMITS: dict[str, Limit] = {
             "decompressed MiB of the backup in all, whatever its compressed size",
         ),
         Limit(
+            "letta-answer-mib",
+            256,
+            "MiB of one answer of a Letta server: past it the call stops, with one line",
+        ),
+        Limit(
             "embed-chars",
             32768,
             "characters of one text given to the tokenizer (MiniLM, BM25): only this prefix "
@@ -74,6 +79,7 @@ class Limits:
     gzip_ratio: int
     gzip_floor_bytes: int
     gzip_bytes: int
+    letta_answer_bytes: int
     embed_chars: int
 
     def gzip_allowed(self, compressed: int) -> int:
@@ -99,6 +105,7 @@ def current() -> Limits:
         gzip_ratio=value("gzip-ratio"),
         gzip_floor_bytes=value("gzip-floor-mib") * MIB,
         gzip_bytes=value("gzip-mib") * MIB,
+        letta_answer_bytes=value("letta-answer-mib") * MIB,
         embed_chars=value("embed-chars"),
     )
 
