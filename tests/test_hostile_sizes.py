@@ -341,3 +341,15 @@ def test_the_cli_flag_reaches_the_reader(run_copy: Path, capsys, monkeypatch) ->
     assert main(["summary", str(run_copy), "--no-letta", "--max", "line-mib=1"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "skipped the line (the line is 2 MiB long, over the 1 MiB limit" in out
+
+
+def test_a_corrupt_gzip_bomb_is_bounded_too(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("ARI_MEM_TUI_MAX_GZIP_FLOOR_MIB", "1")
+    data = bytearray(gzip.compress(bytes(4 * MIB)))
+    data[-8:-4] = b"\xde\xad\xbe\xef"  # a bad CRC: the call that meets it raises
+    path = tmp_path / "memory_backup.jsonl.gz"
+    path.write_bytes(bytes(data))
+    lines = GzipLines(path)
+    sizes = [len(line) for line in lines]
+    assert "corrupt gzip" in (lines.stop.reason or "")
+    assert sum(sizes) <= MIB  # what is salvaged before the damage stays within the allowance

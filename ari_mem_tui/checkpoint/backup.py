@@ -226,7 +226,8 @@ class GzipLines:
                     out = decomp.decompress(data, _MAX_OUT)
                 except zlib.error as exc:
                     self.stop.reason = f"corrupt gzip ({exc})"
-                    yield from self._count(feed(_salvage(saved, data)))
+                    salvaged = _salvage(saved, data, max(0, self.allowed - produced))
+                    yield from self._count(feed(salvaged))
                     yield from self._finish()
                     return
                 started = True
@@ -265,21 +266,27 @@ class GzipLines:
             yield pending
 
 
-def _salvage(decomp, data: bytes, step: int = 1024) -> bytes:
-    """What a failed decompress call would have produced before the damage.
+def _salvage(decomp, data: bytes, cap: int, step: int = 1024) -> bytes:
+    """What a failed decompress call would have produced before the damage (at most `cap`
+    bytes: a corrupt gzip bomb is bounded too).
 
     Feeds the input in small pieces, then the failing piece byte by byte, so output decoded
     before a bad CRC or a corrupt block is not lost with the call that raised.
     """
     out: list[bytes] = []
+    total = 0
     for start in range(0, len(data), step):
+        if total >= cap:
+            break
         saved = decomp.copy()
         try:
-            out.append(decomp.decompress(data[start : start + step]))
+            piece = decomp.decompress(data[start : start + step], cap - total)
         except zlib.error:
             if step > 1:
-                out.append(_salvage(saved, data[start : start + step], 1))
+                out.append(_salvage(saved, data[start : start + step], cap - total, 1))
             break
+        out.append(piece)
+        total += len(piece)
     return b"".join(out)
 
 
