@@ -167,3 +167,90 @@ def test_an_unusable_url_is_one_line(small_ckpt: Path, command: str) -> None:
     proc, _ = run(*args, "--letta-url", "http://[::1:80")
     assert_one_clean_line(proc)
     assert "not a usable URL" in proc.stderr or "Invalid port" in proc.stderr
+
+
+MIB = 1 << 20
+
+
+def _reply(status: str, content_type: str, body: bytes) -> Callable[[socket.socket, bytes], None]:
+    def respond(conn: socket.socket, _request: bytes) -> None:
+        head = f"HTTP/1.1 {status}\r\nContent-Type: {content_type}\r\n"
+        conn.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
+
+    return respond
+
+
+def endless_brackets(conn: socket.socket, _request: bytes) -> None:
+    """`[[[[…` with no length and no end, until the client hangs up (or a minute passes)."""
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n")
+    end = time.monotonic() + 60
+    while time.monotonic() < end:
+        conn.sendall(b"[" * 65536)
+
+
+HOSTILE = {
+    # a refused key whose error text echoes the key, with markup and escapes around it
+    "401": (
+        _reply(
+            "401 Unauthorized",
+            "application/json",
+            json.dumps({"detail": "bad key KEYSECRET5 \x1b[2J\x07 [red]x[/red]"}).encode(),
+        ),
+        "refused the API key (HTTP 401",
+    ),
+    "html": (
+        _reply("200 OK", "text/html", b"<html><body><h1>Welcome to nginx!</h1></body></html>"),
+        "does not answer like a Letta server",
+    ),
+    "huge-body": (
+        _reply("200 OK", "application/json", b'{"detail": "' + b"h" * (64 * MIB) + b'"}'),
+        "does not answer like a Letta server",
+    ),
+    "deep-brackets": (
+        _reply("200 OK", "application/json", b"[" * (2 * MIB)),  # RecursionError in a parser
+        "does not answer like a Letta server",
+    ),
+    "deep-brackets-500": (
+        _reply("500 Internal Server Error", "application/json", b"[" * (2 * MIB)),
+        "failed while checking",
+    ),
+    # whichever comes first: the deadline, or the answer limit (256 MiB at loopback speed)
+    "endless-brackets": (endless_brackets, ("did not answer within 5 s", "sent too much")),
+}
+
+
+@pytest.mark.parametrize("case", list(HOSTILE))
+@pytest.mark.parametrize("command", ["saw", "summary"])
+def test_a_misbehaving_server_is_one_clean_line(
+    small_ckpt: Path, server, case: str, command: str
+) -> None:
+    respond, expected = HOSTILE[case]
+    srv = server(respond)
+    args = [command, str(small_ckpt)] + ([_node(small_ckpt)] if command == "saw" else [])
+    url = f"http://127.0.0.1:{srv.port}"
+    proc, took = run(
+        *args, "--letta-url", url, "--letta-api-key", "KEYSECRET5", "--letta-timeout", "5"
+    )
+    assert_one_clean_line(proc)  # exit 2 (cannot use the server), no traceback, no escapes
+    expected = (expected,) if isinstance(expected, str) else expected
+    assert any(text in proc.stderr for text in expected), proc.stderr
+    assert not re.search("[\x80-\x9f]", proc.stderr + proc.stdout)
+    assert "KEYSECRET5" not in proc.stderr + proc.stdout
+    assert "[red]" not in proc.stderr  # the server's text is not shown at all here
+    assert took < 60, took
+
+
+@pytest.mark.parametrize("case", ["huge-body", "endless-brackets"])
+def test_an_answer_past_the_limit_is_read_no_further(
+    small_ckpt: Path, server, case: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ARI_MEM_TUI_MAX_LETTA_ANSWER_MIB", "8")  # inherited by the child
+    srv = server(HOSTILE[case][0])
+    proc, took = run(
+        "summary", str(small_ckpt), "--letta-url", f"http://127.0.0.1:{srv.port}",
+        "--letta-timeout", "20",
+    )  # fmt: skip
+    assert_one_clean_line(proc)
+    assert "sent too much in answer to checking /v1/health/" in proc.stderr, proc.stderr
+    assert "over the 8 MiB limit (raise it with --max letta-answer-mib=N" in proc.stderr
+    assert took < 20, took  # stopped by the limit, not by the deadline

@@ -15,7 +15,7 @@ from sys import intern
 from typing import Any
 
 from ari_mem_tui.checkpoint.jsonfile import json_error, read_json, usable_file
-from ari_mem_tui.checkpoint.jsonlines import json_records, loads_record
+from ari_mem_tui.checkpoint.jsonlines import file_lines, json_records, loads_record
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
@@ -240,7 +240,7 @@ def read_access_file(path: Path, name: str, problems: list[Problem]) -> list[Acc
     sink = FileProblems(name, problems)
     try:
         with path.open("rb") as handle:
-            for line_no, obj in json_records(handle, sink):
+            for line_no, obj in json_records(file_lines(handle), sink):
                 parsed = parse_access_object(obj)
                 if parsed.error:
                     sink.add(f"line {line_no}", "skipped the line", parsed.error)

@@ -98,10 +98,13 @@ class Attributor:
         self.created = {nid: parse_iso(n.created_at) for nid, n in nodes.items()}
         done = [parse_iso(n.completed_at) for n in nodes.values() if n.completed_at]
         self.bfts_end = max((t for t in done if t is not None), default=None)
-        self.startup: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+        # keyed by (query, parent, depth), the whole lineage compared only on a match: a tuple
+        # of every node's ancestors would be quadratic on a deep chain
+        self.startup: dict[tuple[str, str, int], list[str]] = {}
         for nid, node in nodes.items():
-            if node.ancestor_ids:  # the root's search short-circuits and is never logged
-                key = (startup_query(node, goal), tuple(node.ancestor_ids))
+            ancestors = node.ancestor_ids
+            if ancestors:  # the root's search short-circuits and is never logged
+                key = (startup_query(node, goal), ancestors[-1], len(ancestors))
                 self.startup.setdefault(key, []).append(nid)
         self.calls: dict[tuple, dict[str, deque]] = {}
         for nid, calls in trace_calls.items():
@@ -131,7 +134,12 @@ class Attributor:
     def _startup(self, event: AccessEvent) -> str | None:
         if event.limit != STARTUP_LIMIT or event.ancestor_ids is None:
             return None
-        candidates = self.startup.get((event.query or "", tuple(event.ancestor_ids)))
+        lineage = event.ancestor_ids
+        if not lineage:
+            return None
+        candidates = self.startup.get((event.query or "", lineage[-1], len(lineage)))
+        if candidates:
+            candidates = [nid for nid in candidates if self.nodes[nid].ancestor_ids == lineage]
         if not candidates:
             return None
         fresh = [nid for nid in candidates if nid not in self.started] or candidates

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -16,7 +17,8 @@ from typing import Any
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.jsonfile import json_error
-from ari_mem_tui.checkpoint.jsonlines import json_records, loads_record
+from ari_mem_tui.checkpoint.jsonlines import LineSplitter, TooLong, json_records, loads_record
+from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
 from ari_mem_tui.model import MemoryEntry, Problem
@@ -166,6 +168,8 @@ class GzipLines:
     """Lines of a (possibly damaged, possibly multi-member) gzip file, as bytes.
 
     Iterate, then look at `.stop`. A plain uncompressed file is read as-is (`.plain` True).
+    Lines past the line limit come as TooLong; decompressing past the limit for this file's
+    size (a gzip bomb) stops reading, with `.stop` saying so.
     """
 
     def __init__(self, path: Path) -> None:
@@ -174,13 +178,13 @@ class GzipLines:
         self.plain = False
         self.lines = 0
         self.offset = 0
-
-    def _emit(self, pending: bytes, data: bytes) -> tuple[bytes, list[bytes]]:
-        parts = (pending + data).split(b"\n")
-        return parts.pop(), parts
+        self.limits = current()
+        self.splitter = LineSplitter(self.limits.line_bytes)
+        self.allowed = self.limits.gzip_bytes
 
     def __iter__(self) -> Iterator[bytes]:
         with self.path.open("rb") as handle:
+            self.allowed = self.limits.gzip_allowed(os.fstat(handle.fileno()).st_size)
             head = handle.read(2)
             handle.seek(0)
             if head and head != GZIP_MAGIC:
@@ -192,19 +196,19 @@ class GzipLines:
     def _count(self, lines: list[bytes]) -> Iterator[bytes]:
         for raw in lines:
             self.lines += 1
-            self.offset += len(raw) + 1
+            self.offset += (raw.size if type(raw) is TooLong else len(raw)) + 1
             yield raw
 
     def _plain(self, handle) -> Iterator[bytes]:
-        for raw in handle:
-            self.lines += 1
-            self.offset += len(raw)
-            yield raw.rstrip(b"\n")
+        while chunk := handle.read(_CHUNK):
+            yield from self._count(self.splitter.feed(chunk))
+        yield from self._finish()
 
     def _gzip(self, handle) -> Iterator[bytes]:
         decomp = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        pending = b""
+        feed = self.splitter.feed
         started = between = False  # between: one gzip member ended, the next not begun
+        produced = 0
         while chunk := handle.read(_CHUNK):
             data = chunk
             while data:
@@ -214,7 +218,7 @@ class GzipLines:
                         break
                     if not data.startswith(GZIP_MAGIC[: len(data)]):
                         self.stop.reason = "bytes after the end of the gzip stream"
-                        yield from self._finish(pending)
+                        yield from self._finish()
                         return
                     decomp, between = zlib.decompressobj(16 + zlib.MAX_WBITS), False
                 saved = decomp.copy()
@@ -222,52 +226,67 @@ class GzipLines:
                     out = decomp.decompress(data, _MAX_OUT)
                 except zlib.error as exc:
                     self.stop.reason = f"corrupt gzip ({exc})"
-                    pending, lines = self._emit(pending, _salvage(saved, data))
-                    yield from self._count(lines)
-                    yield from self._finish(pending)
+                    salvaged = _salvage(saved, data, max(0, self.allowed - produced))
+                    yield from self._count(feed(salvaged))
+                    yield from self._finish()
                     return
                 started = True
-                pending, lines = self._emit(pending, out)
-                yield from self._count(lines)
+                produced += len(out)
+                if produced > self.allowed:  # the lines within the allowance, then stop
+                    yield from self._count(feed(out[: len(out) - (produced - self.allowed)]))
+                    self.stop.reason = (
+                        f"it decompresses to more than {mib(self.allowed)} (from "
+                        f"{mib(os.fstat(handle.fileno()).st_size)}; a gzip bomb?), over the limit"
+                        f" ({hint('gzip-mib')}, gzip-ratio or gzip-floor-mib)"
+                    )
+                    yield from self._finish(complete_only=True)
+                    return
+                yield from self._count(feed(out))
                 if decomp.eof:
                     data, between = decomp.unused_data, True
                 else:
                     data = decomp.unconsumed_tail
         if started and not between:
             try:
-                pending, lines = self._emit(pending, decomp.flush())
-                yield from self._count(lines)
+                yield from self._count(feed(decomp.flush()))
             except zlib.error:
                 pass
             if not decomp.eof:
                 self.stop.reason = "truncated gzip (the stream ends before its end marker)"
-        yield from self._finish(pending)
+        yield from self._finish()
 
-    def _finish(self, pending: bytes) -> Iterator[bytes]:
+    def _finish(self, complete_only: bool = False) -> Iterator[bytes]:
         if self.stop.reason:
             self.stop.line = self.lines + 1
             self.stop.byte = self.offset
-        if pending:
+        pending = None if complete_only else self.splitter.finish()
+        if pending or type(pending) is TooLong:
             self.lines += 1
-            self.offset += len(pending)
+            self.offset += pending.size if type(pending) is TooLong else len(pending)
             yield pending
 
 
-def _salvage(decomp, data: bytes, step: int = 1024) -> bytes:
-    """What a failed decompress call would have produced before the damage.
+def _salvage(decomp, data: bytes, cap: int, step: int = 1024) -> bytes:
+    """What a failed decompress call would have produced before the damage (at most `cap`
+    bytes: a corrupt gzip bomb is bounded too).
 
     Feeds the input in small pieces, then the failing piece byte by byte, so output decoded
     before a bad CRC or a corrupt block is not lost with the call that raised.
     """
     out: list[bytes] = []
+    total = 0
     for start in range(0, len(data), step):
+        if total >= cap:
+            break
         saved = decomp.copy()
         try:
-            out.append(decomp.decompress(data[start : start + step]))
+            piece = decomp.decompress(data[start : start + step], cap - total)
         except zlib.error:
             if step > 1:
-                out.append(_salvage(saved, data[start : start + step], 1))
+                out.append(_salvage(saved, data[start : start + step], cap - total, 1))
             break
+        out.append(piece)
+        total += len(piece)
     return b"".join(out)
 
 

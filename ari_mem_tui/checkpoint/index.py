@@ -22,6 +22,8 @@ import msgspec
 import networkx as nx
 from platformdirs import user_cache_dir
 
+from ari_mem_tui.checkpoint.limits import current
+from ari_mem_tui.checkpoint.tree import link_ancestors
 from ari_mem_tui.model import (
     AccessEvent,
     Checkpoint,
@@ -33,7 +35,7 @@ from ari_mem_tui.model import (
     Problem,
 )
 
-FORMAT = 1
+FORMAT = 2  # 2: rebuilt ancestor_ids are not stored (the edges give them)
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
@@ -116,7 +118,9 @@ def _file_key(path: Path, ckpt: Path) -> list[Any]:
 
 
 def run_key(ckpt: Path, run_id: str | None) -> list[Any]:
-    return [code_key(), [_file_key(path, ckpt) for path in _watched(ckpt, run_id)]]
+    # the limits in force decide what a load keeps too (a line over line-mib is skipped)
+    code = f"{code_key()} {current()!r}"
+    return [code, [_file_key(path, ckpt) for path in _watched(ckpt, run_id)]]
 
 
 # ---- writing ----
@@ -134,6 +138,10 @@ _WRITE_FIELDS = list(CowWrite.model_fields)
 _ACCEPTED = _WRITE_FIELDS.index("accepted")
 
 
+_KEPT = {"trace_log"}
+_REBUILT = {"trace_log", "ancestor_ids"}
+
+
 def save(ckpt: Checkpoint, before: list[Any]) -> bool:
     """Write the index of a freshly loaded `ckpt`, whose files had the key `before` when the
     load began; False (and nothing written) when it cannot be (no cache dir, a file changed
@@ -144,8 +152,12 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
     key = run_key(ckpt.path, ckpt.run_id)
     if before[0] != key[0] or any(item not in key[1] for item in before[1]):
         return False  # something changed while it was read: the next open reads it again
-    nodes = [
-        [node.model_dump(exclude={"trace_log"}), node.trace_json()] for node in ckpt.nodes.values()
+    nodes = [  # rebuilt ancestors are not stored: the edges give them again, lazily
+        [
+            node.model_dump(exclude=_REBUILT if node.scope_reconstructed else _KEPT),
+            node.trace_json(),
+        ]
+        for node in ckpt.nodes.values()
     ]
     body = {
         "key": key,
@@ -230,6 +242,10 @@ def _rebuild(path: Path, body: dict, entries: list, events: list, writes: list) 
     graph.add_nodes_from(ckpt.nodes)
     graph.add_edges_from(body["edges"])
     ckpt.graph, ckpt.roots = graph, body["roots"]
+    parent: dict[str, str | None] = dict.fromkeys(ckpt.nodes)
+    parent.update((child, up) for up, child in body["edges"])
+    rebuilt = [nid for nid, node in ckpt.nodes.items() if node.scope_reconstructed]
+    link_ancestors(ckpt.nodes, parent, rebuilt)
     ckpt.core = CoreBlocks.model_validate(body["core"])
     ckpt.access_summary = body["access_summary"]
     ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]

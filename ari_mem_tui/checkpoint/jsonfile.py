@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.model import Problem
 
 RETRY_DELAY_S = 0.15  # ARI's own loader waits this long before its single retry
@@ -76,6 +77,29 @@ def usable_file(path: Path, name: str, problems: list[Problem]) -> bool:
     return False
 
 
+def oversize(path: Path) -> str | None:
+    """Why `path` is too big to read whole (over the file-mib limit), or None when it is not."""
+    try:
+        size = path.stat().st_size
+    except (OSError, RuntimeError):
+        return None  # the read itself will say what is wrong
+    limit = current().file_bytes
+    if size <= limit:
+        return None
+    return (
+        f"refused unread: it is {mib(size)}, over the {mib(limit)} limit for a file read whole"
+        f" ({hint('file-mib')})"
+    )
+
+
+def read_whole(path: Path) -> bytes:
+    """The bytes of `path`, or OSError (EFBIG) when it is over the file-mib limit."""
+    why = oversize(path)
+    if why is not None:
+        raise OSError(27, why)
+    return path.read_bytes()
+
+
 def decode_utf8(data: bytes, name: str, problems: list[Problem]) -> str:
     """UTF-8 text (a leading byte-order mark dropped); undecodable bytes become U+FFFD and a
     problem says where the first one was."""
@@ -96,6 +120,9 @@ def decode_utf8(data: bytes, name: str, problems: list[Problem]) -> str:
 
 def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, str]:
     """(ok, value, error text) for one read of the file."""
+    why = oversize(path)
+    if why is not None:
+        return False, None, why
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -160,7 +187,7 @@ def salvage_list(path: Path, key: str) -> list[Any]:
     writes tree.json in place, so a crash leaves its first nodes intact): item by item until the
     first one that does not parse."""
     try:
-        text = decode_utf8(path.read_bytes(), path.name, [])
+        text = decode_utf8(read_whole(path), path.name, [])
     except OSError:
         return []
     start = text.find(f'"{key}"')
@@ -182,9 +209,10 @@ def salvage_list(path: Path, key: str) -> list[Any]:
 def read_text(path: Path, name: str, problems: list[Problem]) -> str:
     """A whole UTF-8 text file ("" with a problem when it cannot be read)."""
     try:
-        return decode_utf8(path.read_bytes(), name, problems)
+        return decode_utf8(read_whole(path), name, problems)
     except OSError as exc:
-        problems.append(Problem(file=name, what="skipped the file", why=str(exc)))
+        why = exc.strerror if exc.errno == 27 and exc.strerror else str(exc)
+        problems.append(Problem(file=name, what="skipped the file", why=why))
         return ""
 
 

@@ -10,14 +10,91 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, Self
 
 import msgspec
 
 from ari_mem_tui.checkpoint.jsonfile import MAX_DEPTH, depth_exceeds, json_error
+from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.checkpoint.problems import FileProblems
 
 _DECODE = msgspec.json.Decoder().decode
+CHUNK = 1 << 20
+
+
+class TooLong(bytes):
+    """Stands in for a line longer than the line limit: empty (a blank line to any reader that
+    does not look closer), with the line's size and the limit it broke."""
+
+    size: int
+    limit: int
+
+    def __new__(cls, size: int, limit: int) -> Self:
+        line = super().__new__(cls)
+        line.size, line.limit = size, limit
+        return line
+
+    def why(self) -> str:
+        return (
+            f"the line is {mib(self.size)} long, over the {mib(self.limit)} limit for one line"
+            f" ({hint('line-mib')})"
+        )
+
+
+class LineSplitter:
+    """Bytes fed in any pieces → complete lines (without the newline). A line that grows past
+    `limit` is dropped as it comes (only its size is counted) and given as a TooLong, so
+    memory stays bounded by the limit and a chunk; pieces of a pending line are kept in a list
+    and joined once, never re-copied per chunk."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.skipping = False
+
+    def _add(self, piece: bytes) -> None:
+        self.size += len(piece)
+        if self.skipping:
+            return
+        if self.size > self.limit:
+            self.skipping, self.parts = True, []
+        elif piece:
+            self.parts.append(piece)
+
+    def _end(self, piece: bytes) -> bytes:
+        if not self.parts and not self.skipping:
+            return piece  # the common case: nothing pending
+        self._add(piece)
+        line = TooLong(self.size, self.limit) if self.skipping else b"".join(self.parts)
+        self.parts, self.size, self.skipping = [], 0, False
+        return line
+
+    def feed(self, data: bytes) -> list[bytes]:
+        pieces = data.split(b"\n")
+        last = pieces.pop()
+        if pieces:
+            pieces[0] = self._end(pieces[0])
+            if max(map(len, pieces)) > self.limit:
+                pieces = [TooLong(len(p), self.limit) if len(p) > self.limit else p for p in pieces]
+        self._add(last)
+        return pieces
+
+    def finish(self) -> bytes | None:
+        """The last line when the data did not end with a newline (else None)."""
+        if not self.parts and not self.skipping:
+            return None
+        return self._end(b"")
+
+
+def file_lines(handle: Any, limit: int | None = None) -> Iterator[bytes]:
+    """The lines of a binary file, bounded by the line limit (see LineSplitter)."""
+    splitter = LineSplitter(current().line_bytes if limit is None else limit)
+    while chunk := handle.read(CHUNK):
+        yield from splitter.feed(chunk)
+    tail = splitter.finish()
+    if tail is not None:
+        yield tail
 
 
 def loads_record(raw: bytes | str) -> Any:
@@ -42,11 +119,15 @@ def loads_record(raw: bytes | str) -> Any:
 
 def json_records(lines: Iterable[bytes], sink: FileProblems) -> Iterator[tuple[int, Any]]:
     """(1-based line number, decoded value) of each line; blank lines are skipped silently, and a
-    line that is not UTF-8 or not JSON becomes a problem in `sink` ("skipped the line")."""
+    line that is not UTF-8 or not JSON, or too long (a TooLong), becomes a problem in `sink`
+    ("skipped the line")."""
     for line_no, raw in enumerate(lines, start=1):
         try:
             value = _DECODE(raw)
         except (msgspec.DecodeError, RecursionError):
+            if type(raw) is TooLong:
+                sink.add(f"line {line_no}", "skipped the line", raw.why())
+                continue
             if not raw.strip():
                 continue
             value = _slow(raw, line_no, sink)

@@ -11,6 +11,7 @@ from typing import Any
 from ari_mem_tui.checkpoint.backup import make_entry, parse_backup_line, parse_memory_record
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.jsonfile import read_json
+from ari_mem_tui.checkpoint.jsonlines import TooLong, file_lines
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import MemoryEntry, Problem
@@ -59,11 +60,15 @@ def memory_store_entries(ckpt: Path, ids: EntryIds, problems: list[Problem]) -> 
         name = path.name
         sink = FileProblems(name, problems)
         try:
-            data = path.read_bytes()
+            with path.open("rb") as handle:
+                lines = list(enumerate(file_lines(handle), start=1))
         except OSError as exc:
             problems.append(Problem(file=name, what="skipped the file", why=str(exc)))
             continue
-        for line_no, raw in enumerate(data.split(b"\n"), start=1):
+        for line_no, raw in lines:
+            if type(raw) is TooLong:
+                sink.add(f"line {line_no}", "skipped the line", raw.why())
+                continue
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,10 +21,11 @@ from ari_mem_tui.checkpoint.jsonfile import (
     MAX_DEPTH,
     depth_exceeds,
     read_json,
+    read_whole,
     salvage_list,
     usable_file,
 )
-from ari_mem_tui.model import NODE_LABELS, JsonStrings, Node, Problem
+from ari_mem_tui.model import NODE_LABELS, JsonStrings, Node, ParentChain, Problem
 
 RUN_ID_DIR = re.compile(r"^[0-9]{8,14}_")
 
@@ -127,7 +129,7 @@ def fast_tree_document(path: Path) -> Any:
     node's trace_log left as checked bytes; None when the file is not of that plain shape or
     does not decode (the full reader then says why)."""
     try:
-        data = path.read_bytes()
+        data = read_whole(path)  # over the file limit: the full reader names the problem
         top = _TOP(data)
         if "nodes" not in top:
             return None
@@ -367,14 +369,16 @@ def _depths(parent: dict[str, str | None]) -> dict[str, int]:
     return depth
 
 
-def _chain(node_id: str, parent: dict[str, str | None]) -> list[str]:
-    chain: list[str] = []
-    current = parent[node_id]
-    while current is not None:
-        chain.append(current)
-        current = parent[current]
-    chain.reverse()
-    return chain
+def link_ancestors(
+    nodes: dict[str, Node], parent: dict[str, str | None], reconstructed: Iterable[str]
+) -> None:
+    """Give each `reconstructed` node its ancestors as a ParentChain over the (acyclic) parent
+    links: no node's list is materialised, so a 20,000-deep chain costs O(n), not O(n²)."""
+    depth = _depths(parent)
+    for node_id in reconstructed:
+        node = nodes[node_id]
+        node.ancestor_ids = ParentChain(parent, node_id, depth[node_id])  # type: ignore[assignment]
+        node.scope_reconstructed = True
 
 
 def check_scope(node: Node, name: str, problems: list[Problem]) -> None:
@@ -389,7 +393,8 @@ def check_scope(node: Node, name: str, problems: list[Problem]) -> None:
         issues.append(f"ancestor_ids[-1]={ancestors[-1]!r} but parent_id={node.parent_id!r}")
     if node.parent_id is not None and not ancestors:
         issues.append("a child with empty ancestor_ids (it could read no memory)")
-    if node.id in ancestors:
+    # a chain rebuilt from the (cycle-free) parent links never holds its own node
+    if type(ancestors) is not ParentChain and node.id in ancestors:
         issues.append("the node is in its own ancestor_ids")
     if issues:
         problems.append(
@@ -422,11 +427,9 @@ def build_graph(
         parent[node_id] = pid
     break_cycles(parent, order, name, problems)
     depth = _depths(parent)
+    link_ancestors(nodes, parent, (n for n in nodes if n not in has_scope))
     missing_depth = 0
     for node_id, node in nodes.items():
-        if node_id not in has_scope:
-            node.ancestor_ids = _chain(node_id, parent)
-            node.scope_reconstructed = True
         if node.depth is None:
             node.depth = depth[node_id]
             missing_depth += 1

@@ -50,6 +50,30 @@ def add_letta_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _limit_setting(text: str) -> tuple[str, int]:
+    from ari_mem_tui.checkpoint.limits import parse_setting
+
+    try:
+        return parse_setting(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_limit_options(parser: argparse.ArgumentParser) -> None:
+    from ari_mem_tui.checkpoint.limits import LIMITS
+
+    names = ", ".join(f"{limit.name} ({limit.default})" for limit in LIMITS.values())
+    parser.add_argument(
+        "--max",
+        action="append",
+        default=[],
+        type=_limit_setting,
+        metavar="NAME=N",
+        help=f"raise or lower a limit on hostile input (repeatable): {names};"
+        " also $ARI_MEM_TUI_MAX_<NAME>; see README, Limits",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ari-mem-tui",
@@ -65,6 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_open.add_argument("checkpoint", type=Path)
     p_open.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
     add_letta_options(p_open)
+    add_limit_options(p_open)
 
     p_demo = sub.add_parser(
         "demo", help="generate the demo checkpoint and open it (with --out: write it and exit)"
@@ -122,16 +147,19 @@ def build_parser() -> argparse.ArgumentParser:
         help="local ranker: minilm (default; fills its vector cache first) or bm25 (instant)",
     )
     add_letta_options(p_saw)
+    add_limit_options(p_saw)
 
     p_audit = sub.add_parser("audit", help="audit a run: scope leaks, violations, rejected writes")
     p_audit.add_argument("checkpoint", type=Path)
     p_audit.add_argument("--json", action="store_true", help="machine-readable output")
     add_letta_options(p_audit)
+    add_limit_options(p_audit)
 
     p_load = sub.add_parser("summary", help="load a checkpoint and print what it holds")
     p_load.add_argument("checkpoint", type=Path)
     p_load.add_argument("--json", action="store_true", help="machine-readable output")
     add_letta_options(p_load)
+    add_limit_options(p_load)
 
     p_runs = sub.add_parser(
         "runs", help="list the runs of a workspace (or its checkpoints/ folder), newest first"
@@ -140,6 +168,7 @@ def build_parser() -> argparse.ArgumentParser:
         "dir", type=Path, nargs="?", help="workspace folder (default: recently opened runs)"
     )
     p_runs.add_argument("--json", action="store_true", help="machine-readable output")
+    add_limit_options(p_runs)
 
     p_health = sub.add_parser(
         "health",
@@ -155,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_health.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
     add_letta_options(p_health)
+    add_limit_options(p_health)
 
     p_serve = sub.add_parser(
         "serve", help="serve the TUI on a run or workspace to a web browser (textual-serve)"
@@ -165,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     p_serve.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_limit_options(p_serve)
 
     p_restore = sub.add_parser(
         "letta-restore",
@@ -202,6 +233,7 @@ def build_parser() -> argparse.ArgumentParser:
         default="openai/text-embedding-3-small",
         help="embedding handle for a new agent (ARI's default)",
     )
+    add_limit_options(p_restore)
     return parser
 
 
@@ -223,6 +255,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_OK
+    if getattr(args, "max", None):
+        from ari_mem_tui.checkpoint.limits import apply
+
+        apply(args.max)  # into the environment: a served TUI's child process reads it too
     from ari_mem_tui.letta.errors import LettaUnavailable
     from ari_mem_tui.render.text import say
 

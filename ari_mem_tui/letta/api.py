@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 import httpx
 import letta_client
 
+from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.letta.errors import LettaUnavailable, mask_secrets, safe_url
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
 
@@ -64,8 +65,12 @@ class LettaConnection:
             raise LettaUnavailable(
                 f"--letta-url {self.url} is not a usable URL ({mask_secrets(str(exc), *self._secrets)})"
             ) from None
+        answer_limit = current().letta_answer_bytes
         self.client = letta_client.Letta(
             base_url=real_url,
+            http_client=letta_client.DefaultHttpxClient(
+                transport=_CappedTransport(httpx.HTTPTransport(), answer_limit)
+            ),
             api_key=api_key or None,
             timeout=httpx.Timeout(timeout, connect=min(CONNECT_TIMEOUT, timeout)),
             max_retries=max_retries,
@@ -128,6 +133,10 @@ class LettaConnection:
                 + server_error
             ) from None
         except letta_client.APIConnectionError as exc:
+            if isinstance(exc.__cause__, AnswerTooBig):
+                raise LettaUnavailable(
+                    f"{self.url} sent too much in answer to {what}: {exc.__cause__}"
+                ) from None
             raise LettaUnavailable(
                 f"cannot reach a Letta server at {self.url} ({what}: {_cause(exc)})"
             ) from None
@@ -278,6 +287,44 @@ class LettaConnection:
         if block is missing:
             return None
         return block.value if isinstance(block.value, str) else ""
+
+
+class AnswerTooBig(httpx.ReadError):
+    """A server's answer past the letta-answer-mib limit (read no further)."""
+
+
+class _CappedStream(httpx.SyncByteStream):
+    def __init__(self, inner: httpx.SyncByteStream, limit: int) -> None:
+        self.inner, self.limit = inner, limit
+
+    def __iter__(self):
+        seen = 0
+        for chunk in self.inner:
+            seen += len(chunk)
+            if seen > self.limit:
+                raise AnswerTooBig(
+                    f"its answer is over the {mib(self.limit)} limit ({hint('letta-answer-mib')})"
+                )
+            yield chunk
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+class _CappedTransport(httpx.BaseTransport):
+    """Answers are read up to the letta-answer-mib limit (checkpoint/limits.py): a server
+    sending a gigabyte must not take a gigabyte of memory before the deadline."""
+
+    def __init__(self, inner: httpx.BaseTransport, limit: int) -> None:
+        self.inner, self.limit = inner, limit
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        response = self.inner.handle_request(request)
+        response.stream = _CappedStream(response.stream, self.limit)  # type: ignore[arg-type]
+        return response
+
+    def close(self) -> None:
+        self.inner.close()
 
 
 def _cause(exc: BaseException) -> str:

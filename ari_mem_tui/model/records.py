@@ -9,7 +9,8 @@ JSON. All fields but identifiers are optional, because ARI's files in the wild l
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, Literal, overload
 
 import msgspec
 from pydantic import (
@@ -19,6 +20,7 @@ from pydantic import (
     PrivateAttr,
     TypeAdapter,
     computed_field,
+    field_serializer,
     model_validator,
 )
 
@@ -59,6 +61,64 @@ class JsonStrings:
 
     def __reduce__(self):
         return (JsonStrings, (bytes(self.raw),))
+
+
+class ParentChain(Sequence[str]):
+    """A node's ancestor ids (root first), read off the run's parent links when asked.
+
+    A tree without `ancestor_ids` gets these instead of lists: a 20,000-deep chain would
+    otherwise hold 200 million ids (quadratic). Length and parent are O(1); iterating and
+    `in` walk the links, O(depth), and nothing is kept. Behaves like the list it stands for.
+    """
+
+    __slots__ = ("_len", "_parent", "_start")
+
+    def __init__(self, parent: Mapping[str, str | None], node_id: str, length: int) -> None:
+        self._parent = parent  # child id -> parent id (None for a root); acyclic
+        self._start = parent.get(node_id)
+        self._len = length
+
+    def __len__(self) -> int:
+        return self._len
+
+    def __bool__(self) -> bool:
+        return self._start is not None
+
+    def _up(self) -> Iterator[str]:
+        current, parent = self._start, self._parent
+        while current is not None:
+            yield current
+            current = parent.get(current)
+
+    def __iter__(self) -> Iterator[str]:
+        chain = list(self._up())
+        chain.reverse()
+        return iter(chain)
+
+    def __reversed__(self) -> Iterator[str]:
+        return self._up()
+
+    def __contains__(self, item: object) -> bool:
+        return any(item == current for current in self._up())
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[str]: ...
+    def __getitem__(self, index: int | slice) -> str | list[str]:
+        if isinstance(index, int) and index in (-1, self._len - 1) and self._start is not None:
+            return self._start  # the parent, without a walk
+        return list(self)[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (ParentChain, list, tuple)):
+            return len(self) == len(other) and list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # like the list it stands for
+
+    def __repr__(self) -> str:
+        return repr(list(self))
 
 
 _STRINGS = TypeAdapter(list[str])
@@ -106,6 +166,10 @@ class Node(BaseModel):
         if trace is not _ABSENT:
             node._trace = _trace_value(trace)
         return node
+
+    @field_serializer("ancestor_ids")
+    def _ancestors_out(self, value: Sequence[str]) -> list[str]:
+        return value if type(value) is list else list(value)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -6,8 +6,12 @@ key writes. Dossiers are written outside the checkpoint directory: the tool is r
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
+import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -219,22 +223,54 @@ def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
     }
 
 
-def _safe_name(value: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", value)[:80] or "run"
+NAME_CHARS = 60  # readable part of an id in a file name
+
+
+def safe_name(value: str) -> str:
+    """A file-name part for an id: its safe characters (cut to NAME_CHARS), then a hash of the
+    exact id, so `a/b`, `a b`, `a_b`, `A_b` and two long ids sharing a prefix never share a name
+    (on case-insensitive file systems too)."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", value)[:NAME_CHARS].strip(".") or "id"
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:10]
+    return f"{readable}-{digest}"
+
+
+def dossier_paths(ckpt: Checkpoint, node_id: str, out_dir: Path) -> tuple[Path, Path]:
+    """Where `export_dossier` writes the node's two halves: one pair of names per node."""
+    root = Path(ckpt.path).resolve()
+    stem = f"dossier-{safe_name(ckpt.run_id or root.name)}-{safe_name(node_id)}"
+    return out_dir / f"{stem}.md", out_dir / f"{stem}.json"
 
 
 def export_dossier(ckpt: Checkpoint, replay: Replay, out_dir: Path) -> tuple[Path, Path]:
-    """Write `dossier-<run>-<node>.md` and `.json` into `out_dir` (never the checkpoint)."""
+    """Write `dossier-<run>-<node>.md` and `.json` into `out_dir` (never the checkpoint).
+
+    Both halves or neither: each is written to a temporary file in `out_dir` first, then both
+    are renamed into place; on any failure the temporary files (and a half already renamed)
+    are removed. A later export of the same node replaces its own two files, never another's.
+    """
     out_dir = Path(out_dir).expanduser().resolve()
     root = Path(ckpt.path).resolve()
     if out_dir == root or root in out_dir.parents:
         raise ValueError(f"refusing to write into the checkpoint directory {root}")
+    markdown = dossier_markdown(replay, ckpt)
+    document = json_text(dossier_json(replay, ckpt)) + "\n"
     out_dir.mkdir(parents=True, exist_ok=True)
-    stem = f"dossier-{_safe_name(ckpt.run_id or root.name)}-{_safe_name(replay.node_id)}"
-    md_path, json_path = out_dir / f"{stem}.md", out_dir / f"{stem}.json"
-    md_path.write_text(dossier_markdown(replay, ckpt), encoding="utf-8")
-    json_path.write_text(
-        json_text(dossier_json(replay, ckpt)) + "\n",
-        encoding="utf-8",
-    )
+    md_path, json_path = dossier_paths(ckpt, replay.node_id, out_dir)
+    temps: list[Path] = []
+    placed: list[Path] = []
+    try:
+        for text, suffix in ((markdown, ".md"), (document, ".json")):
+            handle, name = tempfile.mkstemp(dir=out_dir, prefix=".dossier-", suffix=suffix)
+            temps.append(Path(name))
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                out.write(text)
+        for temp, final in zip(temps, (md_path, json_path), strict=True):
+            os.replace(temp, final)
+            placed.append(final)
+    except BaseException:
+        for path in (*temps, *placed):
+            with contextlib.suppress(OSError):
+                path.unlink(missing_ok=True)
+        raise
     return md_path, json_path

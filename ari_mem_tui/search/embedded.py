@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.model import MemoryEntry
 from ari_mem_tui.search.quantized import Int8Index, top_k_exact
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
@@ -175,7 +176,8 @@ class BM25Ranker:
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
         self._retriever = None
-        texts = [e.text for e in pool.entries]
+        cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
+        texts = [e.text if len(e.text) <= cut else e.text[:cut] for e in pool.entries]
         tokens = bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
         if tokens.vocab:  # bm25s cannot index a corpus without a single token
             self._retriever = bm25s.BM25()
@@ -185,7 +187,11 @@ class BM25Ranker:
         if self._retriever is None or not len(self.pool):
             return np.zeros(len(self.pool))
         tokens = self._bm25s.tokenize(
-            [query], stopwords="en", stemmer=self._stemmer, return_ids=False, show_progress=False
+            [query[: self._cut]],
+            stopwords="en",
+            stemmer=self._stemmer,
+            return_ids=False,
+            show_progress=False,
         )[0]
         if not tokens:
             return np.zeros(len(self.pool))

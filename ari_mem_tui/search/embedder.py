@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.search.rankers import ProgressFn
 
 MODEL_NAME = "minilm"
@@ -95,11 +96,18 @@ class MiniLMEmbedder:
     ) -> np.ndarray:
         """Embed texts in length-sorted batches (less padding); returns rows in input order.
 
+        Only the first `embed-chars` characters of a text reach the tokenizer (see
+        checkpoint/limits.py): the model reads 256 tokens, and a 200 MiB text must not be
+        tokenised whole to find them.
+
         A batch holds at most `batch_size` texts and about TOKEN_BUDGET padded tokens: attention
         memory grows with the square of the length, so long texts go in small batches.
         """
         out = np.zeros((len(texts), DIM), dtype=np.float32)
-        encoded = self._tokenizer.encode_batch([t if t.strip() else " " for t in texts])
+        cut = current().embed_chars  # the tokenizer reads a whole text before truncating it
+        encoded = self._tokenizer.encode_batch(
+            [(t if len(t) <= cut else t[:cut]) if t.strip() else " " for t in texts]
+        )
         ids = [e.ids for e in encoded]
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         done = 0

@@ -1,0 +1,211 @@
+"""Hostile sizes: peak RSS and wall time of each command on each big hostile case.
+
+The cases are built at run time in a temp folder, from small inputs (nothing big is stored):
+
+- `gzip-bomb`: the small demo run whose backup gets a second gzip member of 1 GiB of NULs
+  (~1 MB on disk);
+- `memory-200mib`: a backup line whose text is 200 MiB (by default a gzip bomb by ratio, so
+  also run with `--max gzip-ratio=100000` and then `--max line-mib=256`, when it is loaded and
+  ranked by its prefix);
+- `preview-100mib`: one access-log write whose text_preview is 100 MiB;
+- `tree-nuls-1gib`: tree.json of 1 GiB of NULs, a sparse file;
+- `chain-20k`: a 20,000-deep chain of nodes without ancestor_ids.
+
+Each command runs in a child process `--repeat` times, reading the files each time (no
+persistent index unless `--with-index`; MiniLM's vector cache is cold only on the first run); its peak RSS is the child's own
+ru_maxrss (RUSAGE_CHILDREN of a wrapper that runs only it). The goal: no case above 1.5 GB or
+30 s on this project's 2-core machine.
+
+    python benchmarks/bench_hostile.py [--repeat 3] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+MIB = 1 << 20
+# runs one command in a grandchild and prints the grandchild's peak RSS (KiB) and wall time
+WRAPPER = (
+    "import resource, subprocess, sys, time\n"
+    "t = time.monotonic()\n"
+    "code = subprocess.call([sys.executable, '-m', 'ari_mem_tui', *sys.argv[1:]],"
+    " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+    "took = time.monotonic() - t\n"
+    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, took)\n"
+)
+
+
+def demo(folder: Path, name: str) -> Path:
+    out = folder / name
+    subprocess.run(
+        [sys.executable, "-m", "ari_mem_tui", "demo", "--out", str(out), "--nodes", "8"],
+        check=True,
+        capture_output=True,
+    )
+    return out
+
+
+def first_child(ckpt: Path) -> str:
+    name = "nodes_tree.json" if (ckpt / "nodes_tree.json").is_file() else "tree.json"
+    nodes = json.loads((ckpt / name).read_text())["nodes"]
+    return next(n["id"] for n in nodes if n.get("parent_id") == nodes[0]["id"])
+
+
+def gzip_bomb(folder: Path) -> Path:
+    ckpt = demo(folder, "gzip-bomb")
+    bomb = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(16 * MIB)
+    with (ckpt / "memory_backup.jsonl.gz").open("ab") as out:
+        for _ in range(64):
+            out.write(bomb.compress(zeros))
+        out.write(bomb.flush())
+    return ckpt
+
+
+def memory_200mib(folder: Path) -> Path:
+    ckpt = demo(folder, "memory-200mib")
+    path = ckpt / "memory_backup.jsonl.gz"
+    records = gzip.decompress(path.read_bytes()).splitlines(keepends=True)
+    head = json.dumps({**json.loads(records[0]), "text": "@@"})
+    before, after = head.split("@@")
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", compresslevel=1) as out:
+        out.writelines(records)
+        out.write(before.encode())
+        chunk = b"huge memory " * (MIB // 12)
+        for _ in range(200):
+            out.write(chunk)
+        out.write(after.encode() + b"\n")
+    path.write_bytes(buffer.getvalue())
+    return ckpt
+
+
+def preview_100mib(folder: Path) -> Path:
+    ckpt = demo(folder, "preview-100mib")
+    log = ckpt / "memory_access.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    with log.open("wb") as out:
+        out.writelines(lines[:3])
+        out.write(b'{"ts": 1.0, "op": "write", "node_id": "x", "text_preview": "')
+        for _ in range(100):
+            out.write(b"p" * MIB)
+        out.write(b'"}\n')
+        out.writelines(lines[3:])
+    return ckpt
+
+
+def tree_nuls(folder: Path) -> Path:
+    ckpt = demo(folder, "tree-nuls-1gib")
+    with (ckpt / "tree.json").open("r+b") as handle:
+        handle.truncate(0)
+        handle.truncate(1 << 30)
+    return ckpt
+
+
+def chain(folder: Path) -> Path:
+    ckpt = folder / "chain-20k"
+    ckpt.mkdir()
+    nodes = [
+        {"id": f"n{i}", "parent_id": f"n{i - 1}" if i else None, "status": "success"}
+        for i in range(20_000)
+    ]
+    (ckpt / "tree.json").write_text(json.dumps({"run_id": "deep", "nodes": nodes}))
+    return ckpt
+
+
+def commands(name: str, ckpt: Path) -> list[list[str]]:
+    if name == "chain-20k":
+        node = "n19999"
+    else:
+        node = first_child(ckpt)
+    base = [
+        ["summary", str(ckpt)],
+        ["audit", str(ckpt)],
+        ["saw", str(ckpt), node, "--embedder", "bm25"],
+    ]
+    if name == "memory-200mib":
+        loose = ["--max", "gzip-ratio=100000"]
+        base += [
+            ["summary", str(ckpt), *loose],
+            ["saw", str(ckpt), node, *loose, "--max", "line-mib=256", "--embedder", "bm25"],
+            ["saw", str(ckpt), node, *loose, "--max", "line-mib=256", "--embedder", "minilm"],
+        ]
+    return [[*c, "--no-letta"] for c in base]
+
+
+def measure(args: list[str]) -> tuple[int, float, float]:
+    out = subprocess.run(
+        [sys.executable, "-c", WRAPPER, *args], check=True, capture_output=True, text=True
+    ).stdout.split()
+    return int(out[0]), int(out[1]) / 1024, float(out[2])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--keep", type=Path, help="build the cases here and keep them")
+    parser.add_argument("--only", help="run only the cases whose name contains this")
+    parser.add_argument(
+        "--with-index",
+        action="store_true",
+        help="let runs after the first reopen from the persistent index (default: every run"
+        " reads the files)",
+    )
+    args = parser.parse_args()
+    folder = args.keep or Path(tempfile.mkdtemp(prefix="bench-hostile-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    os.environ["XDG_CACHE_HOME"] = str(folder / "cache")  # not the user's vector cache / index
+    if not args.with_index:
+        os.environ["ARI_MEM_TUI_INDEX"] = "off"
+    cases = {
+        "gzip-bomb": gzip_bomb,
+        "memory-200mib": memory_200mib,
+        "preview-100mib": preview_100mib,
+        "tree-nuls-1gib": tree_nuls,
+        "chain-20k": chain,
+    }
+    print(f"load average {os.getloadavg()[0]:.1f}; {args.repeat} runs per command")
+    print(f"{'case':16} {'command':90} {'exit':>4} {'peak MiB':>9} {'median s':>9} {'max s':>7}")
+    worst_rss = worst_s = 0.0
+    try:
+        for name, build in cases.items():
+            if args.only and args.only not in name:
+                continue
+            start = time.monotonic()
+            ckpt = build(folder)
+            built = time.monotonic() - start
+            print(f"{name:16} (built in {built:.1f} s)")
+            for command in commands(name, ckpt):
+                runs = [measure(command) for _ in range(args.repeat)]
+                codes = {code for code, _, _ in runs}
+                peak = max(rss for _, rss, _ in runs)
+                times = [t for _, _, t in runs]
+                shown = " ".join(command).replace(str(ckpt), "CKPT").replace(" --no-letta", "")
+                code = "/".join(map(str, sorted(codes)))
+                print(
+                    f"{'':16} {shown[:90]:90} {code:>4} {peak:9.0f}"
+                    f" {statistics.median(times):9.2f} {max(times):7.2f}"
+                )
+                worst_rss, worst_s = max(worst_rss, peak), max(worst_s, max(times))
+    finally:
+        if args.keep is None:
+            shutil.rmtree(folder, ignore_errors=True)
+    verdict = "met" if worst_rss < 1500 and worst_s < 30 else "NOT met"
+    print(f"worst: {worst_rss:.0f} MiB peak, {worst_s:.1f} s (goal 1.5 GB, 30 s: {verdict})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
