@@ -1,14 +1,15 @@
 """The Textual app: tree on the left, what the chosen node saw on the right.
 
-The app holds no search or audit logic: it calls `sources.open_run`, `search.replay.replay` and
-`audit.audit` (the same functions the CLI uses) in thread workers and shows their results.
-Workers talk to the UI only through `call_from_thread`, and every result is checked against the
-current selection before it is shown, so moving fast never shows stale hits.
+The app composes the panes and routes between them; it holds no search or audit logic. Its
+thread workers (tui/workers.py) call `open_run`, `search.replay.replay` and `audit.audit` (the
+same functions the CLI uses) and post their results as messages (tui/messages.py); every result
+is checked against the current selection before it is shown, so moving fast never shows stale
+hits. The panes own their chores (find and filter: the tree pane; the search settings: the Hits
+pane) and talk to the app with messages too.
 """
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, ClassVar
@@ -17,20 +18,37 @@ from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
-from textual.worker import get_current_worker
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import preview, short_id
 from ari_mem_tui.run import Run
-from ari_mem_tui.tui import config
+from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, start_time
+from ari_mem_tui.tui import config, workers
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
-from ari_mem_tui.tui.messages import JumpToNode, OpenEntry, RerunSearch
+from ari_mem_tui.tui.follow import Follower
+from ari_mem_tui.tui.messages import (
+    AuditDone,
+    CheckpointChanged,
+    CompareReady,
+    JumpToNode,
+    LoadFailed,
+    LoadStep,
+    Notice,
+    OpenEntry,
+    ReplayDone,
+    ReplayFailed,
+    ReplayKey,
+    RerunSearch,
+    RunLoaded,
+    SearchParams,
+    TreeRead,
+    VectorProgress,
+)
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.screens.entry import EntryScreen
-from ari_mem_tui.tui.screens.filter import FilterScreen, TreeFilter
 from ari_mem_tui.tui.screens.help import HelpScreen
 from ari_mem_tui.tui.widgets.detail import (
     AuditPane,
@@ -43,39 +61,14 @@ from ari_mem_tui.tui.widgets.detail import (
 from ari_mem_tui.tui.widgets.hits import HitsPane
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.status_bar import StatusBar
+from ari_mem_tui.tui.widgets.tree_pane import TreePane
+from ari_mem_tui.tui.workers import Opener, TreeOpener
 
-ProgressFn = Callable[[int, int], None]  # (done, total) while vectors are computed
-Opener = Callable[[ProgressFn], Run]  # given a `LoadProgress`, usable as a plain ProgressFn
-TreeOpener = Callable[[], Checkpoint]  # the tree alone (fast), shown while the opener runs
 RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run → its openers
 
 DEFAULT_THEME = "textual-dark"
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
-WATCHED = (
-    "tree.json",
-    "nodes_tree.json",
-    "memory_backup.jsonl.gz",
-    "memory_access*.jsonl",
-    "idea.json",
-    "experiment.md",
-)
-# (node, custom query or None, limit, as of start?, query source "start" | "now" | "custom")
-ReplayKey = tuple[str, str | None, int, bool, str]
-DEFAULT_SEARCH: tuple[str | None, int, bool, str] = (None, 5, True, "start")
-
-
-class LoadProgress:
-    """What the app hands its opener: call it (done, total) for vector progress; its `step`
-    (n, m, part) says which of the load's m parts has started (`open_run`'s `args.load_step`)."""
-
-    def __init__(self, app: AriMemApp) -> None:
-        self.app = app
-
-    def __call__(self, done: int, total: int) -> None:
-        self.app.from_any_thread(self.app._show_progress, done, total)
-
-    def step(self, n: int, m: int, part: str) -> None:
-        self.app.from_any_thread(self.app._show_step, n, m, part)
+DEFAULT_SEARCH = SearchParams()
 
 
 class AriMemApp(App[None]):
@@ -147,17 +140,12 @@ class AriMemApp(App[None]):
         self.current_id: str | None = None
         self._stale: set[str] = set()
         self.marked_id: str | None = None
-        self.search_params: tuple[str | None, int, bool, str] = DEFAULT_SEARCH
+        self.search_params = DEFAULT_SEARCH
         self._retried: set[ReplayKey] = set()  # fallback results re-run once vectors were ready
         self.replays: dict[ReplayKey, Replay] = {}
-        self.tree_filter = TreeFilter()
-        self.find_matches: list[str] = []
-        self.find_index = -1
         self.ui_problems: list[AuditRow] = []
         self.audit_rows: list[AuditRow] = []
         self.node_findings: dict[str, list] = {}  # node id -> its audit findings
-        self.following = False
-        self._follow_sig: tuple = ()
         self.last_export: tuple[Path, Path] | None = None
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
@@ -174,22 +162,11 @@ class AriMemApp(App[None]):
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
-            with Vertical(id="tree-pane"):
-                yield RunTree(id="tree")
-                yield Input(placeholder="find id or text (Enter, Esc)", id="find-input")
+            yield TreePane(id="tree-pane")
             with TabbedContent(id="tabs", initial="hits"):
-                with TabPane("1 Hits", id="hits"):
-                    yield HitsPane(id="hits-pane")
-                with TabPane("2 Saw", id="saw"):
-                    yield SawPane(id="saw-pane")
-                with TabPane("3 Core", id="core"):
-                    yield CorePane(id="core-pane")
-                with TabPane("4 Writes", id="writes"):
-                    yield WritesPane(id="writes-pane")
-                with TabPane("5 Node", id="node"):
-                    yield NodePane(id="node-pane")
-                with TabPane("6 Audit", id="audit"):
-                    yield AuditPane(id="audit-pane")
+                for index, (name, pane) in enumerate(zip(TABS, PANES, strict=True)):
+                    with TabPane(f"{index + 1} {name.title()}", id=name):
+                        yield pane(id=f"{name}-pane")
             yield Static(Text("loading memory …", style="italic"), id="memory-loading")
         yield StatusBar(id="status")
         yield Footer()
@@ -200,15 +177,13 @@ class AriMemApp(App[None]):
         except Exception:  # noqa: BLE001 - an unknown theme in the config file is not fatal
             self.theme = DEFAULT_THEME
         self.remember_theme = self._remember_after_start
-        self.query_one("#find-input").display = False
         if not self.blink:
             for widget in self.query(Input):
                 widget.cursor_blink = False
         self.status_bar.set_source("opening …")
         self.status_bar.set_problems(0)
-        self._follow_timer = self.set_interval(self.follow_interval, self._follow_tick, pause=True)
-        self.tree_widget.root.set_label(Text("loading …", style="italic"))
-        self.tree_widget.show_root = True
+        self.follower = Follower(self, self.follow_interval, lambda: self.ckpt and self.ckpt.path)
+        self.tree_widget.show_loading()
         self.tree_widget.focus()
         self._show_memory_pane(False)
         # after the first frame: reading the tree while the app draws its first frame made both
@@ -227,6 +202,10 @@ class AriMemApp(App[None]):
         return self.query_one(StatusBar)
 
     @property
+    def tree_pane(self) -> TreePane:
+        return self.query_one(TreePane)
+
+    @property
     def tree_widget(self) -> RunTree:
         return self.query_one(RunTree)
 
@@ -235,19 +214,25 @@ class AriMemApp(App[None]):
         """The run's checkpoint; while its memory loads, the tree alone (see `tree_opener`)."""
         return self.run_data.checkpoint if self.run_data else self.tree_ckpt
 
+    @property
+    def following(self) -> bool:
+        return self.follower.on
+
     # ------------------------------------------------------------------ loading
 
-    def from_any_thread(self, fn: Callable[..., None], *args: Any) -> None:
-        try:
-            self.call_from_thread(fn, *args)
-        except RuntimeError:  # already on the app's thread
-            fn(*args)
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="load")
+    def _load(self, keep: bool) -> None:
+        if self.opener is None:
+            return  # a workspace whose run is not picked yet
+        tree_first = self.tree_opener if self.ckpt is None else None
+        workers.load_run(self, self.opener, tree_first, keep)
 
-    def _show_step(self, n: int, m: int, part: str) -> None:
+    @on(LoadStep)
+    def _show_step(self, message: LoadStep) -> None:
         if self.run_data is not None:
             return  # a reload: the loaded run stays on screen until the new one replaces it
         text = Text("loading memory … ", style="bold")
-        text.append(f"({n} of {m}: {part})", style="cyan")
+        text.append(f"({message.n} of {message.m}: {message.part})", style="cyan")
         if self.tree_ckpt is not None:
             text.append(
                 "\n\nThe tree is ready: move around it. The chosen node's hits, reads, core, "
@@ -258,117 +243,84 @@ class AriMemApp(App[None]):
 
     def _show_memory_pane(self, ready: bool) -> None:
         """The tabs once the run is loaded (or failed to); before that, the loading note."""
-        self.query_one("#tabs").display = ready
+        self.query_one(TabbedContent).display = ready
         self.query_one("#memory-loading").display = not ready
 
-    def _show_progress(self, done: int, total: int) -> None:
-        self.status_bar.set_progress(done, total)
+    @on(VectorProgress)
+    def _show_progress(self, message: VectorProgress) -> None:
+        self.status_bar.set_progress(message.done, message.total)
 
-    def _vectors_ready(self) -> None:
-        """The embedder is ready: every replay BM25 made in its place is stale. Drop them all
-        (whether or not any is cached: the visible one may still be in flight) and re-run the
-        visible one."""
-        stale = [key for key, replay in self.replays.items() if replay.fallback]
-        for key in stale:
-            del self.replays[key]
-        if self.current_id and self._key() not in self.replays:
-            self._start_replay()
-
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="load")
-    def _load(self, keep: bool) -> None:
-        worker = get_current_worker()
-        if self.opener is None:
-            return  # a workspace whose run is not picked yet
-        if self.tree_opener is not None and self.ckpt is None:
-            self._load_tree_first(self.tree_opener)
-        try:
-            run = self.opener(LoadProgress(self))
-        except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
-            if not worker.is_cancelled:
-                self.call_from_thread(self._load_failed, exc)
-            return
-        if not worker.is_cancelled:  # a newer load (follow, reload) has started: it wins
-            self.call_from_thread(self._loaded, run, keep)
-
-    def _load_tree_first(self, tree_opener: TreeOpener) -> None:
-        """On the load's thread: read the tree alone and show it before the slow full load."""
-        try:
-            ckpt = tree_opener()
-        except Exception:  # noqa: BLE001 - the full load meets the same error and reports it
-            return
-        if ckpt.nodes and not get_current_worker().is_cancelled:
-            drawn = threading.Event()
-            self.call_from_thread(self._tree_loaded, ckpt, drawn)
-            drawn.wait(1.0)  # let the tree reach the screen before the full load takes the GIL
-
-    def _tree_loaded(self, ckpt: Checkpoint, drawn: threading.Event) -> None:
-        self.call_after_refresh(drawn.set)
+    @on(TreeRead)
+    def _tree_loaded(self, message: TreeRead) -> None:
+        self.call_after_refresh(message.drawn.set)
         if self.ckpt is not None:
             return  # the full run (or another tree) is already shown
-        self.tree_ckpt = ckpt
+        ckpt = self.tree_ckpt = message.ckpt
         self.status_bar.set_source("tree shown · loading memory …")
+        self._show_tree(ckpt, expand_roots=True)
+        self._choose_first(ckpt, self.initial_node)
+
+    def _show_tree(self, ckpt: Checkpoint, expand_roots: bool, expanded: list[str] = ()) -> None:
+        """Draw `ckpt`'s tree, the lines in `expanded` open; its roots revealed (and opened)."""
         tree = self.tree_widget
         tree.show_root = False
-        self._apply_filter_to_tree()
-        for root_id in ckpt.roots:
-            node = tree.reveal(root_id)
+        self.tree_pane.show(ckpt)
+        for node_id in expanded:
+            node = tree.reveal(node_id)
             if node is not None:
                 node.expand()
-        wanted = self.initial_node
+        for root_id in ckpt.roots:
+            node = tree.reveal(root_id)
+            if node is not None and expand_roots:
+                node.expand()
+
+    def _choose_first(self, ckpt: Checkpoint, wanted: str | None) -> None:
         target = wanted if wanted in ckpt.nodes else (ckpt.roots[0] if ckpt.roots else None)
         if target:
-            tree.select_id(target)
+            self.tree_widget.select_id(target)
             self.choose(target)
 
-    def _load_failed(self, exc: Exception) -> None:
+    @on(LoadFailed)
+    def _load_failed(self, message: LoadFailed) -> None:
+        exc = message.error
         if self.ckpt is None:
             self.tree_widget.root.set_label(Text("could not open the run", style="bold red"))
-        message = f"{type(exc).__name__}: {exc}"
-        self.notify(preview(message, 300), title="could not open the run", severity="error")
-        self._add_ui_problem(AuditRow("error", "load", None, message))
+        text = f"{type(exc).__name__}: {exc}"
+        self.notify(preview(text, 300), title="could not open the run", severity="error")
+        self._add_ui_problem(AuditRow("error", "load", None, text))
         if self.run_data is None:
             self._show_memory_pane(True)  # the Audit tab says what went wrong
-            self.query_one(HitsPane).show_error(f"could not load the run's memory: {message}")
+            self.query_one(HitsPane).show_error(f"could not load the run's memory: {text}")
             self.status_bar.set_source("tree only" if self.tree_ckpt else "nothing loaded")
         self.loaded_count += 1
 
-    def _loaded(self, run: Run, keep: bool) -> None:
-        tree = self.tree_widget
+    @on(RunLoaded)
+    def _loaded(self, message: RunLoaded) -> None:
+        run = message.run
         # the tree shown while memory loaded: keep where the user has gone in it
-        keep = keep or self.tree_ckpt is not None
-        expanded = tree.expanded_ids() if keep else []
+        keep = message.keep or self.tree_ckpt is not None
+        expanded = self.tree_widget.expanded_ids() if keep else []
         selected = self.current_id if keep else self.initial_node
         self.run_data, self.tree_ckpt = run, None
         self._show_memory_pane(True)
         self.replays.clear()
         self._retried.clear()
-        self._follow_sig = self._signature()
-        tree.show_root = False
+        self.follower.rebase()
         if not keep:
-            tree.focus()
+            self.tree_widget.focus()
         self.status_bar.set_source(run.source_label)
         self.status_bar.set_embedder(getattr(run.ranker, "name", "?"))
         self._watch_vectors(run)
-        self._apply_filter_to_tree()
-        for node_id in expanded:
-            node = tree.reveal(node_id)
-            if node is not None:
-                node.expand()
-        ckpt = run.checkpoint
-        target = selected if selected in ckpt.nodes else (ckpt.roots[0] if ckpt.roots else None)
+        self._show_tree(run.checkpoint, expand_roots=not keep, expanded=expanded)
         self.current_id = None
-        for root_id in ckpt.roots:
-            node = tree.reveal(root_id)
-            if node is not None and not keep:
-                node.expand()
-        if target:
-            tree.select_id(target)
-            self.choose(target)
+        self._choose_first(run.checkpoint, selected)
         self._run_audit()
         self.loaded_count += 1
 
     def _watch_vectors(self, run: Run) -> None:
-        """Show the ranker's vector progress (MiniLM computes vectors in the background)."""
+        """Show the ranker's vector progress (MiniLM computes vectors in the background); when
+        they are ready every replay BM25 made in their place is stale: drop them all (whether
+        or not any is cached: the visible one may still be in flight), re-run the visible one."""
         ranker = run.ranker
         if getattr(ranker, "ready", True):
             self.status_bar.set_progress(0, 0)
@@ -379,66 +331,39 @@ class AriMemApp(App[None]):
                 timer.stop()
                 return
             done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-            if getattr(ranker, "ready", True):
-                timer.stop()
-                self._show_progress(total, total)
-                self._vectors_ready()
-            else:
+            if not getattr(ranker, "ready", True):
                 self.status_bar.set_progress(done, total)
+                return
+            timer.stop()
+            self.status_bar.set_progress(total, total)
+            for key in [key for key, replay in self.replays.items() if replay.fallback]:
+                del self.replays[key]
+            if self.current_id and self._key() not in self.replays:
+                self._start_replay()
 
         timer = self.set_interval(0.25, poll)
         poll()
 
-    def _signature(self) -> tuple:
-        ckpt = self.ckpt
-        if ckpt is None:
-            return ()
-        sig = []
-        for pattern in WATCHED:
-            for path in sorted(Path(ckpt.path).glob(pattern)):
-                try:
-                    st = path.stat()
-                except OSError:
-                    continue
-                sig.append((path.name, st.st_mtime_ns, st.st_size))
-        return tuple(sig)
-
-    def _follow_tick(self) -> None:
-        sig = self._signature()
-        if sig != self._follow_sig:
-            self._follow_sig = sig
-            self._load(keep=True)
+    @on(CheckpointChanged)
+    def _checkpoint_changed(self) -> None:
+        self._load(keep=True)
 
     # ------------------------------------------------------------------ audit
 
     @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
     def _run_audit(self) -> None:
-        ckpt = self.ckpt
-        if ckpt is None:
-            return
-        from ari_mem_tui.audit import audit, findings_by_node
-        from ari_mem_tui.tui.audit_rows import audit_rows
+        if self.ckpt is not None:
+            workers.audit_run(self, self.ckpt)
 
-        by_node: dict = {}
-        try:
-            report = audit(ckpt)
-            rows, summary = audit_rows(ckpt, report)
-            by_node = findings_by_node(report)
-        except Exception as exc:  # noqa: BLE001
-            rows = [AuditRow("error", "audit failed", None, f"{type(exc).__name__}: {exc}")]
-            summary = ""
-        self.call_from_thread(self._show_audit, ckpt, rows, summary, by_node)
-
-    def _show_audit(
-        self, ckpt: Checkpoint, rows: list[AuditRow], summary: str, by_node: dict | None = None
-    ) -> None:
-        if ckpt is not self.ckpt:
+    @on(AuditDone)
+    def _show_audit(self, message: AuditDone) -> None:
+        if message.ckpt is not self.ckpt:
             return
-        self.audit_rows = rows
-        self.node_findings = by_node or {}
+        self.audit_rows = message.rows
+        self.node_findings = message.by_node
         self.tree_widget.set_findings(self.node_findings)
         self._show_findings()
-        self._refresh_audit(summary)
+        self._refresh_audit(message.summary)
 
     def _show_findings(self) -> None:
         """The chosen node's leaks, scope violations and rejected writes, in Hits and Node."""
@@ -521,8 +446,7 @@ class AriMemApp(App[None]):
         self._stale.discard(name)
 
     def _key(self) -> ReplayKey:
-        query, limit, as_of, query_from = self.search_params
-        return (self.current_id or "", query, limit, as_of, query_from)
+        return ReplayKey.of(self.current_id or "", self.search_params)
 
     def _start_replay(self) -> None:
         key = self._key()
@@ -532,34 +456,17 @@ class AriMemApp(App[None]):
             return
         if self.run_data is None:
             return  # memory still loading: `_loaded` chooses the node again
-        self.query_one(HitsPane).show_loading(key[0])
+        self.query_one(HitsPane).show_loading(key.node_id)
         self._replay_worker(self.run_data, key)
 
     # a fixed description: by default Textual repr()s the arguments, i.e. the whole run
     @work(thread=True, exclusive=True, group="replay", exit_on_error=False, description="replay")
     def _replay_worker(self, run: Run, key: ReplayKey) -> None:
-        worker = get_current_worker()
-        node_id, query, limit, as_of, query_from = key
-        try:
-            from ari_mem_tui.search.replay import replay
+        workers.replay_node(self, run, key)
 
-            # missed entries' global ranks wait until the missed list is shown (M)
-            result = replay(
-                run.checkpoint,
-                node_id,
-                run.ranker,
-                query=query,
-                limit=limit,
-                as_of=as_of,
-                query_from=query_from,
-                exact_ranks=False,
-            )
-        except Exception as exc:  # noqa: BLE001 - e.g. the Letta server went away
-            if not worker.is_cancelled:
-                self.call_from_thread(self._replay_failed, key, exc)
-            return
-        if not worker.is_cancelled:
-            self.call_from_thread(self._show_replay, key, result)
+    @on(ReplayDone)
+    def _replay_done(self, message: ReplayDone) -> None:
+        self._show_replay(message.key, message.replay)
 
     def _show_replay(self, key: ReplayKey, result: Replay) -> None:
         ranker = self.run_data.ranker if self.run_data else None
@@ -582,22 +489,24 @@ class AriMemApp(App[None]):
         if ckpt is None or node_id not in ckpt.nodes:
             return None
         try:
-            from ari_mem_tui.search.startup import start_time
-
             return start_time(ckpt, ckpt.nodes[node_id])[0]
         except Exception:  # noqa: BLE001 - only used to say "not seeded yet"
             return None
 
-    def _replay_failed(self, key: ReplayKey, exc: Exception) -> None:
-        message = f"search for {key[0]} failed: {type(exc).__name__}: {exc}"
+    @on(ReplayFailed)
+    def _replay_failed(self, message: ReplayFailed) -> None:
+        key, exc = message.key, message.error
+        text = f"search for {key.node_id} failed: {type(exc).__name__}: {exc}"
         if key == self._key():
-            self.query_one(HitsPane).show_error(message)
-        self.notify(preview(message, 300), title="search failed", severity="error")
-        self._add_ui_problem(AuditRow("error", "search", key[0], message))
+            self.query_one(HitsPane).show_error(text)
+        self.notify(preview(text, 300), title="search failed", severity="error")
+        self._add_ui_problem(AuditRow("error", "search", key.node_id, text))
 
     @on(RerunSearch)
     def _rerun(self, message: RerunSearch) -> None:
-        self.search_params = (message.query, message.limit, message.as_of, message.query_from)
+        self.search_params = SearchParams(
+            message.query, message.limit, message.as_of, message.query_from
+        )
         if self.current_id:
             self._start_replay()
 
@@ -612,11 +521,7 @@ class AriMemApp(App[None]):
         if node_id not in ckpt.nodes:
             self.notify(f"no node {preview(node_id, 60)} in this run", severity="warning")
             return
-        if not self.tree_widget.select_id(node_id):
-            self.notify("that node is hidden by the filter; clearing it", severity="warning")
-            self.tree_filter = TreeFilter()
-            self._apply_filter_to_tree()
-            self.tree_widget.select_id(node_id)
+        self.tree_pane.select(node_id)
         self.choose(node_id)
 
     @on(OpenEntry)
@@ -627,6 +532,10 @@ class AriMemApp(App[None]):
             self.notify("that entry is not in the loaded memory", severity="warning")
             return
         self.push_screen(EntryScreen(entry))
+
+    @on(Notice)
+    def _notice(self, message: Notice) -> None:
+        self.notify(message.text, severity=message.severity)
 
     # ------------------------------------------------------------------ actions
 
@@ -661,15 +570,12 @@ class AriMemApp(App[None]):
         self.current_id = self.marked_id = self.initial_node = None
         self.replays.clear()
         self._stale.clear()
-        self.search_params = (None, *self.search_params[1:])  # the same settings, no query
-        self.tree_filter = TreeFilter()
-        self.find_matches, self.find_index = [], -1
+        self.search_params = self.search_params._replace(query=None)  # the same settings
+        self.query_one(HitsPane).forget_query()
         self.ui_problems, self.audit_rows = [], []
         self.health_result = None
         self.sub_title = str(path)
-        self.tree_widget.clear()
-        self.tree_widget.root.set_label(Text("loading …", style="italic"))
-        self.tree_widget.show_root = True
+        self.tree_pane.reset()
         self.status_bar.set_source("opening …")
         self._show_memory_pane(False)
         self.tree_widget.focus()
@@ -697,13 +603,10 @@ class AriMemApp(App[None]):
         self.query_one(TabbedContent).active = name
 
     def action_escape(self) -> None:
-        find = self.query_one("#find-input", Input)
-        if find.display:
-            find.display = False
-        self.tree_widget.focus()
+        self.tree_pane.close_find()
 
     def action_toggle_tree(self) -> None:
-        pane = self.query_one("#tree-pane")
+        pane = self.tree_pane
         pane.display = not pane.display
         if not pane.display:
             self.query_one(TabbedContent).focus()
@@ -718,124 +621,34 @@ class AriMemApp(App[None]):
         self.query_one(HitsPane).toggle_missed()
 
     def action_toggle_as_of(self) -> None:
-        from textual.widgets import Checkbox
-
-        self.query_one(HitsPane).toggle_as_of()  # the checkbox's Changed message re-runs it
-        on = self.query_one("#as-of", Checkbox).value
+        on = self.query_one(HitsPane).toggle_as_of()  # the checkbox's Changed message re-runs it
         self.notify("pool: as of the node's start" if on else "pool: today's (later writes too)")
 
     def action_cycle_query(self) -> None:
         """`s`: the query is the eval_summary at start, the eval_summary now, or your own."""
-        from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS
-
         self.action_tab("hits")
         which = self.query_one(HitsPane).cycle_query()
         self.notify(f"query: {QUERY_SOURCE_WORDS[which]}")
 
     def action_toggle_writes_scope(self) -> None:
-        pane = self.query_one(WritesPane)
-        pane.whole_run = not pane.whole_run
-        if self.run_data:
-            pane.show(self.run_data.checkpoint, self.current_id)
+        ckpt = self.run_data.checkpoint if self.run_data else None
+        self.query_one(WritesPane).toggle_scope(ckpt, self.current_id)
         self.action_tab("writes")
 
-    # find -------------------------------------------------------------
-
     def action_find(self) -> None:
-        find = self.query_one("#find-input", Input)
-        if not self.query_one("#tree-pane").display:
-            self.action_toggle_tree()
-        find.display = True
-        find.focus()
-
-    @on(Input.Submitted, "#find-input")
-    def _find_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        self.find_matches = self.find_nodes(event.value)
-        self.find_index = -1
-        self.tree_widget.set_find_hits(set(self.find_matches))
-        event.input.display = False
-        self.tree_widget.focus()
-        if not self.find_matches:
-            self.notify(f"no node matches {preview(event.value, 40)!r}", severity="warning")
-            return
-        self.notify(f"{len(self.find_matches)} matches (n / N)")
-        self.action_find_next()
-
-    def find_nodes(self, text: str) -> list[str]:
-        """Nodes whose id contains `text`, then nodes whose name/direction/summary does."""
-        ckpt = self.ckpt
-        needle = text.strip().lower()
-        if ckpt is None or not needle:
-            return []
-        visible = self.tree_widget.visible_ids
-        by_id, by_text = [], []
-        for node in ckpt.nodes.values():
-            if visible is not None and node.id not in visible:
-                continue
-            if needle in node.id.lower():
-                by_id.append(node.id)
-                continue
-            haystack = " ".join(
-                s for s in (node.name, node.original_direction, node.eval_summary, node.label) if s
-            ).lower()
-            if needle in haystack:
-                by_text.append(node.id)
-        return by_id + by_text
-
-    def _find_step(self, step: int) -> None:
-        if not self.find_matches:
-            self.notify("nothing to find: press / first", severity="warning")
-            return
-        self.find_index = (self.find_index + step) % len(self.find_matches)
-        self.jump_to(self.find_matches[self.find_index])
+        self.tree_pane.open_find()
 
     def action_find_next(self) -> None:
-        self._find_step(1)
+        self.tree_pane.find_step(1)
 
     def action_find_prev(self) -> None:
-        self._find_step(-1)
-
-    # filter -----------------------------------------------------------
+        self.tree_pane.find_step(-1)
 
     def action_filter(self) -> None:
-        def done(result: TreeFilter | None) -> None:
-            if result is not None:
-                self.tree_filter = result
-                self._apply_filter_to_tree()
-                if self.current_id:
-                    self.tree_widget.select_id(self.current_id)
-                self.notify(f"filter: {result.describe()}")
-
-        self.push_screen(FilterScreen(self.tree_filter), done)
+        self.tree_pane.open_filter()
 
     def action_clear_filter(self) -> None:
-        self.tree_filter = TreeFilter()
-        self._apply_filter_to_tree()
-
-    def _apply_filter_to_tree(self) -> None:
-        ckpt = self.ckpt
-        if ckpt is None:
-            return
-        tree = self.tree_widget
-        flt = self.tree_filter
-        if not flt.active:
-            tree.matched_ids = set()
-            tree.load(ckpt, None)
-            return
-        matched = {
-            n.id
-            for n in ckpt.nodes.values()
-            if (not flt.statuses or (n.status or "") in flt.statuses)
-            and (not flt.labels or (n.label or "") in flt.labels)
-        }
-        visible = set(matched)
-        for node_id in matched:
-            visible.update(ckpt.nodes[node_id].ancestor_ids)
-        tree.matched_ids = matched
-        tree.load(ckpt, visible)
-
-    # mark / compare ---------------------------------------------------
+        self.tree_pane.clear_filter()
 
     def action_mark(self) -> None:
         if self.current_id:
@@ -846,29 +659,19 @@ class AriMemApp(App[None]):
         if not self.marked_id or not self.current_id or self.run_data is None:
             self.notify("mark a node with m first, then choose another", severity="warning")
             return
-        self._compare_worker(self.run_data, self.marked_id, self.current_id)
+        ids = [self.marked_id, self.current_id]
+        cached = [self.replays.get(ReplayKey.of(i, DEFAULT_SEARCH)) for i in ids]
+        self._compare_worker(self.run_data, cached, ids)
 
     @work(thread=True, exclusive=True, group="compare", exit_on_error=False, description="compare")
-    def _compare_worker(self, run: Run, a: str, b: str) -> None:
-        try:
-            from ari_mem_tui.search.replay import replay
+    def _compare_worker(self, run: Run, cached: list[Replay | None], ids: list[str]) -> None:
+        workers.compare_nodes(self, run, cached, ids)
 
-            results = []
-            for node_id in (a, b):
-                key: ReplayKey = (node_id, *DEFAULT_SEARCH)
-                cached = self.replays.get(key)
-                results.append(cached or replay(run.checkpoint, node_id, run.ranker))
-        except Exception as exc:  # noqa: BLE001
-            self.call_from_thread(self.notify, f"compare failed: {exc}", severity="error")
-            return
-        self.call_from_thread(self._show_compare, run, results[0], results[1])
-
-    def _show_compare(self, run: Run, a: Replay, b: Replay) -> None:
-        for replay in (a, b):
-            self.replays.setdefault((replay.node_id, *DEFAULT_SEARCH), replay)
-        self.push_screen(CompareScreen(run.checkpoint, a, b))
-
-    # copy / export / reload / follow ---------------------------------
+    @on(CompareReady)
+    def _show_compare(self, message: CompareReady) -> None:
+        for replay in (message.a, message.b):
+            self.replays.setdefault(ReplayKey.of(replay.node_id, DEFAULT_SEARCH), replay)
+        self.push_screen(CompareScreen(message.run.checkpoint, message.a, message.b))
 
     def action_copy(self) -> None:
         text = self._copy_target()
@@ -879,16 +682,15 @@ class AriMemApp(App[None]):
         self.notify(f"copied {preview(text, 40)}")
 
     def _copy_target(self) -> str | None:
+        """The entry under the cursor of a focused hits or writes table, else the node id."""
         ckpt = self.ckpt
-        focused = self.focused
-        if ckpt is not None and focused is not None:
-            if focused.id in ("hits-table", "missed-table", "recorded-table"):
-                entry_id = self.query_one(HitsPane).current_entry_id()
-                entry = ckpt.entries_by_id.get(entry_id or "")
-                if entry is not None:
-                    return entry.text
-            if focused.id == "writes-table":
-                return self.query_one(WritesPane).current_text()
+        if ckpt is not None and self.focused is not None:
+            entry = ckpt.entries_by_id.get(self.query_one(HitsPane).focused_entry_id() or "")
+            if entry is not None:
+                return entry.text
+            writes = self.query_one(WritesPane)
+            if writes.table_focused:
+                return writes.current_text()
         return self.current_id
 
     def action_export(self) -> None:
@@ -913,14 +715,12 @@ class AriMemApp(App[None]):
         self._load(keep=True)
 
     def action_toggle_follow(self) -> None:
-        self.following = not self.following
-        if self.following:
-            self._follow_sig = self._signature()
-            self._follow_timer.resume()
-        else:
-            self._follow_timer.pause()
-        self.status_bar.set_follow(self.following)
-        self.notify("following the checkpoint" if self.following else "follow off")
+        following = self.follower.toggle()
+        self.status_bar.set_follow(following)
+        self.notify("following the checkpoint" if following else "follow off")
+
+
+PANES = (HitsPane, SawPane, CorePane, WritesPane, NodePane, AuditPane)  # in the order of TABS
 
 
 # ---------------------------------------------------------------------- entry points

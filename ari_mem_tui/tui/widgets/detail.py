@@ -176,6 +176,16 @@ class WritesPane(Vertical):
         key = self.query_one("#writes-table", VimTable).current_key
         return self.rows[int(key)].text if key is not None else None
 
+    @property
+    def table_focused(self) -> bool:
+        return self.query_one("#writes-table", VimTable).has_focus
+
+    def toggle_scope(self, ckpt: Checkpoint | None, node_id: str | None) -> None:
+        """`w`: this node's writes / the whole run's (redrawn when the run is loaded)."""
+        self.whole_run = not self.whole_run
+        if ckpt is not None:
+            self.show(ckpt, node_id)
+
 
 # ---------------------------------------------------------------- Node
 

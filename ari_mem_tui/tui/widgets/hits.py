@@ -253,9 +253,16 @@ class HitsPane(VerticalScroll):
         if self.replay is not None:
             self._show_missed()
 
-    def toggle_as_of(self) -> None:
+    def toggle_as_of(self) -> bool:
+        """`a`; True when the pool is now the one as of the node's start."""
         box = self.query_one("#as-of", Checkbox)
         box.value = not box.value  # its Changed message re-runs the search
+        return box.value
+
+    def forget_query(self) -> None:
+        """Another run is opening: its custom query text means nothing there."""
+        self.custom = ""
+        self.query_one("#query-input", Input).value = ""
 
     def cycle_query(self) -> str:
         """at start → now → custom → at start; custom without text asks for one first."""
@@ -300,10 +307,10 @@ class HitsPane(VerticalScroll):
         as_of = self.query_one("#as-of", Checkbox).value
         self.post_message(RerunSearch(query, limit, as_of, self.query_from))
 
-    def current_entry_id(self) -> str | None:
-        for table_id in ("#hits-table", "#missed-table", "#recorded-table"):
-            table = self.query_one(table_id, VimTable)
+    def focused_entry_id(self) -> str | None:
+        """The entry under the cursor of whichever of its tables has focus; None when none has."""
+        for table in self.query(VimTable):
             if table.has_focus:
                 key = table.current_key
                 return key.split(":", 2)[2] if key and key.startswith("rec:") else key
-        return self.query_one("#hits-table", VimTable).current_key
+        return None

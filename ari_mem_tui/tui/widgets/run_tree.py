@@ -67,6 +67,12 @@ class RunTree(Tree[Item]):
 
     # ---- building ----
 
+    def show_loading(self) -> None:
+        """Nothing to show yet: an italic "loading …" root."""
+        self.clear()
+        self.root.set_label(Text("loading …", style="italic"))
+        self.show_root = True
+
     def load(self, ckpt: Checkpoint, visible: set[str] | None = None) -> None:
         """Show `ckpt`'s roots (children stay unloaded until expanded)."""
         self.ckpt = ckpt
