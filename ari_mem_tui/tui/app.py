@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal
 from textual.widgets import Footer, Input, Static, TabbedContent, TabPane
 
@@ -26,7 +26,7 @@ from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import preview, short_id
 from ari_mem_tui.run import Run
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, start_time
-from ari_mem_tui.tui import config, workers
+from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
 from ari_mem_tui.tui.follow import Follower
 from ari_mem_tui.tui.messages import (
@@ -67,7 +67,6 @@ from ari_mem_tui.tui.workers import Opener, TreeOpener
 RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run → its openers
 
 DEFAULT_THEME = "textual-dark"
-TABS = ("hits", "saw", "core", "writes", "node", "audit")
 DEFAULT_SEARCH = SearchParams()
 
 
@@ -76,33 +75,7 @@ class AriMemApp(App[None]):
     TITLE = "ari-mem-tui"
     COMMANDS = App.COMMANDS | {ActionCommands, NodeCommands}
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark,f1", "help", "Help"),
-        Binding("slash", "find", "Find"),
-        Binding("n", "find_next", "Next", show=False),
-        Binding("N", "find_prev", "Previous", show=False),
-        Binding("f", "filter", "Filter", show=False),
-        Binding("m", "mark", "Mark"),
-        Binding("c", "compare", "Compare"),
-        Binding("e", "export", "Export"),
-        Binding("F", "toggle_follow", "Follow"),
-        Binding("y", "copy", "Copy", show=False),
-        Binding("r", "reload", "Reload", show=False),
-        Binding("d", "toggle_dim", "Dim unseen", show=False),
-        Binding("M", "toggle_missed", "Missed", show=False),
-        Binding("a", "toggle_as_of", "As of", show=False),
-        Binding("s", "cycle_query", "Query source", show=False),
-        Binding("w", "toggle_writes_scope", "Writes scope", show=False),
-        Binding("t,ctrl+b", "toggle_tree", "Tree", show=False),
-        Binding("escape", "escape", "Back", show=False),
-        Binding("H", "health", "Health"),
-        Binding("W", "runs", "Runs", show=False),
-        *(
-            Binding(str(i + 1), f"tab('{name}')", name.title(), show=False)
-            for i, name in enumerate(TABS)
-        ),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.APP)
 
     def __init__(
         self,
@@ -133,7 +106,9 @@ class AriMemApp(App[None]):
         self.blink = blink
         self.initial_node = initial_node
         self.remember_theme = False  # not while the initial theme is being applied
-        self._wanted_theme = theme or config.load_settings().get("theme") or DEFAULT_THEME
+        settings = config.load_settings()
+        self._wanted_theme = theme or settings.get("theme") or DEFAULT_THEME
+        self.keymap = config.keymap(settings)  # the user's remaps: {key id: keys}, tui/keys.py
         self._remember_after_start = remember_theme
         if title:
             self.sub_title = title
@@ -164,7 +139,7 @@ class AriMemApp(App[None]):
         with Horizontal(id="main"):
             yield TreePane(id="tree-pane")
             with TabbedContent(id="tabs", initial="hits"):
-                for index, (name, pane) in enumerate(zip(TABS, PANES, strict=True)):
+                for index, (name, pane) in enumerate(zip(keys.TABS, PANES, strict=True)):
                     with TabPane(f"{index + 1} {name.title()}", id=name):
                         yield pane(id=f"{name}-pane")
             yield Static(Text("loading memory …", style="italic"), id="memory-loading")
@@ -177,6 +152,9 @@ class AriMemApp(App[None]):
         except Exception:  # noqa: BLE001 - an unknown theme in the config file is not fatal
             self.theme = DEFAULT_THEME
         self.remember_theme = self._remember_after_start
+        self.set_keymap(self.keymap)
+        if unknown := keys.unknown_ids(self.keymap):
+            self.notify(f"config: no key called {', '.join(unknown)}", severity="warning")
         if not self.blink:
             for widget in self.query(Input):
                 widget.cursor_blink = False
@@ -720,7 +698,7 @@ class AriMemApp(App[None]):
         self.notify("following the checkpoint" if following else "follow off")
 
 
-PANES = (HitsPane, SawPane, CorePane, WritesPane, NodePane, AuditPane)  # in the order of TABS
+PANES = (HitsPane, SawPane, CorePane, WritesPane, NodePane, AuditPane)  # as keys.TABS
 
 
 # ---------------------------------------------------------------------- entry points

@@ -14,12 +14,13 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.render.text import node_label, short_id
+from ari_mem_tui.tui import keys
 
 CHAIN_MIN = 4  # fold single-child runs at least this long
 
@@ -39,14 +40,7 @@ class Item:
 class RunTree(Tree[Item]):
     """Tree of nodes; posts the usual Tree messages, with `Item` data."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("h", "collapse_or_parent", "Collapse", show=False),
-        Binding("l", "expand_or_child", "Expand", show=False),
-        Binding("g", "scroll_home", "Top", show=False),
-        Binding("G", "scroll_end", "Bottom", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.TREE)
 
     def __init__(self, **kwargs) -> None:
         super().__init__("run", data=Item(), **kwargs)
@@ -271,6 +265,13 @@ class RunTree(Tree[Item]):
         return text
 
     # ---- vim-style moves ----
+
+    def action_scroll_top(self) -> None:
+        """`g` (tui/keys.py names the tables' action; the tree's is called home)."""
+        self.action_scroll_home()
+
+    def action_scroll_bottom(self) -> None:
+        self.action_scroll_end()
 
     def action_collapse_or_parent(self) -> None:
         tn = self.cursor_node
