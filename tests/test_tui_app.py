@@ -110,7 +110,7 @@ async def test_compare_marked_with_current(tiny: Path) -> None:
         await press(pilot, "j", "l", "l", "j")  # A2 (A's second child; the chain is first)
         assert app.current_id == IDS["A2"]
         await press(pilot, "m")
-        assert app.marked_id == IDS["A2"]
+        assert app.tabs.marked_id == IDS["A2"]
         await press(pilot, "g", "j", "j", "j", "j", "l", "l")  # root A chain A2 B, B1
         assert app.current_id == IDS["B1"]
         await press(pilot, "c")
@@ -268,9 +268,9 @@ async def test_corrupt_files_become_problems_not_crashes(tiny: Path) -> None:
         await settle(pilot)
         await press(pilot, *TO_B1, "6")
         assert app.current_id == IDS["B1"]  # what was readable is on screen
-        kinds = {r.kind for r in app.audit_rows}
+        kinds = {r.kind for r in app.audit_pane.audit_rows}
         assert "problem" in kinds
-        files = " ".join(r.text for r in app.audit_rows if r.kind == "problem")
+        files = " ".join(r.text for r in app.audit_pane.audit_rows if r.kind == "problem")
         assert "memory_backup.jsonl.gz" in files
 
 
@@ -289,7 +289,7 @@ async def test_a_failing_search_is_a_notification_and_a_problem(tiny: Path) -> N
         app.replays.clear()
         await press(pilot, *TO_B1)
         assert app.current_id == IDS["B1"]
-        rows = [r for r in app.ui_problems if r.kind == "search"]
+        rows = [r for r in app.audit_pane.ui_problems if r.kind == "search"]
         assert rows and "server went away" in rows[0].text
         assert any("search failed" in (n.title or "") for n in app._notifications)
         assert app.query_one("#node-pane") is not None  # the rest still shows
@@ -305,7 +305,7 @@ async def test_a_run_that_cannot_open_leaves_the_app_up(tmp_path: Path) -> None:
     async with app.run_test() as pilot:
         await settle(pilot)
         assert app.ckpt is None
-        assert any("disk on fire" in r.text for r in app.ui_problems)
+        assert any("disk on fire" in r.text for r in app.audit_pane.ui_problems)
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
 
@@ -565,7 +565,7 @@ async def test_memory_failing_after_the_tree_keeps_the_tree(tiny: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.run_data is None and app.ckpt is app.tree_ckpt
-        assert any("backup unreadable" in r.text for r in app.ui_problems)
+        assert any("backup unreadable" in r.text for r in app.audit_pane.ui_problems)
         assert any("could not open" in (n.title or "") for n in app._notifications)
         assert app.query_one("#tabs").display  # the Audit tab can show the problem
         await press(pilot, *TO_B1)

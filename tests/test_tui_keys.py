@@ -75,10 +75,10 @@ async def test_a_remapped_key_works_and_the_old_one_no_longer_fires(
         await settle(pilot)
         assert app.current_id == IDS["R"]
         await press(pilot, "m", "j")
-        assert app.marked_id is None  # m no longer marks
+        assert app.tabs.marked_id is None  # m no longer marks
         assert app.current_id == IDS["R"]  # j no longer moves the tree's cursor
         await press(pilot, "x")
-        assert app.marked_id == IDS["R"]
+        assert app.tabs.marked_id == IDS["R"]
         await press(pilot, "ctrl+n")
         assert app.current_id == IDS["A"]
         assert any("no key called nonsense" in n.message for n in app._notifications)

@@ -124,6 +124,26 @@ class ReplayFailed(Message):
         super().__init__()
         self.key, self.error = key, error
 
+    @property
+    def text(self) -> str:
+        return f"search for {self.key.node_id} failed: {type(self.error).__name__}: {self.error}"
+
+
+class ReplayShown(Message):
+    """The Hits, Saw and Core tabs now show this replay."""
+
+    def __init__(self, replay: Replay) -> None:
+        super().__init__()
+        self.replay = replay
+
+
+class VectorsReady(Message):
+    """The ranker's vectors are all computed (MiniLM): BM25 stand-ins can be searched again."""
+
+    def __init__(self, ranker: object) -> None:
+        super().__init__()
+        self.ranker = ranker
+
 
 class AuditDone(Message):
     """The audit of `ckpt`: the Audit tab's rows, its summary line, the findings per node."""

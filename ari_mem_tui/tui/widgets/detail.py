@@ -314,10 +314,32 @@ class AuditPane(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.rows: list[AuditRow] = []
+        self.ui_problems: list[AuditRow] = []  # what went wrong in the app (load, search)
+        self.audit_rows: list[AuditRow] = []  # the audit's findings
 
     def compose(self) -> ComposeResult:
         yield Static(Text("auditing…", style="italic"), id="audit-title")
         yield VimTable(id="audit-table")
+
+    def set_audit(self, rows: list[AuditRow], summary: str) -> tuple[int, int]:
+        self.audit_rows = rows
+        return self._redraw(summary)
+
+    def add_problem(self, row: AuditRow) -> tuple[int, int]:
+        if all(r.text != row.text for r in self.ui_problems):
+            self.ui_problems.append(row)
+        return self._redraw()
+
+    def forget(self) -> None:
+        """Another run is opening."""
+        self.ui_problems, self.audit_rows = [], []
+
+    def _redraw(self, summary: str = "") -> tuple[int, int]:
+        """Show the app's problems, then the audit's rows; (problems, findings) among them."""
+        rows = self.ui_problems + self.audit_rows
+        self.show(rows, summary)
+        problems = sum(1 for r in rows if r.kind in ("problem", "load", "search"))
+        return problems, len(rows) - problems
 
     def show(self, rows: list[AuditRow], summary: str = "") -> None:
         self.rows = rows

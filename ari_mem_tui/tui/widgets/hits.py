@@ -19,7 +19,7 @@ from ari_mem_tui.render.words import (
     pool_words,
     query_words,
 )
-from ari_mem_tui.search.startup import QUERY_SOURCES
+from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
 from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
 from ari_mem_tui.tui.widgets.tables import VimTable
 
@@ -253,31 +253,33 @@ class HitsPane(VerticalScroll):
         if self.replay is not None:
             self._show_missed()
 
-    def toggle_as_of(self) -> bool:
-        """`a`; True when the pool is now the one as of the node's start."""
+    def toggle_as_of(self) -> None:
+        """`a`: the pool as of the node's start / today's."""
         box = self.query_one("#as-of", Checkbox)
         box.value = not box.value  # its Changed message re-runs the search
-        return box.value
+        self.notify(
+            "pool: as of the node's start" if box.value else "pool: today's (later writes too)"
+        )
 
     def forget_query(self) -> None:
         """Another run is opening: its custom query text means nothing there."""
         self.custom = ""
         self.query_one("#query-input", Input).value = ""
 
-    def cycle_query(self) -> str:
-        """at start → now → custom → at start; custom without text asks for one first."""
+    def cycle_query(self) -> None:
+        """`s`: at start → now → custom → at start; custom without text asks for one first."""
         order = list(QUERY_SOURCES)
         self.query_from = order[(order.index(self.query_from) + 1) % len(order)]
+        self.notify(f"query: {QUERY_SOURCE_WORDS[self.query_from]}")
         field = self.query_one("#query-input", Input)
         if self.query_from == "custom" and not self.custom:
             field.focus()
             self.query_one("#hits-diag", Static).update(
                 Text("custom query: type it above and press Enter", style="bold cyan")
             )
-            return self.query_from
+            return
         field.value = self.custom if self.query_from == "custom" else ""
         self._rerun()
-        return self.query_from
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = VimTable.plain_key(event.row_key.value) or ""

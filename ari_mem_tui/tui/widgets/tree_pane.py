@@ -45,6 +45,20 @@ class TreePane(Vertical):
 
     # ---- filter ----
 
+    def show_run(self, ckpt: Checkpoint, expand_roots: bool, expanded: list[str] = ()) -> None:
+        """Draw `ckpt`'s tree, the lines in `expanded` open, its roots revealed (and opened)."""
+        tree = self.tree
+        tree.show_root = False
+        self.show(ckpt)
+        for node_id in expanded:
+            node = tree.reveal(node_id)
+            if node is not None:
+                node.expand()
+        for root_id in ckpt.roots:
+            node = tree.reveal(root_id)
+            if node is not None and expand_roots:
+                node.expand()
+
     def show(self, ckpt: Checkpoint) -> None:
         """Draw `ckpt`'s tree through the filter: matching nodes and, dimmed, their ancestors."""
         tree, flt = self.tree, self.tree_filter
