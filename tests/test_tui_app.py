@@ -323,7 +323,7 @@ async def test_rerun_with_another_query_and_as_of(tiny: Path) -> None:
         app.tree_widget.focus()
         await press(pilot, "a")
         replay = app.query_one("#hits-pane").replay
-        assert app.search_params[2] is False  # `a` leaves the default as-of pool for today's
+        assert app.tabs.params.as_of is False  # `a` leaves the default as-of pool for today's
         assert replay.as_of is None and replay.as_of_source == "now"
         assert "today's pool" in str(app.query_one("#hits-query").render())
         assert str(app.query_one("#as-of").label) == "pool: today (a)"

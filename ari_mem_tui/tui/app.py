@@ -29,7 +29,7 @@ from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui import messages as msg
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
 from ari_mem_tui.tui.follow import Follower
-from ari_mem_tui.tui.messages import ReplayKey, SearchParams
+from ari_mem_tui.tui.messages import ReplayKey
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.help import HelpScreen
 from ari_mem_tui.tui.widgets.detail import (
@@ -50,7 +50,6 @@ from ari_mem_tui.tui.workers import Opener, TreeOpener
 RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run → its openers
 
 DEFAULT_THEME = "textual-dark"
-DEFAULT_SEARCH = SearchParams()
 
 
 class AriMemApp(App[None]):
@@ -96,7 +95,6 @@ class AriMemApp(App[None]):
         if title:
             self.sub_title = title
         self.current_id: str | None = None
-        self.node_findings: dict[str, list] = {}  # node id -> its audit findings
         self.last_export: tuple[Path, Path] | None = None
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
@@ -176,10 +174,6 @@ class AriMemApp(App[None]):
         return self.tabs.replays
 
     @property
-    def search_params(self) -> SearchParams:
-        return self.tabs.params
-
-    @property
     def ckpt(self) -> Checkpoint | None:
         """The run's checkpoint; while its memory loads, the tree alone (see `tree_opener`)."""
         return self.run_data.checkpoint if self.run_data else self.tree_ckpt
@@ -199,7 +193,7 @@ class AriMemApp(App[None]):
 
     @on(msg.LoadStep)
     def _show_step(self, message: msg.LoadStep) -> None:
-        if self.run_data is None:  # a reload: the loaded run stays until the new one replaces it
+        if self.run_data is None:  # on a reload the loaded run stays until the new one is in
             note = self.query_one(LoadingNote)
             note.show_step(message.n, message.m, message.part, self.tree_ckpt is not None)
 
@@ -284,13 +278,9 @@ class AriMemApp(App[None]):
     def _show_audit(self, message: msg.AuditDone) -> None:
         if message.ckpt is not self.ckpt:
             return
-        self.node_findings = message.by_node
-        self.tree_widget.set_findings(self.node_findings)
-        self._show_findings()
+        self.tree_widget.set_findings(message.by_node)
+        self.tabs.set_findings(message.by_node)
         self.status_bar.set_problems(*self.audit_pane.set_audit(message.rows, message.summary))
-
-    def _show_findings(self) -> None:
-        self.tabs.show_findings(self.node_findings.get(self.current_id or "", []))
 
     def _add_ui_problem(self, row: AuditRow) -> None:
         self.status_bar.set_problems(*self.audit_pane.add_problem(row))
@@ -298,29 +288,19 @@ class AriMemApp(App[None]):
     # ------------------------------------------------------------------ choosing a node
 
     def on_tree_node_highlighted(self, event: RunTree.NodeHighlighted) -> None:
-        item = event.node.data
-        if item is None:
-            return
-        node_id = item.node_id or (item.chain[0] if item.chain else None)
-        if node_id:
-            self.choose(node_id)
+        if event.node.data is not None and event.node.data.first_id:
+            self.choose(event.node.data.first_id)
 
-    def on_tree_node_selected(self, event: RunTree.NodeSelected) -> None:
-        if event.node.allow_expand:
-            self.tree_widget.ensure_loaded(event.node)
-            event.node.toggle()
-
-    def choose(self, node_id: str, force: bool = False) -> None:
+    def choose(self, node_id: str) -> None:
         """Show `node_id` everywhere; its search runs in a worker."""
         ckpt = self.ckpt
         if ckpt is None or node_id not in ckpt.nodes:
             return
-        if node_id == self.current_id and not force:
+        if node_id == self.current_id:
             return
         # the query source (at start / now / custom), limit and pool are remembered across nodes
         self.current_id = node_id
         self.tree_widget.set_selection(node_id)
-        self._show_findings()
         self.tabs.choose(node_id)
 
     @on(msg.ReplayShown)
@@ -451,9 +431,7 @@ class AriMemApp(App[None]):
         self.query_one(HitsPane).cycle_query()
 
     def action_toggle_writes_scope(self) -> None:
-        ckpt = self.run_data.checkpoint if self.run_data else None
-        self.query_one(WritesPane).toggle_scope(ckpt, self.current_id)
-        self.action_tab("writes")
+        self.tabs.toggle_writes_scope()
 
     def action_find(self) -> None:
         self.tree_pane.open_find()

@@ -41,6 +41,7 @@ class DetailTabs(TabbedContent):
         self._retried: set[ReplayKey] = set()  # fallback results re-run once vectors were ready
         self._stale: set[str] = set()
         self.marked_id: str | None = None  # `m`, for `c`
+        self.findings: dict[str, list] = {}  # node id -> its audit findings
 
     @property
     def key(self) -> ReplayKey:
@@ -59,6 +60,7 @@ class DetailTabs(TabbedContent):
 
     def choose(self, node_id: str) -> None:
         self.node_id = node_id
+        self._show_findings()
         self._mark_stale("node", "writes")
         self._start_replay()
 
@@ -71,10 +73,22 @@ class DetailTabs(TabbedContent):
         if self.node_id and self.key not in self.replays:
             self._start_replay()
 
-    def show_findings(self, findings: list) -> None:
+    def set_findings(self, by_node: dict[str, list]) -> None:
+        """The audit's findings per node (from the app's audit worker)."""
+        self.findings = by_node
+        self._show_findings()
+
+    def _show_findings(self) -> None:
         """The chosen node's leaks, scope violations and rejected writes, in Hits and Node."""
+        findings = self.findings.get(self.node_id or "", [])
         self.query_one(HitsPane).show_findings(findings)
         self.query_one(NodePane).show_findings(findings)
+
+    def toggle_writes_scope(self) -> None:
+        """`w`: the Writes tab shows this node's writes / the whole run's."""
+        ckpt = self.run.checkpoint if self.run else None
+        self.query_one(WritesPane).toggle_scope(ckpt, self.node_id)
+        self.active = "writes"
 
     def copy_target(self, node_id: str | None) -> str | None:
         """`y`: the entry under the cursor of a focused hits or writes table, else `node_id`."""

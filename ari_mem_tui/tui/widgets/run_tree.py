@@ -36,6 +36,11 @@ class Item:
     def ids(self) -> tuple[str, ...]:
         return self.chain if self.chain else ((self.node_id,) if self.node_id else ())
 
+    @property
+    def first_id(self) -> str | None:
+        """The node the line stands for (a chain: its first)."""
+        return self.node_id or (self.chain[0] if self.chain else None)
+
 
 class RunTree(Tree[Item]):
     """Tree of nodes; posts the usual Tree messages, with `Item` data."""
@@ -150,6 +155,12 @@ class RunTree(Tree[Item]):
     def _on_tree_node_expanded(self, event: Tree.NodeExpanded[Item]) -> None:
         self.ensure_loaded(event.node)
 
+    def _on_tree_node_selected(self, event: Tree.NodeSelected[Item]) -> None:
+        """Enter opens or closes a line (auto_expand is off: children load first)."""
+        if event.node.allow_expand:
+            self.ensure_loaded(event.node)
+            event.node.toggle()
+
     # ---- finding nodes ----
 
     def reveal(self, node_id: str) -> TreeNode[Item] | None:
@@ -204,9 +215,7 @@ class RunTree(Tree[Item]):
     @property
     def current_id(self) -> str | None:
         tn = self.cursor_node
-        if tn is None or tn.data is None:
-            return None
-        return tn.data.node_id or (tn.data.chain[0] if tn.data.chain else None)
+        return tn.data.first_id if tn is not None and tn.data is not None else None
 
     # ---- highlighting ----
 
