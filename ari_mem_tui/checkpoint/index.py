@@ -22,6 +22,8 @@ import msgspec
 import networkx as nx
 from platformdirs import user_cache_dir
 
+from ari_mem_tui.checkpoint.access_log import access_files
+from ari_mem_tui.checkpoint.trace_log import trace_calls_of
 from ari_mem_tui.model import (
     AccessEvent,
     Checkpoint,
@@ -83,8 +85,6 @@ def code_key() -> str:
 def _watched(ckpt: Path, run_id: str | None) -> list[Path]:
     """Every file a load of `ckpt` may read: its top-level files, node_*/tree.json, and the
     access logs of runs/<run_id>/traces."""
-    from ari_mem_tui.checkpoint.access_log import access_files
-
     found: set[Path] = set()
     try:
         found.update(entry for entry in ckpt.iterdir() if not entry.is_dir())
@@ -217,8 +217,6 @@ def load(path: Path) -> Checkpoint | None:
 
 
 def _rebuild(path: Path, body: dict, entries: list, events: list, writes: list) -> Checkpoint:
-    from ari_mem_tui.checkpoint.trace_log import trace_calls_of
-
     ckpt = Checkpoint(path=path)
     ckpt.run_id, ckpt.tree_source = body["run_id"], body["tree_source"]
     ckpt.experiment_goal = body["experiment_goal"]

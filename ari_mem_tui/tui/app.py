@@ -351,7 +351,7 @@ class AriMemApp(App[None]):
         if self.workspace is None or self.run_factory is None:
             self.notify("opened on one run: start on a workspace folder for the list of runs")
             return
-        from ari_mem_tui.tui.screens.runs import RunPickerScreen
+        from ari_mem_tui.tui.screens.runs import RunPickerScreen  # noqa: PLC0415 - on first use
 
         if isinstance(self.screen, RunPickerScreen):
             return
@@ -390,7 +390,7 @@ class AriMemApp(App[None]):
         if run is None:
             self.notify("the run's memory is still loading", severity="warning")
             return
-        from ari_mem_tui.tui.screens.health import HealthScreen
+        from ari_mem_tui.tui.screens.health import HealthScreen  # noqa: PLC0415 - on first use
 
         if isinstance(self.screen, HealthScreen):
             return
@@ -468,7 +468,7 @@ class AriMemApp(App[None]):
         if ckpt is None or replay is None:
             self.notify("the node's search has not finished yet", severity="warning")
             return
-        from ari_mem_tui.render.dossier import export_dossier
+        from ari_mem_tui.render.dossier import export_dossier  # noqa: PLC0415 - on first use
 
         out_dir = config.export_dir(ckpt.path, self.export_to)
         try:

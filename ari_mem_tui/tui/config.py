@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from platformdirs import user_config_path, user_data_path
+
 CONFIG_ENV = "ARI_MEM_TUI_CONFIG_DIR"
 EXPORT_ENV = "ARI_MEM_TUI_EXPORT_DIR"
 
@@ -19,8 +21,6 @@ def config_dir() -> Path:
     override = os.environ.get(CONFIG_ENV)
     if override:
         return Path(override)
-    from platformdirs import user_config_path
-
     return user_config_path("ari-mem-tui")
 
 
@@ -66,8 +66,6 @@ def export_dir(checkpoint: Path, requested: Path | None = None) -> Path:
     env = os.environ.get(EXPORT_ENV)
     candidate = Path(requested or env or Path.cwd()).expanduser().resolve()
     if _inside(candidate, checkpoint):
-        from platformdirs import user_data_path
-
         candidate = user_data_path("ari-mem-tui") / "dossiers"
     return candidate
 

@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, DataTable, Footer, ProgressBar, Sparkline, Static
 from textual.worker import get_current_worker
 
+from ari_mem_tui.health import compute_health
 from ari_mem_tui.model import Run
 from ari_mem_tui.model.health import Health
 from ari_mem_tui.render.health import (
@@ -116,8 +117,6 @@ class HealthScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="health", exit_on_error=False, description="health")
     def _compute(self) -> None:
-        from ari_mem_tui.health import compute_health
-
         worker = get_current_worker()
         run = self.run_data
 

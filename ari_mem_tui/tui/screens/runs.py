@@ -23,6 +23,7 @@ from ari_mem_tui.model.workspace import RunInfo, Workspace
 from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.workspace import CountCache, newest_first, run_info, scan
 
 
 def matches(run: RunInfo, needle: str) -> bool:
@@ -62,8 +63,6 @@ class RunPickerScreen(Screen[Path | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        from ari_mem_tui.workspace import scan
-
         self.query_one("#runs-filter").display = False
         ws = scan(self.workspace, counts=False)
         self.runs = ws.runs
@@ -105,8 +104,6 @@ class RunPickerScreen(Screen[Path | None]):
 
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False, description="runs")
     def _count(self) -> None:
-        from ari_mem_tui.workspace import CountCache, run_info
-
         worker = get_current_worker()
         cache = CountCache.load()
         counted: list[RunInfo] = []
@@ -121,8 +118,6 @@ class RunPickerScreen(Screen[Path | None]):
             self.app.call_from_thread(self._counted, counted)
 
     def _counted(self, runs: list[RunInfo]) -> None:
-        from ari_mem_tui.workspace import newest_first
-
         self.runs = newest_first(runs)
         self.counted = True
         self._fill()

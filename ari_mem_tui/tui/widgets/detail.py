@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import CoreBlocks, CowWrite, Node, Replay
+from ari_mem_tui.render.findings import findings_text
 from ari_mem_tui.render.text import (
     clean,
     fmt_iso,
@@ -26,6 +27,7 @@ from ari_mem_tui.render.text import (
     short_id,
     status_glyph,
 )
+from ari_mem_tui.render.words import pool_words
 from ari_mem_tui.tui.messages import JumpToNode
 from ari_mem_tui.tui.widgets.tables import VimTable
 
@@ -68,8 +70,6 @@ class SawPane(VerticalScroll):
         yield Static(Text("Choose a node.", style="italic"), id="saw-body")
 
     def show(self, replay: Replay) -> None:
-        from ari_mem_tui.render.words import pool_words
-
         # tier 2 is the replayed search: say which pool and which ranker it came from
         head = Text(f"Tier 2 from the replay: {pool_words(replay)}", style="bright_black")
         head.append(f" · {clean(replay.embedder, False)}", style="bright_black")
@@ -264,8 +264,6 @@ class NodePane(VerticalScroll):
 
     def show_findings(self, findings: list) -> None:
         """Leaks, scope violations and rejected writes of this node, wrapped (no sideways scroll)."""
-        from ari_mem_tui.render.findings import findings_text
-
         box = self.query_one("#node-findings", Static)
         box.update(findings_text(findings))
         box.display = bool(findings)

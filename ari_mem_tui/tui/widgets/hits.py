@@ -8,6 +8,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Static
 
 from ari_mem_tui.model import Hit, Replay
+from ari_mem_tui.render.findings import findings_text
 from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
@@ -138,8 +139,6 @@ class HitsPane(VerticalScroll):
 
     def show_findings(self, findings: list) -> None:
         """This node's audit findings (the read, what it returned; a rejected write's text)."""
-        from ari_mem_tui.render.findings import findings_text
-
         box = self.query_one("#hits-findings", Static)
         box.update(findings_text(findings))
         box.display = bool(findings)

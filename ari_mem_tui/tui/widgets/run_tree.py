@@ -19,6 +19,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.render.findings import GLYPHS, glyph_kind
 from ari_mem_tui.render.text import node_label, short_id
 from ari_mem_tui.tui import keys
 
@@ -235,8 +236,6 @@ class RunTree(Tree[Item]):
     def set_findings(self, by_node: dict) -> None:
         """Audit findings per node: a glyph on the row (⚠ leak / scope violation, ⚑ rejected
         write), as the help's legend says."""
-        from ari_mem_tui.render.findings import glyph_kind
-
         self.findings = {nid: k for nid, fs in by_node.items() if (k := glyph_kind(fs))}
         self._invalidate()
 
@@ -263,8 +262,6 @@ class RunTree(Tree[Item]):
             text.stylize("reverse")
         kinds = {self.findings[i] for i in ids if i in self.findings}
         if kinds:  # in front: a narrow tree pane cuts the end of a line, never its start
-            from ari_mem_tui.render.findings import GLYPHS
-
             marks = Text()
             for kind in ("read", "rejected"):
                 if kind in kinds:
