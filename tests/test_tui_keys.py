@@ -12,6 +12,8 @@ from textual.widgets import Markdown
 from ari_mem_tui.tui import config, keys
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.commands import ACTIONS
+from ari_mem_tui.tui.screens.compare import CompareScreen
+from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.help import HelpScreen, keys_table
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.tables import VimTable
@@ -28,7 +30,9 @@ def test_bindings_palette_and_help_list_the_same_ids() -> None:
     """GIVEN the registry WHEN the app, the tree and the tables are bound, the palette lists its
     actions and the help its keys THEN all of them are the registry's entries, nothing else."""
     with_keys = {k.id for k in keys.KEYS if k.keys}
+    views = [HelpScreen, EntryScreen, CompareScreen]  # their own Esc/q keys have no id
     bound = [*AriMemApp.BINDINGS, *RunTree.BINDINGS, *VimTable.BINDINGS]
+    bound += [b for view in views for b in view.BINDINGS if b.id]
     assert {b.id for b in bound} == with_keys
     for binding in bound:
         key = keys.BY_ID[binding.id]

@@ -3,19 +3,22 @@
 The app's and the widgets' `BINDINGS`, the command palette's actions (tui/commands.py) and the
 help screen's key table (tui/screens/help.py) are all made from `KEYS`. Each binding carries its
 id, so the config file remaps it by id (tui/config.py): `{"keys": {"mark": "x"}}`, Textual key
-names, several separated by commas. Modal screens keep their own few keys (Esc closes, j/k
-scroll) beside their code.
+names, several separated by commas. The screens over the app keep their own few keys (Esc
+closes, …) beside their code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from textual.binding import Binding
+from textual.containers import ScrollableContainer
 from textual.keys import format_key
 
-APP, TREE, TABLE = "app", "tree", "table"  # where a key works: anywhere, the tree, the tables
+# where a key works: anywhere, in the tree, in the tables, in a view over the app (help, entry,
+# compare: their own Esc/q close them, beside their code)
+APP, TREE, TABLE, VIEW = "app", "tree", "table", "view"
 
 # the detail tabs, in order: keys 1 to 6 switch to them
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
@@ -51,6 +54,9 @@ KEYS: tuple[Key, ...] = (
         scopes=(TREE,)),
     Key("top", "g", "scroll_top", "Top", "First line", scopes=(TREE, TABLE)),
     Key("bottom", "G", "scroll_bottom", "Bottom", "Last line", scopes=(TREE, TABLE)),
+    Key("scroll_down", "j", "scroll('down')", "Down", "Scroll down the help, an entry, a comparison",
+        scopes=(VIEW,)),
+    Key("scroll_up", "k", "scroll('up')", "Up", "Scroll them up", scopes=(VIEW,)),
     Key("quit", "q", "quit", "Quit", "Leave the app", "Quit", show=True),
     Key("help", "question_mark,f1", "help", "Help",
         "Concepts (ancestor scope, window, rank score, CoW) and keys", "Help", show=True),
@@ -113,6 +119,15 @@ def bindings(scope: str) -> list[Binding]:
         for k in KEYS
         if scope in k.scopes and k.keys
     ]
+
+
+def scroll(views: Iterable[ScrollableContainer], direction: str) -> None:
+    """What a view's `scroll('down')` / `scroll('up')` does (VIEW keys)."""
+    for view in views:
+        if direction == "down":
+            view.scroll_down(animate=False)
+        else:
+            view.scroll_up(animate=False)
 
 
 def keys_of(key: Key, keymap: Mapping[str, str]) -> str:

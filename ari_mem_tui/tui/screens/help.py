@@ -11,6 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.keys import TEXTUAL_KEYS, help_rows
 
 HELP_TEXT = """\
@@ -66,8 +67,7 @@ def keys_table(keymap: Mapping[str, str]) -> str:
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark,f1", "dismiss", "Close"),
-        Binding("j", "scroll('down')", show=False),
-        Binding("k", "scroll('up')", show=False),
+        *keys.bindings(keys.VIEW),
     ]
 
     def compose(self) -> ComposeResult:
@@ -75,11 +75,7 @@ class HelpScreen(ModalScreen[None]):
             yield Markdown(HELP_TEXT + "\n" + keys_table(getattr(self.app, "keymap", {})))
 
     def action_scroll(self, direction: str) -> None:
-        body = self.query_one("#help-body", VerticalScroll)
-        if direction == "down":
-            body.scroll_down(animate=False)
-        else:
-            body.scroll_up(animate=False)
+        keys.scroll(self.query("#help-body").results(VerticalScroll), direction)
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)
