@@ -14,6 +14,8 @@ if TYPE_CHECKING:
 
     from ari_mem_tui.checkpoint import Checkpoint
     from ari_mem_tui.model import Replay
+    from ari_mem_tui.model.health import Health
+    from ari_mem_tui.model.workspace import RunInfo
     from ari_mem_tui.run import Run
     from ari_mem_tui.tui.widgets.detail import AuditRow
 
@@ -173,3 +175,27 @@ class Notice(Message):
 
 class CheckpointChanged(Message):
     """Following: the checkpoint's files changed on disk (tui/follow.py)."""
+
+
+class HealthProgress(Message):
+    """The health view's worker: `done` of `total` nodes replayed."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done, self.total = done, total
+
+
+class HealthDone(Message):
+    """The health view's worker finished: its result, or the error that stopped it."""
+
+    def __init__(self, result: Health | None, error: Exception | None = None) -> None:
+        super().__init__()
+        self.result, self.error = result, error
+
+
+class RunsCounted(Message):
+    """The run picker's worker counted the nodes and entries of every run."""
+
+    def __init__(self, runs: list[RunInfo]) -> None:
+        super().__init__()
+        self.runs = runs

@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from ari_mem_tui.model.workspace import RunInfo, Workspace
 from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
 from ari_mem_tui.render.text import clean
+from ari_mem_tui.tui.messages import RunsCounted
 from ari_mem_tui.tui.widgets.tables import VimTable
 from ari_mem_tui.workspace import CountCache, newest_first, run_info, scan
 
@@ -115,10 +116,11 @@ class RunPickerScreen(Screen[Path | None]):
             counted.append(info)
         cache.save()
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._counted, counted)
+            self.post_message(RunsCounted(counted))
 
-    def _counted(self, runs: list[RunInfo]) -> None:
-        self.runs = newest_first(runs)
+    @on(RunsCounted)
+    def _counted(self, message: RunsCounted) -> None:
+        self.runs = newest_first(message.runs)
         self.counted = True
         self._fill()
 
