@@ -167,7 +167,9 @@ async def test_find_and_next(tiny: Path) -> None:
         first = app.current_id
         await press(pilot, "n")
         assert app.current_id != first
-        assert set(app.tree_pane.find_matches) == {IDS[k] for k in ("A", "A1", "A2", "A1x", "A1y", "A1z")}
+        assert set(app.tree_pane.find_matches) == {
+            IDS[k] for k in ("A", "A1", "A2", "A1x", "A1y", "A1z")
+        }
 
 
 async def test_help_opens_and_closes(tiny: Path) -> None:
