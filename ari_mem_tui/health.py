@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
+from ari_mem_tui.checkpoint.jsonlines import loads_record
 from ari_mem_tui.model import Checkpoint, MemoryEntry, Node
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
 from ari_mem_tui.search.rankers import Ranker
@@ -303,8 +304,6 @@ class EntryUsage:
     def _trace_entries(self, call: Any, by_letta: dict[str, MemoryEntry]) -> list[MemoryEntry]:
         result = call.result
         if isinstance(result, dict) and isinstance(result.get("result"), str):
-            from ari_mem_tui.checkpoint.jsonlines import loads_record
-
             try:
                 inner = loads_record(result["result"])
             except (ValueError, RecursionError):

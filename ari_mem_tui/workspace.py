@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from platformdirs import user_config_path
+
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, GzipLines
 from ari_mem_tui.checkpoint.jsonfile import usable_file
 from ari_mem_tui.checkpoint.tree import read_tree_document
@@ -246,7 +248,7 @@ class CountCache:
 
     @classmethod
     def load(cls) -> CountCache:
-        from ari_mem_tui.search.vector_cache import cache_root
+        from ari_mem_tui.search.vector_cache import cache_root  # noqa: PLC0415 - ~0.25 s
 
         path = cache_root() / COUNTS_FILE
         try:
@@ -302,8 +304,6 @@ def config_dir() -> Path:
     override = os.environ.get(CONFIG_ENV)
     if override:
         return Path(override)
-    from platformdirs import user_config_path
-
     return user_config_path("ari-mem-tui")
 
 

@@ -110,7 +110,7 @@ async def test_compare_marked_with_current(tiny: Path) -> None:
         await press(pilot, "j", "l", "l", "j")  # A2 (A's second child; the chain is first)
         assert app.current_id == IDS["A2"]
         await press(pilot, "m")
-        assert app.marked_id == IDS["A2"]
+        assert app.tabs.marked_id == IDS["A2"]
         await press(pilot, "g", "j", "j", "j", "j", "l", "l")  # root A chain A2 B, B1
         assert app.current_id == IDS["B1"]
         await press(pilot, "c")
@@ -167,7 +167,9 @@ async def test_find_and_next(tiny: Path) -> None:
         first = app.current_id
         await press(pilot, "n")
         assert app.current_id != first
-        assert set(app.find_matches) == {IDS[k] for k in ("A", "A1", "A2", "A1x", "A1y", "A1z")}
+        assert set(app.tree_pane.find_matches) == {
+            IDS[k] for k in ("A", "A1", "A2", "A1x", "A1y", "A1z")
+        }
 
 
 async def test_help_opens_and_closes(tiny: Path) -> None:
@@ -268,9 +270,9 @@ async def test_corrupt_files_become_problems_not_crashes(tiny: Path) -> None:
         await settle(pilot)
         await press(pilot, *TO_B1, "6")
         assert app.current_id == IDS["B1"]  # what was readable is on screen
-        kinds = {r.kind for r in app.audit_rows}
+        kinds = {r.kind for r in app.audit_pane.audit_rows}
         assert "problem" in kinds
-        files = " ".join(r.text for r in app.audit_rows if r.kind == "problem")
+        files = " ".join(r.text for r in app.audit_pane.audit_rows if r.kind == "problem")
         assert "memory_backup.jsonl.gz" in files
 
 
@@ -289,7 +291,7 @@ async def test_a_failing_search_is_a_notification_and_a_problem(tiny: Path) -> N
         app.replays.clear()
         await press(pilot, *TO_B1)
         assert app.current_id == IDS["B1"]
-        rows = [r for r in app.ui_problems if r.kind == "search"]
+        rows = [r for r in app.audit_pane.ui_problems if r.kind == "search"]
         assert rows and "server went away" in rows[0].text
         assert any("search failed" in (n.title or "") for n in app._notifications)
         assert app.query_one("#node-pane") is not None  # the rest still shows
@@ -305,7 +307,7 @@ async def test_a_run_that_cannot_open_leaves_the_app_up(tmp_path: Path) -> None:
     async with app.run_test() as pilot:
         await settle(pilot)
         assert app.ckpt is None
-        assert any("disk on fire" in r.text for r in app.ui_problems)
+        assert any("disk on fire" in r.text for r in app.audit_pane.ui_problems)
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
 
@@ -323,7 +325,7 @@ async def test_rerun_with_another_query_and_as_of(tiny: Path) -> None:
         app.tree_widget.focus()
         await press(pilot, "a")
         replay = app.query_one("#hits-pane").replay
-        assert app.search_params[2] is False  # `a` leaves the default as-of pool for today's
+        assert app.tabs.params.as_of is False  # `a` leaves the default as-of pool for today's
         assert replay.as_of is None and replay.as_of_source == "now"
         assert "today's pool" in str(app.query_one("#hits-query").render())
         assert str(app.query_one("#as-of").label) == "pool: today (a)"
@@ -565,7 +567,7 @@ async def test_memory_failing_after_the_tree_keeps_the_tree(tiny: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.run_data is None and app.ckpt is app.tree_ckpt
-        assert any("backup unreadable" in r.text for r in app.ui_problems)
+        assert any("backup unreadable" in r.text for r in app.audit_pane.ui_problems)
         assert any("could not open" in (n.title or "") for n in app._notifications)
         assert app.query_one("#tabs").display  # the Audit tab can show the problem
         await press(pilot, *TO_B1)

@@ -24,6 +24,8 @@ from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.checkpoint.tree import link_ancestors
+from ari_mem_tui.checkpoint.access_log import access_files
+from ari_mem_tui.checkpoint.trace_log import trace_calls_of
 from ari_mem_tui.model import (
     AccessEvent,
     Checkpoint,
@@ -85,8 +87,6 @@ def code_key() -> str:
 def _watched(ckpt: Path, run_id: str | None) -> list[Path]:
     """Every file a load of `ckpt` may read: its top-level files, node_*/tree.json, and the
     access logs of runs/<run_id>/traces."""
-    from ari_mem_tui.checkpoint.access_log import access_files
-
     found: set[Path] = set()
     try:
         found.update(entry for entry in ckpt.iterdir() if not entry.is_dir())
@@ -229,8 +229,6 @@ def load(path: Path) -> Checkpoint | None:
 
 
 def _rebuild(path: Path, body: dict, entries: list, events: list, writes: list) -> Checkpoint:
-    from ari_mem_tui.checkpoint.trace_log import trace_calls_of
-
     ckpt = Checkpoint(path=path)
     ckpt.run_id, ckpt.tree_source = body["run_id"], body["tree_source"]
     ckpt.experiment_goal = body["experiment_goal"]

@@ -11,6 +11,7 @@ import gc
 from collections.abc import Callable
 from pathlib import Path
 
+from ari_mem_tui.checkpoint import index
 from ari_mem_tui.checkpoint.access_log import read_access_log, read_access_summary
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS, attribute_reads
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, BackupResult, read_backup
@@ -51,8 +52,6 @@ def load_checkpoint(
     path, on_step = Path(path), on_step or _no_step
     if not use_index:
         return _without_gc(_load, path, on_step)
-    from ari_mem_tui.checkpoint import index
-
     cached = _without_gc(index.load, path)
     if cached is not None:
         for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once

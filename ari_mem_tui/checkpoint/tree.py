@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -207,25 +207,16 @@ def _check_types(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
             drop(key, "string")
     for key in _INT_FIELDS:
         if key in clean and clean[key] is not None:
-            value = clean[key]
-            if isinstance(value, bool) or not isinstance(value, int):
-                if isinstance(value, float) and value.is_integer():
-                    clean[key] = int(value)
-                else:
-                    drop(key, "integer")
+            _check_int(clean, key, drop)
     for key in _STR_LIST_FIELDS:
         if key in clean:
-            value = clean[key]
-            if type(value) is JsonStrings:  # checked by the reader
-                continue
-            if value is None:
-                del clean[key]
-            elif not isinstance(value, list):
-                drop(key, "list of strings")
-            elif not all(isinstance(item, str) for item in value):
-                kept = [item for item in value if isinstance(item, str)]
-                bad.append(f"{len(value) - len(kept)} non-string items of {key}")
-                clean[key] = kept
+            _check_str_list(clean, key, bad, drop)
+    _check_others(clean, drop)
+    return clean, bad
+
+
+def _check_others(clean: dict[str, Any], drop: Callable[[str, str], None]) -> None:
+    """artifacts (a list), metrics (an object): None is removed; has_real_data a boolean."""
     for key, kind, expected in (("artifacts", list, "list"), ("metrics", dict, "object")):
         if key in clean:
             if clean[key] is None:
@@ -234,7 +225,33 @@ def _check_types(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
                 drop(key, expected)
     if "has_real_data" in clean and not isinstance(clean["has_real_data"], (bool, type(None))):
         drop("has_real_data", "boolean")
-    return clean, bad
+
+
+def _check_int(clean: dict[str, Any], key: str, drop: Callable[[str, str], None]) -> None:
+    """An integer field: a whole float becomes an int, anything else is dropped."""
+    value = clean[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, float) and value.is_integer():
+            clean[key] = int(value)
+        else:
+            drop(key, "integer")
+
+
+def _check_str_list(
+    clean: dict[str, Any], key: str, bad: list[str], drop: Callable[[str, str], None]
+) -> None:
+    """A list-of-strings field: None is removed, other items are dropped from the list."""
+    value = clean[key]
+    if type(value) is JsonStrings:  # checked by the reader
+        return
+    if value is None:
+        del clean[key]
+    elif not isinstance(value, list):
+        drop(key, "list of strings")
+    elif not all(isinstance(item, str) for item in value):
+        kept = [item for item in value if isinstance(item, str)]
+        bad.append(f"{len(value) - len(kept)} non-string items of {key}")
+        clean[key] = kept
 
 
 def _excerpt(value: Any) -> str:

@@ -4,6 +4,8 @@ Each subcommand is a thin shell over a library function, so the TUI and the CLI 
 Imports are lazy: `ari-mem-tui demo --out` must not pay for Textual or onnxruntime.
 """
 
+# ruff: noqa: PLC0415  (the lazy imports above: each command loads only what it needs)
+
 from __future__ import annotations
 
 import argparse

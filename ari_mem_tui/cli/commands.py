@@ -4,6 +4,8 @@ library, prints through `render/` and returns an exit code from `cli.exits`.
 Imports are lazy: `ari-mem-tui demo --out` must not pay for Textual or onnxruntime.
 """
 
+# ruff: noqa: PLC0415  (the lazy imports above: each command loads only what it needs)
+
 from __future__ import annotations
 
 import argparse
@@ -323,7 +325,7 @@ def run_openers(args: argparse.Namespace):
         options = dataclasses.replace(run_options(args), checkpoint=run_path)
         remember_run(run_path)
 
-        def opener(progress) -> Run:  # a tui.app.LoadProgress: (done, total), .step(n, m, part)
+        def opener(progress) -> Run:  # a tui.workers.LoadProgress: (done, total), .step(n, m, part)
             return open_run(options, on_step=getattr(progress, "step", None), on_progress=progress)
 
         return opener, lambda: load_tree_only(run_path)

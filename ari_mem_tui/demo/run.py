@@ -210,73 +210,35 @@ class DemoRun:
             n for n in self.nodes if n.parent is not None and n.start is not None and n.start < stop
         ]
 
-        def window(n: SimNode) -> tuple[float, float]:
-            end = min(n.end or stop, stop)
-            return n.start + 15.0, end - 25.0
-
-        def finished_before(n: SimNode, t: float) -> bool:
-            return n.end is not None and n.end < t and n.end <= stop
-
-        def off_lineage(x: SimNode, y: SimNode) -> bool:
-            return y is not x and y.id not in x.ancestors and x.id not in y.ancestors
-
-        def lca_depth(x: SimNode, y: SimNode) -> int:
-            common = 0
-            for a, b in zip(x.ancestors, y.ancestors):
-                if a != b:
-                    break
-                common += 1
-            return common
-
         def pick(
-            readers: list[SimNode], pred: Callable[[SimNode, SimNode], bool], skip: set[str]
+            pred: Callable[[SimNode, SimNode], bool], skip: set[str]
         ) -> tuple[SimNode, SimNode, float] | None:
-            best = None
-            for x in readers:
-                if x.id in skip:
-                    continue
-                lo, hi = window(x)
-                for y in self.nodes:
-                    if y.parent is None or not off_lineage(x, y) or not pred(x, y):
-                        continue
-                    if not finished_before(y, hi - 40):
-                        continue
-                    t = max(lo, y.end + 40.0)
-                    if t > hi:
-                        continue
-                    score = (lca_depth(x, y), not y.failed, -x.order, -y.order)
-                    if best is None or score > best[0]:
-                        best = (score, x, y, t)
-                if best is not None and best[0][0] >= 1:
-                    break
-            return None if best is None else best[1:]
+            return _pick_reader(started, self.nodes, pred, skip, stop)
 
-        leak = pick(started, lambda x, y: x.parent is y.parent, set()) or pick(
-            started, lambda x, y: True, set()
-        )
+        leak = pick(lambda x, y: x.parent is y.parent, set()) or pick(lambda _x, _y: True, set())
         used = set()
         if leak:
             x, y, t = leak
             self.specials.setdefault(x.id, []).append((t, "leak", y.id))
             used.add(x.id)
-        cousin = pick(
-            started,
-            lambda x, y: (
-                x.parent is not y.parent and lca_depth(x, y) == x.depth - 2 and y.depth == x.depth
-            ),
-            used,
-        )
         cousin = (
-            cousin
-            or pick(started, lambda x, y: x.parent is not y.parent, used)
-            or pick(started, lambda x, y: True, set())
+            pick(
+                lambda x, y: (
+                    x.parent is not y.parent
+                    and _lca_depth(x, y) == x.depth - 2
+                    and y.depth == x.depth
+                ),
+                used,
+            )
+            or pick(lambda x, y: x.parent is not y.parent, used)
+            or pick(lambda _x, _y: True, set())
         )
         if cousin:
             x, y, t = cousin
             self.specials.setdefault(x.id, []).append((t, "cousin", y.id))
         for i, node in enumerate(started):
             if i % 15 == 1 or (len(started) == 1):
-                lo, hi = window(node)
+                lo, hi = _window(node, stop)
                 if hi > lo:
                     t = lo + (hi - lo) * 0.6
                     self.specials.setdefault(node.id, []).append((t, "reject", node.parent.id))
@@ -307,10 +269,10 @@ class DemoRun:
         ):
             self.startup_reads(node)
         calls = self.plan_calls(node)
-        steps = self.execute(node, calls)
+        self.execute(node, calls)
         status = node.status(self.stop)
         if status in ("success", "failed"):
-            self.finish(node, status, steps)
+            self.finish(node, status)
         else:
             self.content[node.id].eval_summary = self.directions[node.id]
 
@@ -465,7 +427,7 @@ class DemoRun:
         """The few writes whose MCP add_memory raised, so ARI copied them to the react store."""
         return step == 2 and node.order % 5 == 2 and node.order < 100
 
-    def call_generate_ideas(self, node: SimNode, t: float, step: int, _: str) -> Call:
+    def call_generate_ideas(self, node: SimNode, t: float, _step: int, _: str) -> Call:
         args = {"topic": T.TITLE, "n_ideas": 2}
         idea = {
             "ideas": T.IDEAS,
@@ -513,7 +475,7 @@ class DemoRun:
             self.write(node.id, text, {"type": "survey_papers"}, t + 9.0)
         return "survey", {"query": query, "max_results": 5}, {"result": dumps(result)}, 8.5
 
-    def call_run_code(self, node: SimNode, t: float, step: int, _: str) -> Call:
+    def call_run_code(self, node: SimNode, _t: float, step: int, _: str) -> Call:
         code = T.fill(self.rng.choice(T.CODE_SNIPPETS), self.rng)
         self.content[node.id].artifacts.append(
             {"type": "code", "tool": "run_code", "content": code[:16000], "step": step}
@@ -531,7 +493,7 @@ class DemoRun:
         out = {"stdout": stdout, "stderr": "", "returncode": 0}
         return "run_code", {"code": code, "language": "c"}, {"result": dumps(out)}, 6.0
 
-    def call_run_bash(self, node: SimNode, t: float, step: int, _: str) -> Call:
+    def call_run_bash(self, node: SimNode, _t: float, step: int, _: str) -> Call:
         cmd = T.fill(self.rng.choice(T.BASH_COMMANDS), self.rng)
         self.content[node.id].artifacts.append(
             {"type": "code", "tool": "run_bash", "content": cmd, "step": step}
@@ -542,22 +504,22 @@ class DemoRun:
         }
         return "run_bash", {"command": cmd}, {"result": dumps(out)}, 4.0
 
-    def call_write_file(self, node: SimNode, t: float, step: int, _: str) -> Call:
+    def call_write_file(self, _node: SimNode, _t: float, _step: int, _: str) -> Call:
         path = self.rng.choice(["spmv.c", "bench.sh", "Makefile", "plot.py"])
         body = T.fill(self.rng.choice(T.CODE_SNIPPETS), self.rng)
         res = {"ok": True, "path": path, "bytes": len(body.encode())}
         return "write_file", {"path": path, "content": body}, {"result": dumps(res)}, 0.3
 
-    def call_read_file(self, node: SimNode, t: float, step: int, _: str) -> Call:
+    def call_read_file(self, _node: SimNode, _t: float, _step: int, _: str) -> Call:
         path = T.fill("results/{m}.csv", self.rng)
         body = T.fill("matrix,threads,gflops,gbs\n{m},{t},{gf:.2f},{bw:.1f}", self.rng)
         return "read_file", {"path": path}, {"result": body}, 0.2
 
-    def call_get_experiment_context(self, node: SimNode, t: float, step: int, _: str) -> Call:
+    def call_get_experiment_context(self, _node: SimNode, _t: float, _step: int, _: str) -> Call:
         return "get_experiment_context", {}, {"result": dumps(self.core_context)}, 0.2
 
     def call_add_memory(
-        self, node: SimNode, t: float, step: int, _: str, text: str | None = None
+        self, node: SimNode, t: float, _step: int, _: str, text: str | None = None
     ) -> Call:
         text = text or T.fill(self.rng.choice(T.FINDINGS), self.rng)
         meta = {"type": "finding"}
@@ -581,7 +543,7 @@ class DemoRun:
     def call_japanese_note(self, node: SimNode, t: float, step: int, target: str) -> Call:
         return self.call_add_memory(node, t, step, target, text=T.JAPANESE_NOTE)
 
-    def call_reject(self, node: SimNode, t: float, step: int, target: str) -> Call:
+    def call_reject(self, _node: SimNode, _t: float, _step: int, target: str) -> Call:
         text = T.fill("Conclusion for the parent: block size {b} is best on {m}", self.rng)
         args = {"node_id": target, "text": text, "metadata": {"type": "finding"}}
         res = {"ok": False, "error": COW_ERROR}
@@ -618,8 +580,8 @@ class DemoRun:
         self,
         node: SimNode,
         t: float,
-        step: int,
-        target: str,
+        _step: int,
+        _target: str,
         scope: list[str] | None = None,
         query: str | None = None,
     ) -> Call:
@@ -648,7 +610,7 @@ class DemoRun:
         scope = [*node.ancestors, target]
         return self.call_search_memory(node, t, step, target, scope=scope, query=query[:200])
 
-    def call_get_node_memory(self, node: SimNode, t: float, step: int, target: str) -> Call:
+    def call_get_node_memory(self, node: SimNode, t: float, _step: int, target: str) -> Call:
         target = target or node.ancestors[-1]
         read = Read(
             round(t + 0.15, 6), "node_scope", "inherit:get_node_memory", [target], 0, "inherit"
@@ -659,7 +621,7 @@ class DemoRun:
         return self.call_get_node_memory(node, t, step, target)
 
     # ---------------------------------------------------------------- node end
-    def finish(self, node: SimNode, status: str, steps: int) -> None:
+    def finish(self, node: SimNode, status: str) -> None:
         content = self.content[node.id]
         direction = self.directions[node.id]
         end = node.end
@@ -897,3 +859,59 @@ ANSWERS: dict[str, Callable[[DemoRun, Read], None]] = {
     "inherit": DemoRun.answer_inherit,
     "react": DemoRun.answer_react,
 }
+
+
+# ---------------------------------------------------------------- planting: who reads whom
+
+
+def _window(n: SimNode, stop: float) -> tuple[float, float]:
+    """When a node may make a planted read: well after its start, well before its end."""
+    end = min(n.end or stop, stop)
+    return n.start + 15.0, end - 25.0
+
+
+def _finished_before(n: SimNode, t: float, stop: float) -> bool:
+    return n.end is not None and n.end < t and n.end <= stop
+
+
+def _off_lineage(x: SimNode, y: SimNode) -> bool:
+    return y is not x and y.id not in x.ancestors and x.id not in y.ancestors
+
+
+def _lca_depth(x: SimNode, y: SimNode) -> int:
+    common = 0
+    for a, b in zip(x.ancestors, y.ancestors):
+        if a != b:
+            break
+        common += 1
+    return common
+
+
+def _pick_reader(
+    readers: list[SimNode],
+    nodes: list[SimNode],
+    pred: Callable[[SimNode, SimNode], bool],
+    skip: set[str],
+    stop: float,
+) -> tuple[SimNode, SimNode, float] | None:
+    """(reader, node read, when): the closest off-lineage pair `pred` allows, read after the
+    other node finished, inside the reader's window."""
+    best = None
+    for x in readers:
+        if x.id in skip:
+            continue
+        lo, hi = _window(x, stop)
+        for y in nodes:
+            if y.parent is None or not _off_lineage(x, y) or not pred(x, y):
+                continue
+            if not _finished_before(y, hi - 40, stop):
+                continue
+            t = max(lo, y.end + 40.0)
+            if t > hi:
+                continue
+            score = (_lca_depth(x, y), not y.failed, -x.order, -y.order)
+            if best is None or score > best[0]:
+                best = (score, x, y, t)
+        if best is not None and best[0][0] >= 1:
+            break
+    return None if best is None else best[1:]

@@ -11,6 +11,7 @@ ids are assigned by the server, as with ARI's restore.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -19,6 +20,7 @@ from typing import Any
 
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, read_backup
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
+from ari_mem_tui.checkpoint.load import load_tree_only
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.letta.api import LettaConnection
 from ari_mem_tui.letta.errors import LettaUnavailable, check_url
@@ -138,8 +140,6 @@ def looks_moved(path: Path) -> str:
     ARI runs a checkpoint at `<workspace>/checkpoints/<run_id>` (§1.1), so a directory of
     another name, or outside a `checkpoints` folder, was most likely copied or moved.
     """
-    from ari_mem_tui.checkpoint.load import load_tree_only
-
     try:
         run_id = load_tree_only(path).run_id
     except Exception:  # noqa: BLE001 - only a hint: no tree, no hint
@@ -156,8 +156,6 @@ def looks_moved(path: Path) -> str:
 def verify_restore(plan: RestorePlan, conn: LettaConnection, agent_id: str) -> list[str]:
     """Read every passage back and compare with what was written, byte for byte (text and
     footer). Returns one line per planned passage that is not on the server as written."""
-    from collections import Counter
-
     present = Counter(str(p.text) for p in conn.iter_passages(agent_id))
     missing: list[str] = []
     for entry in plan.entries:

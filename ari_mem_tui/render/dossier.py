@@ -15,8 +15,10 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ari_mem_tui.audit import audit, findings_by_node
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
+from ari_mem_tui.render.findings import findings_markdown
 from ari_mem_tui.render.report import saw_json
 from ari_mem_tui.render.text import clean, fmt_iso, fmt_ts, json_text, pretty_json
 from ari_mem_tui.render.words import (
@@ -85,14 +87,10 @@ def dossier_markdown(replay: Replay, ckpt: Checkpoint) -> str:
 
 
 def node_findings(replay: Replay, ckpt: Checkpoint) -> list:
-    from ari_mem_tui.audit import audit, findings_by_node
-
     return findings_by_node(audit(ckpt)).get(replay.node_id, [])
 
 
 def _findings_section(replay: Replay, ckpt: Checkpoint) -> list[str]:
-    from ari_mem_tui.render.findings import findings_markdown
-
     return findings_markdown(node_findings(replay, ckpt), _cell)
 
 

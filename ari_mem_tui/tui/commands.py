@@ -1,4 +1,5 @@
-"""Command palette: every app action, and "jump to node" for every node of the run."""
+"""Command palette: every app action (from the key registry, tui/keys.py), and "jump to node"
+for every node of the run."""
 
 from __future__ import annotations
 
@@ -11,47 +12,14 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
 from ari_mem_tui.render.text import clean, preview
+from ari_mem_tui.tui import keys
 
 if TYPE_CHECKING:
     from ari_mem_tui.tui.app import AriMemApp
 
-# (title, help, action) — the registry of actions the palette offers
+# (title, help, action) of every action the palette offers, with the default keys
 ACTIONS: list[tuple[str, str, str]] = [
-    ("Help", "Concepts (ancestor scope, window, rank score, CoW) and keys", "help"),
-    ("Find node", "Find a node by id or text (/)", "find"),
-    ("Find next", "Next find match (n)", "find_next"),
-    ("Find previous", "Previous find match (N)", "find_prev"),
-    ("Filter tree", "Keep nodes of some statuses / labels (f)", "filter"),
-    ("Clear filter", "Show every node again", "clear_filter"),
-    ("Memory health", "Starved nodes, crowded windows, entries never read (H)", "health"),
-    ("Runs of the workspace", "Back to the run picker of the workspace (W)", "runs"),
-    ("Dim unseen nodes", "Dim the nodes the selection's search could not see (d)", "toggle_dim"),
-    ("Mark node", "Mark the current node for compare (m)", "mark"),
-    ("Compare with marked", "Side by side with the marked node (c)", "compare"),
-    ("Show missed entries", "Eligible ancestor entries outside the window (M)", "toggle_missed"),
-    (
-        "Pool: as of start / today",
-        "Rank the pool as of the node's start (default) or today's, later writes too (a)",
-        "toggle_as_of",
-    ),
-    (
-        "Query: at start / now / custom",
-        "Search with the eval_summary at start, the eval_summary now, or your own query (s)",
-        "cycle_query",
-    ),
-    ("Writes: node / whole run", "Switch the Writes tab's scope (w)", "toggle_writes_scope"),
-    ("Copy", "Copy the node id or the entry under the cursor (y)", "copy"),
-    ("Export dossier", "Write the node's dossier as Markdown + JSON (e)", "export"),
-    ("Reload", "Re-read the checkpoint (r)", "reload"),
-    ("Follow", "Follow a running checkpoint: re-read changed files (F)", "toggle_follow"),
-    ("Toggle tree pane", "Hide or show the tree (t)", "toggle_tree"),
-    ("Hits tab", "Ranked ancestor-only hits (1)", "tab('hits')"),
-    ("Saw tab", "Context tiers as received (2)", "tab('saw')"),
-    ("Core tab", "persona / human / ari_context (3)", "tab('core')"),
-    ("Writes tab", "Copy-on-write log (4)", "tab('writes')"),
-    ("Node tab", "Status, metrics, lineage (5)", "tab('node')"),
-    ("Audit tab", "Problems, leaks, scope violations (6)", "tab('audit')"),
-    ("Quit", "Leave (q)", "quit"),
+    (title, help_text, action) for _, title, help_text, action in keys.palette_actions({})
 ]
 
 
@@ -63,7 +31,9 @@ class ActionCommands(Provider):
         return self.app  # type: ignore[return-value]
 
     def _items(self) -> Iterator[tuple[str, str, str]]:
-        yield from ACTIONS
+        """From the key registry, with the keys the user has (their remaps applied)."""
+        for _, title, help_text, action in keys.palette_actions(getattr(self.app, "keymap", {})):
+            yield title, help_text, action
 
     async def discover(self) -> Hits:
         for title, help_text, action in self._items():

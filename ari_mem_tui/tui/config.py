@@ -1,4 +1,4 @@
-"""The TUI's small settings file (the theme), kept under the XDG config dir.
+"""The TUI's small settings file (the theme, remapped keys), kept under the XDG config dir.
 
 `ARI_MEM_TUI_CONFIG_DIR` overrides the location, so tests never touch the user's real config.
 A broken or unwritable file is ignored: settings are a convenience, never a reason to fail.
@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from platformdirs import user_config_path, user_data_path
+
 CONFIG_ENV = "ARI_MEM_TUI_CONFIG_DIR"
 EXPORT_ENV = "ARI_MEM_TUI_EXPORT_DIR"
 
@@ -19,8 +21,6 @@ def config_dir() -> Path:
     override = os.environ.get(CONFIG_ENV)
     if override:
         return Path(override)
-    from platformdirs import user_config_path
-
     return user_config_path("ari-mem-tui")
 
 
@@ -34,6 +34,15 @@ def load_settings() -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def keymap(settings: dict[str, Any]) -> dict[str, str]:
+    """The `keys` table, {key id: Textual key names}: `{"keys": {"mark": "x"}}` binds `mark`
+    (tui/keys.py) to x instead of m. Entries that are not a string are ignored."""
+    table = settings.get("keys")
+    if not isinstance(table, dict):
+        return {}
+    return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, str) and v}
 
 
 def save_setting(key: str, value: Any) -> bool:
@@ -57,8 +66,6 @@ def export_dir(checkpoint: Path, requested: Path | None = None) -> Path:
     env = os.environ.get(EXPORT_ENV)
     candidate = Path(requested or env or Path.cwd()).expanduser().resolve()
     if _inside(candidate, checkpoint):
-        from platformdirs import user_data_path
-
         candidate = user_data_path("ari-mem-tui") / "dossiers"
     return candidate
 

@@ -1,8 +1,46 @@
-"""Messages the panes send to the app (the app owns the data and the workers)."""
+"""Messages to the app from its panes and its workers (the app owns the data and the workers),
+and the search keys they carry."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, NamedTuple
+
 from textual.message import Message
+
+if TYPE_CHECKING:
+    import threading
+
+    from textual.notifications import SeverityLevel
+
+    from ari_mem_tui.checkpoint import Checkpoint
+    from ari_mem_tui.model import Replay
+    from ari_mem_tui.model.health import Health
+    from ari_mem_tui.model.workspace import RunInfo
+    from ari_mem_tui.run import Run
+    from ari_mem_tui.tui.widgets.detail import AuditRow
+
+
+class SearchParams(NamedTuple):
+    """How the chosen node's search is run; the Hits pane sets them, remembered across nodes."""
+
+    query: str | None = None  # the custom query's text, when query_from is "custom"
+    limit: int = 5
+    as_of: bool = True  # the pool as of the node's start (what it saw), else today's
+    query_from: str = "start"  # "start" | "now" | "custom"
+
+
+class ReplayKey(NamedTuple):
+    """One replay: a node and the search params it was run with (the replay cache's key)."""
+
+    node_id: str
+    query: str | None
+    limit: int
+    as_of: bool
+    query_from: str
+
+    @classmethod
+    def of(cls, node_id: str, params: SearchParams) -> ReplayKey:
+        return cls(node_id, *params)
 
 
 class JumpToNode(Message):
@@ -32,3 +70,132 @@ class RerunSearch(Message):
         self.limit = limit
         self.as_of = as_of
         self.query_from = query_from  # "start" | "now" | "custom" (then `query` is the text)
+
+
+# ---------------------------------------------------------------- from the workers
+# Workers run in threads and never touch a widget: they post one of these to the app, which
+# checks it against what is on screen now (a newer load or selection wins) before showing it.
+
+
+class LoadStep(Message):
+    """The load's part `n` of `m` (`part` names it) has started."""
+
+    def __init__(self, n: int, m: int, part: str) -> None:
+        super().__init__()
+        self.n, self.m, self.part = n, m, part
+
+
+class VectorProgress(Message):
+    """`done` of `total` vectors computed (total 0: nothing to compute)."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done, self.total = done, total
+
+
+class TreeRead(Message):
+    """The tree alone was read (fast), before the run's memory; set `drawn` once it is shown."""
+
+    def __init__(self, ckpt: Checkpoint, drawn: threading.Event) -> None:
+        super().__init__()
+        self.ckpt, self.drawn = ckpt, drawn
+
+
+class RunLoaded(Message):
+    """The run is open; `keep` keeps the place in the tree (reload, follow)."""
+
+    def __init__(self, run: Run, keep: bool) -> None:
+        super().__init__()
+        self.run, self.keep = run, keep
+
+
+class LoadFailed(Message):
+    def __init__(self, error: Exception) -> None:
+        super().__init__()
+        self.error = error
+
+
+class ReplayDone(Message):
+    def __init__(self, key: ReplayKey, replay: Replay) -> None:
+        super().__init__()
+        self.key, self.replay = key, replay
+
+
+class ReplayFailed(Message):
+    def __init__(self, key: ReplayKey, error: Exception) -> None:
+        super().__init__()
+        self.key, self.error = key, error
+
+    @property
+    def text(self) -> str:
+        return f"search for {self.key.node_id} failed: {type(self.error).__name__}: {self.error}"
+
+
+class ReplayShown(Message):
+    """The Hits, Saw and Core tabs now show this replay."""
+
+    def __init__(self, replay: Replay) -> None:
+        super().__init__()
+        self.replay = replay
+
+
+class VectorsReady(Message):
+    """The ranker's vectors are all computed (MiniLM): BM25 stand-ins can be searched again."""
+
+    def __init__(self, ranker: object) -> None:
+        super().__init__()
+        self.ranker = ranker
+
+
+class AuditDone(Message):
+    """The audit of `ckpt`: the Audit tab's rows, its summary line, the findings per node."""
+
+    def __init__(
+        self, ckpt: Checkpoint, rows: list[AuditRow], summary: str, by_node: dict[str, list]
+    ) -> None:
+        super().__init__()
+        self.ckpt, self.rows, self.summary, self.by_node = ckpt, rows, summary, by_node
+
+
+class CompareReady(Message):
+    """Both nodes' default searches, for the compare screen."""
+
+    def __init__(self, run: Run, a: Replay, b: Replay) -> None:
+        super().__init__()
+        self.run, self.a, self.b = run, a, b
+
+
+class Notice(Message):
+    """A toast from a worker (e.g. a failed compare)."""
+
+    def __init__(self, text: str, severity: SeverityLevel = "information") -> None:
+        super().__init__()
+        self.text, self.severity = text, severity
+
+
+class CheckpointChanged(Message):
+    """Following: the checkpoint's files changed on disk (tui/follow.py)."""
+
+
+class HealthProgress(Message):
+    """The health view's worker: `done` of `total` nodes replayed."""
+
+    def __init__(self, done: int, total: int) -> None:
+        super().__init__()
+        self.done, self.total = done, total
+
+
+class HealthDone(Message):
+    """The health view's worker finished: its result, or the error that stopped it."""
+
+    def __init__(self, result: Health | None, error: Exception | None = None) -> None:
+        super().__init__()
+        self.result, self.error = result, error
+
+
+class RunsCounted(Message):
+    """The run picker's worker counted the nodes and entries of every run."""
+
+    def __init__(self, runs: list[RunInfo]) -> None:
+        super().__init__()
+        self.runs = runs

@@ -44,7 +44,7 @@ def app_command(path: Path, embedder: str) -> str:
 
 def serve(path: Path, host: str, port: int, embedder: str) -> None:
     """Serve until Ctrl+C (or SIGTERM)."""
-    from textual_serve.server import Server
+    from textual_serve.server import Server  # noqa: PLC0415 - only `serve` needs it
 
     title = f"ari-mem-tui · {path.resolve().name}"
     Server(app_command(path, embedder), host=host, port=port, title=title).serve()

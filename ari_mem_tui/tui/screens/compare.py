@@ -15,6 +15,7 @@ from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import clean, preview, short_id
 from ari_mem_tui.render.words import pool_words
+from ari_mem_tui.tui import keys
 
 
 def common_ancestor(ckpt: Checkpoint, a: str, b: str) -> str | None:
@@ -73,8 +74,7 @@ def side_text(replay: Replay, other: Replay, side: str) -> Text:
 class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,c", "close", "Back"),
-        Binding("j", "scroll('down')", show=False),
-        Binding("k", "scroll('up')", show=False),
+        *keys.bindings(keys.VIEW),
     ]
 
     def __init__(self, ckpt: Checkpoint, a: Replay, b: Replay) -> None:
@@ -112,5 +112,4 @@ class CompareScreen(Screen[None]):
         self.dismiss(None)
 
     def action_scroll(self, direction: str) -> None:
-        for col in self.query(".compare-col").results(VerticalScroll):
-            col.scroll_down(animate=False) if direction == "down" else col.scroll_up(animate=False)
+        keys.scroll(self.query(".compare-col").results(VerticalScroll), direction)

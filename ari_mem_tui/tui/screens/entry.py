@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from ari_mem_tui.model import MemoryEntry
 from ari_mem_tui.render.text import clean, fmt_ts, pretty_json
+from ari_mem_tui.tui import keys
 
 
 def entry_text(entry: MemoryEntry) -> Text:
@@ -42,8 +43,7 @@ class EntryScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
         Binding("y", "copy", "Copy text"),
-        Binding("j", "scroll('down')", show=False),
-        Binding("k", "scroll('up')", show=False),
+        *keys.bindings(keys.VIEW),
     ]
 
     def __init__(self, entry: MemoryEntry) -> None:
@@ -62,5 +62,4 @@ class EntryScreen(ModalScreen[None]):
         self.notify("entry text copied")
 
     def action_scroll(self, direction: str) -> None:
-        body = self.query_one("#entry-body", VerticalScroll)
-        body.scroll_down(animate=False) if direction == "down" else body.scroll_up(animate=False)
+        keys.scroll(self.query("#entry-body").results(VerticalScroll), direction)

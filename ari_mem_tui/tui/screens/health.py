@@ -22,6 +22,7 @@ from textual.screen import Screen
 from textual.widgets import ContentSwitcher, DataTable, Footer, ProgressBar, Sparkline, Static
 from textual.worker import get_current_worker
 
+from ari_mem_tui.health import compute_health
 from ari_mem_tui.model import Run
 from ari_mem_tui.model.health import Health
 from ari_mem_tui.render.health import (
@@ -37,7 +38,7 @@ from ari_mem_tui.render.health import (
     worst_nodes,
 )
 from ari_mem_tui.render.text import clean
-from ari_mem_tui.tui.messages import JumpToNode, OpenEntry
+from ari_mem_tui.tui.messages import HealthDone, HealthProgress, JumpToNode, OpenEntry
 from ari_mem_tui.tui.widgets.tables import VimTable
 
 NODE_ROWS = 300  # a DataTable of 10k rows takes over a second to fill: the worst first
@@ -116,8 +117,6 @@ class HealthScreen(Screen[None]):
 
     @work(thread=True, exclusive=True, group="health", exit_on_error=False, description="health")
     def _compute(self) -> None:
-        from ari_mem_tui.health import compute_health
-
         worker = get_current_worker()
         run = self.run_data
 
@@ -126,7 +125,7 @@ class HealthScreen(Screen[None]):
 
         def progress(done: int, total: int) -> None:
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._progress, done, total)
+                self.post_message(HealthProgress(done, total))
 
         try:
             result = compute_health(
@@ -134,12 +133,14 @@ class HealthScreen(Screen[None]):
             )
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._failed, exc)
+                self.post_message(HealthDone(None, exc))
             return
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._computed, result)
+            self.post_message(HealthDone(result))
 
-    def _progress(self, done: int, total: int) -> None:
+    @on(HealthProgress)
+    def _progress(self, message: HealthProgress) -> None:
+        done, total = message.done, message.total
         self.progress_seen = (done, total)
         bar = self.query_one("#health-progress", ProgressBar)
         bar.update(total=total, progress=done)
@@ -147,12 +148,14 @@ class HealthScreen(Screen[None]):
             Text(f" {done:,} of {total:,} (Esc interrupts)", style="italic")
         )
 
-    def _failed(self, exc: Exception) -> None:
-        self.query_one("#health-progress-text", Static).update(
-            Text(f"health failed: {clean(f'{type(exc).__name__}: {exc}', False)}", style="red")
-        )
-
-    def _computed(self, result: Health) -> None:
+    @on(HealthDone)
+    def _done(self, message: HealthDone) -> None:
+        result, exc = message.result, message.error
+        if result is None:
+            self.query_one("#health-progress-text", Static).update(
+                Text(f"health failed: {clean(f'{type(exc).__name__}: {exc}', False)}", style="red")
+            )
+            return
         self.result = result
         self.query_one("#health-progress-row").display = False
         if self.on_result is not None and result.complete:

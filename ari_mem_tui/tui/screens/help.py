@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -9,6 +10,9 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
+
+from ari_mem_tui.tui import keys
+from ari_mem_tui.tui.keys import TEXTUAL_KEYS, help_rows
 
 HELP_TEXT = """\
 # ari-mem-tui
@@ -48,47 +52,30 @@ Browse the memory of an ARI run: what each node **saw**, and why.
   are rejected; the Writes tab shows accepted and rejected ones with the reason.
 
 ## Keys
-
-| key | action |
-|---|---|
-| `j` `k` `h` `l` `g` `G`, arrows | move in the tree and tables |
-| `Enter` | expand a node / open an entry |
-| `1`…`6` | Hits, Saw, Core, Writes, Node, Audit tabs |
-| `/` `n` `N` | find a node by id or text, next, previous |
-| `f` | filter the tree by status and label |
-| `d` | dim the nodes outside the selection's search scope |
-| `m` then `c` | mark a node, compare it with the current one |
-| `M` | show the missed entries |
-| `a` | pool: as of the node's start (default) / today's |
-| `s` | query: eval_summary at start / eval_summary now / custom |
-| `w` | Writes: this node / the whole run |
-| `y` | copy the node id (or the entry under the cursor) |
-| `e` | export the node's dossier (Markdown + JSON) |
-| `H` | memory health of the run: starved nodes, crowded windows, unread entries |
-| `r` / `F` | reload / follow a running checkpoint |
-| `t` | hide or show the tree |
-| `Ctrl+P` | command palette (every action, jump to node, themes) |
-| `q` | quit |
 """
+
+
+def keys_table(keymap: Mapping[str, str]) -> str:
+    """The help's key table, from the key registry with the user's remaps applied."""
+    rows = [
+        (" ".join(f"`{k}`" for k in shown.split()), text) for _, shown, text in help_rows(keymap)
+    ]
+    rows += TEXTUAL_KEYS
+    return "| key | action |\n|---|---|\n" + "".join(f"| {k} | {t} |\n" for k, t in rows)
 
 
 class HelpScreen(ModalScreen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark,f1", "dismiss", "Close"),
-        Binding("j", "scroll('down')", show=False),
-        Binding("k", "scroll('up')", show=False),
+        *keys.bindings(keys.VIEW),
     ]
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Markdown(HELP_TEXT)
+            yield Markdown(HELP_TEXT + "\n" + keys_table(getattr(self.app, "keymap", {})))
 
     def action_scroll(self, direction: str) -> None:
-        body = self.query_one("#help-body", VerticalScroll)
-        if direction == "down":
-            body.scroll_down(animate=False)
-        else:
-            body.scroll_up(animate=False)
+        keys.scroll(self.query("#help-body").results(VerticalScroll), direction)
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)

@@ -22,7 +22,9 @@ from textual.worker import get_current_worker
 from ari_mem_tui.model.workspace import RunInfo, Workspace
 from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
 from ari_mem_tui.render.text import clean
+from ari_mem_tui.tui.messages import RunsCounted
 from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.workspace import CountCache, newest_first, run_info, scan
 
 
 def matches(run: RunInfo, needle: str) -> bool:
@@ -62,8 +64,6 @@ class RunPickerScreen(Screen[Path | None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        from ari_mem_tui.workspace import scan
-
         self.query_one("#runs-filter").display = False
         ws = scan(self.workspace, counts=False)
         self.runs = ws.runs
@@ -105,8 +105,6 @@ class RunPickerScreen(Screen[Path | None]):
 
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False, description="runs")
     def _count(self) -> None:
-        from ari_mem_tui.workspace import CountCache, run_info
-
         worker = get_current_worker()
         cache = CountCache.load()
         counted: list[RunInfo] = []
@@ -118,12 +116,11 @@ class RunPickerScreen(Screen[Path | None]):
             counted.append(info)
         cache.save()
         if not worker.is_cancelled:
-            self.app.call_from_thread(self._counted, counted)
+            self.post_message(RunsCounted(counted))
 
-    def _counted(self, runs: list[RunInfo]) -> None:
-        from ari_mem_tui.workspace import newest_first
-
-        self.runs = newest_first(runs)
+    @on(RunsCounted)
+    def _counted(self, message: RunsCounted) -> None:
+        self.runs = newest_first(message.runs)
         self.counted = True
         self._fill()
 

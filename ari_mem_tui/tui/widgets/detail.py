@@ -14,6 +14,7 @@ from textual.widgets import DataTable, Static
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import CoreBlocks, CowWrite, Node, Replay
+from ari_mem_tui.render.findings import findings_text
 from ari_mem_tui.render.text import (
     clean,
     fmt_iso,
@@ -26,6 +27,7 @@ from ari_mem_tui.render.text import (
     short_id,
     status_glyph,
 )
+from ari_mem_tui.render.words import pool_words
 from ari_mem_tui.tui.messages import JumpToNode
 from ari_mem_tui.tui.widgets.tables import VimTable
 
@@ -68,8 +70,6 @@ class SawPane(VerticalScroll):
         yield Static(Text("Choose a node.", style="italic"), id="saw-body")
 
     def show(self, replay: Replay) -> None:
-        from ari_mem_tui.render.words import pool_words
-
         # tier 2 is the replayed search: say which pool and which ranker it came from
         head = Text(f"Tier 2 from the replay: {pool_words(replay)}", style="bright_black")
         head.append(f" · {clean(replay.embedder, False)}", style="bright_black")
@@ -176,6 +176,16 @@ class WritesPane(Vertical):
         key = self.query_one("#writes-table", VimTable).current_key
         return self.rows[int(key)].text if key is not None else None
 
+    @property
+    def table_focused(self) -> bool:
+        return self.query_one("#writes-table", VimTable).has_focus
+
+    def toggle_scope(self, ckpt: Checkpoint | None, node_id: str | None) -> None:
+        """`w`: this node's writes / the whole run's (redrawn when the run is loaded)."""
+        self.whole_run = not self.whole_run
+        if ckpt is not None:
+            self.show(ckpt, node_id)
+
 
 # ---------------------------------------------------------------- Node
 
@@ -254,8 +264,6 @@ class NodePane(VerticalScroll):
 
     def show_findings(self, findings: list) -> None:
         """Leaks, scope violations and rejected writes of this node, wrapped (no sideways scroll)."""
-        from ari_mem_tui.render.findings import findings_text
-
         box = self.query_one("#node-findings", Static)
         box.update(findings_text(findings))
         box.display = bool(findings)
@@ -304,10 +312,32 @@ class AuditPane(Vertical):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.rows: list[AuditRow] = []
+        self.ui_problems: list[AuditRow] = []  # what went wrong in the app (load, search)
+        self.audit_rows: list[AuditRow] = []  # the audit's findings
 
     def compose(self) -> ComposeResult:
         yield Static(Text("auditing…", style="italic"), id="audit-title")
         yield VimTable(id="audit-table")
+
+    def set_audit(self, rows: list[AuditRow], summary: str) -> tuple[int, int]:
+        self.audit_rows = rows
+        return self._redraw(summary)
+
+    def add_problem(self, row: AuditRow) -> tuple[int, int]:
+        if all(r.text != row.text for r in self.ui_problems):
+            self.ui_problems.append(row)
+        return self._redraw()
+
+    def forget(self) -> None:
+        """Another run is opening."""
+        self.ui_problems, self.audit_rows = [], []
+
+    def _redraw(self, summary: str = "") -> tuple[int, int]:
+        """Show the app's problems, then the audit's rows; (problems, findings) among them."""
+        rows = self.ui_problems + self.audit_rows
+        self.show(rows, summary)
+        problems = sum(1 for r in rows if r.kind in ("problem", "load", "search"))
+        return problems, len(rows) - problems
 
     def show(self, rows: list[AuditRow], summary: str = "") -> None:
         self.rows = rows

@@ -8,6 +8,7 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Static
 
 from ari_mem_tui.model import Hit, Replay
+from ari_mem_tui.render.findings import findings_text
 from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
@@ -19,7 +20,7 @@ from ari_mem_tui.render.words import (
     pool_words,
     query_words,
 )
-from ari_mem_tui.search.startup import QUERY_SOURCES
+from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
 from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
 from ari_mem_tui.tui.widgets.tables import VimTable
 
@@ -138,8 +139,6 @@ class HitsPane(VerticalScroll):
 
     def show_findings(self, findings: list) -> None:
         """This node's audit findings (the read, what it returned; a rejected write's text)."""
-        from ari_mem_tui.render.findings import findings_text
-
         box = self.query_one("#hits-findings", Static)
         box.update(findings_text(findings))
         box.display = bool(findings)
@@ -254,23 +253,32 @@ class HitsPane(VerticalScroll):
             self._show_missed()
 
     def toggle_as_of(self) -> None:
+        """`a`: the pool as of the node's start / today's."""
         box = self.query_one("#as-of", Checkbox)
         box.value = not box.value  # its Changed message re-runs the search
+        self.notify(
+            "pool: as of the node's start" if box.value else "pool: today's (later writes too)"
+        )
 
-    def cycle_query(self) -> str:
-        """at start → now → custom → at start; custom without text asks for one first."""
+    def forget_query(self) -> None:
+        """Another run is opening: its custom query text means nothing there."""
+        self.custom = ""
+        self.query_one("#query-input", Input).value = ""
+
+    def cycle_query(self) -> None:
+        """`s`: at start → now → custom → at start; custom without text asks for one first."""
         order = list(QUERY_SOURCES)
         self.query_from = order[(order.index(self.query_from) + 1) % len(order)]
+        self.notify(f"query: {QUERY_SOURCE_WORDS[self.query_from]}")
         field = self.query_one("#query-input", Input)
         if self.query_from == "custom" and not self.custom:
             field.focus()
             self.query_one("#hits-diag", Static).update(
                 Text("custom query: type it above and press Enter", style="bold cyan")
             )
-            return self.query_from
+            return
         field.value = self.custom if self.query_from == "custom" else ""
         self._rerun()
-        return self.query_from
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = VimTable.plain_key(event.row_key.value) or ""
@@ -300,10 +308,10 @@ class HitsPane(VerticalScroll):
         as_of = self.query_one("#as-of", Checkbox).value
         self.post_message(RerunSearch(query, limit, as_of, self.query_from))
 
-    def current_entry_id(self) -> str | None:
-        for table_id in ("#hits-table", "#missed-table", "#recorded-table"):
-            table = self.query_one(table_id, VimTable)
+    def focused_entry_id(self) -> str | None:
+        """The entry under the cursor of whichever of its tables has focus; None when none has."""
+        for table in self.query(VimTable):
             if table.has_focus:
                 key = table.current_key
                 return key.split(":", 2)[2] if key and key.startswith("rec:") else key
-        return self.query_one("#hits-table", VimTable).current_key
+        return None

@@ -14,12 +14,14 @@ from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.render.findings import GLYPHS, glyph_kinds
 from ari_mem_tui.render.text import node_label, short_id
+from ari_mem_tui.tui import keys
 
 CHAIN_MIN = 4  # fold single-child runs at least this long
 
@@ -35,18 +37,16 @@ class Item:
     def ids(self) -> tuple[str, ...]:
         return self.chain if self.chain else ((self.node_id,) if self.node_id else ())
 
+    @property
+    def first_id(self) -> str | None:
+        """The node the line stands for (a chain: its first)."""
+        return self.node_id or (self.chain[0] if self.chain else None)
+
 
 class RunTree(Tree[Item]):
     """Tree of nodes; posts the usual Tree messages, with `Item` data."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("h", "collapse_or_parent", "Collapse", show=False),
-        Binding("l", "expand_or_child", "Expand", show=False),
-        Binding("g", "scroll_home", "Top", show=False),
-        Binding("G", "scroll_end", "Bottom", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.TREE)
 
     def __init__(self, **kwargs) -> None:
         super().__init__("run", data=Item(), **kwargs)
@@ -66,6 +66,12 @@ class RunTree(Tree[Item]):
         self._labels: dict[str, Text] = {}
 
     # ---- building ----
+
+    def show_loading(self) -> None:
+        """Nothing to show yet: an italic "loading …" root."""
+        self.clear()
+        self.root.set_label(Text("loading …", style="italic"))
+        self.show_root = True
 
     def load(self, ckpt: Checkpoint, visible: set[str] | None = None) -> None:
         """Show `ckpt`'s roots (children stay unloaded until expanded)."""
@@ -150,6 +156,12 @@ class RunTree(Tree[Item]):
     def _on_tree_node_expanded(self, event: Tree.NodeExpanded[Item]) -> None:
         self.ensure_loaded(event.node)
 
+    def _on_tree_node_selected(self, event: Tree.NodeSelected[Item]) -> None:
+        """Enter opens or closes a line (auto_expand is off: children load first)."""
+        if event.node.allow_expand:
+            self.ensure_loaded(event.node)
+            event.node.toggle()
+
     # ---- finding nodes ----
 
     def reveal(self, node_id: str) -> TreeNode[Item] | None:
@@ -204,9 +216,7 @@ class RunTree(Tree[Item]):
     @property
     def current_id(self) -> str | None:
         tn = self.cursor_node
-        if tn is None or tn.data is None:
-            return None
-        return tn.data.node_id or (tn.data.chain[0] if tn.data.chain else None)
+        return tn.data.first_id if tn is not None and tn.data is not None else None
 
     # ---- highlighting ----
 
@@ -226,8 +236,6 @@ class RunTree(Tree[Item]):
     def set_findings(self, by_node: dict) -> None:
         """Audit findings per node: a glyph on the row (⚠ leak / scope violation, ⚑ rejected
         write), as the help's legend says."""
-        from ari_mem_tui.render.findings import glyph_kinds
-
         self.findings = {nid: k for nid, fs in by_node.items() if (k := glyph_kinds(fs))}
         self._invalidate()
 
@@ -254,8 +262,6 @@ class RunTree(Tree[Item]):
             text.stylize("reverse")
         kinds = {k for i in ids for k in self.findings.get(i, ())}
         if kinds:  # in front: a narrow tree pane cuts the end of a line, never its start
-            from ari_mem_tui.render.findings import GLYPHS
-
             marks = Text()
             for kind in ("read", "rejected"):
                 if kind in kinds:
@@ -265,6 +271,13 @@ class RunTree(Tree[Item]):
         return text
 
     # ---- vim-style moves ----
+
+    def action_scroll_top(self) -> None:
+        """`g` (tui/keys.py names the tables' action; the tree's is called home)."""
+        self.action_scroll_home()
+
+    def action_scroll_bottom(self) -> None:
+        self.action_scroll_end()
 
     def action_collapse_or_parent(self) -> None:
         tn = self.cursor_node

@@ -9,9 +9,29 @@ from textual.containers import Horizontal
 from textual.widgets import ProgressBar, Static
 
 from ari_mem_tui.render.text import preview
+from ari_mem_tui.tui.messages import VectorsReady
+
+
+class LoadingNote(Static):
+    """Where the tabs will be, while the run's memory loads."""
+
+    def show_step(self, n: int, m: int, part: str, tree_shown: bool) -> None:
+        text = Text("loading memory … ", style="bold")
+        text.append(f"({n} of {m}: {part})", style="cyan")
+        if tree_shown:
+            text.append(
+                "\n\nThe tree is ready: move around it. The chosen node's hits, reads, core, "
+                "writes and details appear here when the memory has loaded.",
+                style="italic",
+            )
+        self.update(text)
 
 
 class StatusBar(Horizontal):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._watched: object | None = None  # the ranker whose vectors are shown
+
     def compose(self) -> ComposeResult:
         yield Static("", id="status-source")
         yield Static("", id="status-embedder")
@@ -37,6 +57,29 @@ class StatusBar(Horizontal):
         bar.display = not finished
         if not finished:
             bar.update(total=total, progress=done)
+
+    def watch_vectors(self, ranker: object | None) -> None:
+        """Show `ranker`'s vector progress (MiniLM computes vectors in the background) until they
+        are ready, then post `VectorsReady`; another call (None: none) stops watching this one."""
+        self._watched = ranker
+        if ranker is None or getattr(ranker, "ready", True):
+            self.set_progress(0, 0)
+            return
+
+        def poll() -> None:
+            if ranker is not self._watched:
+                timer.stop()
+                return
+            done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
+            if not getattr(ranker, "ready", True):
+                self.set_progress(done, total)
+                return
+            timer.stop()
+            self.set_progress(total, total)
+            self.post_message(VectorsReady(ranker))
+
+        timer = self.set_interval(0.25, poll)
+        poll()
 
     def set_problems(self, count: int, findings: int = 0) -> None:
         label = Text(

@@ -6,21 +6,17 @@ from collections.abc import Iterable
 from typing import ClassVar
 
 from rich.text import Text
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.widgets import DataTable
 
 from ari_mem_tui.render.text import preview
+from ari_mem_tui.tui import keys
 
 
 class VimTable(DataTable):
     """Row-cursor table: j/k/g/G move, like the tree."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("g", "scroll_top", "Top", show=False),
-        Binding("G", "scroll_bottom", "Bottom", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.TABLE)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)

@@ -1,0 +1,160 @@
+"""Every key of the TUI, defined once.
+
+The app's and the widgets' `BINDINGS`, the command palette's actions (tui/commands.py) and the
+help screen's key table (tui/screens/help.py) are all made from `KEYS`. Each binding carries its
+id, so the config file remaps it by id (tui/config.py): `{"keys": {"mark": "x"}}`, Textual key
+names, several separated by commas. The screens over the app keep their own few keys (Esc
+closes, …) beside their code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from textual.binding import Binding
+from textual.containers import ScrollableContainer
+from textual.keys import format_key
+
+# where a key works: anywhere, in the tree, in the tables, in a view over the app (help, entry,
+# compare: their own Esc/q close them, beside their code)
+APP, TREE, TABLE, VIEW = "app", "tree", "table", "view"
+
+# the detail tabs, in order: keys 1 to 6 switch to them
+TABS = ("hits", "saw", "core", "writes", "node", "audit")
+TAB_HELP = {
+    "hits": "Ranked ancestor-only hits",
+    "saw": "Context tiers as received",
+    "core": "persona / human / ari_context",
+    "writes": "Copy-on-write log",
+    "node": "Status, metrics, lineage",
+    "audit": "Problems, leaks, scope violations",
+}
+
+
+@dataclass(frozen=True)
+class Key:
+    id: str  # what the config file names
+    keys: str  # Textual key names, comma-separated; "" for a palette-only action
+    action: str
+    description: str  # the footer's label
+    help: str  # one line, in the help screen and the palette
+    title: str = ""  # the palette's name for it; "" keeps it out of the palette
+    show: bool = False  # in the footer
+    scopes: tuple[str, ...] = (APP,)
+
+
+# fmt: off
+KEYS: tuple[Key, ...] = (
+    Key("down", "j", "cursor_down", "Down", "Down in the tree and tables", scopes=(TREE, TABLE)),
+    Key("up", "k", "cursor_up", "Up", "Up in the tree and tables", scopes=(TREE, TABLE)),
+    Key("collapse", "h", "collapse_or_parent", "Collapse", "Collapse, or up to the parent",
+        scopes=(TREE,)),
+    Key("expand", "l", "expand_or_child", "Expand", "Expand, or down to the first child",
+        scopes=(TREE,)),
+    Key("top", "g", "scroll_top", "Top", "First line", scopes=(TREE, TABLE)),
+    Key("bottom", "G", "scroll_bottom", "Bottom", "Last line", scopes=(TREE, TABLE)),
+    Key("scroll_down", "j", "scroll('down')", "Down", "Scroll down the help, an entry, a comparison",
+        scopes=(VIEW,)),
+    Key("scroll_up", "k", "scroll('up')", "Up", "Scroll them up", scopes=(VIEW,)),
+    Key("quit", "q,ctrl+c", "quit", "Quit", "Leave the app (at once, even while a load waits)",
+        "Quit", show=True),
+    Key("help", "question_mark,f1", "help", "Help",
+        "Concepts (ancestor scope, window, rank score, CoW) and keys", "Help", show=True),
+    Key("find", "slash", "find", "Find", "Find a node by id or text", "Find node", show=True),
+    Key("find_next", "n", "find_next", "Next", "Next find match", "Find next"),
+    Key("find_prev", "N", "find_prev", "Previous", "Previous find match", "Find previous"),
+    Key("filter", "f", "filter", "Filter", "Keep nodes of some statuses / labels", "Filter tree"),
+    Key("clear_filter", "", "clear_filter", "Clear filter", "Show every node again",
+        "Clear filter"),
+    Key("mark", "m", "mark", "Mark", "Mark the current node for compare", "Mark node",
+        show=True),
+    Key("compare", "c", "compare", "Compare", "Compare side by side with the marked node",
+        "Compare with marked", show=True),
+    Key("export", "e", "export", "Export", "Write the node's dossier as Markdown + JSON",
+        "Export dossier", show=True),
+    Key("follow", "F", "toggle_follow", "Follow",
+        "Follow a running checkpoint: re-read changed files", "Follow", show=True),
+    Key("copy", "y", "copy", "Copy", "Copy the node id or the entry under the cursor", "Copy"),
+    Key("reload", "r", "reload", "Reload", "Re-read the checkpoint", "Reload"),
+    Key("dim", "d", "toggle_dim", "Dim unseen",
+        "Dim the nodes the selection's search could not see", "Dim unseen nodes"),
+    Key("missed", "M", "toggle_missed", "Missed",
+        "Show the missed: eligible ancestor entries outside the window", "Show missed entries"),
+    Key("as_of", "a", "toggle_as_of", "As of",
+        "Rank the pool as of the node's start (default) or today's, later writes too",
+        "Pool: as of start / today"),
+    Key("query_source", "s", "cycle_query", "Query source",
+        "Search with the eval_summary at start, the eval_summary now, or your own query",
+        "Query: at start / now / custom"),
+    Key("writes_scope", "w", "toggle_writes_scope", "Writes scope",
+        "Switch the Writes tab's scope: this node / the whole run", "Writes: node / whole run"),
+    Key("tree", "t,ctrl+b", "toggle_tree", "Tree", "Hide or show the tree", "Toggle tree pane"),
+    Key("back", "escape", "escape", "Back", "Close the find box, back to the tree"),
+    Key("health", "H", "health", "Health",
+        "Memory health: starved nodes, crowded windows, entries never read", "Memory health", show=True),
+    Key("runs", "W", "runs", "Runs", "Back to the run picker of the workspace",
+        "Runs of the workspace"),
+    *(
+        Key(f"tab_{name}", str(i + 1), f"tab('{name}')", name.title(),
+            f"{name.title()} tab: {TAB_HELP[name]}",
+            f"{name.title()} tab")
+        for i, name in enumerate(TABS)
+    ),
+)
+# fmt: on
+BY_ID = {key.id: key for key in KEYS}
+
+# Textual's own keys, listed in the help beside ours (not remappable here)
+TEXTUAL_KEYS = (
+    ("arrows, mouse", "Move in the tree and tables"),
+    ("`Enter`", "Expand a node / open an entry"),
+    ("`Ctrl+P`", "Command palette (every action, jump to node, themes)"),
+)
+
+
+def bindings(scope: str) -> list[Binding]:
+    """The BINDINGS of the app (APP) or of a widget (TREE, TABLE)."""
+    return [
+        Binding(k.keys, k.action, k.description, show=k.show, id=k.id)
+        for k in KEYS
+        if scope in k.scopes and k.keys
+    ]
+
+
+def scroll(views: Iterable[ScrollableContainer], direction: str) -> None:
+    """What a view's `scroll('down')` / `scroll('up')` does (VIEW keys)."""
+    for view in views:
+        if direction == "down":
+            view.scroll_down(animate=False)
+        else:
+            view.scroll_up(animate=False)
+
+
+def keys_of(key: Key, keymap: Mapping[str, str]) -> str:
+    """The keys bound to `key` once the user's remaps are applied."""
+    return keymap.get(key.id) or key.keys
+
+
+def display(keys: str) -> str:
+    """`question_mark,f1` → `? f1`, for people."""
+    return " ".join(format_key(k.strip()) for k in keys.split(",") if k.strip())
+
+
+def help_rows(keymap: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(id, keys as shown, what it does) for every key with keys, in the registry's order."""
+    return [(k.id, display(keys_of(k, keymap)), k.help) for k in KEYS if keys_of(k, keymap)]
+
+
+def palette_actions(keymap: Mapping[str, str]) -> list[tuple[str, str, str, str]]:
+    """(id, title, help with its keys, action) for every key the command palette offers."""
+    out = []
+    for k in KEYS:
+        if k.title:
+            keys = keys_of(k, keymap)
+            out.append((k.id, k.title, f"{k.help} ({display(keys)})" if keys else k.help, k.action))
+    return out
+
+
+def unknown_ids(keymap: Mapping[str, str]) -> list[str]:
+    return [key_id for key_id in keymap if key_id not in BY_ID]

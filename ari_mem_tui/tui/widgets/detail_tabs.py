@@ -1,0 +1,224 @@
+"""The six tabs of the chosen node (Hits, Saw, Core, Writes, Node, Audit).
+
+They own the node's search: a thread worker replays it (tui/workers.py) and posts `ReplayDone`
+here; replays are cached by `ReplayKey`, and one is shown only while its key is still the
+current one, so moving fast never shows stale hits. Only the visible tab is redrawn when the
+selection moves; the others when shown: mounting breadcrumbs and filling tables nobody looks
+at cost most of a keypress.
+"""
+
+from __future__ import annotations
+
+from textual import on, work
+from textual.widgets import TabbedContent
+
+from ari_mem_tui.model import Replay
+from ari_mem_tui.render.text import short_id
+from ari_mem_tui.run import Run
+from ari_mem_tui.search.startup import start_time
+from ari_mem_tui.tui import workers
+from ari_mem_tui.tui.messages import (
+    CompareReady,
+    ReplayDone,
+    ReplayFailed,
+    ReplayKey,
+    ReplayShown,
+    RerunSearch,
+    SearchParams,
+)
+from ari_mem_tui.tui.screens.compare import CompareScreen
+from ari_mem_tui.tui.widgets.detail import CorePane, NodePane, SawPane, WritesPane
+from ari_mem_tui.tui.widgets.hits import HitsPane
+
+
+class DetailTabs(TabbedContent):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.run: Run | None = None  # None while the run's memory loads
+        self.node_id: str | None = None
+        self.params = SearchParams()  # the Hits pane's settings, remembered across nodes
+        self.replays: dict[ReplayKey, Replay] = {}
+        self._retried: set[ReplayKey] = set()  # fallback results re-run once vectors were ready
+        self._stale: set[str] = set()
+        self.marked_id: str | None = None  # `m`, for `c`
+        self.findings: dict[str, list] = {}  # node id -> its audit findings
+
+    @property
+    def key(self) -> ReplayKey:
+        return ReplayKey.of(self.node_id or "", self.params)
+
+    def set_run(self, run: Run | None) -> None:
+        """A run's memory has loaded (None: another run is opening): no replay is valid now."""
+        self.workers.cancel_group(self, "replay")
+        self.run, self.node_id = run, None
+        if run is None:  # a run's reload keeps the mark
+            self.workers.cancel_group(self, "compare")
+            self.marked_id = None
+        self.replays.clear()
+        self._retried.clear()
+        self._stale.clear()
+
+    def choose(self, node_id: str) -> None:
+        self.node_id = node_id
+        self._show_findings()
+        self._mark_stale("node", "writes")
+        self._start_replay()
+
+    def vectors_ready(self) -> None:
+        """The embedder is ready: every replay BM25 made in its place is stale. Drop them all
+        (whether or not any is cached: the visible one may still be in flight) and re-run the
+        visible one."""
+        for key in [key for key, replay in self.replays.items() if replay.fallback]:
+            del self.replays[key]
+        if self.node_id and self.key not in self.replays:
+            self._start_replay()
+
+    def set_findings(self, by_node: dict[str, list]) -> None:
+        """The audit's findings per node (from the app's audit worker)."""
+        self.findings = by_node
+        self._show_findings()
+
+    def _show_findings(self) -> None:
+        """The chosen node's leaks, scope violations and rejected writes, in Hits and Node."""
+        findings = self.findings.get(self.node_id or "", [])
+        self.query_one(HitsPane).show_findings(findings)
+        self.query_one(NodePane).show_findings(findings)
+
+    def toggle_writes_scope(self) -> None:
+        """`w`: the Writes tab shows this node's writes / the whole run's."""
+        ckpt = self.run.checkpoint if self.run else None
+        self.query_one(WritesPane).toggle_scope(ckpt, self.node_id)
+        self.active = "writes"
+
+    def copy_target(self, node_id: str | None) -> str | None:
+        """`y`: the entry under the cursor of a focused hits or writes table, else `node_id`."""
+        ckpt = self.run.checkpoint if self.run else None
+        if ckpt is not None:
+            entry = ckpt.entries_by_id.get(self.query_one(HitsPane).focused_entry_id() or "")
+            if entry is not None:
+                return entry.text
+            writes = self.query_one(WritesPane)
+            if writes.table_focused:
+                return writes.current_text()
+        return node_id
+
+    # ---- mark / compare ----
+
+    def mark(self, node_id: str | None) -> None:
+        if node_id:
+            self.marked_id = node_id
+            self.notify(f"marked {short_id(node_id)}: choose another node and press c")
+
+    def compare(self, node_id: str | None) -> None:
+        """`c`: the marked node beside `node_id`, both with ARI's own search."""
+        if not self.marked_id or not node_id or self.run is None:
+            self.notify("mark a node with m first, then choose another", severity="warning")
+            return
+        ids = [self.marked_id, node_id]
+        cached = [self.replays.get(ReplayKey.of(i, SearchParams())) for i in ids]
+        self._compare_worker(self.run, cached, ids)
+
+    @work(thread=True, exclusive=True, group="compare", exit_on_error=False, description="compare")
+    def _compare_worker(self, run: Run, cached: list[Replay | None], ids: list[str]) -> None:
+        workers.compare_nodes(self, run, cached, ids)
+
+    @on(CompareReady)
+    def _show_compare(self, message: CompareReady) -> None:
+        message.stop()
+        for replay in (message.a, message.b):
+            self.replays.setdefault(ReplayKey.of(replay.node_id, SearchParams()), replay)
+        self.app.push_screen(CompareScreen(message.run.checkpoint, message.a, message.b))
+
+    # ---- searching ----
+
+    @on(RerunSearch)
+    def _rerun(self, message: RerunSearch) -> None:
+        message.stop()
+        self.params = SearchParams(message.query, message.limit, message.as_of, message.query_from)
+        if self.node_id:
+            self._start_replay()
+
+    def _start_replay(self) -> None:
+        key = self.key
+        cached = self.replays.get(key)
+        if cached is not None:
+            self._show_replay(key, cached)
+            return
+        if self.run is None:
+            return  # memory still loading: the app chooses the node again when it has
+        self.query_one(HitsPane).show_loading(key.node_id)
+        self._replay_worker(self.run, key)
+
+    # a fixed description: by default Textual repr()s the arguments, i.e. the whole run
+    @work(thread=True, exclusive=True, group="replay", exit_on_error=False, description="replay")
+    def _replay_worker(self, run: Run, key: ReplayKey) -> None:
+        workers.replay_node(self, run, key)
+
+    @on(ReplayDone)
+    def _replay_done(self, message: ReplayDone) -> None:
+        message.stop()
+        self._show_replay(message.key, message.replay)
+
+    def _show_replay(self, key: ReplayKey, result: Replay) -> None:
+        ranker = self.run.ranker if self.run else None
+        ready = getattr(ranker, "ready", True)
+        usable = ready and getattr(ranker, "usable", ready)
+        if result.fallback and usable and key not in self._retried:
+            # made with BM25 while the vectors were finishing: never kept, searched again once
+            self._retried.add(key)
+            if key == self.key and self.run is not None:
+                self._replay_worker(self.run, key)
+            return
+        self.replays[key] = result
+        if key != self.key:
+            return  # the user has moved on
+        self._mark_stale("hits", "saw", "core")
+        self.post_message(ReplayShown(result))
+
+    @on(ReplayFailed)
+    def _replay_failed(self, message: ReplayFailed) -> None:
+        """Said in the Hits tab; the app (it bubbles on) adds it to the problems."""
+        if message.key == self.key:
+            self.query_one(HitsPane).show_error(message.text)
+
+    # ---- drawing ----
+
+    def _mark_stale(self, *names: str) -> None:
+        self._stale.update(names)
+        if self.active in self._stale:
+            self._refresh_tab(self.active)
+
+    @on(TabbedContent.TabActivated)
+    def _tab_shown(self, event: TabbedContent.TabActivated) -> None:
+        name = event.pane.id or ""
+        if name in self._stale:
+            self._refresh_tab(name)
+
+    def _refresh_tab(self, name: str) -> None:
+        node_id = self.node_id
+        if self.run is None or node_id is None:
+            return  # memory still loading: drawn when it has (the app chooses again)
+        ckpt = self.run.checkpoint
+        replay = self.replays.get(self.key)
+        if name == "node":
+            self.query_one(NodePane).show(ckpt.nodes[node_id], ckpt)
+        elif name == "writes":
+            self.query_one(WritesPane).show(ckpt, node_id)
+        elif replay is None or name not in ("hits", "saw", "core"):
+            return  # the search has not finished: its tabs are drawn when it has
+        elif name == "hits":
+            self.query_one(HitsPane).show(replay)
+        elif name == "saw":
+            self.query_one(SawPane).show(replay)
+        else:
+            self.query_one(CorePane).show(replay.core, self._start_of(replay.node_id))
+        self._stale.discard(name)
+
+    def _start_of(self, node_id: str) -> float | None:
+        ckpt = self.run.checkpoint if self.run else None
+        if ckpt is None or node_id not in ckpt.nodes:
+            return None
+        try:
+            return start_time(ckpt, ckpt.nodes[node_id])[0]
+        except Exception:  # noqa: BLE001 - only used to say "not seeded yet"
+            return None

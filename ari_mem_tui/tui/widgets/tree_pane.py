@@ -1,0 +1,157 @@
+"""The left pane: the run's tree and its find box. It owns finding nodes (`/`, `n`, `N`) and the
+status/label filter (`f`); choosing a found node is asked of the app with `JumpToNode`."""
+
+from __future__ import annotations
+
+from textual import on
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Input
+
+from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.render.text import preview
+from ari_mem_tui.tui.messages import JumpToNode
+from ari_mem_tui.tui.screens.filter import FilterScreen, TreeFilter
+from ari_mem_tui.tui.widgets.run_tree import RunTree
+
+
+class TreePane(Vertical):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.tree_filter = TreeFilter()
+        self.find_matches: list[str] = []
+        self.find_index = -1
+
+    def compose(self) -> ComposeResult:
+        yield RunTree(id="tree")
+        yield Input(placeholder="find id or text (Enter, Esc)", id="find-input")
+
+    def on_mount(self) -> None:
+        self.find_input.display = False
+
+    @property
+    def tree(self) -> RunTree:
+        return self.query_one(RunTree)
+
+    @property
+    def find_input(self) -> Input:
+        return self.query_one(Input)
+
+    def reset(self) -> None:
+        """Another run is opening: no filter, no matches, a "loading" root."""
+        self.tree_filter = TreeFilter()
+        self.find_matches, self.find_index = [], -1
+        self.tree.show_loading()
+
+    # ---- filter ----
+
+    def show_run(self, ckpt: Checkpoint, expand_roots: bool, expanded: list[str] = ()) -> None:
+        """Draw `ckpt`'s tree, the lines in `expanded` open, its roots revealed (and opened)."""
+        tree = self.tree
+        tree.show_root = False
+        self.show(ckpt)
+        for node_id in expanded:
+            node = tree.reveal(node_id)
+            if node is not None:
+                node.expand()
+        for root_id in ckpt.roots:
+            node = tree.reveal(root_id)
+            if node is not None and expand_roots:
+                node.expand()
+
+    def show(self, ckpt: Checkpoint) -> None:
+        """Draw `ckpt`'s tree through the filter: matching nodes and, dimmed, their ancestors."""
+        tree, flt = self.tree, self.tree_filter
+        if not flt.active:
+            tree.matched_ids = set()
+            tree.load(ckpt, None)
+            return
+        matched = {
+            n.id
+            for n in ckpt.nodes.values()
+            if (not flt.statuses or (n.status or "") in flt.statuses)
+            and (not flt.labels or (n.label or "") in flt.labels)
+        }
+        visible = set(matched)
+        for node_id in matched:
+            visible.update(ckpt.nodes[node_id].ancestor_ids)
+        tree.matched_ids = matched
+        tree.load(ckpt, visible)
+
+    def _refilter(self, flt: TreeFilter) -> None:
+        self.tree_filter = flt
+        if self.tree.ckpt is not None:
+            self.show(self.tree.ckpt)
+
+    def open_filter(self) -> None:
+        def done(result: TreeFilter | None) -> None:
+            if result is not None:
+                self._refilter(result)
+                if self.tree.selected_id:
+                    self.tree.select_id(self.tree.selected_id)
+                self.notify(f"filter: {result.describe()}")
+
+        self.app.push_screen(FilterScreen(self.tree_filter), done)
+
+    def clear_filter(self) -> None:
+        self._refilter(TreeFilter())
+
+    def select(self, node_id: str) -> None:
+        """Put the cursor on `node_id`, clearing the filter when it hides the node."""
+        if not self.tree.select_id(node_id):
+            self.notify("that node is hidden by the filter; clearing it", severity="warning")
+            self.clear_filter()
+            self.tree.select_id(node_id)
+
+    # ---- find ----
+
+    def open_find(self) -> None:
+        self.display = True
+        self.find_input.display = True
+        self.find_input.focus()
+
+    def close_find(self) -> None:
+        self.find_input.display = False
+        self.tree.focus()
+
+    @on(Input.Submitted, "#find-input")
+    def _find_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.find_matches = self.find_nodes(event.value)
+        self.find_index = -1
+        self.tree.set_find_hits(set(self.find_matches))
+        self.close_find()
+        if not self.find_matches:
+            self.notify(f"no node matches {preview(event.value, 40)!r}", severity="warning")
+            return
+        self.notify(f"{len(self.find_matches)} matches (n / N)")
+        self.find_step(1)
+
+    def find_nodes(self, text: str) -> list[str]:
+        """Nodes whose id contains `text`, then nodes whose name/direction/summary does."""
+        ckpt = self.tree.ckpt
+        needle = text.strip().lower()
+        if ckpt is None or not needle:
+            return []
+        visible = self.tree.visible_ids
+        by_id, by_text = [], []
+        for node in ckpt.nodes.values():
+            if visible is not None and node.id not in visible:
+                continue
+            if needle in node.id.lower():
+                by_id.append(node.id)
+                continue
+            haystack = " ".join(
+                s for s in (node.name, node.original_direction, node.eval_summary, node.label) if s
+            ).lower()
+            if needle in haystack:
+                by_text.append(node.id)
+        return by_id + by_text
+
+    def find_step(self, step: int) -> None:
+        """The next (1) or previous (-1) match."""
+        if not self.find_matches:
+            self.notify("nothing to find: press / first", severity="warning")
+            return
+        self.find_index = (self.find_index + step) % len(self.find_matches)
+        self.post_message(JumpToNode(self.find_matches[self.find_index]))

@@ -1,0 +1,124 @@
+"""What the app's thread workers run. Each reads or computes, then posts a message to the app
+(tui/messages.py); none touches a widget, and a cancelled worker (a newer load or search has
+started) posts nothing."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+
+from textual.message_pump import MessagePump
+from textual.worker import get_current_worker
+
+from ari_mem_tui.audit import audit, findings_by_node
+from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.model import Replay
+from ari_mem_tui.run import Run
+from ari_mem_tui.search.replay import replay
+from ari_mem_tui.tui.audit_rows import audit_rows
+from ari_mem_tui.tui.messages import (
+    AuditDone,
+    CompareReady,
+    LoadFailed,
+    LoadStep,
+    Notice,
+    ReplayDone,
+    ReplayFailed,
+    ReplayKey,
+    RunLoaded,
+    TreeRead,
+    VectorProgress,
+)
+from ari_mem_tui.tui.widgets.detail import AuditRow
+
+ProgressFn = Callable[[int, int], None]  # (done, total) while vectors are computed
+Opener = Callable[[ProgressFn], Run]  # given a `LoadProgress`, usable as a plain ProgressFn
+TreeOpener = Callable[[], Checkpoint]  # the tree alone (fast), shown while the opener runs
+
+
+class LoadProgress:
+    """What the app hands its opener: call it (done, total) for vector progress; its `step`
+    (n, m, part) says which of the load's m parts has started (`open_run`'s `args.load_step`)."""
+
+    def __init__(self, app: MessagePump) -> None:
+        self.app = app
+
+    def __call__(self, done: int, total: int) -> None:
+        self.app.post_message(VectorProgress(done, total))
+
+    def step(self, n: int, m: int, part: str) -> None:
+        self.app.post_message(LoadStep(n, m, part))
+
+
+def _live() -> bool:
+    return not get_current_worker().is_cancelled
+
+
+def load_run(app: MessagePump, opener: Opener, tree_opener: TreeOpener | None, keep: bool) -> None:
+    """The tree alone first (when `tree_opener` is given), then the whole run."""
+    if tree_opener is not None:
+        _load_tree_first(app, tree_opener)
+    try:
+        run = opener(LoadProgress(app))
+    except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
+        if _live():
+            app.post_message(LoadFailed(exc))
+        return
+    if _live():  # a newer load (follow, reload) has started: it wins
+        app.post_message(RunLoaded(run, keep))
+
+
+def _load_tree_first(app: MessagePump, tree_opener: TreeOpener) -> None:
+    try:
+        ckpt = tree_opener()
+    except Exception:  # noqa: BLE001 - the full load meets the same error and reports it
+        return
+    if ckpt.nodes and _live():
+        drawn = threading.Event()
+        app.post_message(TreeRead(ckpt, drawn))
+        drawn.wait(1.0)  # let the tree reach the screen before the full load takes the GIL
+
+
+def replay_node(app: MessagePump, run: Run, key: ReplayKey) -> None:
+    try:
+        # missed entries' global ranks wait until the missed list is shown (M)
+        result = replay(
+            run.checkpoint,
+            key.node_id,
+            run.ranker,
+            query=key.query,
+            limit=key.limit,
+            as_of=key.as_of,
+            query_from=key.query_from,
+            exact_ranks=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - e.g. the Letta server went away
+        if _live():
+            app.post_message(ReplayFailed(key, exc))
+        return
+    if _live():
+        app.post_message(ReplayDone(key, result))
+
+
+def audit_run(app: MessagePump, ckpt: Checkpoint) -> None:
+    by_node: dict = {}
+    try:
+        report = audit(ckpt)
+        rows, summary = audit_rows(ckpt, report)
+        by_node = findings_by_node(report)
+    except Exception as exc:  # noqa: BLE001
+        rows = [AuditRow("error", "audit failed", None, f"{type(exc).__name__}: {exc}")]
+        summary = ""
+    app.post_message(AuditDone(ckpt, rows, summary, by_node))
+
+
+def compare_nodes(app: MessagePump, run: Run, cached: list[Replay | None], ids: list[str]) -> None:
+    """Both nodes' default searches (`cached` where the app has them already)."""
+    try:
+        a, b = (
+            c or replay(run.checkpoint, i, run.ranker) for c, i in zip(cached, ids, strict=True)
+        )
+    except Exception as exc:  # noqa: BLE001
+        app.post_message(Notice(f"compare failed: {exc}", "error"))
+        return
+    app.post_message(CompareReady(run, a, b))

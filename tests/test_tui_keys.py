@@ -1,0 +1,95 @@
+"""The key registry (tui/keys.py) is the one source of the TUI's keys: the BINDINGS, the command
+palette and the help's key table are made from it, and the config file remaps keys by id."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.widgets import Markdown
+
+from ari_mem_tui.tui import config, keys
+from ari_mem_tui.tui.app import AriMemApp
+from ari_mem_tui.tui.commands import ACTIONS
+from ari_mem_tui.tui.screens.compare import CompareScreen
+from ari_mem_tui.tui.screens.entry import EntryScreen
+from ari_mem_tui.tui.screens.help import HelpScreen, keys_table
+from ari_mem_tui.tui.widgets.run_tree import RunTree
+from ari_mem_tui.tui.widgets.tables import VimTable
+from tests.tui_app_helpers import make_app, press, settle
+from tests.tui_helpers import IDS, write_tiny_checkpoint
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    return write_tiny_checkpoint(tmp_path / "tiny")
+
+
+def test_bindings_palette_and_help_list_the_same_ids() -> None:
+    """GIVEN the registry WHEN the app, the tree and the tables are bound, the palette lists its
+    actions and the help its keys THEN all of them are the registry's entries, nothing else."""
+    with_keys = {k.id for k in keys.KEYS if k.keys}
+    views = [HelpScreen, EntryScreen, CompareScreen]  # their own Esc/q keys have no id
+    bound = [*AriMemApp.BINDINGS, *RunTree.BINDINGS, *VimTable.BINDINGS]
+    bound += [b for view in views for b in view.BINDINGS if b.id]
+    assert {b.id for b in bound} == with_keys
+    for binding in bound:
+        key = keys.BY_ID[binding.id]
+        assert (binding.key, binding.action, binding.description) == (
+            key.keys,
+            key.action,
+            key.description,
+        )
+    assert [row[0] for row in keys.help_rows({})] == [k.id for k in keys.KEYS if k.keys]
+    palette = keys.palette_actions({})
+    assert {row[0] for row in palette} == {k.id for k in keys.KEYS if k.title}
+    assert ACTIONS == [row[1:] for row in palette]
+    app_ids = {b.id for b in AriMemApp.BINDINGS}
+    assert app_ids - {"back"} <= {row[0] for row in palette}  # every app key is in the palette
+    table = keys_table({})
+    for key in keys.KEYS:
+        if key.keys:
+            assert key.help in table, key.id
+
+
+def test_the_keymap_reads_only_strings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path))
+    (tmp_path / "config.json").write_text(
+        json.dumps({"keys": {"mark": "x", "copy": 3, "reload": ""}}), encoding="utf-8"
+    )
+    assert config.keymap(config.load_settings()) == {"mark": "x"}
+    assert config.keymap({"keys": ["mark"]}) == {}
+
+
+async def test_a_remapped_key_works_and_the_old_one_no_longer_fires(
+    tiny: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN `mark` remapped to x and the tree's `down` to ctrl+n in the config file
+    WHEN the keys are pressed THEN the new keys act, the old ones do nothing, and the help and
+    the palette show the new keys."""
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    remaps = {"mark": "x", "down": "ctrl+n", "nonsense": "z"}
+    (config_dir / "config.json").write_text(json.dumps({"keys": remaps}), encoding="utf-8")
+    monkeypatch.setenv(config.CONFIG_ENV, str(config_dir))
+    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.current_id == IDS["R"]
+        await press(pilot, "m", "j")
+        assert app.tabs.marked_id is None  # m no longer marks
+        assert app.current_id == IDS["R"]  # j no longer moves the tree's cursor
+        await press(pilot, "x")
+        assert app.tabs.marked_id == IDS["R"]
+        await press(pilot, "ctrl+n")
+        assert app.current_id == IDS["A"]
+        assert any("no key called nonsense" in n.message for n in app._notifications)
+        palette = {title: help_text for _, title, help_text, _ in keys.palette_actions(app.keymap)}
+        assert palette["Mark node"].endswith("(x)")
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        source = app.screen.query_one(Markdown).source
+        assert "| `x` | Mark the current node for compare |" in source
+        assert "| `m` |" not in source
