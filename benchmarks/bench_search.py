@@ -28,7 +28,7 @@ import numpy as np
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.demo import write_demo
 from ari_mem_tui.model import Checkpoint, MemoryEntry, Node
-from ari_mem_tui.search.embedded import make_ranker
+from ari_mem_tui.search.embedded import make_ranker, ranking_from_scores
 from ari_mem_tui.search.embedder import DIM, MODEL_NAME
 from ari_mem_tui.search.replay import replay
 from ari_mem_tui.search.startup import node_query
@@ -156,6 +156,61 @@ def synthetic_run(nodes: int, entries: int, seed: int = 0) -> Checkpoint:
     ckpt = Checkpoint(path=Path("/nonexistent-synthetic"), nodes=made, entries=rows)
     ckpt.roots = [ids[0]]
     return ckpt
+
+
+class ExactRanker:
+    """The reference: every pool entry scored exactly (a full pass), then sorted."""
+
+    name = "minilm"
+
+    def __init__(self, ranker) -> None:
+        self.ranker = ranker
+
+    def rank(self, query: str, top_k: int, before_ts: float | None = None):
+        scores = self.ranker.scores(query)
+        return ranking_from_scores(self.ranker.pool, scores, top_k, before_ts, "minilm")
+
+
+def replay_on_checkpoint(ckpt, work: Path, sample_size: int = 200, bm25_nodes: int = 50) -> dict:
+    """Replay medians on a loaded run, as the TUI does: MiniLM over a pre-warmed cache of
+    SYNTHETIC vectors (one per distinct text; queries embedded by the model beforehand, as the
+    app's prefetch does), int8 bounds + exact rescoring, missed ranks deferred; each window and
+    hit list checked against an exact full pass. Then BM25 (index build + replay median)."""
+    out: dict = {"entries": len(ckpt.entries)}
+    t0 = time.perf_counter()
+    out["distinct"] = synthetic_cache(ckpt, work / "cache")
+    out["cache_write_s"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    ranker = make_ranker(ckpt, "minilm", cache_dir=work / "cache", background=False)
+    out["vectors_open_s"] = time.perf_counter() - t0
+    if not ranker.usable:
+        raise RuntimeError(f"MiniLM ranker unusable: {ranker.error}")
+    rng = np.random.default_rng(1)
+    inner = [n for n, node in ckpt.nodes.items() if node.ancestor_ids]  # roots rank nothing
+    sample = [str(n) for n in rng.choice(inner, size=min(sample_size, len(inner)), replace=False)]
+    for node_id in sample:  # what the background prefetch does for every node
+        ranker.query_vector(node_query(ckpt, ckpt.nodes[node_id])[0])
+    out["minilm_median_s"], out["minilm_p95_s"] = replay_latency(
+        ckpt, ranker, sample, exact_ranks=False
+    )
+    exact = ExactRanker(ranker)
+    same = 0
+    for node_id in sample:
+        fast = replay(ckpt, node_id, ranker, with_tiers=False, exact_ranks=False)
+        ref = replay(ckpt, node_id, exact, with_tiers=False)
+        top_k = fast.params["top_k"]
+        windows = [
+            [e.id for e in r.rank(fast.query, top_k, fast.as_of).window] for r in (ranker, exact)
+        ]
+        hits = [[(h.entry_id, h.global_rank) for h in r.hits] for r in (fast, ref)]
+        same += windows[0] == windows[1] and hits[0] == hits[1]
+    out["identical_windows"] = f"{same}/{len(sample)}"
+    t0 = time.perf_counter()
+    bm25 = make_ranker(ckpt, "bm25")
+    out["bm25_build_s"] = time.perf_counter() - t0
+    out["bm25_median_s"], out["bm25_p95_s"] = replay_latency(ckpt, bm25, sample[:bm25_nodes])
+    out["nodes_sampled"] = len(sample)
+    return out
 
 
 def bench_big(work: Path, nodes: int, entries: int) -> None:

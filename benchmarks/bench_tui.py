@@ -32,10 +32,9 @@ Timings = tuple[float, float, float, list[float], list[float]]
 
 
 async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> Timings:
-    def opener(progress) -> Run:
-        args = RunOptions(checkpoint=path, embedder=embedder)
-        args.load_step = getattr(progress, "step", None)
-        return open_run(args)
+    def opener(progress) -> Run:  # as `cmd_open` builds it (RunOptions is frozen)
+        options = RunOptions(checkpoint=path, embedder=embedder)
+        return open_run(options, on_step=getattr(progress, "step", None), on_progress=progress)
 
     start = time.perf_counter()
     app = AriMemApp(
@@ -70,6 +69,8 @@ async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> 
                 early.append(time.perf_counter() - t0)
         hits = app.query_one("#hits-pane")
         while hits.replay is None:
+            if app.run_data is None and not any(w.is_running for w in app.workers):
+                raise RuntimeError(f"the run did not load: {app.ui_problems[-1:] or '?'}")
             await pilot.pause(0.005)
         memory_ready = time.perf_counter() - start
         while any(w.is_running for w in app.workers):
@@ -91,7 +92,8 @@ async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> 
     return first_paint, tree_shown, memory_ready, early, latencies
 
 
-def bench(name: str, path: Path, embedder: str, runs: int, presses: int, tree_first: bool) -> None:
+def measure(path: Path, embedder: str, runs: int, presses: int, tree_first: bool) -> dict:
+    """Medians over `runs` app starts (and over every keypress), in seconds; None: no sample."""
     paints, trees, memories, early_keys, keys = [], [], [], [], []
     for _ in range(runs):
         paint, tree, memory, early, lat = asyncio.run(one_run(path, embedder, presses, tree_first))
@@ -100,12 +102,32 @@ def bench(name: str, path: Path, embedder: str, runs: int, presses: int, tree_fi
         memories.append(memory)
         early_keys.extend(early)
         keys.extend(lat)
-    ms = lambda xs: f"{1000 * statistics.median(xs):6.0f} ms" if xs else "     - ms"
-    top = lambda xs: f"max {1000 * max(xs):.0f} ms, n={len(xs)}" if xs else "n=0"
+    med = lambda xs: statistics.median(xs) if xs else None
+    return {
+        "first_paint": med(paints),
+        "tree_shown": med(trees),
+        "memory_ready": med(memories),
+        "key_cursor_loading": med(early_keys),
+        "key_cursor_loading_max": max(early_keys) if early_keys else None,
+        "key_cursor_loading_n": len(early_keys),
+        "key_hits": med(keys),
+        "key_hits_max": max(keys) if keys else None,
+        "key_hits_n": len(keys),
+    }
+
+
+def bench(name: str, path: Path, embedder: str, runs: int, presses: int, tree_first: bool) -> None:
+    m = measure(path, embedder, runs, presses, tree_first)
+    ms = lambda x: f"{1000 * x:6.0f} ms" if x is not None else "     - ms"
+
+    def top(key: str) -> str:
+        return f"max {1000 * m[key + '_max']:.0f} ms, n={m[key + '_n']}" if m[key + "_n"] else "n=0"
+
     print(
-        f"{name}: first paint {ms(paints)} | tree shown {ms(trees)} | "
-        f"memory ready {ms(memories)}\n    key→cursor while loading {ms(early_keys)} "
-        f"({top(early_keys)}) | key→hits after {ms(keys)} ({top(keys)})",
+        f"{name}: first paint {ms(m['first_paint'])} | tree shown {ms(m['tree_shown'])} | "
+        f"memory ready {ms(m['memory_ready'])}\n    key→cursor while loading "
+        f"{ms(m['key_cursor_loading'])} ({top('key_cursor_loading')}) | key→hits after "
+        f"{ms(m['key_hits'])} ({top('key_hits')})",
         flush=True,
     )
 

@@ -51,6 +51,7 @@ def _run(path):
 
 
 def _same(fresh, again):
+    assert again.write_counts() == fresh.write_counts()  # before the CoW log is built
     assert list(fresh.nodes) == list(again.nodes)
     for node_id, node in fresh.nodes.items():
         assert again.nodes[node_id].model_dump() == node.model_dump()

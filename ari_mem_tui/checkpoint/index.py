@@ -37,7 +37,8 @@ from ari_mem_tui.model import (
     Problem,
 )
 
-FORMAT = 2  # 2: rebuilt ancestor_ids are not stored (the edges give them)
+FORMAT = 3  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
+# the CoW log's (accepted, rejected) counts and its rows stay undecoded until first read
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
@@ -135,7 +136,6 @@ def _rows(records: list, fields: list[str], extra: bool = False) -> list[list[An
 _ENTRY_FIELDS = list(MemoryEntry.model_fields)
 _EVENT_FIELDS = list(AccessEvent.model_fields)
 _WRITE_FIELDS = list(CowWrite.model_fields)
-_ACCEPTED = _WRITE_FIELDS.index("accepted")
 
 
 _KEPT = {"trace_log"}
@@ -170,6 +170,7 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
         "core": ckpt.core.model_dump(),
         "access_summary": ckpt.access_summary,
         "trace_call_count": ckpt.trace_call_count(),
+        "write_counts": list(ckpt.write_counts()),
         "problems": [p.model_dump() for p in ckpt.problems],
     }
     encoder = msgspec.msgpack.Encoder()
@@ -198,8 +199,9 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
 # ---- reading ----
 
 
-def _sections(path: Path) -> list[bytes]:
-    data = path.read_bytes()
+def _sections(path: Path) -> list[memoryview]:
+    """Views into the file's bytes (no copies: a 10k-node run's index is hundreds of MB)."""
+    data = memoryview(path.read_bytes())
     sections, pos = [], 0
     while pos < len(data):
         size = int.from_bytes(data[pos : pos + 8], "little")
@@ -219,16 +221,22 @@ def load(path: Path) -> Checkpoint | None:
         if info.st_uid != os.getuid() or info.st_mode & 0o022:
             return None  # only an index of our own, that nobody else could have written
         sections = _sections(folder / INDEX_FILE)
-        decode = msgspec.msgpack.decode
-        body = decode(sections[0])
+        body = msgspec.msgpack.decode(sections[0])
         if body.get("key") != run_key(Path(path), body.get("run_id")):
             return None
-        return _rebuild(Path(path), body, *(decode(s) for s in sections[1:4]))
+        return _rebuild(Path(path), body, sections)
     except Exception:  # noqa: BLE001 - a damaged or foreign index is only a missed shortcut
         return None
 
 
-def _rebuild(path: Path, body: dict, entries: list, events: list, writes: list) -> Checkpoint:
+def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
+    """The Checkpoint from the index's sections: one list of rows decoded at a time, each
+    dropped once its records are built (peak memory: the file, the records, one list of rows);
+    the CoW rows stay msgpack bytes until the log is first read."""
+    from ari_mem_tui.checkpoint.trace_log import trace_calls_of
+
+    decode = msgspec.msgpack.decode
+
     ckpt = Checkpoint(path=path)
     ckpt.run_id, ckpt.tree_source = body["run_id"], body["tree_source"]
     ckpt.experiment_goal = body["experiment_goal"]
@@ -247,15 +255,20 @@ def _rebuild(path: Path, body: dict, entries: list, events: list, writes: list) 
     ckpt.core = CoreBlocks.model_validate(body["core"])
     ckpt.access_summary = body["access_summary"]
     ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
+    entries = decode(sections[1])
     ckpt.entries = [MemoryEntry.model_validate(dict(zip(_ENTRY_FIELDS, r))) for r in entries]
+    del entries
     n = len(_EVENT_FIELDS)
+    events = decode(sections[2])
     ckpt.access_events = [
         AccessEvent.model_validate({**(r[n] or {}), **dict(zip(_EVENT_FIELDS, r))}) for r in events
     ]
-    accepted = sum(1 for r in writes if r[_ACCEPTED])
+    del events
+    writes = bytes(sections[3])  # a copy: the file's other sections can go
+    accepted, rejected = body["write_counts"]
     ckpt.defer_writes(
-        lambda: [CowWrite.model_validate(dict(zip(_WRITE_FIELDS, r))) for r in writes],
-        (accepted, len(writes) - accepted),
+        lambda: [CowWrite.model_validate(dict(zip(_WRITE_FIELDS, r))) for r in decode(writes)],
+        (accepted, rejected),
     )
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()
