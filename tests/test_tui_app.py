@@ -419,7 +419,8 @@ async def test_palette_runs_an_action(tiny: Path) -> None:
         await press(pilot, *"export dossier")
         await pilot.pause(0.3)
         await press(pilot, "enter")
-        assert app.last_export is not None and IDS["B1"] in app.last_export[0].name
+        assert app.last_export is not None
+        assert app.last_export[0].name.startswith(IDS["B1"][-8:] + "-")  # its short id
 
 
 async def test_palette_jumps_to_a_node(tiny: Path) -> None:
@@ -572,3 +573,36 @@ async def test_memory_failing_after_the_tree_keeps_the_tree(tiny: Path) -> None:
         assert app.query_one("#tabs").display  # the Audit tab can show the problem
         await press(pilot, *TO_B1)
         assert app.current_id == IDS["B1"]  # the tree still works
+
+
+async def test_the_app_opens_on_the_first_node_with_a_finding_once_the_audit_is_in(
+    tiny: Path,
+) -> None:
+    from ari_mem_tui.audit import audit, findings_by_node
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.render.opening import opening_node
+
+    ckpt = load_checkpoint(tiny)
+    by_node = findings_by_node(audit(ckpt))
+    expected = opening_node(ckpt, by_node)
+    assert expected.node_id != IDS["R"] and expected.reason.startswith("the first node with")
+    app = make_app(tiny, open_useful=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.current_id == expected.node_id
+        assert app.opening_reason == expected.reason
+        assert app.tree_widget.selected_id == expected.node_id
+        # its lineage is expanded: every ancestor's line is in the tree
+        for ancestor in ckpt.nodes[expected.node_id].ancestor_ids:
+            assert ancestor in app.tree_widget._by_id
+
+
+async def test_a_node_asked_for_wins_and_a_user_who_moved_is_not_moved(tiny: Path) -> None:
+    app = make_app(tiny, open_useful=True, initial_node="B1000001")  # any case, a suffix
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.current_id == IDS["B1"]  # the audit did not move it
+    app = make_app(tiny, open_useful=True, initial_node="no-such-node")
+    async with app.run_test(size=(120, 40), notifications=True) as pilot:
+        await settle(pilot)
+        assert app.current_id != "no-such-node" and app.current_id in app.ckpt.nodes

@@ -193,6 +193,38 @@ def test_export_dir_never_inside_the_checkpoint(tmp_path: Path, monkeypatch) -> 
     assert config.export_dir(ckpt, tmp_path / "x") == (tmp_path / "x").resolve()
 
 
+def test_export_dir_defaults_to_the_data_dir_never_the_current_one(
+    tmp_path: Path, monkeypatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
+    monkeypatch.delenv(config.EXPORT_ENV, raising=False)
+    work_tree = tmp_path / "repo"
+    (work_tree / ".git").mkdir(parents=True)
+    monkeypatch.chdir(work_tree)  # a git work tree: a dossier must not land in it by default
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    chosen = config.export_dir(ckpt)
+    assert chosen == (tmp_path / "data" / "ari-mem-tui" / "dossiers")
+    assert config.save_setting("export_dir", str(tmp_path / "mine"))  # the config file
+    assert config.export_dir(ckpt) == (tmp_path / "mine").resolve()
+    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "env"))  # the environment wins
+    assert config.export_dir(ckpt) == (tmp_path / "env").resolve()
+    assert config.export_dir(ckpt, tmp_path / "flag") == (tmp_path / "flag").resolve()
+
+
+def test_dossier_names_are_short_node_and_run_ids(tmp_path: Path) -> None:
+    from ari_mem_tui.render.dossier import dossier_paths
+
+    ckpt = big_checkpoint(3)
+    ckpt.path, ckpt.run_id = tmp_path / "ckpt", "20260528210232_We_propose_SpMV"
+    md_path, json_path = dossier_paths(ckpt, "node_1a2b3c4d", tmp_path)
+    assert md_path.name.startswith("1a2b3c4d-20260528210232-") and md_path.suffix == ".md"
+    assert json_path.stem == md_path.stem and len(md_path.name) < 40
+    root = dossier_paths(ckpt, "node_20260528210232_We_propose_SpMV_root", tmp_path)[0]
+    assert root.name.startswith("root-20260528210232-")
+
+
 def test_settings_survive_a_broken_file(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path))
     (tmp_path / "config.json").write_text("{not json", encoding="utf-8")

@@ -61,6 +61,15 @@ def _limit_setting(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def add_export_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--export-dir",
+        type=Path,
+        help="where `e` writes dossiers (default: $ARI_MEM_TUI_EXPORT_DIR, else the config"
+        " file's export_dir, else the user's data dir, e.g. ~/.local/share/ari-mem-tui/dossiers)",
+    )
+
+
 def add_limit_options(parser: argparse.ArgumentParser) -> None:
     from ari_mem_tui.checkpoint.limits import LIMITS
 
@@ -89,7 +98,15 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_open = sub.add_parser("open", help="open the TUI on a checkpoint (the default command)")
     p_open.add_argument("checkpoint", type=Path)
+    p_open.add_argument(
+        "node",
+        nargs="?",
+        help="open on this node (any unique part of its id); by default on"
+        " the first node with an audit finding, else the deepest completed node on the"
+        " best-scoring lineage",
+    )
     p_open.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_export_option(p_open)
     add_letta_options(p_open)
     add_limit_options(p_open)
 
@@ -101,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--entries", type=int, default=None, help="approximate entry count")
     p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     p_demo.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_export_option(p_demo)
 
     p_saw = sub.add_parser(
         "saw",

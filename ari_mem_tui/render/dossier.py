@@ -20,7 +20,7 @@ from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.findings import findings_markdown
 from ari_mem_tui.render.report import saw_json
-from ari_mem_tui.render.text import clean, fmt_iso, fmt_ts, json_text, pretty_json
+from ari_mem_tui.render.text import clean, fmt_iso, fmt_ts, json_text, pretty_json, short_id
 from ari_mem_tui.render.words import (
     differences_words,
     fmt_global,
@@ -221,22 +221,34 @@ def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
     }
 
 
-NAME_CHARS = 60  # readable part of an id in a file name
+NAME_CHARS = 60  # readable part of an id in a file name, at most
 
 
-def safe_name(value: str) -> str:
-    """A file-name part for an id: its safe characters (cut to NAME_CHARS), then a hash of the
-    exact id, so `a/b`, `a b`, `a_b`, `A_b` and two long ids sharing a prefix never share a name
-    (on case-insensitive file systems too)."""
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", value)[:NAME_CHARS].strip(".") or "id"
-    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:10]
-    return f"{readable}-{digest}"
+def readable(value: str) -> str:
+    """An id's file-name-safe characters, cut to NAME_CHARS."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", value)[:NAME_CHARS].strip(".") or "id"
+
+
+def digest(*parts: str) -> str:
+    """8 hex characters of a hash of the exact ids: what keeps two names apart when their
+    readable parts agree (`a/b`, `a b`, `a_b`, `A_b` on a case-insensitive disk, long ids)."""
+    joined = "\0".join(parts).encode("utf-8", "surrogatepass")
+    return hashlib.sha256(joined).hexdigest()[:8]
+
+
+def run_short(ckpt: Checkpoint) -> str:
+    """A run's short name: its run_id's timestamp (ARI's run ids start with one), else the
+    first characters of the run id or of the folder's name."""
+    name = ckpt.run_id or Path(ckpt.path).resolve().name
+    stamp = re.match(r"\d{14}", name)
+    return stamp.group(0) if stamp else readable(name)[:20]
 
 
 def dossier_paths(ckpt: Checkpoint, node_id: str, out_dir: Path) -> tuple[Path, Path]:
-    """Where `export_dossier` writes the node's two halves: one pair of names per node."""
-    root = Path(ckpt.path).resolve()
-    stem = f"dossier-{safe_name(ckpt.run_id or root.name)}-{safe_name(node_id)}"
+    """Where `export_dossier` writes the node's two halves: `<node short id>-<run short>-<hash>`
+    (`b1000001-20260528210232-1f2e3d4c.md`), one pair of names per node of a run."""
+    run = ckpt.run_id or str(Path(ckpt.path).resolve())
+    stem = f"{readable(short_id(node_id))}-{run_short(ckpt)}-{digest(run, node_id)}"
     return out_dir / f"{stem}.md", out_dir / f"{stem}.json"
 
 

@@ -25,7 +25,9 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Input, TabPane
 
 from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.model.checkpoint import NodeRefError
 from ari_mem_tui.model import Replay
+from ari_mem_tui.render.opening import opening_node
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config, keys, workers
@@ -73,6 +75,7 @@ class AriMemApp(App[None]):
         follow_interval: float = 1.0,
         blink: bool = True,
         initial_node: str | None = None,
+        open_useful: bool = False,
         tree_opener: TreeOpener | None = None,
         workspace: Path | None = None,
         run_factory: RunFactory | None = None,
@@ -90,6 +93,10 @@ class AriMemApp(App[None]):
         self.follow_interval = follow_interval
         self.blink = blink
         self.initial_node = initial_node
+        # without a node asked for: a useful node (what `ari-mem-tui CKPT` does), or the root
+        self.open_useful = open_useful
+        self._auto_node: str | None = None  # the node the app chose to open on, until moved
+        self.opening_reason = ""  # why the app opened where it did (render/opening.py)
         self.remember_theme = False  # not while the initial theme is being applied
         settings = config.load_settings()
         self._wanted_theme = theme or settings.get("theme") or DEFAULT_THEME
@@ -223,10 +230,35 @@ class AriMemApp(App[None]):
         self._choose_first(ckpt, self.initial_node)
 
     def _choose_first(self, ckpt: Checkpoint, wanted: str | None) -> None:
-        target = wanted if wanted in ckpt.nodes else (ckpt.roots[0] if ckpt.roots else None)
+        """The node asked for (`ari-mem-tui CKPT NODE`, any unique part of its id), else a
+        useful one (render/opening.py); the audit may move there later (_open_on_finding)."""
+        target, why = None, ""
+        if wanted:
+            try:
+                target = ckpt.resolve_node(wanted)
+            except NodeRefError as exc:
+                self.notify(str(exc), title="no such node", severity="warning")
+        if target is None and self.open_useful:
+            target, why = opening_node(ckpt)
+            self._auto_node = target if self.initial_node is None else None
+        if target is None:
+            target = ckpt.roots[0] if ckpt.roots else None
         if target:
             self.tree_widget.select_id(target)
             self.choose(target)
+            self.opening_reason = why
+
+    def _open_on_finding(self, by_node: dict) -> None:
+        """Once the audit is in: a run opened on a node of its own choosing moves to the first
+        node with a finding, unless the user has moved since."""
+        auto, self._auto_node = self._auto_node, None
+        if auto is None or self.current_id != auto or self.ckpt is None:
+            return
+        target, why = opening_node(self.ckpt, by_node)
+        if target and target != auto:
+            self.tree_widget.select_id(target)
+            self.choose(target)
+            self.opening_reason = why
 
     @on(msg.LoadFailed)
     def _load_failed(self, message: msg.LoadFailed) -> None:
@@ -286,6 +318,7 @@ class AriMemApp(App[None]):
             return
         self.tree_widget.set_findings(message.by_node)
         self.tabs.set_findings(message.by_node)
+        self._open_on_finding(message.by_node)
         self.status_bar.set_problems(*self.audit_pane.set_audit(message.rows, message.summary))
 
     def _add_ui_problem(self, row: AuditRow) -> None:
@@ -531,5 +564,6 @@ class DaemonThreads(ThreadPoolExecutor):
 
 
 def run_app(opener: Opener, **kwargs: Any) -> int:
+    kwargs.setdefault("open_useful", True)
     AriMemApp(opener, **kwargs).run()
     return 0

@@ -61,13 +61,19 @@ def save_setting(key: str, value: Any) -> bool:
 
 
 def export_dir(checkpoint: Path, requested: Path | None = None) -> Path:
-    """Where dossiers go: the requested dir, $ARI_MEM_TUI_EXPORT_DIR, or the current dir;
-    never inside the checkpoint (read-only principle), then the XDG data dir instead."""
-    env = os.environ.get(EXPORT_ENV)
-    candidate = Path(requested or env or Path.cwd()).expanduser().resolve()
+    """Where dossiers go: `--export-dir`, else $ARI_MEM_TUI_EXPORT_DIR, else the config file's
+    `export_dir`, else the user's data dir (never the current directory: that may be a git
+    work tree). Never inside the checkpoint (read-only principle): the data dir instead."""
+    setting = load_settings().get("export_dir")
+    chosen = requested or os.environ.get(EXPORT_ENV) or (setting if isinstance(setting, str) else "")
+    candidate = Path(chosen).expanduser().resolve() if chosen else default_export_dir()
     if _inside(candidate, checkpoint):
-        candidate = user_data_path("ari-mem-tui") / "dossiers"
+        candidate = default_export_dir()
     return candidate
+
+
+def default_export_dir() -> Path:
+    return user_data_path("ari-mem-tui") / "dossiers"
 
 
 def _inside(path: Path, root: Path) -> bool:
