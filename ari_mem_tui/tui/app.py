@@ -14,6 +14,7 @@ import asyncio
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -337,10 +338,25 @@ class AriMemApp(App[None]):
     def _open_entry(self, message: msg.OpenEntry) -> None:
         ckpt = self.ckpt
         entry = ckpt.entries_by_id.get(message.entry_id) if ckpt else None
-        if entry is None:
+        row = message.row
+        if entry is None and row is None:
             self.notify("that entry is not in the loaded memory", severity="warning")
             return
-        self.push_screen(EntryScreen(entry))
+        if row is None:
+            self.push_screen(EntryScreen(entry), self._went_to)
+            return
+        if entry is None:
+            row = replace(row, title=row.title + " (entry not in the loaded memory)")
+        self.push_screen(EntryScreen(replace(row, entry=entry)), self._went_to)
+
+    @on(msg.ViewRow)
+    def _view_row(self, message: msg.ViewRow) -> None:
+        self.push_screen(EntryScreen(message.row), self._went_to)
+
+    def _went_to(self, node_id: str | None) -> None:
+        """`o` in a row's view: go to the row's node."""
+        if node_id:
+            self.jump_to(node_id)
 
     @on(msg.Notice)
     def _notice(self, message: msg.Notice) -> None:
