@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
@@ -54,6 +54,7 @@ from ari_mem_tui.tui.workers import Opener, TreeOpener
 RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run → its openers
 
 DEFAULT_THEME = "textual-dark"
+DRAWER_BELOW = 100  # columns: narrower, the tree folds away while the tabs have focus
 
 
 class AriMemApp(App[None]):
@@ -432,9 +433,34 @@ class AriMemApp(App[None]):
 
     def action_toggle_tree(self) -> None:
         pane = self.tree_pane
+        if pane.has_class("-drawer"):  # narrow, folded away while the tabs had focus: open it
+            pane.remove_class("-drawer")
+            pane.display = True
+            self.tree_widget.focus()
+            return
         pane.display = not pane.display
         if not pane.display:
             self.tabs.focus()
+
+    @on(events.DescendantFocus)
+    def _focus_moved(self) -> None:
+        self._fit_tree()
+
+    def on_resize(self) -> None:
+        self._fit_tree()
+
+    def _fit_tree(self) -> None:
+        """Below DRAWER_BELOW columns the tree is a drawer: folded away while focus is in the
+        tabs, so their tables get the width; `t` (or focus back in the tree) opens it."""
+        try:
+            pane, tabs = self.tree_pane, self.tabs
+        except Exception:  # noqa: BLE001 - not composed yet
+            return
+        focused = self.screen.focused
+        if self.screen is not tabs.screen:
+            return  # a view over the app (an entry, help): the panes stay as they were
+        in_tabs = focused is not None and tabs in focused.ancestors_with_self
+        pane.set_class(self.size.width < DRAWER_BELOW and in_tabs, "-drawer")
 
     def action_toggle_dim(self) -> None:
         tree = self.tree_widget

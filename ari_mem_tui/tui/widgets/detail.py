@@ -115,11 +115,13 @@ class CorePane(VerticalScroll):
 
 # ---------------------------------------------------------------- Writes
 
-WRITE_COLUMNS = ["time", "result", "target", "tool", "by", "source", "text"]
-REASON_WIDTH = 18  # the rest of a rejection's reason: in the row's view (Enter)
+# the source (log, backup, trace) is in the row's view (Enter): the text needs the width more;
+# in the whole run's log the writer and its target share a column (`by→target` when they differ)
+WRITE_COLUMNS = ["time", "result", "target", "tool", "text"]
+WHOLE_RUN_COLUMNS = ["time", "result", "by→target", "tool", "text"]
+REASON_WIDTH = 12  # the rest of a rejection's reason: in the row's view (Enter)
 WRITES_SHOWN = 2000  # rows of the Writes table (a DataTable of 10k rows takes ~1.4 s to fill)
 REJECTED_SHOWN = 20  # rejected writes spelled out above it
-SOURCE_SHORT = {"access_log": "log", "access_log+backup": "log+backup", "trace_log": "trace"}
 
 
 def write_row(write: CowWrite, with_writer: bool = True) -> list[object]:
@@ -128,12 +130,10 @@ def write_row(write: CowWrite, with_writer: bool = True) -> list[object]:
         if write.accepted
         else Text("✗ " + preview(write.reason or "rejected", REASON_WIDTH), style="bold red")
     )
-    row: list[object] = [fmt_ts(write.ts, short=True), result, short_id(write.target_node)]
-    row.append(write.tool)
-    if with_writer:
-        row.append(short_id(write.current_node) if write.current_node else "–")
-    row += [SOURCE_SHORT.get(write.source, write.source), write.text]
-    return row
+    target = short_id(write.target_node)
+    if with_writer and write.current_node != write.target_node:
+        target = f"{short_id(write.current_node) if write.current_node else '–'}→{target}"
+    return [fmt_ts(write.ts, short=True), result, target, write.tool, write.text]
 
 
 def write_detail(write: CowWrite) -> RowDetail:
@@ -204,7 +204,7 @@ class WritesPane(Vertical):
             )
         self.query_one("#writes-title", Static).update(title)
         self.border_title = f"Writes · {scope}"
-        columns = WRITE_COLUMNS if whole else [c for c in WRITE_COLUMNS if c != "by"]
+        columns = WHOLE_RUN_COLUMNS if whole else WRITE_COLUMNS
         self.query_one("#writes-table", VimTable).fill(
             columns,
             (

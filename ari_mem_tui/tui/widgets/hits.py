@@ -36,8 +36,11 @@ RECORDED_NOTE = "recorded start-up search"
 AS_OF_LABELS = {True: "pool: as of start", False: "pool: today (a)"}
 
 
+DIFF_WIDTH = 8  # the diff column; the whole difference is in the row's view (Enter)
+
+
 def mark_text(hit: Hit) -> Text:
-    label = mark_short(hit)
+    label = preview(mark_short(hit), DIFF_WIDTH)
     return Text(label, style=MARK_STYLES.get(hit.mark, "")) if label else Text("")
 
 
