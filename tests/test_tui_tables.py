@@ -5,6 +5,7 @@ border titles carry the state (filter, find, pool, query source, ranker, writes 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from textual.widgets import DataTable, Static
@@ -13,6 +14,7 @@ from ari_mem_tui.render.text import clean
 from ari_mem_tui.tui import config
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.widgets import detail
+from ari_mem_tui.tui.widgets.hits import hits_title
 from ari_mem_tui.tui.widgets.tables import VimTable
 from tests.tui_app_helpers import idle, make_app, press, settle
 from tests.tui_helpers import HOSTILE, write_tiny_checkpoint
@@ -219,3 +221,74 @@ async def test_at_120_columns_the_text_takes_the_rest(tiny: Path) -> None:
         await idle(pilot)
         assert shown_chars(app, "writes-table") >= 30  # refit to the new width
         assert writes.virtual_size.width <= writes.size.width  # no sideways scrolling
+
+
+# ---------------------------------------------------------------- 3. cut tables say so
+
+
+async def test_a_cut_writes_table_says_how_much_and_where_the_rest_is(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(detail, "WRITES_SHOWN", 5)
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "w")
+        total = len(app.ckpt.writes)
+        assert app.query_one("#writes-table", DataTable).row_count == 5
+        title = app.query_one("#writes-title", Static).render().plain
+        assert f"5 of {total:,} writes shown" in title
+        assert "w: one node's writes" in title and "ari-mem-tui audit CKPT --json" in title
+
+
+def test_cut_notes_in_the_text_output() -> None:
+    from ari_mem_tui.model import Node
+    from ari_mem_tui.tui.widgets.detail import ERROR_LOG_SHOWN, node_text
+
+    class Ckpt:
+        entries_by_node: ClassVar[dict] = {}
+
+        def children(self, _node_id: str) -> list:
+            return []
+
+    node = Node(id="n1", error_log="x" * (ERROR_LOG_SHOWN + 10))
+    shown = node_text(node, Ckpt()).plain
+    assert f"{ERROR_LOG_SHOWN:,} of {ERROR_LOG_SHOWN + 10:,} characters shown" in shown
+
+
+# ---------------------------------------------------------------- 4. state in pane titles
+
+
+def title_of(widget) -> str:
+    content = widget._border_title  # what the border shows (the getter gives markup)
+    return content.plain if content is not None else ""
+
+
+async def test_pane_titles_carry_filter_find_pool_query_and_scope(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        hits, tree = app.query_one("#hits-pane"), app.query_one("#tree-pane")
+        assert title_of(hits) == "Hits · as of start · query at start · bm25"
+        assert title_of(tree) == "Tree"
+        stand_in = hits.replay.model_copy(update={"fallback": True})
+        assert hits_title(stand_in).plain.endswith("bm25: BM25 stand-in, MiniLM building")
+        await press(pilot, "a")
+        assert title_of(hits).startswith("Hits · today's pool · query at start")
+        await press(pilot, "s")
+        assert "query now" in title_of(hits)
+        await press(pilot, "s", *"[b]x", "enter")  # a custom query, shown literally
+        assert "custom: [b]x" in title_of(hits)
+        app.tree_widget.focus()
+        await press(pilot, "slash", *"node_b", "enter")
+        assert title_of(tree) == "Tree · find 'node_b' 1/2"
+        await press(pilot, "f")
+        app.screen.query_one("#filter-status").focus()
+        await press(pilot, "space", "ctrl+s")  # the first status, applied
+        assert "Tree · filter: status " in title_of(tree)
+        await press(pilot, "4")
+        writes = app.query_one("#writes-pane")
+        assert title_of(writes).startswith("Writes · node ")
+        await press(pilot, "w")
+        assert title_of(writes) == "Writes · whole run"

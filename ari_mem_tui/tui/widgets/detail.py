@@ -67,6 +67,8 @@ def tiers_text(replay: Replay) -> Text:
 
 
 class SawPane(VerticalScroll):
+    BORDER_TITLE = "Saw"
+
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node.", style="italic"), id="saw-body")
 
@@ -106,6 +108,8 @@ def core_text(core: CoreBlocks, started: float | None) -> Text:
 
 
 class CorePane(VerticalScroll):
+    BORDER_TITLE = "Core"
+
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node.", style="italic"), id="core-body")
 
@@ -122,6 +126,7 @@ WHOLE_RUN_COLUMNS = ["time", "result", "by→target", "tool", "text"]
 REASON_WIDTH = 12  # the rest of a rejection's reason: in the row's view (Enter)
 WRITES_SHOWN = 2000  # rows of the Writes table (a DataTable of 10k rows takes ~1.4 s to fill)
 REJECTED_SHOWN = 20  # rejected writes spelled out above it
+ERROR_LOG_SHOWN = 2000  # characters of a node's error_log in the Node tab
 
 
 def write_row(write: CowWrite, with_writer: bool = True) -> list[object]:
@@ -159,6 +164,8 @@ def write_detail(write: CowWrite) -> RowDetail:
 class WritesPane(Vertical):
     """This node's CoW log; `w` switches to the whole run's."""
 
+    BORDER_TITLE = "Writes"
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.whole_run = False
@@ -192,18 +199,18 @@ class WritesPane(Vertical):
         if len(rejected_rows) > REJECTED_SHOWN:
             title.append(
                 f"\n{REJECTED_SHOWN:,} of {len(rejected_rows):,} rejected writes spelled out here; "
-                "all are rows below (red), and in `ari-mem-tui audit CKPT`",
+                "every one: `ari-mem-tui audit CKPT`",
                 style="yellow",
             )
         if len(writes) > WRITES_SHOWN:
             title.append(
                 f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first); "
                 + ("w: one node's writes; " if whole else "")
-                + "all: `ari-mem-tui audit CKPT --json` lists the rejected ones",
+                + "every rejected one: `ari-mem-tui audit CKPT --json`",
                 style="yellow",
             )
         self.query_one("#writes-title", Static).update(title)
-        self.border_title = f"Writes · {scope}"
+        self.border_title = Text(f"Writes · {scope}")  # Text: never parsed as markup
         columns = WHOLE_RUN_COLUMNS if whole else WRITE_COLUMNS
         self.query_one("#writes-table", VimTable).fill(
             columns,
@@ -283,7 +290,13 @@ def node_text(node: Node, ckpt: Checkpoint) -> Text:
     out.append((clean(node.eval_summary) if node.eval_summary else "–") + "\n")
     if node.error_log:
         out.append("\nerror_log\n", style="bold red")
-        out.append(clean(node.error_log[:2000]) + "\n")
+        out.append(clean(node.error_log[:ERROR_LOG_SHOWN]) + "\n")
+        if len(node.error_log) > ERROR_LOG_SHOWN:
+            out.append(
+                f"{ERROR_LOG_SHOWN:,} of {len(node.error_log):,} characters shown; all: "
+                "the node's error_log in the run's nodes_tree.json\n",
+                style="yellow",
+            )
     return out
 
 
@@ -305,6 +318,8 @@ def metrics_table(node: Node) -> Table:
 
 
 class NodePane(VerticalScroll):
+    BORDER_TITLE = "Node"
+
     def compose(self) -> ComposeResult:
         yield HorizontalScroll(id="crumbs")
         yield Static(Text("Choose a node.", style="italic"), id="node-body")
@@ -357,6 +372,8 @@ SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 
 class AuditPane(Vertical):
     """The run's problems and findings; Enter jumps to the row's node."""
+
+    BORDER_TITLE = "Audit"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)

@@ -102,6 +102,18 @@ def diagnostics_text(replay: Replay) -> Text:
     return text
 
 
+def hits_title(replay: Replay) -> Text:
+    """The Hits pane's border title: which pool, which query, which ranker, in a few words."""
+    pool = "as of start" if replay.as_of is not None else "today's pool"
+    source = {"start": "query at start", "now": "query now"}.get(replay.query_source, "")
+    if not source:
+        source = f"custom: {preview(replay.query, 24)}"
+    ranker = clean(replay.embedder, False)
+    if replay.fallback:
+        ranker = f"{ranker}: BM25 stand-in, MiniLM building"
+    return Text(f"Hits · {pool} · {source} · {ranker}")  # Text: never parsed as markup
+
+
 class HitsPane(VerticalScroll):
     """Hits of the selected node; Enter on a row opens the entry.
 
@@ -109,6 +121,8 @@ class HitsPane(VerticalScroll):
     eval_summary at start / eval_summary now / custom), the limit, and the pool (`a`: as of the
     node's start, the default, or today's).
     """
+
+    BORDER_TITLE = "Hits"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -175,6 +189,7 @@ class HitsPane(VerticalScroll):
             if not note.startswith(RECORDED_NOTE):  # said in the Recorded section
                 header.append("\nnote: " + preview(note, 300), style="yellow")
         self.query_one("#hits-query", Static).update(header)
+        self.border_title = hits_title(replay)
         self.query_one("#hits-diag", Static).update(diagnostics_text(replay))
         table = self.query_one("#hits-table", VimTable)
         table.fill(HIT_COLUMNS, ((h.entry_id, hit_row(h)) for h in replay.hits), reserve=True)
