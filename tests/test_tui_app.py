@@ -447,7 +447,9 @@ async def test_audit_row_jumps_to_its_node_and_dim_toggle(tiny: Path) -> None:
         target = next(i for i, r in enumerate(rows) if r.kind == "violation")
         table.focus()
         table.move_cursor(row=target)
-        await press(pilot, "enter")
+        await press(pilot, "enter")  # the finding in full, then `o`: its node
+        assert isinstance(app.screen, EntryScreen)
+        await press(pilot, "o")
         assert app.current_id == IDS["B1"]  # the reader that searched outside its lineage
         tree = app.tree_widget
         await press(pilot, "d")

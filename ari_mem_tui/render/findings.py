@@ -79,7 +79,11 @@ def finding_text(f: Finding) -> Text:
         body = passage.text or f"(text not joined: passage {passage.letta_id or '?'})"
         out.append(preview(body, 300), style="" if passage.outside else "bright_black")
     if len(ordered) > PASSAGES_SHOWN:
-        out.append(f"\n    … {len(ordered) - PASSAGES_SHOWN} more", style="bright_black")
+        out.append(
+            f"\n    {PASSAGES_SHOWN} of {len(ordered):,} passages shown; all: "
+            "`ari-mem-tui audit CKPT --json`",
+            style="bright_black",
+        )
     return out
 
 

@@ -175,7 +175,12 @@ def render_health(console: Console, h: Health) -> None:
         if h.top_entries:
             console.print(
                 _table(
-                    "Most retrieved entries",
+                    "Most retrieved entries"
+                    + (
+                        f" (first {SHOWN_ENTRIES} of {len(h.top_entries):,}; all: --json)"
+                        if len(h.top_entries) > SHOWN_ENTRIES
+                        else ""
+                    ),
                     ENTRY_COLUMNS,
                     [entry_cells(u, text_width) for u in h.top_entries[:SHOWN_ENTRIES]],
                 )
@@ -184,7 +189,7 @@ def render_health(console: Console, h: Health) -> None:
             console.print(
                 _table(
                     f"Never retrieved by a descendant (first {SHOWN_ENTRIES} of "
-                    f"{e.never_by_descendant})",
+                    f"{e.never_by_descendant}; all: --json --all-entries)",
                     ENTRY_COLUMNS,
                     [entry_cells(u, text_width) for u in h.never_retrieved[:SHOWN_ENTRIES]],
                 )

@@ -28,6 +28,8 @@ from ari_mem_tui.render.words import (
 
 TEXT_WIDTH = 90
 
+MISSED_SHOWN = 15  # rows of the missed table in text output; --json has them all
+
 
 # ---------------------------------------------------------------- opening
 def progress_line(
@@ -187,14 +189,21 @@ def _render_diagnostics(console: Console, r: Replay) -> None:
         table.add_column("global", justify="right")
         table.add_column("node")
         table.add_column("text", overflow="fold")
-        for m in r.missed[:15]:
+        for m in r.missed[:MISSED_SHOWN]:
             table.add_row(
                 "?" if m.global_rank is None else str(m.global_rank),
                 Text(short(m.node_id), style="cyan"),
                 Text(preview(m.text, TEXT_WIDTH)),
             )
-        if len(r.missed) > 15:
-            table.add_row("", "", Text(f"… {len(r.missed) - 15} more", style="dim"))
+        if len(r.missed) > MISSED_SHOWN:
+            table.add_row(
+                "",
+                "",
+                Text(
+                    f"{MISSED_SHOWN} of {len(r.missed):,} shown; all: `saw CKPT NODE --json`",
+                    style="dim",
+                ),
+            )
         console.print(table)
 
 

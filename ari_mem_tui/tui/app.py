@@ -14,11 +14,12 @@ import asyncio
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.containers import Horizontal
@@ -55,6 +56,7 @@ from ari_mem_tui.tui.workers import Opener, TreeOpener
 RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run → its openers
 
 DEFAULT_THEME = "textual-dark"
+DRAWER_BELOW = 100  # columns: narrower, the tree folds away while the tabs have focus
 
 
 class AriMemApp(App[None]):
@@ -370,10 +372,25 @@ class AriMemApp(App[None]):
     def _open_entry(self, message: msg.OpenEntry) -> None:
         ckpt = self.ckpt
         entry = ckpt.entries_by_id.get(message.entry_id) if ckpt else None
-        if entry is None:
+        row = message.row
+        if entry is None and row is None:
             self.notify("that entry is not in the loaded memory", severity="warning")
             return
-        self.push_screen(EntryScreen(entry))
+        if row is None:
+            self.push_screen(EntryScreen(entry), self._went_to)
+            return
+        if entry is None:
+            row = replace(row, title=row.title + " (entry not in the loaded memory)")
+        self.push_screen(EntryScreen(replace(row, entry=entry)), self._went_to)
+
+    @on(msg.ViewRow)
+    def _view_row(self, message: msg.ViewRow) -> None:
+        self.push_screen(EntryScreen(message.row), self._went_to)
+
+    def _went_to(self, node_id: str | None) -> None:
+        """`o` in a row's view: go to the row's node."""
+        if node_id:
+            self.jump_to(node_id)
 
     @on(msg.Notice)
     def _notice(self, message: msg.Notice) -> None:
@@ -449,9 +466,34 @@ class AriMemApp(App[None]):
 
     def action_toggle_tree(self) -> None:
         pane = self.tree_pane
+        if pane.has_class("-drawer"):  # narrow, folded away while the tabs had focus: open it
+            pane.remove_class("-drawer")
+            pane.display = True
+            self.tree_widget.focus()
+            return
         pane.display = not pane.display
         if not pane.display:
             self.tabs.focus()
+
+    @on(events.DescendantFocus)
+    def _focus_moved(self) -> None:
+        self._fit_tree()
+
+    def on_resize(self) -> None:
+        self._fit_tree()
+
+    def _fit_tree(self) -> None:
+        """Below DRAWER_BELOW columns the tree is a drawer: folded away while focus is in the
+        tabs, so their tables get the width; `t` (or focus back in the tree) opens it."""
+        try:
+            pane, tabs = self.tree_pane, self.tabs
+        except Exception:  # noqa: BLE001 - not composed yet
+            return
+        focused = self.screen.focused
+        if self.screen is not tabs.screen:
+            return  # a view over the app (an entry, help): the panes stay as they were
+        in_tabs = focused is not None and tabs in focused.ancestors_with_self
+        pane.set_class(self.size.width < DRAWER_BELOW and in_tabs, "-drawer")
 
     def action_toggle_dim(self) -> None:
         tree = self.tree_widget

@@ -54,6 +54,9 @@ KEYS: tuple[Key, ...] = (
         scopes=(TREE,)),
     Key("top", "g", "scroll_top", "Top", "First line", scopes=(TREE, TABLE)),
     Key("bottom", "G", "scroll_bottom", "Bottom", "Last line", scopes=(TREE, TABLE)),
+    Key("view", "v", "view_row", "View",
+        "The row under the cursor in full: every field, the whole text (Enter too)",
+        scopes=(TABLE,)),
     Key("scroll_down", "j", "scroll('down')", "Down", "Scroll down the help, an entry, a comparison",
         scopes=(VIEW,)),
     Key("scroll_up", "k", "scroll('up')", "Up", "Scroll them up", scopes=(VIEW,)),
@@ -108,7 +111,7 @@ BY_ID = {key.id: key for key in KEYS}
 # Textual's own keys, listed in the help beside ours (not remappable here)
 TEXTUAL_KEYS = (
     ("arrows, mouse", "Move in the tree and tables"),
-    ("`Enter`", "Expand a node / open an entry"),
+    ("`Enter`", "Expand a node / open a table's row in full (`o` there: go to its node)"),
     ("`Ctrl+P`", "Command palette (every action, jump to node, themes)"),
 )
 

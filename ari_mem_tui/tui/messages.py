@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ari_mem_tui.model.health import Health
     from ari_mem_tui.model.workspace import RunInfo
     from ari_mem_tui.run import Run
+    from ari_mem_tui.tui.screens.entry import RowDetail
     from ari_mem_tui.tui.widgets.detail import AuditRow
 
 
@@ -52,11 +53,21 @@ class JumpToNode(Message):
 
 
 class OpenEntry(Message):
-    """Show a memory entry in full."""
+    """Show a memory entry in full; `row` gives the fields of the table row it was opened from
+    (shown above the entry), and is shown alone when the entry is not in the loaded memory."""
 
-    def __init__(self, entry_id: str) -> None:
+    def __init__(self, entry_id: str, row: RowDetail | None = None) -> None:
         super().__init__()
         self.entry_id = entry_id
+        self.row = row
+
+
+class ViewRow(Message):
+    """Show a table row that is not a memory entry (a write, an audit finding) in full."""
+
+    def __init__(self, row: RowDetail) -> None:
+        super().__init__()
+        self.row = row
 
 
 class RerunSearch(Message):

@@ -1,7 +1,14 @@
-"""A memory entry in full: text, metadata, provenance."""
+"""One row in full: a memory entry (text, metadata, provenance), or any table's row (a write,
+an audit finding, a hit), every field of the row above its whole text, wrapped.
+
+Every table of the app opens its rows here (Enter or `v`), so nothing a table cuts is out of
+reach. Everything shown is data and literal: `clean` makes control characters visible, and the
+text is put in `rich.text.Text`, never parsed as markup.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rich.text import Text
@@ -12,8 +19,20 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from ari_mem_tui.model import MemoryEntry
-from ari_mem_tui.render.text import clean, fmt_ts, pretty_json
+from ari_mem_tui.render.text import clean, fmt_ts, pretty_json, short_id
 from ari_mem_tui.tui import keys
+
+
+@dataclass(frozen=True)
+class RowDetail:
+    """A table row to view in full: its fields (name, value) and its text; `node_id` is the
+    node `o` goes to; `entry` is the memory entry the row shows, when it is known."""
+
+    title: str
+    fields: tuple[tuple[str, object], ...] = ()
+    text: str = ""
+    node_id: str | None = None
+    entry: MemoryEntry | None = field(default=None, compare=False)
 
 
 def entry_text(entry: MemoryEntry) -> Text:
@@ -39,26 +58,71 @@ def entry_text(entry: MemoryEntry) -> Text:
     return out
 
 
-class EntryScreen(ModalScreen[None]):
+def field_value(value: object) -> str:
+    """A field as one literal line (a `Text` cell keeps its plain text, not its style)."""
+    if isinstance(value, Text):
+        value = value.plain
+    if value is None or value == "":
+        return "–"
+    return clean(value)
+
+
+def row_text(detail: RowDetail) -> Text:
+    """The row's fields, then its whole text (or the entry it shows, in full)."""
+    if detail.entry is not None and not detail.fields:
+        return entry_text(detail.entry)
+    out = Text()
+    out.append(clean(detail.title, False) + "\n", style="bold")
+    width = max((len(name) for name, _ in detail.fields), default=0)
+    for name, value in detail.fields:
+        out.append(f"{name:<{width}}  ", style="cyan")
+        out.append(field_value(value) + "\n")
+    if detail.node_id:
+        out.append(f"o: go to node {short_id(detail.node_id)}\n", style="bright_black")
+    out.append("\n")
+    if detail.entry is not None:
+        out.append_text(entry_text(detail.entry))
+    else:
+        out.append(clean(detail.text) if detail.text else "(no text recorded)")
+    return out
+
+
+class EntryScreen(ModalScreen[str | None]):
+    """Dismissed with the node to go to (`o`), else None."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
         Binding("y", "copy", "Copy text"),
+        Binding("o", "go_to_node", "Go to node"),
         *keys.bindings(keys.VIEW),
     ]
 
-    def __init__(self, entry: MemoryEntry) -> None:
+    def __init__(self, entry: MemoryEntry | RowDetail) -> None:
         super().__init__()
-        self.entry = entry
+        if isinstance(entry, MemoryEntry):
+            entry = RowDetail("memory entry", text=entry.text, entry=entry)
+        self.detail = entry
+        self.entry = entry.entry
+
+    @property
+    def text(self) -> str:
+        return self.entry.text if self.entry is not None else self.detail.text
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="entry-body"):
-            yield Static(entry_text(self.entry), id="entry-text")
+            yield Static(row_text(self.detail), id="entry-text")
 
     def action_close(self) -> None:
         self.dismiss(None)
 
+    def action_go_to_node(self) -> None:
+        if self.detail.node_id:
+            self.dismiss(self.detail.node_id)
+        else:
+            self.notify("this row names no node of the run")
+
     def action_copy(self) -> None:
-        self.app.copy_to_clipboard(self.entry.text)
+        self.app.copy_to_clipboard(self.text)
         self.notify("entry text copied")
 
     def action_scroll(self, direction: str) -> None:

@@ -195,8 +195,10 @@ class HealthScreen(Screen[None]):
         worst = worst_nodes(h, NODE_ROWS)
         nodes.fill(list(NODE_COLUMNS), [(r.node_id, node_cells(r)) for r in worst])
         self.query_one("#health-nodes-title", Static).update(
-            Text(f"Nodes, starved first{_cut(len(worst), len(h.nodes))} (Enter: go to the node)",
-                 style="bold")
+            Text(
+                f"Nodes, starved first{_cut(len(worst), len(h.nodes))} (Enter: go to the node)",
+                style="bold",
+            )
         )
         entries = self.query_one("#health-entries", VimTable)
         rows: list[tuple[str, list[Any]]] = []

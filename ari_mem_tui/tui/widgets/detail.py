@@ -28,7 +28,8 @@ from ari_mem_tui.render.text import (
     status_glyph,
 )
 from ari_mem_tui.render.words import pool_words
-from ari_mem_tui.tui.messages import JumpToNode
+from ari_mem_tui.tui.messages import JumpToNode, ViewRow
+from ari_mem_tui.tui.screens.entry import RowDetail
 from ari_mem_tui.tui.widgets.tables import VimTable
 
 # ---------------------------------------------------------------- Saw
@@ -66,6 +67,8 @@ def tiers_text(replay: Replay) -> Text:
 
 
 class SawPane(VerticalScroll):
+    BORDER_TITLE = "Saw"
+
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node.", style="italic"), id="saw-body")
 
@@ -105,6 +108,8 @@ def core_text(core: CoreBlocks, started: float | None) -> Text:
 
 
 class CorePane(VerticalScroll):
+    BORDER_TITLE = "Core"
+
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node.", style="italic"), id="core-body")
 
@@ -114,26 +119,52 @@ class CorePane(VerticalScroll):
 
 # ---------------------------------------------------------------- Writes
 
-WRITE_COLUMNS = ["time", "result", "target", "tool", "by", "source", "text"]
-SOURCE_SHORT = {"access_log": "log", "access_log+backup": "log+backup", "trace_log": "trace"}
+# the source (log, backup, trace) is in the row's view (Enter): the text needs the width more;
+# in the whole run's log the writer and its target share a column (`by→target` when they differ)
+WRITE_COLUMNS = ["time", "result", "target", "tool", "text"]
+WHOLE_RUN_COLUMNS = ["time", "result", "by→target", "tool", "text"]
+REASON_WIDTH = 12  # the rest of a rejection's reason: in the row's view (Enter)
+WRITES_SHOWN = 2000  # rows of the Writes table (a DataTable of 10k rows takes ~1.4 s to fill)
+REJECTED_SHOWN = 20  # rejected writes spelled out above it
+ERROR_LOG_SHOWN = 2000  # characters of a node's error_log in the Node tab
 
 
 def write_row(write: CowWrite, with_writer: bool = True) -> list[object]:
     result = (
         Text("✓ accepted", style="green")
         if write.accepted
-        else Text("✗ " + preview(write.reason or "rejected", 44), style="bold red")
+        else Text("✗ " + preview(write.reason or "rejected", REASON_WIDTH), style="bold red")
     )
-    row: list[object] = [fmt_ts(write.ts, short=True), result, short_id(write.target_node)]
-    row.append(write.tool)
-    if with_writer:
-        row.append(short_id(write.current_node) if write.current_node else "–")
-    row += [SOURCE_SHORT.get(write.source, write.source), write.text]
-    return row
+    target = short_id(write.target_node)
+    if with_writer and write.current_node != write.target_node:
+        target = f"{short_id(write.current_node) if write.current_node else '–'}→{target}"
+    return [fmt_ts(write.ts, short=True), result, target, write.tool, write.text]
+
+
+def write_detail(write: CowWrite) -> RowDetail:
+    """Every field of a copy-on-write row, its text in full."""
+    fields: tuple[tuple[str, object], ...] = (
+        ("time", fmt_ts(write.ts)),
+        ("result", "accepted" if write.accepted else "rejected"),
+        ("reason", write.reason),
+        ("target", write.target_node),
+        ("by", write.current_node),
+        ("tool", write.tool),
+        ("source", write.source),
+        ("step", write.step),
+        ("entry", write.entry_id),
+        ("passage", write.letta_id),
+    )
+    if write.metadata:
+        fields += (("metadata", pretty_json(write.metadata)),)
+    title = "copy-on-write: " + ("accepted" if write.accepted else "rejected")
+    return RowDetail(title, fields, write.text, write.current_node or write.target_node)
 
 
 class WritesPane(Vertical):
     """This node's CoW log; `w` switches to the whole run's."""
+
+    BORDER_TITLE = "Writes"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -153,24 +184,49 @@ class WritesPane(Vertical):
             scope = f"node {short_id(node_id)}"
         self.rows = writes
         rejected = sum(1 for w in writes if not w.accepted)
+        whole = self.whole_run or node_id is None
         title = Text.assemble(
             ("Writes ", "bold"),
             f"({scope}): {len(writes)}, ",
             (f"{rejected} rejected", "bold red" if rejected else "green"),
             ("    w: " + ("this node" if self.whole_run else "whole run"), "bright_black"),
         )
-        for write in [w for w in writes if not w.accepted][:20]:  # wrapped: no sideways scroll
+        rejected_rows = [w for w in writes if not w.accepted]
+        for write in rejected_rows[:REJECTED_SHOWN]:  # wrapped: no sideways scroll
             title.append("\n✗ ", style="bold red")
             title.append(f"{clean(write.tool, False)} → {short_id(write.target_node)}: ")
             title.append(preview(write.text or "(text not recorded)", 400), style="bold")
+        if len(rejected_rows) > REJECTED_SHOWN:
+            title.append(
+                f"\n{REJECTED_SHOWN:,} of {len(rejected_rows):,} rejected writes spelled out here; "
+                "every one: `ari-mem-tui audit CKPT`",
+                style="yellow",
+            )
+        if len(writes) > WRITES_SHOWN:
+            title.append(
+                f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first); "
+                + ("w: one node's writes; " if whole else "")
+                + "every rejected one: `ari-mem-tui audit CKPT --json`",
+                style="yellow",
+            )
         self.query_one("#writes-title", Static).update(title)
-        whole = self.whole_run or node_id is None
-        columns = WRITE_COLUMNS if whole else [c for c in WRITE_COLUMNS if c != "by"]
+        self.border_title = Text(f"Writes · {scope}")  # Text: never parsed as markup
+        columns = WHOLE_RUN_COLUMNS if whole else WRITE_COLUMNS
         self.query_one("#writes-table", VimTable).fill(
             columns,
-            ((str(i), write_row(w, with_writer=whole)) for i, w in enumerate(writes[:2000])),
+            (
+                (str(i), write_row(w, with_writer=whole))
+                for i, w in enumerate(writes[:WRITES_SHOWN])
+            ),
             reserve=True,
         )
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter / `v`: the write in full (its whole text and reason, every field)."""
+        event.stop()
+        index = int(VimTable.plain_key(event.row_key.value) or 0)
+        if 0 <= index < len(self.rows):
+            self.post_message(ViewRow(write_detail(self.rows[index])))
 
     def current_text(self) -> str | None:
         key = self.query_one("#writes-table", VimTable).current_key
@@ -234,7 +290,13 @@ def node_text(node: Node, ckpt: Checkpoint) -> Text:
     out.append((clean(node.eval_summary) if node.eval_summary else "–") + "\n")
     if node.error_log:
         out.append("\nerror_log\n", style="bold red")
-        out.append(clean(node.error_log[:2000]) + "\n")
+        out.append(clean(node.error_log[:ERROR_LOG_SHOWN]) + "\n")
+        if len(node.error_log) > ERROR_LOG_SHOWN:
+            out.append(
+                f"{ERROR_LOG_SHOWN:,} of {len(node.error_log):,} characters shown; all: "
+                "the node's error_log in the run's nodes_tree.json\n",
+                style="yellow",
+            )
     return out
 
 
@@ -256,6 +318,8 @@ def metrics_table(node: Node) -> Table:
 
 
 class NodePane(VerticalScroll):
+    BORDER_TITLE = "Node"
+
     def compose(self) -> ComposeResult:
         yield HorizontalScroll(id="crumbs")
         yield Static(Text("Choose a node.", style="italic"), id="node-body")
@@ -308,6 +372,8 @@ SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 
 class AuditPane(Vertical):
     """The run's problems and findings; Enter jumps to the row's node."""
+
+    BORDER_TITLE = "Audit"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -370,9 +436,12 @@ class AuditPane(Vertical):
         )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter / `v`: the finding in full; `o` there goes to its node."""
         event.stop()
-        row = self.rows[int(VimTable.plain_key(event.row_key.value) or 0)]
-        if row.node_id:
-            self.post_message(JumpToNode(row.node_id))
-        else:
-            self.app.notify(preview(row.text, 300), title=row.kind)
+        index = int(VimTable.plain_key(event.row_key.value) or 0)
+        if 0 <= index < len(self.rows):
+            row = self.rows[index]
+            fields = (("severity", row.severity), ("kind", row.kind), ("node", row.node_id))
+            self.post_message(
+                ViewRow(RowDetail(f"audit: {row.kind}", fields, row.text, row.node_id))
+            )

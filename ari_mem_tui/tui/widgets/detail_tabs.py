@@ -29,6 +29,7 @@ from ari_mem_tui.tui.messages import (
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.widgets.detail import CorePane, NodePane, SawPane, WritesPane
 from ari_mem_tui.tui.widgets.hits import HitsPane
+from ari_mem_tui.tui.widgets.tables import VimTable
 
 
 class DetailTabs(TabbedContent):
@@ -87,8 +88,13 @@ class DetailTabs(TabbedContent):
     def toggle_writes_scope(self) -> None:
         """`w`: the Writes tab shows this node's writes / the whole run's."""
         ckpt = self.run.checkpoint if self.run else None
-        self.query_one(WritesPane).toggle_scope(ckpt, self.node_id)
+        pane = self.query_one(WritesPane)
+        focused = self.app.focused
         self.active = "writes"
+        if focused is not None and self in focused.ancestors and pane not in focused.ancestors:
+            # focus left in another tab's table would switch the tabs back to it
+            pane.query_one(VimTable).focus()
+        pane.toggle_scope(ckpt, self.node_id)
 
     def copy_target(self, node_id: str | None) -> str | None:
         """`y`: the entry under the cursor of a focused hits or writes table, else `node_id`."""

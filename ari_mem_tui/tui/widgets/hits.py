@@ -22,6 +22,7 @@ from ari_mem_tui.render.words import (
 )
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
 from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
+from ari_mem_tui.tui.screens.entry import RowDetail
 from ari_mem_tui.tui.widgets.tables import VimTable
 
 MARK_STYLES = {
@@ -35,8 +36,11 @@ RECORDED_NOTE = "recorded start-up search"
 AS_OF_LABELS = {True: "pool: as of start", False: "pool: today (a)"}
 
 
+DIFF_WIDTH = 8  # the diff column; the whole difference is in the row's view (Enter)
+
+
 def mark_text(hit: Hit) -> Text:
-    label = mark_short(hit)
+    label = preview(mark_short(hit), DIFF_WIDTH)
     return Text(label, style=MARK_STYLES.get(hit.mark, "")) if label else Text("")
 
 
@@ -98,6 +102,18 @@ def diagnostics_text(replay: Replay) -> Text:
     return text
 
 
+def hits_title(replay: Replay) -> Text:
+    """The Hits pane's border title: which pool, which query, which ranker, in a few words."""
+    pool = "as of start" if replay.as_of is not None else "today's pool"
+    source = {"start": "query at start", "now": "query now"}.get(replay.query_source, "")
+    if not source:
+        source = f"custom: {preview(replay.query, 24)}"
+    ranker = clean(replay.embedder, False)
+    if replay.fallback:
+        ranker = f"{ranker}: BM25 stand-in, MiniLM building"
+    return Text(f"Hits · {pool} · {source} · {ranker}")  # Text: never parsed as markup
+
+
 class HitsPane(VerticalScroll):
     """Hits of the selected node; Enter on a row opens the entry.
 
@@ -105,6 +121,8 @@ class HitsPane(VerticalScroll):
     eval_summary at start / eval_summary now / custom), the limit, and the pool (`a`: as of the
     node's start, the default, or today's).
     """
+
+    BORDER_TITLE = "Hits"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -171,6 +189,7 @@ class HitsPane(VerticalScroll):
             if not note.startswith(RECORDED_NOTE):  # said in the Recorded section
                 header.append("\nnote: " + preview(note, 300), style="yellow")
         self.query_one("#hits-query", Static).update(header)
+        self.border_title = hits_title(replay)
         self.query_one("#hits-diag", Static).update(diagnostics_text(replay))
         table = self.query_one("#hits-table", VimTable)
         table.fill(HIT_COLUMNS, ((h.entry_id, hit_row(h)) for h in replay.hits), reserve=True)
@@ -282,10 +301,50 @@ class HitsPane(VerticalScroll):
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         key = VimTable.plain_key(event.row_key.value) or ""
+        event.stop()
+        row = self.row_detail(event.data_table.id or "", key)
         if key.startswith("rec:"):
             key = key.split(":", 2)[2]
-        event.stop()
-        self.post_message(OpenEntry(key))
+        self.post_message(OpenEntry(key, row))
+
+    def row_detail(self, table_id: str, key: str) -> RowDetail | None:
+        """Every field of a hits, recorded or missed row (the entry itself is added by the app)."""
+        replay = self.replay
+        if replay is None:
+            return None
+        if table_id == "missed-table":
+            missed = next((m for m in replay.missed if m.entry_id == key), None)
+            if missed is None:
+                return None
+            glob = "?" if missed.global_rank is None else str(missed.global_rank)
+            fields = (("global rank", glob), ("node", missed.node_id), ("entry", missed.entry_id))
+            return RowDetail(
+                "missed: eligible, outside the window", fields, missed.text, missed.node_id
+            )
+        if table_id == "recorded-table" and replay.recorded is not None:
+            hits, title = replay.recorded.hits, "recorded hit (access log)"
+            index = int(key.split(":", 2)[1]) if key.startswith("rec:") else -1
+            hit = hits[index] if 0 <= index < len(hits) else None
+        else:
+            title = "replayed hit"
+            hit = next((h for h in replay.hits if h.entry_id == key), None)
+        if hit is None:
+            return None
+        fields = (
+            ("rank", hit.rank),
+            ("global rank", fmt_global(hit)),
+            ("score", fmt_score(hit.score)),
+            ("node", hit.node_id),
+            ("kind", hit.kind),
+            (
+                "diff",
+                mark_long(hit, "recorded" if title.startswith("recorded") else "replay")
+                if hit.mark
+                else "",
+            ),
+            ("entry", hit.entry_id),
+        )
+        return RowDetail(title, fields, hit.text, hit.node_id)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()

@@ -74,6 +74,11 @@ class VimTable(DataTable):
             if 0 <= row < self.row_count:
                 self.move_cursor(row=row)
 
+    def action_view_row(self) -> None:
+        """`v`: the row in full, as Enter (the pane that owns the table opens it)."""
+        if self.row_count:
+            self.action_select_cursor()
+
     @property
     def current_key(self) -> str | None:
         if self.row_count == 0 or self.cursor_row < 0:

@@ -3,6 +3,7 @@ status/label filter (`f`); choosing a found node is asked of the app with `JumpT
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -21,6 +22,7 @@ class TreePane(Vertical):
         self.tree_filter = TreeFilter()
         self.find_matches: list[str] = []
         self.find_index = -1
+        self.find_text = ""
 
     def compose(self) -> ComposeResult:
         yield RunTree(id="tree")
@@ -28,6 +30,18 @@ class TreePane(Vertical):
 
     def on_mount(self) -> None:
         self.find_input.display = False
+        self.show_state()
+
+    def show_state(self) -> None:
+        """The border title says what the tree shows: the filter and the find, while active."""
+        title = Text("Tree")
+        if self.tree_filter.active:
+            title.append(f" · filter: {self.tree_filter.describe()}")
+        if self.find_text:
+            matches = self.find_matches
+            where = f"{self.find_index + 1}/{len(matches)}" if matches else "no match"
+            title.append(f" · find {preview(self.find_text, 16)!r} {where}")
+        self.border_title = title  # Text: never parsed as markup
 
     @property
     def tree(self) -> RunTree:
@@ -40,8 +54,9 @@ class TreePane(Vertical):
     def reset(self) -> None:
         """Another run is opening: no filter, no matches, a "loading" root."""
         self.tree_filter = TreeFilter()
-        self.find_matches, self.find_index = [], -1
+        self.find_matches, self.find_index, self.find_text = [], -1, ""
         self.tree.show_loading()
+        self.show_state()
 
     # ---- filter ----
 
@@ -82,6 +97,7 @@ class TreePane(Vertical):
         self.tree_filter = flt
         if self.tree.ckpt is not None:
             self.show(self.tree.ckpt)
+        self.show_state()
 
     def open_filter(self) -> None:
         def done(result: TreeFilter | None) -> None:
@@ -119,6 +135,8 @@ class TreePane(Vertical):
         event.stop()
         self.find_matches = self.find_nodes(event.value)
         self.find_index = -1
+        self.find_text = event.value.strip()
+        self.show_state()
         self.tree.set_find_hits(set(self.find_matches))
         self.close_find()
         if not self.find_matches:
@@ -154,4 +172,5 @@ class TreePane(Vertical):
             self.notify("nothing to find: press / first", severity="warning")
             return
         self.find_index = (self.find_index + step) % len(self.find_matches)
+        self.show_state()
         self.post_message(JumpToNode(self.find_matches[self.find_index]))

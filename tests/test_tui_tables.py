@@ -1,0 +1,294 @@
+"""Pilot tests of the tables: every row opens in full (Enter, `v`), the text column gets the
+width the other columns leave (80×24 and 120×40), tables cut for size say so, and the panes'
+border titles carry the state (filter, find, pool, query source, ranker, writes scope)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+from textual.widgets import DataTable, Static
+
+from ari_mem_tui.render.text import clean
+from ari_mem_tui.tui import config
+from ari_mem_tui.tui.screens.entry import EntryScreen
+from ari_mem_tui.tui.widgets import detail
+from ari_mem_tui.tui.widgets.hits import hits_title
+from ari_mem_tui.tui.widgets.tables import VimTable
+from tests.tui_app_helpers import idle, make_app, press, settle
+from tests.tui_helpers import HOSTILE, write_tiny_checkpoint
+
+TO_B1 = ("j", "j", "l", "l")  # B, expand, B1 (the tree opens as root, A, B)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
+    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    return write_tiny_checkpoint(tmp_path / "tiny")
+
+
+def view_text(app) -> str:
+    """The plain text of the open row view."""
+    assert isinstance(app.screen, EntryScreen), f"no row view open: {app.screen!r}"
+    return app.screen.query_one("#entry-text", Static).render().plain
+
+
+def text_cells(table: DataTable) -> list[str]:
+    """The plain text of every row's last (text) column."""
+    last = len(table.columns) - 1
+    return [table.get_row_at(i)[last].plain for i in range(table.row_count)]
+
+
+async def open_row(pilot, table_id: str, row: int = 0, key: str = "enter") -> str:
+    table = pilot.app.query_one(f"#{table_id}", VimTable)
+    table.focus()
+    table.move_cursor(row=row)
+    await press(pilot, key)
+    return view_text(pilot.app)
+
+
+# ---------------------------------------------------------------- 1. every row in full
+
+
+async def test_enter_on_a_hit_shows_every_field_and_the_whole_entry(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        hit = app.query_one("#hits-pane").replay.hits[0]
+        shown = await open_row(pilot, "hits-table")
+        entry = app.ckpt.entries_by_id[hit.entry_id]
+        assert clean(entry.text) in shown  # whole, not cut to the column
+        for name in ("rank", "global rank", "score", "node", "kind", "entry"):
+            assert f"\n{name}" in shown
+        assert hit.entry_id in shown and hit.node_id in shown
+        await press(pilot, "escape")
+        assert await open_row(pilot, "hits-table", key="v") == shown  # `v` is Enter's twin
+
+
+async def test_hostile_text_in_a_row_view_is_literal(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "w")
+        pane = app.query_one("#writes-pane", detail.WritesPane)
+        index = next(i for i, w in enumerate(pane.rows) if w.text == HOSTILE)
+        shown = await open_row(pilot, "writes-table", index)
+        assert clean(HOSTILE) in shown  # brackets kept, the escape made visible
+        assert "\x1b" not in shown and "[red]x[/red]" in shown
+
+
+async def test_enter_on_a_write_shows_every_field_and_the_whole_text(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1, "4")
+        pane = app.query_one("#writes-pane", detail.WritesPane)
+        write = pane.rows[0]
+        shown = await open_row(pilot, "writes-table")
+        assert clean(write.text) in shown
+        for name in ("time", "result", "reason", "target", "by", "tool", "source", "entry"):
+            assert f"\n{name}" in shown
+        assert write.tool in shown and write.source in shown
+        await press(pilot, "o")  # the row's node
+        assert app.current_id == write.current_node
+
+
+async def test_enter_on_a_whole_run_write_shows_the_rejection(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "w")  # the whole run's writes
+        pane = app.query_one("#writes-pane", detail.WritesPane)
+        assert pane.whole_run and app.query_one("#tabs").active == "writes"
+        index = next(i for i, w in enumerate(pane.rows) if not w.accepted)
+        write = pane.rows[index]
+        shown = await open_row(pilot, "writes-table", index)
+        assert "rejected" in shown and clean(write.reason, False) in shown
+        assert clean(write.text) in shown and write.current_node in shown
+
+
+async def test_enter_on_an_audit_row_shows_it_and_o_jumps(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "6")
+        rows = app.query_one("#audit-pane").rows
+        index = next(i for i, r in enumerate(rows) if r.node_id)
+        row = rows[index]
+        shown = await open_row(pilot, "audit-table", index)
+        assert clean(row.text) in shown  # the whole `what`, not the column's cut
+        for name in ("severity", "kind", "node"):
+            assert f"\n{name}" in shown
+        assert row.node_id in shown and "o: go to node" in shown
+        await press(pilot, "o")
+        assert not isinstance(app.screen, EntryScreen) and app.current_id == row.node_id
+
+
+async def _node_with(pilot, want) -> None:
+    """Go to the first node whose replay satisfies `want`."""
+    app = pilot.app
+    for node_id in app.ckpt.nodes:
+        app.jump_to(node_id)
+        await idle(pilot)
+        replay = app.query_one("#hits-pane").replay
+        if replay is not None and replay.node_id == node_id and want(replay):
+            return
+    pytest.fail("no node of the checkpoint has such a replay")
+
+
+async def test_enter_on_a_missed_row_shows_it(small_ckpt: Path) -> None:
+    app = make_app(small_ckpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await _node_with(pilot, lambda r: bool(r.missed))
+        await press(pilot, "M")
+        missed = app.query_one("#hits-pane").replay.missed[0]
+        shown = await open_row(pilot, "missed-table")
+        assert "missed" in shown and "global rank" in shown and missed.node_id in shown
+        assert clean(app.ckpt.entries_by_id[missed.entry_id].text) in shown
+
+
+async def test_enter_on_a_recorded_row_shows_it(small_ckpt: Path) -> None:
+    app = make_app(small_ckpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await _node_with(pilot, lambda r: r.recorded is not None and bool(r.recorded.hits))
+        hit = app.query_one("#hits-pane").replay.recorded.hits[0]
+        shown = await open_row(pilot, "recorded-table")
+        assert shown.startswith("recorded hit") and hit.entry_id in shown
+        assert "\nscore" in shown and "\nrank" in shown
+        entry = app.ckpt.entries_by_id.get(hit.entry_id)
+        assert clean(entry.text if entry else hit.text) in shown
+
+
+# ---------------------------------------------------------------- 2. widths
+
+
+async def _tab_to(pilot, widget_id: str) -> None:
+    """Press Tab until `widget_id` has focus, as a person would."""
+    for _ in range(8):
+        if pilot.app.focused is not None and pilot.app.focused.id == widget_id:
+            return
+        await press(pilot, "tab")
+    pytest.fail(f"Tab never reached #{widget_id}")
+
+
+def shown_chars(app, table_id: str) -> int:
+    """How many characters of text the widest row shows (an ellipsis is not text)."""
+    table = app.query_one(f"#{table_id}", DataTable)
+    return max(len(cell.rstrip("…")) for cell in text_cells(table))
+
+
+async def test_at_80_columns_the_tree_folds_and_hits_show_text(tiny: Path) -> None:
+    app = make_app(tiny, label="files: tiny")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        tree = app.query_one("#tree-pane")
+        assert tree.display and not tree.has_class("-drawer")  # the tree has focus: shown
+        await _tab_to(pilot, "hits-table")
+        await idle(pilot)
+        assert tree.has_class("-drawer")  # the tabs have focus: the tree is a drawer
+        assert shown_chars(app, "hits-table") >= 28
+        status = app.query_one("#status-source", Static).render().plain
+        assert "tiny" in status  # the run's name stays in sight
+        await press(pilot, "t")  # the drawer opens, on the tree
+        assert not tree.has_class("-drawer") and tree.display
+        assert app.focused is app.tree_widget
+
+
+async def test_at_120_columns_the_text_takes_the_rest(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        await _tab_to(pilot, "hits-table")
+        assert not app.query_one("#tree-pane").has_class("-drawer")  # wide enough for both
+        assert shown_chars(app, "hits-table") >= 28
+        hits = app.query_one("#hits-table", DataTable)
+        assert hits.virtual_size.width <= hits.size.width  # fits its pane
+        await press(pilot, "w")  # the whole run's writes: the widest table
+        writes = app.query_one("#writes-table", DataTable)
+        assert shown_chars(app, "writes-table") >= 15
+        await pilot.resize_terminal(160, 40)
+        await idle(pilot)
+        assert shown_chars(app, "writes-table") >= 30  # refit to the new width
+        assert writes.virtual_size.width <= writes.size.width  # no sideways scrolling
+
+
+# ---------------------------------------------------------------- 3. cut tables say so
+
+
+async def test_a_cut_writes_table_says_how_much_and_where_the_rest_is(
+    tiny: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(detail, "WRITES_SHOWN", 5)
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "w")
+        total = len(app.ckpt.writes)
+        assert app.query_one("#writes-table", DataTable).row_count == 5
+        title = app.query_one("#writes-title", Static).render().plain
+        assert f"5 of {total:,} writes shown" in title
+        assert "w: one node's writes" in title and "ari-mem-tui audit CKPT --json" in title
+
+
+def test_cut_notes_in_the_text_output() -> None:
+    from ari_mem_tui.model import Node
+    from ari_mem_tui.tui.widgets.detail import ERROR_LOG_SHOWN, node_text
+
+    class Ckpt:
+        entries_by_node: ClassVar[dict] = {}
+
+        def children(self, _node_id: str) -> list:
+            return []
+
+    node = Node(id="n1", error_log="x" * (ERROR_LOG_SHOWN + 10))
+    shown = node_text(node, Ckpt()).plain
+    assert f"{ERROR_LOG_SHOWN:,} of {ERROR_LOG_SHOWN + 10:,} characters shown" in shown
+
+
+# ---------------------------------------------------------------- 4. state in pane titles
+
+
+def title_of(widget) -> str:
+    content = widget._border_title  # what the border shows (the getter gives markup)
+    return content.plain if content is not None else ""
+
+
+async def test_pane_titles_carry_filter_find_pool_query_and_scope(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        hits, tree = app.query_one("#hits-pane"), app.query_one("#tree-pane")
+        assert title_of(hits) == "Hits · as of start · query at start · bm25"
+        assert title_of(tree) == "Tree"
+        stand_in = hits.replay.model_copy(update={"fallback": True})
+        assert hits_title(stand_in).plain.endswith("bm25: BM25 stand-in, MiniLM building")
+        await press(pilot, "a")
+        assert title_of(hits).startswith("Hits · today's pool · query at start")
+        await press(pilot, "s")
+        assert "query now" in title_of(hits)
+        await press(pilot, "s", *"[b]x", "enter")  # a custom query, shown literally
+        assert "custom: [b]x" in title_of(hits)
+        app.tree_widget.focus()
+        await press(pilot, "slash", *"node_b", "enter")
+        assert title_of(tree) == "Tree · find 'node_b' 1/2"
+        await press(pilot, "f")
+        app.screen.query_one("#filter-status").focus()
+        await press(pilot, "space", "ctrl+s")  # the first status, applied
+        assert "Tree · filter: status " in title_of(tree)
+        await press(pilot, "4")
+        writes = app.query_one("#writes-pane")
+        assert title_of(writes).startswith("Writes · node ")
+        await press(pilot, "w")
+        assert title_of(writes) == "Writes · whole run"
