@@ -101,7 +101,9 @@ def test_cli_runs_json_and_text(capsys, tmp_path):
     assert out.index(RUNS[2]) < out.index(RUNS[1]) < out.index(RUNS[0])
 
 
-def test_cli_runs_in_a_narrow_terminal_says_which_columns_it_left_out(capsys, tmp_path, monkeypatch):
+def test_cli_runs_in_a_narrow_terminal_says_which_columns_it_left_out(
+    capsys, tmp_path, monkeypatch
+):
     root = make_workspace(tmp_path / "ws")
     for columns, dropped in ((80, True), (140, False)):
         monkeypatch.setenv("COLUMNS", str(columns))

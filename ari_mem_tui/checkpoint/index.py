@@ -22,10 +22,10 @@ import msgspec
 import networkx as nx
 from platformdirs import user_cache_dir
 
-from ari_mem_tui.checkpoint.limits import current
-from ari_mem_tui.checkpoint.tree import link_ancestors
 from ari_mem_tui.checkpoint.access_log import access_files
+from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.checkpoint.trace_log import trace_calls_of
+from ari_mem_tui.checkpoint.tree import link_ancestors
 from ari_mem_tui.model import (
     AccessEvent,
     Checkpoint,
@@ -233,7 +233,6 @@ def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
     """The Checkpoint from the index's sections: one list of rows decoded at a time, each
     dropped once its records are built (peak memory: the file, the records, one list of rows);
     the CoW rows stay msgpack bytes until the log is first read."""
-    from ari_mem_tui.checkpoint.trace_log import trace_calls_of
 
     decode = msgspec.msgpack.decode
 

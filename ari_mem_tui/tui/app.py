@@ -26,8 +26,8 @@ from textual.containers import Horizontal
 from textual.widgets import Footer, Input, TabPane
 
 from ari_mem_tui.checkpoint import Checkpoint
-from ari_mem_tui.model.checkpoint import NodeRefError
 from ari_mem_tui.model import Replay
+from ari_mem_tui.model.checkpoint import NodeRefError
 from ari_mem_tui.render.opening import opening_node
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run

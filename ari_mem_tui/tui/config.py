@@ -65,7 +65,9 @@ def export_dir(checkpoint: Path, requested: Path | None = None) -> Path:
     `export_dir`, else the user's data dir (never the current directory: that may be a git
     work tree). Never inside the checkpoint (read-only principle): the data dir instead."""
     setting = load_settings().get("export_dir")
-    chosen = requested or os.environ.get(EXPORT_ENV) or (setting if isinstance(setting, str) else "")
+    chosen = (
+        requested or os.environ.get(EXPORT_ENV) or (setting if isinstance(setting, str) else "")
+    )
     candidate = Path(chosen).expanduser().resolve() if chosen else default_export_dir()
     if _inside(candidate, checkpoint):
         candidate = default_export_dir()
