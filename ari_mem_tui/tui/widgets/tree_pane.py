@@ -10,6 +10,7 @@ from textual.widgets import Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.render.text import preview
+from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui.messages import JumpToNode
 from ari_mem_tui.tui.screens.filter import FilterScreen, TreeFilter
 from ari_mem_tui.tui.widgets.run_tree import RunTree
@@ -124,7 +125,7 @@ class TreePane(Vertical):
         if not self.find_matches:
             self.notify(f"no node matches {preview(event.value, 40)!r}", severity="warning")
             return
-        self.notify(f"{len(self.find_matches)} matches (n / N)")
+        self.notify(f"{plural(len(self.find_matches), 'match', 'matches')} (n / N)")
         self.find_step(1)
 
     def find_nodes(self, text: str) -> list[str]:
