@@ -106,10 +106,15 @@ class TreePane(Vertical):
 
     # ---- find ----
 
-    def open_find(self) -> None:
+    def open_find(self, append: str = "") -> None:
+        """Show the find box and focus it; `append`: text typed or pasted elsewhere, added."""
         self.display = True
-        self.find_input.display = True
-        self.find_input.focus()
+        box = self.find_input
+        box.display = True
+        if append:
+            box.insert_text_at_cursor(" ".join(append.splitlines()))
+        box.select_on_focus = not append  # typed text goes on; `/` selects the old text
+        box.focus()
 
     def close_find(self) -> None:
         self.find_input.display = False
