@@ -233,3 +233,46 @@ async def test_new_keys_can_be_remapped(tiny: Path, tmp_path: Path, monkeypatch)
         await pilot.pause()
         assert app.tree_widget.cursor_node.is_expanded
         await settle_keys(pilot)
+
+
+async def test_help_explains_every_tree_glyph_and_the_hits_numbers(tiny: Path) -> None:
+    """GIVEN the help WHEN opened THEN it names every status glyph (running's is not the tree's
+    ▶), the findings glyphs, ✎, the lineage style, and pool, eligible, the window's parts,
+    glob and why scores read 0.00 from rank 100; the new keys are in its key table."""
+    from textual.widgets import Markdown
+
+    from ari_mem_tui.render.findings import GLYPHS
+    from ari_mem_tui.render.text import STATUS_GLYPHS
+    from ari_mem_tui.tui.screens.help import HelpScreen
+
+    assert STATUS_GLYPHS["running"][0] not in ("▶", "▼")
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = app.screen.query_one(Markdown).source
+        for status, (glyph, _) in STATUS_GLYPHS.items():
+            assert f"`{glyph}` {status}" in text
+        for glyph, _ in GLYPHS.values():
+            assert f"`{glyph}`" in text
+        for words in (
+            "✎3",
+            "bold underlined",
+            "dim italic",
+            "**Pool.**",
+            "**Eligible.**",
+            "*lineage*",
+            "*self*",
+            "*other branches*",
+            "*react*",
+            "*glob*",
+            "max(0, 1 − 0.01 × glob)",
+            "**0.00**",
+            "| `[` |",
+            "| `]` |",
+            "| `i` |",
+            "`l` `→` open",
+            "40 ms",
+        ):
+            assert words in text, words
