@@ -276,3 +276,18 @@ async def test_help_explains_every_tree_glyph_and_the_hits_numbers(tiny: Path) -
             "40 ms",
         ):
             assert words in text, words
+
+
+async def test_text_pasted_into_the_tree_goes_to_the_find_box(tiny: Path, tmp_path) -> None:
+    """GIVEN focus on the tree WHEN text is pasted THEN the find box holds it; nothing fires."""
+    from textual import events
+
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.tree_widget.post_message(events.Paste("segmentation fault\nmake"))
+        await pilot.pause(0.2)
+        await idle(pilot)
+        _nothing_fired(app, tmp_path)
+        find = app.query_one("#find-input", Input)
+        assert app.focused is find and find.value == "segmentation fault make"
