@@ -27,32 +27,23 @@ from ari_mem_tui.tui.app import AriMemApp
 SIZE = (120, 36)
 
 
-def pick_nodes(run: Run) -> tuple[str, str]:
-    """A deep node whose start-up search was recorded (it shows every part of the Hits tab),
-    and a node of another branch with hits, to compare it with."""
+def other_branch_node(run: Run, target: str) -> str:
+    """A deep node of another branch than `target`'s, with hits, to compare it with."""
     from ari_mem_tui.search.replay import replay
 
     ckpt = run.checkpoint
-    scored = []
+
+    def branch(node_id: str) -> str:
+        lineage = ckpt.lineage(node_id)
+        return lineage[1] if len(lineage) > 1 else lineage[0]
+
+    candidates = []
     for node in ckpt.nodes.values():
-        if (node.depth or 0) < 2:
+        if branch(node.id) == branch(target) or (node.depth or 0) < 2:
             continue
-        result = replay(ckpt, node.id, run.ranker, with_tiers=False)
-        rich_hits = int(result.recorded is not None) + int(bool(result.missed))
-        scored.append(((rich_hits, min(node.depth or 0, 4), len(result.hits)), node.id))
-    scored.sort(reverse=True)
-    target = scored[0][1]
-    lineage = set(ckpt.lineage(target))
-    other = next(
-        (
-            nid
-            for _, nid in scored
-            if nid not in lineage
-            and ckpt.nodes[nid].ancestor_ids[1] != ckpt.nodes[target].ancestor_ids[1]
-        ),
-        scored[-1][1],
-    )
-    return target, other
+        hits = len(replay(ckpt, node.id, run.ranker, with_tiers=False).hits)
+        candidates.append((hits, min(node.depth or 0, 4), node.id))
+    return max(candidates)[2] if candidates else target
 
 
 async def settle(app: AriMemApp, pilot) -> None:
@@ -77,12 +68,26 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
         run.source_label = "files: ~/.cache/ari-mem-tui/demo-n40-s7"
         return run
 
-    app = AriMemApp(opener, theme="textual-dark", remember_theme=False, blink=False)
+    # as `ari-mem-tui CKPT` opens: on the first node with an audit finding (the hero)
+    app = AriMemApp(
+        opener, theme="textual-dark", remember_theme=False, blink=False, open_useful=True
+    )
     saved: list[Path] = []
     async with app.run_test(size=SIZE) as pilot:
-        await settle(app, pilot)
-        assert app.run_data is not None
-        target, other = pick_nodes(app.run_data)
+
+        async def keys(*names: str) -> None:
+            for name in names:  # one at a time: a burst of letters would go to the find box
+                await pilot.press(name)
+                await pilot.pause(0.1)
+            await settle(app, pilot)
+
+        opened = None
+        while opened != app.current_id:  # until the audit has moved it to its finding
+            opened = app.current_id
+            await settle(app, pilot)
+        assert app.run_data is not None and app.current_id is not None
+        target = app.current_id
+        other = other_branch_node(app.run_data, target)
 
         def save(name: str) -> None:
             file = out / f"{name}.svg"
@@ -92,7 +97,7 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
         # compare: mark a node of another branch first, then the target
         app.jump_to(other)
         await settle(app, pilot)
-        await pilot.press("m")
+        await keys("m")
         app.jump_to(target)
         await settle(app, pilot)
         for key, name in (
@@ -103,19 +108,13 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
             ("5", "node"),
             ("6", "audit"),
         ):
-            await pilot.press(key)
-            await settle(app, pilot)
+            await keys(key)
             save(name)
-        await pilot.press("1", "M")  # missed entries shown
-        await settle(app, pilot)
+        await keys("1", "M")  # missed entries shown
         save("hits-missed")
-        await pilot.press("d")  # dim what the search could not see
-        await settle(app, pilot)
-        await pilot.press("c")
-        await settle(app, pilot)
+        await keys("d", "c")  # dim what the search could not see; compare with the mark
         save("compare")
-        await pilot.press("escape", "question_mark")
-        await settle(app, pilot)
+        await keys("escape", "question_mark")
         save("help")
     return saved
 

@@ -31,7 +31,9 @@ def test_served_app_answers_keys_in_chromium_and_every_process_stops(small_ckpt,
         driver.get(url)
         assert wait_for_app(driver), "the app never drew in the page"
         before = settled_screenshot(driver)
-        press(driver, "e")  # export the selected node's dossier
+        press(driver, "e")  # export the selected node's dossier: it asks first, y writes
+        settled_screenshot(driver)
+        press(driver, "y")
         written = wait_for(lambda: sorted(exports.glob("*.md")), timeout=60)
         assert written, "pressing e in the page wrote no dossier"
         text = written[0].read_text(encoding="utf-8")
@@ -59,7 +61,9 @@ def test_served_workspace_opens_on_the_picker_and_enter_opens_a_run(tmp_path):
         picker = settled_screenshot(driver)
         press(driver, Keys.ENTER)  # the newest run, first row, opens in the same page
         assert settled_screenshot(driver) != picker, "Enter on the picker changed nothing"
-        press(driver, "e")
+        press(driver, "e")  # it asks first, y writes
+        settled_screenshot(driver)
+        press(driver, "y")
         written = wait_for(lambda: sorted(exports.glob("*.md")), timeout=60)
         assert written, "Enter on the picker opened no run (e wrote no dossier)"
         assert RUNS[2] in written[0].read_text(encoding="utf-8")  # the newest run, first row

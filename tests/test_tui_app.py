@@ -13,6 +13,7 @@ from textual.widgets import DataTable, Static
 from ari_mem_tui.tui import config
 from ari_mem_tui.tui.messages import OpenEntry
 from ari_mem_tui.tui.screens.compare import CompareScreen
+from ari_mem_tui.tui.screens.confirm import ConfirmScreen
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.filter import FilterScreen
 from ari_mem_tui.tui.screens.help import HelpScreen
@@ -133,7 +134,12 @@ async def test_export_writes_the_dossier_outside_the_checkpoint(tiny: Path, tmp_
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await press(pilot, *TO_B1)
-        await press(pilot, "e")
+        await press(pilot, "e")  # asks first, naming the files; Enter (any key but y) cancels
+        assert isinstance(app.screen, ConfirmScreen)
+        assert str((tmp_path / "exports").resolve()) in app.screen.question.plain
+        await press(pilot, "enter")
+        assert app.last_export is None and not (tmp_path / "exports").exists()
+        await press(pilot, "e", "y")
         assert app.last_export is not None
         md_path, json_path = app.last_export
         assert md_path.parent == (tmp_path / "exports").resolve()
@@ -418,7 +424,7 @@ async def test_palette_runs_an_action(tiny: Path) -> None:
         await press(pilot, *TO_B1, "ctrl+p")
         await press(pilot, *"export dossier")
         await pilot.pause(0.3)
-        await press(pilot, "enter")
+        await press(pilot, "enter", "y")
         assert app.last_export is not None
         assert app.last_export[0].name.startswith(IDS["B1"][-8:] + "-")  # its short id
 

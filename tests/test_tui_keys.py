@@ -15,6 +15,7 @@ from ari_mem_tui.tui.commands import ACTIONS
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.help import HelpScreen, keys_table
+from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.tables import VimTable
 from tests.tui_app_helpers import make_app, press, settle
@@ -32,13 +33,16 @@ def test_bindings_palette_and_help_list_the_same_ids() -> None:
     with_keys = {k.id for k in keys.KEYS if k.keys}
     views = [HelpScreen, EntryScreen, CompareScreen]  # their own Esc/q keys have no id
     bound = [*AriMemApp.BINDINGS, *RunTree.BINDINGS, *VimTable.BINDINGS]
+    bound += [b for tab in {*TAB_CLASSES.values()} for b in tab.BINDINGS]
     bound += [b for view in views for b in view.BINDINGS if b.id]
     assert {b.id for b in bound} == with_keys
     for binding in bound:
         key = keys.BY_ID[binding.id]
+        # a pane shows an app key in the footer by binding it to the app's action
+        action = key.action if binding.action == key.action else f"app.{key.action}"
         assert (binding.key, binding.action, binding.description) == (
             key.keys,
-            key.action,
+            action,
             key.description,
         )
     assert [row[0] for row in keys.help_rows({})] == [k.id for k in keys.KEYS if k.keys]

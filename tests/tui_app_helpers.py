@@ -53,7 +53,19 @@ async def idle(pilot: Pilot) -> None:
 
 
 async def press(pilot: Pilot, *keys: str) -> None:
+    """Press `keys` one at a time, as a person does: after each, the pause that tells a single
+    command key from typed text (tui/widgets/panes.py) has passed."""
     for key in keys:
         await pilot.press(key)
         await pilot.pause()
+        await settle_keys(pilot)
     await idle(pilot)
+
+
+async def settle_keys(pilot: Pilot) -> None:
+    """Run the command keys the type-ahead guard holds, as if `BURST_GAP` had passed."""
+    from ari_mem_tui.tui.widgets.panes import Panes
+
+    for panes in pilot.app.query(Panes):  # the app's screen only: not under a modal
+        await panes.settle()
+    await pilot.pause()

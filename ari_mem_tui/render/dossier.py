@@ -29,6 +29,7 @@ from ari_mem_tui.render.words import (
     pool_words,
     query_words,
 )
+from ari_mem_tui.search.tiers import NO_MESSAGE
 
 DOSSIER_VERSION = 1
 
@@ -165,7 +166,8 @@ def _tiers_section(replay: Replay) -> list[str]:
         if tier.note:
             out += [f"_{_cell(tier.note, 400)}_", ""]
         if not tier.lines:  # ARI sends no message for an empty tier
-            out += ["(no message emitted)", ""]
+            if NO_MESSAGE not in (tier.note or ""):  # the note says it already
+                out += [f"({NO_MESSAGE})", ""]
             continue
         lines = [tier.header] + [
             ("- " if tier.key in ("1b", "2") else "") + ln.text + (" ✂" if ln.truncated else "")

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
-from ari_mem_tui.render.text import clean, fmt_ts, preview
+from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview
 
 RUN_COLUMNS = ("run", "created", "nodes", "done", "failed", "entries", "size", "last change")
 NARROW_DROPS = ("size", "last change")
@@ -35,7 +35,7 @@ def run_cells(run: RunInfo, counted: bool = True, name_width: int = 40) -> list[
     """The picker's and the table's cells for one run (counts shown as … until known)."""
     name = Text(preview(run.folder or run.run_id, name_width))
     if run.live:
-        name.append(" ▶", style="yellow")
+        name.append(f" {STATUS_GLYPHS['running'][0]}", style="yellow")
     if run.recent is not None:
         name.append(" ★", style="cyan")
     if run.problems:
@@ -88,7 +88,7 @@ def render_runs(console: Console, ws: Workspace) -> None:
     console.print(table)
     marks = []
     if any(r.live for r in ws.runs):
-        marks.append("▶ may still be running (.ari_pid)")
+        marks.append(f"{STATUS_GLYPHS['running'][0]} may still be running (.ari_pid)")
     if any(r.recent is not None for r in ws.runs):
         marks.append("★ opened recently")
     if any(r.problems for r in ws.runs):

@@ -94,7 +94,7 @@ def safe_text(text: object, style: str = "", multiline: bool = True) -> Text:
 STATUS_GLYPHS: dict[str, tuple[str, str]] = {
     "success": ("✓", "green"),
     "failed": ("✗", "red"),
-    "running": ("▶", "yellow"),
+    "running": ("●", "yellow"),  # not ▶: the tree draws ▶ before a closed line
     "pending": ("○", "bright_black"),
     "abandoned": ("⊘", "bright_black"),
 }
@@ -107,8 +107,11 @@ LABEL_COLOURS: dict[str, str] = {
 }
 
 
+UNKNOWN_STATUS = ("?", "magenta")
+
+
 def status_glyph(status: str | None) -> tuple[str, str]:
-    return STATUS_GLYPHS.get(status or "", ("?", "magenta"))
+    return STATUS_GLYPHS.get(status or "", UNKNOWN_STATUS)
 
 
 def label_style(label: str | None) -> str:

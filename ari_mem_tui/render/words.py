@@ -18,6 +18,11 @@ MARK_WORDS = {
 FIELD_SHORT = {"rank": "rank", "global_rank": "glob", "score": "score"}
 
 
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """`1 leak`, `2 leaks`; `nouns` for an irregular plural (`match`, `matches`)."""
+    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
+
+
 def pool_words(replay: Replay) -> str:
     """Which pool was ranked, always said: as of the node's start, or today's."""
     if replay.as_of is not None:

@@ -18,6 +18,7 @@ ANCESTOR_SUMMARY_CAP = 600
 SUPPLEMENT_CAP = 400
 DEDUPE_CHARS = 120
 TRUNCATED = " …[truncated]"
+NO_MESSAGE = "no message emitted"  # ARI sends no message for an empty tier
 
 HEADER_1A = "[Experiment context (stable across all nodes):]"
 HEADER_1C = "METRIC-CORRECTNESS CONTRACT"
@@ -65,7 +66,7 @@ def tier_1a(ckpt: Checkpoint, node: Node) -> Tier:
         return tier
     context = ckpt.core.ari_context or {}
     if not context:
-        tier.note = "core context not seeded (no core_seed record): no message emitted"
+        tier.note = f"core context not seeded (no core_seed record): {NO_MESSAGE}"
         tier.exact = not ckpt.core.approximate
         return tier
     for key in CORE_FIELDS:
@@ -84,7 +85,7 @@ def tier_1a(ckpt: Checkpoint, node: Node) -> Tier:
     else:
         tier.note = "assumes the final seeded context (core reads are not logged)"
     if not tier.lines:
-        tier.note = "context holds none of the injected fields: no message emitted"
+        tier.note = f"context holds none of the injected fields: {NO_MESSAGE}"
     return tier
 
 
@@ -98,7 +99,7 @@ def tier_1c(ckpt: Checkpoint, node: Node) -> Tier:
         present, head = False, ""
     if not present:
         tier.exact = True
-        tier.note = "no metric_contract.json: no message emitted"
+        tier.note = f"no metric_contract.json: {NO_MESSAGE}"
         return tier
     first = head.splitlines()[0] if head.splitlines() else ""
     tier.lines.append(TierLine(text=f"metric_contract.json: {first[:200]}", truncated=True))
@@ -138,7 +139,7 @@ def tier_1b(ckpt: Checkpoint, node: Node, started: float | None) -> tuple[Tier, 
         tier.exact = False
         notes.append(f"{partial} entr{'y' if partial == 1 else 'ies'} known only by a preview")
     if not tier.lines:
-        notes.append("no ancestor result summaries: no message emitted")
+        notes.append(f"no ancestor result summaries: {NO_MESSAGE}")
     tier.note = "; ".join(notes)
     return tier, seen
 
@@ -174,5 +175,5 @@ def tier_2(replayed: Replay, keys_1b: set[str]) -> Tier:
         )
     tier.header = header_2(len(tier.lines))
     if not tier.lines:
-        tier.note += "; nothing left: no message emitted"
+        tier.note += f"; nothing left: {NO_MESSAGE}"
     return tier

@@ -22,14 +22,13 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
-from textual.containers import Horizontal
-from textual.widgets import Footer, Input, TabPane
+from textual.widgets import Footer, Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.model.checkpoint import NodeRefError
 from ari_mem_tui.render.opening import opening_node
-from ari_mem_tui.render.text import preview
+from ari_mem_tui.render.text import preview, short_id
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui import messages as msg
@@ -46,8 +45,9 @@ from ari_mem_tui.tui.widgets.detail import (
     SawPane,
     WritesPane,
 )
-from ari_mem_tui.tui.widgets.detail_tabs import DetailTabs
+from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES, DetailTabs
 from ari_mem_tui.tui.widgets.hits import HitsPane
+from ari_mem_tui.tui.widgets.panes import BURST_GAP, Panes
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.status_bar import LoadingNote, StatusBar
 from ari_mem_tui.tui.widgets.tree_pane import TreePane
@@ -81,11 +81,13 @@ class AriMemApp(App[None]):
         tree_opener: TreeOpener | None = None,
         workspace: Path | None = None,
         run_factory: RunFactory | None = None,
+        burst_gap: float = BURST_GAP,
     ) -> None:
         super().__init__()
         # a workspace: the run picker first (opener None), W goes back to it; run_factory
         # gives the (opener, tree_opener) of the run picked (tui/screens/runs.py)
         self.workspace = workspace
+        self.burst_gap = burst_gap  # printable keys closer than this are text (widgets/panes.py)
         self.run_factory = run_factory
         self.opener = opener
         self.tree_opener = tree_opener
@@ -122,11 +124,11 @@ class AriMemApp(App[None]):
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
-        with Horizontal(id="main"):
+        with Panes(id="main", gap=self.burst_gap, on_text=self._typed):
             yield TreePane(id="tree-pane")
             with DetailTabs(id="tabs", initial="hits"):
                 for index, (name, pane) in enumerate(zip(keys.TABS, PANES, strict=True)):
-                    with TabPane(f"{index + 1} {name.title()}", id=name):
+                    with TAB_CLASSES[name](f"{index + 1} {name.title()}", id=name):
                         yield pane(id=f"{name}-pane")
             yield LoadingNote(Text("loading memory …", style="italic"), id="memory-loading")
         yield StatusBar(id="status")
@@ -459,7 +461,27 @@ class AriMemApp(App[None]):
         self.push_screen(HealthScreen(run, cached, keep))
 
     def action_tab(self, name: str) -> None:
-        self.tabs.active = name
+        """Show tab `name`; when the detail pane had focus, its new main widget takes it."""
+        tabs = self.tabs
+        had_focus = self.focused is not None and tabs in self.focused.ancestors_with_self
+        tabs.active = name
+        if had_focus:
+            self.call_after_refresh(tabs.focus_main)
+
+    def action_focus_tree(self) -> None:
+        self.tree_pane.display = True
+        self.tree_widget.focus()
+
+    def action_focus_detail(self) -> None:
+        if self.tabs.display and not self.tabs.focus_main():
+            self.tabs.focus()
+
+    def action_focus_query(self) -> None:
+        """`i`: the Hits tab's query box, from anywhere."""
+        if not self.tabs.display:
+            return
+        self.tabs.active = "hits"
+        self.call_after_refresh(self.query_one("#query-input", Input).focus)
 
     def action_escape(self) -> None:
         self.tree_pane.close_find()
@@ -517,6 +539,10 @@ class AriMemApp(App[None]):
     def action_find(self) -> None:
         self.tree_pane.open_find()
 
+    def _typed(self, text: str) -> None:
+        """Keys typed in a burst, or pasted, outside a text box: they are text, for the find box."""
+        self.tree_pane.open_find(append=text)
+
     def action_find_next(self) -> None:
         self.tree_pane.find_step(1)
 
@@ -544,14 +570,36 @@ class AriMemApp(App[None]):
         self.notify(f"copied {preview(text, 40)}")
 
     def action_export(self) -> None:
+        """`e`: asks first, naming the files (a phrase typed into the wrong window must not
+        write a dossier into whatever directory the app was started in); `y` writes."""
         ckpt = self.ckpt
         replay = self.replays.get(self.tabs.key)
         if ckpt is None or replay is None:
             self.notify("the node's search has not finished yet", severity="warning")
             return
-        from ari_mem_tui.render.dossier import export_dossier  # noqa: PLC0415 - on first use
+        from ari_mem_tui.render.dossier import dossier_paths  # noqa: PLC0415 - on first use
+        from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415
 
         out_dir = config.export_dir(ckpt.path, self.export_to)
+        md_path, json_path = dossier_paths(ckpt, replay.node_id, out_dir)
+        question = Text.assemble(
+            ("Export the dossier of ", "bold"),
+            (short_id(replay.node_id), "bold"),
+            ("?\n", "bold"),
+            f"{md_path}\n{json_path}",
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._write_dossier(ckpt, replay, out_dir)
+            else:
+                self.notify("export cancelled")
+
+        self.push_screen(ConfirmScreen(question), answered)
+
+    def _write_dossier(self, ckpt: Checkpoint, replay: Replay, out_dir: Path) -> None:
+        from ari_mem_tui.render.dossier import export_dossier  # noqa: PLC0415 - on first use
+
         try:
             md_path, json_path = export_dossier(ckpt, replay, out_dir)
         except (OSError, ValueError) as exc:

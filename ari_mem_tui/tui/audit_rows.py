@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui.widgets.detail import AuditRow
 
 SECTIONS = (
@@ -24,6 +25,9 @@ def audit_rows(ckpt: Checkpoint, report=None) -> tuple[list[AuditRow], str]:
             node_id = finding.node_id if finding.node_id in ckpt.nodes else None
             text = finding.explanation + (f"  [{finding.ref}]" if finding.ref else "")
             rows.append(AuditRow(finding.severity, kind, node_id, text))
-    leaks = len(report.leaks) + len(report.scope_violations)
-    summary = "no leaks or scope violations" if not leaks else f"{leaks} leaks/violations"
+    leaks, violations = len(report.leaks), len(report.scope_violations)
+    if not leaks and not violations:
+        summary = "no leaks or scope violations"
+    else:
+        summary = f"{plural(leaks, 'leak')}, {plural(violations, 'scope violation')}"
     return rows, summary

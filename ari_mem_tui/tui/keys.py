@@ -16,9 +16,11 @@ from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.keys import format_key
 
-# where a key works: anywhere, in the tree, in the tables, in a view over the app (help, entry,
-# compare: their own Esc/q close them, beside their code)
+# where a key works: anywhere (APP), in the tree, in the tables, in a view over the app (help,
+# entry, compare: their own Esc/q close them, beside their code), in the Hits tab, the Writes tab,
+# the text tabs (Saw, Core, Node)
 APP, TREE, TABLE, VIEW = "app", "tree", "table", "view"
+HITS, WRITES, TEXT = "hits", "writes", "text"
 
 # the detail tabs, in order: keys 1 to 6 switch to them
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
@@ -40,67 +42,83 @@ class Key:
     description: str  # the footer's label
     help: str  # one line, in the help screen and the palette
     title: str = ""  # the palette's name for it; "" keeps it out of the palette
-    show: bool = False  # in the footer
+    show: bool = False  # in the footer wherever it is bound (APP: always)
     scopes: tuple[str, ...] = (APP,)
+    # an APP key that belongs to a pane: it works anywhere, but the footer shows it only while
+    # that pane has focus (the pane binds it too, to the app's action)
+    footer: tuple[str, ...] = ()
 
 
 # fmt: off
 KEYS: tuple[Key, ...] = (
     Key("down", "j", "cursor_down", "Down", "Down in the tree and tables", scopes=(TREE, TABLE)),
     Key("up", "k", "cursor_up", "Up", "Up in the tree and tables", scopes=(TREE, TABLE)),
-    Key("collapse", "h", "collapse_or_parent", "Collapse", "Collapse, or up to the parent",
+    Key("collapse", "h,left", "collapse_or_parent", "Collapse", "Collapse, or up to the parent",
         scopes=(TREE,)),
-    Key("expand", "l", "expand_or_child", "Expand", "Expand, or down to the first child",
+    Key("expand", "l,right", "expand_or_child", "Expand", "Expand, or down to the first child",
         scopes=(TREE,)),
     Key("top", "g", "scroll_top", "Top", "First line", scopes=(TREE, TABLE)),
     Key("bottom", "G", "scroll_bottom", "Bottom", "Last line", scopes=(TREE, TABLE)),
     Key("view", "v", "view_row", "View",
         "The row under the cursor in full: every field, the whole text (Enter too)",
         scopes=(TABLE,)),
-    Key("scroll_down", "j", "scroll('down')", "Down", "Scroll down the help, an entry, a comparison",
-        scopes=(VIEW,)),
-    Key("scroll_up", "k", "scroll('up')", "Up", "Scroll them up", scopes=(VIEW,)),
+    Key("scroll_down", "j", "scroll('down')", "Down",
+        "Scroll down the Saw, Core and Node tabs, the help, an entry, a comparison",
+        scopes=(VIEW, TEXT)),
+    Key("scroll_up", "k", "scroll('up')", "Up", "Scroll them up", scopes=(VIEW, TEXT)),
+    Key("focus_tree", "left_square_bracket", "focus_tree", "Tree", "Focus the tree pane",
+        "Focus tree", footer=(HITS, WRITES, TEXT, TABLE)),
+    Key("focus_detail", "right_square_bracket", "focus_detail", "Detail",
+        "Focus the detail pane (the shown tab)", "Focus detail", footer=(TREE,)),
+    Key("focus_query", "i", "focus_query", "Type query",
+        "Type a custom query in the Hits tab's query box", "Focus query box", footer=(HITS,)),
     Key("quit", "q,ctrl+c", "quit", "Quit", "Leave the app (at once, even while a load waits)",
         "Quit", show=True),
     Key("help", "question_mark,f1", "help", "Help",
-        "Concepts (ancestor scope, window, rank score, CoW) and keys", "Help", show=True),
-    Key("find", "slash", "find", "Find", "Find a node by id or text", "Find node", show=True),
+        "Concepts (ancestor scope, window, rank score, CoW), the tree's legend, keys", "Help",
+        show=True),
+    Key("find", "slash", "find", "Find", "Find a node by id or text (typing fast or pasting "
+        "into the tree finds too)", "Find node", footer=(TREE,)),
     Key("find_next", "n", "find_next", "Next", "Next find match", "Find next"),
     Key("find_prev", "N", "find_prev", "Previous", "Previous find match", "Find previous"),
-    Key("filter", "f", "filter", "Filter", "Keep nodes of some statuses / labels", "Filter tree"),
+    Key("filter", "f", "filter", "Filter", "Keep nodes of some statuses / labels", "Filter tree",
+        footer=(TREE,)),
     Key("clear_filter", "", "clear_filter", "Clear filter", "Show every node again",
         "Clear filter"),
     Key("mark", "m", "mark", "Mark", "Mark the current node for compare", "Mark node",
-        show=True),
+        footer=(TREE,)),
     Key("compare", "c", "compare", "Compare", "Compare side by side with the marked node",
-        "Compare with marked", show=True),
-    Key("export", "e", "export", "Export", "Write the node's dossier as Markdown + JSON",
-        "Export dossier", show=True),
+        "Compare with marked"),
+    Key("export", "e", "export", "Export",
+        "Write the node's dossier as Markdown + JSON (asks first: y writes, any other key "
+        "cancels)", "Export dossier", footer=(TREE,)),
     Key("follow", "F", "toggle_follow", "Follow",
-        "Follow a running checkpoint: re-read changed files", "Follow", show=True),
+        "Follow a running checkpoint: re-read changed files", "Follow"),
     Key("copy", "y", "copy", "Copy", "Copy the node id or the entry under the cursor", "Copy"),
     Key("reload", "r", "reload", "Reload", "Re-read the checkpoint", "Reload"),
     Key("dim", "d", "toggle_dim", "Dim unseen",
         "Dim the nodes the selection's search could not see", "Dim unseen nodes"),
     Key("missed", "M", "toggle_missed", "Missed",
-        "Show the missed: eligible ancestor entries outside the window", "Show missed entries"),
-    Key("as_of", "a", "toggle_as_of", "As of",
+        "Show the missed: eligible ancestor entries outside the window", "Show missed entries",
+        footer=(HITS,)),
+    Key("as_of", "a", "toggle_as_of", "Pool",
         "Rank the pool as of the node's start (default) or today's, later writes too",
-        "Pool: as of start / today"),
-    Key("query_source", "s", "cycle_query", "Query source",
+        "Pool: as of start / today", footer=(HITS,)),
+    Key("query_source", "s", "cycle_query", "Query",
         "Search with the eval_summary at start, the eval_summary now, or your own query",
-        "Query: at start / now / custom"),
-    Key("writes_scope", "w", "toggle_writes_scope", "Writes scope",
-        "Switch the Writes tab's scope: this node / the whole run", "Writes: node / whole run"),
+        "Query: at start / now / custom", footer=(HITS,)),
+    Key("writes_scope", "w", "toggle_writes_scope", "Node / run",
+        "Switch the Writes tab's scope: this node / the whole run", "Writes: node / whole run",
+        footer=(WRITES,)),
     Key("tree", "t,ctrl+b", "toggle_tree", "Tree", "Hide or show the tree", "Toggle tree pane"),
     Key("back", "escape", "escape", "Back", "Close the find box, back to the tree"),
     Key("health", "H", "health", "Health",
-        "Memory health: starved nodes, crowded windows, entries never read", "Memory health", show=True),
+        "Memory health: starved nodes, crowded windows, entries never read", "Memory health"),
     Key("runs", "W", "runs", "Runs", "Back to the run picker of the workspace",
         "Runs of the workspace"),
     *(
         Key(f"tab_{name}", str(i + 1), f"tab('{name}')", name.title(),
-            f"{name.title()} tab: {TAB_HELP[name]}",
+            f"{name.title()} tab: {TAB_HELP[name]} (the detail pane keeps focus if it had it)",
             f"{name.title()} tab")
         for i, name in enumerate(TABS)
     ),
@@ -110,19 +128,25 @@ BY_ID = {key.id: key for key in KEYS}
 
 # Textual's own keys, listed in the help beside ours (not remappable here)
 TEXTUAL_KEYS = (
-    ("arrows, mouse", "Move in the tree and tables"),
+    ("arrows, mouse", "Move in the tree and tables (`→` expands, `←` collapses)"),
+    ("`Tab` `Shift+Tab`", "Next / previous focusable widget (the tab strip is not one: `1`–`6`)"),
     ("`Enter`", "Expand a node / open a table's row in full (`o` there: go to its node)"),
     ("`Ctrl+P`", "Command palette (every action, jump to node, themes)"),
 )
 
 
 def bindings(scope: str) -> list[Binding]:
-    """The BINDINGS of the app (APP) or of a widget (TREE, TABLE)."""
-    return [
-        Binding(k.keys, k.action, k.description, show=k.show, id=k.id)
-        for k in KEYS
-        if scope in k.scopes and k.keys
-    ]
+    """The BINDINGS of the app (APP) or of a widget (TREE, TABLE, HITS, …): its own keys, and
+    the app's keys the footer shows while it has focus (bound to the app's action)."""
+    out = []
+    for k in KEYS:
+        if not k.keys:
+            continue
+        if scope in k.scopes:
+            out.append(Binding(k.keys, k.action, k.description, show=k.show, id=k.id))
+        elif scope in k.footer:
+            out.append(Binding(k.keys, f"app.{k.action}", k.description, show=True, id=k.id))
+    return out
 
 
 def scroll(views: Iterable[ScrollableContainer], direction: str) -> None:

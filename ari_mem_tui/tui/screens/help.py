@@ -11,6 +11,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Markdown
 
+from ari_mem_tui.render.findings import GLYPHS
+from ari_mem_tui.render.text import STATUS_GLYPHS, UNKNOWN_STATUS
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.keys import TEXTUAL_KEYS, help_rows
 
@@ -24,12 +26,21 @@ Browse the memory of an ARI run: what each node **saw**, and why.
 - **Ancestor scope.** A node may read only memory its *ancestors* wrote (root → parent, itself
   excluded): ARI passes the node's `ancestor_ids` as the read scope. Ancestors of the selected
   node are bold and underlined in the tree; `d` dims every node its search could not see.
+- **Pool.** Every memory entry ARI's search ranks: all branches' node memory and the ReAct
+  steps (`pool 120 (100 node, 20 react)` in the Hits tab), as of the node's start by default.
 - **Window.** ARI asks the memory server for the `top_k = max(overfetch, limit × 40)` best
-  passages of the *whole run* (every branch, node and ReAct entries), then keeps those from the
-  ancestors. Eligible ancestor entries ranked below the window are silently lost: the Hits tab
-  counts them as **missed** (`M` lists them).
-- **Rank score.** The score ARI reports is not a similarity: it is `1 − 0.01 × global rank` in
-  that window (never below 0). *glob* is that global rank, *#* the rank among the node's hits.
+  passages of the *whole pool*, then keeps those from the ancestors. The Hits line says what
+  filled the window: *lineage* (the node's ancestors: what it may read), *self* (its own
+  entries: normally none as of its start), *other branches* (node memory outside its lineage)
+  and *react* (ReAct steps); only the lineage rows can become hits.
+- **Eligible.** The ancestor entries ARI's post-filter would keep, wherever they rank: the most
+  the search could return. Eligible entries ranked below the window are silently lost: the
+  Hits tab counts them as **missed** (`M` lists them, with their global rank).
+- **Rank score.** The score ARI reports is not a similarity: it is
+  `score = max(0, 1 − 0.01 × glob)`. *glob* (global rank) is the entry's 0-based place in the
+  window of the whole pool, other branches and ReAct steps included; *#* is the rank among the
+  node's hits. So a hit at glob 3 scores 0.97, and from glob 100 on every score reads **0.00**:
+  the window is wider than 100 rows (limit 5: top_k 200), so hits that deep all tie at 0.
 - **As of start.** By default a node's search is replayed over the pool *as of its start*
   (only entries written before it): what it saw. `a` switches to today's pool, where later
   writes take window ranks and shift every score; the Hits header always says which.
@@ -44,15 +55,58 @@ Browse the memory of an ARI run: what each node **saw**, and why.
   ARI's in-memory backend records keyword-overlap scores, which encode no global rank (`?`).
 - **Saw.** The working context the node got at start: tier 1a experiment core, 1b ancestor
   conclusions, 2 semantic supplement, with ARI's caps (`✂` marks a cut) and dedupe.
-- **Findings on the tree.** `⚠` (red) after a node: it made a leak or a scope violation (a
-  read outside its lineage); `⚑` (yellow): a write it tried was rejected. Its Hits and Node
-  tabs show the read itself (query, scope, time) and the passages it returned, or the
-  rejected text; the Audit tab lists the whole run's.
 - **CoW (copy-on-write).** A node may write only its own memory. Writes aimed at another node
   are rejected; the Writes tab shows accepted and rejected ones with the reason.
+"""
+
+TREE_LEGEND_HEAD = """
+## The tree, glyph by glyph
+
+A row reads `▶ ⚠ ✓ a0000001 improve 0.37 ✎3`, left to right:
+
+| mark | meaning |
+|---|---|
+| `▶` `▼` | the line has children: closed / open (`l` `→` open, `h` `←` close) |
+| `┄4 a1000001→a1z00001` | a chain of 4 single-child nodes folded into one line (open it to list them) |
+"""
+
+TREE_LEGEND_TAIL = """| `a0000001` | the node id's last 8 characters, as ARI's dashboard shows them (`root` for the root) |
+| `improve` | its label, coloured: draft, improve, debug, ablate (ablation), valid (validation) |
+| `0.37` | its scientific score (`_scientific_score`): green ≥ 0.66, yellow ≥ 0.33, red below; `–` none |
+| `✎3` | it wrote 3 memory entries (its own memory, copy-on-write) |
+| **bold underlined** | an ancestor of the selected node: what its search may read |
+| dim | after `d`: the selected node's search could not see it |
+| dim italic | kept by the filter (`f`) only as an ancestor of a match |
+| reversed | a find match (`/`, then `n` `N`) |
+
+Focus: the focused pane has the bright border and the footer lists its keys; `[` focuses the
+tree, `]` the detail pane (the shown tab), `i` the Hits query box, `Esc` goes back to the tree.
+
+Typing safety: every letter is a command, so printable keys that arrive in a burst (a paste, or
+typing faster than single presses, under 40 ms apart) are text for the find box, and a single
+command letter waits those 40 ms before it runs. Text boxes (find, query, limit) keep their
+letters. `e` asks before it writes a dossier: `y` writes, any other key cancels.
 
 ## Keys
 """
+
+
+def tree_legend() -> str:
+    """The tree legend, its glyphs taken from where the tree draws them."""
+    rows = [
+        f"| `{glyph}` | {words} |"
+        for kind, words in (
+            ("read", "red: it made a leak or a scope violation (read outside its lineage)"),
+            ("rejected", "yellow: a write it tried was rejected (copy-on-write)"),
+        )
+        for glyph in (GLYPHS[kind][0],)
+    ]
+    rows.append(
+        "| "
+        + " ".join(f"`{glyph}` {status}" for status, (glyph, _) in STATUS_GLYPHS.items())
+        + f" `{UNKNOWN_STATUS[0]}` other | its status |"
+    )
+    return TREE_LEGEND_HEAD + "\n".join(rows) + "\n" + TREE_LEGEND_TAIL
 
 
 def keys_table(keymap: Mapping[str, str]) -> str:
@@ -72,7 +126,8 @@ class HelpScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            yield Markdown(HELP_TEXT + "\n" + keys_table(getattr(self.app, "keymap", {})))
+            keymap = getattr(self.app, "keymap", {})
+            yield Markdown(HELP_TEXT + tree_legend() + "\n" + keys_table(keymap))
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#help-body").results(VerticalScroll), direction)

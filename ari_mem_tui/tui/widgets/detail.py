@@ -27,7 +27,8 @@ from ari_mem_tui.render.text import (
     short_id,
     status_glyph,
 )
-from ari_mem_tui.render.words import pool_words
+from ari_mem_tui.render.words import plural, pool_words
+from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
 from ari_mem_tui.tui.screens.entry import RowDetail
 from ari_mem_tui.tui.widgets.tables import VimTable
@@ -54,7 +55,9 @@ def tiers_text(replay: Replay) -> Text:
         if tier.note:
             out.append(f"  {clean(tier.note, False)}\n", style="italic yellow")
         if not tier.lines:  # ARI sends no message at all for an empty tier, not an empty one
-            out.append("  (no message emitted)\n\n", style="bright_black")
+            if NO_MESSAGE not in (tier.note or ""):  # the note says it already
+                out.append(f"  ({NO_MESSAGE})\n", style="bright_black")
+            out.append("\n")
             continue
         out.append(clean(tier.header, False) + "\n", style="bold")
         for line in tier.lines:
@@ -366,6 +369,19 @@ class AuditRow:
     text: str
 
 
+# the Audit title's nouns per row kind: "1 scope violation, 2 rejected writes"
+KIND_NOUNS = {
+    "violation": "scope violation",
+    "rejected": "rejected write",
+    "load": "load error",
+    "search": "search error",
+}
+
+
+def kind_count(kind: str, n: int) -> str:
+    return plural(n, KIND_NOUNS.get(kind, kind))
+
+
 SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "bright_black"}
 SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 
@@ -411,7 +427,9 @@ class AuditPane(Vertical):
         for row in rows:
             counts[row.kind] = counts.get(row.kind, 0) + 1
         title = Text("Audit ", style="bold")
-        title.append(", ".join(f"{n} {k}" for k, n in counts.items()) or "nothing found", style="")
+        title.append(
+            ", ".join(kind_count(k, n) for k, n in counts.items()) or "nothing found", style=""
+        )
         if summary:
             title.append(" · " + preview(summary, 200), style="bright_black")
         self.query_one("#audit-title", Static).update(title)

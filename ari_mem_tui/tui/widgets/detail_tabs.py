@@ -9,14 +9,18 @@ at cost most of a keypress.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from textual import on, work
-from textual.widgets import TabbedContent
+from textual.binding import BindingType
+from textual.widget import Widget
+from textual.widgets import TabbedContent, TabPane, Tabs
 
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import short_id
 from ari_mem_tui.run import Run
 from ari_mem_tui.search.startup import start_time
-from ari_mem_tui.tui import workers
+from ari_mem_tui.tui import keys, workers
 from ari_mem_tui.tui.messages import (
     CompareReady,
     ReplayDone,
@@ -32,6 +36,51 @@ from ari_mem_tui.tui.widgets.hits import HitsPane
 from ari_mem_tui.tui.widgets.tables import VimTable
 
 
+class KeyedTab(TabPane):
+    """A tab whose keys (tui/keys.py scopes) work, and show in the footer, while focus is in it."""
+
+    # the widget that takes focus when the tab is shown with `]` or 1–6 (a CSS selector)
+    MAIN = ""
+
+    def main_widget(self) -> Widget | None:
+        found = self.query(self.MAIN) if self.MAIN else None
+        return found.first() if found else None
+
+
+class HitsTab(KeyedTab):
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.HITS)
+    MAIN = "#hits-table"
+
+
+class WritesTab(KeyedTab):
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.WRITES)
+    MAIN = "#writes-table"
+
+
+class TextTab(KeyedTab):
+    """Saw, Core, Node: text to read; j / k scroll it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.TEXT)
+    MAIN = "VerticalScroll"
+
+    def action_scroll(self, direction: str) -> None:
+        keys.scroll(self.query("VerticalScroll").results(), direction)  # type: ignore[arg-type]
+
+
+class AuditTab(KeyedTab):
+    MAIN = "#audit-table"
+
+
+TAB_CLASSES = {
+    "hits": HitsTab,
+    "saw": TextTab,
+    "core": TextTab,
+    "writes": WritesTab,
+    "node": TextTab,
+    "audit": AuditTab,
+}
+
+
 class DetailTabs(TabbedContent):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -43,6 +92,20 @@ class DetailTabs(TabbedContent):
         self._stale: set[str] = set()
         self.marked_id: str | None = None  # `m`, for `c`
         self.findings: dict[str, list] = {}  # node id -> its audit findings
+
+    def on_mount(self) -> None:
+        # the tab strip is no Tab stop that swallows keys: 1–6 switch tabs, `]` focuses the pane
+        for strip in self.query(Tabs):
+            strip.can_focus = False
+
+    def focus_main(self) -> bool:
+        """Focus the shown tab's main widget (its table, its text); False when there is none."""
+        pane = self.get_pane(self.active) if self.active else None
+        target = pane.main_widget() if isinstance(pane, KeyedTab) else None
+        if target is None or not target.focusable:
+            return False
+        target.focus()
+        return True
 
     @property
     def key(self) -> ReplayKey:

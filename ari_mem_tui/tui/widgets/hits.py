@@ -98,7 +98,7 @@ def diagnostics_text(replay: Replay) -> Text:
     missed = len(replay.missed)
     text.append(f"missed {missed}", style="bold red" if missed else "green")
     if missed:
-        text.append("  (M: show)", style="bright_black")
+        text.append("  (M: show / hide)", style="bright_black")
     return text
 
 

@@ -11,6 +11,7 @@ from textual.widgets import Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.render.text import preview
+from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui.messages import JumpToNode
 from ari_mem_tui.tui.screens.filter import FilterScreen, TreeFilter
 from ari_mem_tui.tui.widgets.run_tree import RunTree
@@ -121,10 +122,15 @@ class TreePane(Vertical):
 
     # ---- find ----
 
-    def open_find(self) -> None:
+    def open_find(self, append: str = "") -> None:
+        """Show the find box and focus it; `append`: text typed or pasted elsewhere, added."""
         self.display = True
-        self.find_input.display = True
-        self.find_input.focus()
+        box = self.find_input
+        box.display = True
+        if append:
+            box.insert_text_at_cursor(" ".join(append.splitlines()))
+        box.select_on_focus = not append  # typed text goes on; `/` selects the old text
+        box.focus()
 
     def close_find(self) -> None:
         self.find_input.display = False
@@ -142,7 +148,7 @@ class TreePane(Vertical):
         if not self.find_matches:
             self.notify(f"no node matches {preview(event.value, 40)!r}", severity="warning")
             return
-        self.notify(f"{len(self.find_matches)} matches (n / N)")
+        self.notify(f"{plural(len(self.find_matches), 'match', 'matches')} (n / N)")
         self.find_step(1)
 
     def find_nodes(self, text: str) -> list[str]:

@@ -1,0 +1,31 @@
+"""A yes/no question answered with one key: `y` says yes, any other key (Enter, Esc, a letter
+of a phrase typed into the wrong window) says no. Used before `e` writes files."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+
+class ConfirmScreen(ModalScreen[bool]):
+    def __init__(self, question: Text) -> None:
+        super().__init__()
+        self.question = question
+
+    def compose(self) -> ComposeResult:
+        body = Text.assemble(
+            self.question, "\n\n", ("y", "bold"), ": yes · any other key: no", style=""
+        )
+        yield Static(body, id="confirm-box")
+
+    def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+        self.dismiss(event.key == "y")
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.dismiss(False)

@@ -1,0 +1,294 @@
+"""Focus and typing safety (issue 11): the focused pane is lit and its keys are in the footer,
+one key focuses each pane, arrows move in the tree, j/k scroll the text tabs, and a phrase typed
+into the app never fires its single-letter commands."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from textual.containers import VerticalScroll
+from textual.widgets import Checkbox, Input, Tabs
+
+from ari_mem_tui.tui import config, keys
+from ari_mem_tui.tui.screens.confirm import ConfirmScreen
+from ari_mem_tui.tui.widgets.hits import HitsPane
+from ari_mem_tui.tui.widgets.panes import BURST_GAP, TypeAhead
+from ari_mem_tui.tui.widgets.tables import VimTable
+from tests.tui_app_helpers import idle, make_app, press, settle, settle_keys
+from tests.tui_helpers import IDS, write_tiny_checkpoint
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
+    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    return write_tiny_checkpoint(tmp_path / "tiny")
+
+
+# every single-character key of the registry, after the phrase of the issue
+LETTERS = sorted({k for key in keys.KEYS for k in key.keys.split(",") if len(k) == 1})
+PHRASE = "segmentation fault " + "".join(LETTERS)
+
+
+def shown_keys(app) -> set[str]:
+    """The keys the footer shows now (Textual's Footer lists exactly these)."""
+    return {key for key, active in app.screen.active_bindings.items() if active.binding.show}
+
+
+def border_colour(app, selector: str | type):
+    return app.query_one(selector).styles.border_top[1]
+
+
+async def test_the_focused_pane_is_lit_and_the_footer_follows_it(tiny: Path) -> None:
+    """GIVEN the app on the tree WHEN `]` then `[` are pressed THEN the focused pane's border is
+    the bright one, and the footer shows that pane's keys (tree: export, mark; Hits: missed,
+    pool, query) beside the few global ones."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.focused is app.tree_widget
+        lit, dim = border_colour(app, "#tree-pane"), border_colour(app, HitsPane)
+        assert lit != dim
+        on_tree = shown_keys(app)
+        assert {"e", "m", "f", "slash", "right_square_bracket", "q", "question_mark"} <= on_tree
+        assert not on_tree & {"M", "a", "s", "i"}
+        await press(pilot, "right_square_bracket")
+        assert app.focused is app.query_one("#hits-table")
+        assert border_colour(app, HitsPane) == lit and border_colour(app, "#tree-pane") == dim
+        on_hits = shown_keys(app)
+        assert {"M", "a", "s", "i", "left_square_bracket", "q"} <= on_hits
+        assert not on_hits & {"e", "m", "f"}
+        await press(pilot, "left_square_bracket")
+        assert app.focused is app.tree_widget
+        assert border_colour(app, "#tree-pane") == lit
+
+
+async def test_one_key_focuses_each_pane_and_the_tab_strip_is_no_tab_stop(tiny: Path) -> None:
+    """GIVEN the app on the tree WHEN `i`, `]`, 1–6, `[` and Tab are pressed THEN `i` reaches
+    the query box at once, a tab key keeps focus in the detail pane (on the new tab's main
+    widget), and Tab from the tree never lands on the tab strip."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert all(not strip.can_focus for strip in app.query(Tabs))
+        await press(pilot, "i")
+        assert app.focused is app.query_one("#query-input", Input)
+        await press(pilot, "escape")
+        assert app.focused is app.tree_widget
+        await press(pilot, "tab")
+        assert not isinstance(app.focused, Tabs)
+        await press(pilot, "left_square_bracket", "2")
+        assert app.focused is app.tree_widget  # from the tree, 1–6 only switch the tab
+        assert app.tabs.active == "saw"
+        await press(pilot, "right_square_bracket")
+        assert isinstance(app.focused, VerticalScroll) and app.focused.id == "saw-pane"
+        await press(pilot, "4")
+        assert app.tabs.active == "writes"
+        assert app.focused is app.query_one("#writes-table", VimTable)
+        await press(pilot, "6")
+        assert app.focused is app.query_one("#audit-table", VimTable)
+
+
+async def test_arrows_move_in_the_tree_and_j_k_scroll_the_text_tabs(tiny: Path) -> None:
+    """GIVEN the tree WHEN → and ← are pressed THEN they expand / go to the child and back /
+    collapse like l and h; GIVEN the Node tab focused in a short terminal WHEN j, k THEN it
+    scrolls down and up."""
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 16)) as pilot:  # short: the Node tab has to scroll
+        await settle(pilot)
+        tree = app.tree_widget
+        await press(pilot, "down")
+        assert app.current_id == IDS["A"] and not tree.cursor_node.is_expanded
+        await press(pilot, "right")
+        assert tree.cursor_node.is_expanded
+        await press(pilot, "right")
+        assert tree.cursor_node.parent.data.node_id == IDS["A"]  # A's first child line
+        await press(pilot, "left")
+        assert app.current_id == IDS["A"]
+        await press(pilot, "left")
+        assert not tree.cursor_node.is_expanded
+        await press(pilot, "5", "right_square_bracket")
+        node_pane = app.query_one("#node-pane", VerticalScroll)
+        assert app.focused is node_pane and node_pane.max_scroll_y >= 3
+        await press(pilot, "j", "j", "j")
+        assert node_pane.scroll_y == 3
+        await press(pilot, "k")
+        assert node_pane.scroll_y == 2
+
+
+def _nothing_fired(app, tmp_path: Path, tab: str = "hits") -> None:
+    assert not (tmp_path / "exports").exists(), "a dossier was written"
+    assert app.last_export is None
+    assert app.tabs.marked_id is None
+    assert app.tree_pane.display and not app.tree_widget.dim_unseen
+    assert not app.following
+    assert app.query_one("#as-of", Checkbox).value is True
+    assert app.query_one("#hits-pane").query_from in ("start", "custom")
+    assert app.tabs.active == tab
+    assert app.screen is app.screen_stack[0], "a screen opened"
+    assert app.is_running
+
+
+@pytest.mark.parametrize("box", ["#find-input", "#query-input", "#limit-input"])
+async def test_letters_typed_into_a_text_box_are_text(tiny: Path, tmp_path: Path, box) -> None:
+    """GIVEN focus in a text box (find, query, limit) WHEN a phrase holding every command
+    letter is typed THEN no command fires; the text boxes hold the phrase."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        if box == "#find-input":
+            await press(pilot, "slash")
+        else:
+            app.query_one(box, Input).focus()
+            await pilot.pause()
+        field = app.query_one(box, Input)
+        assert app.focused is field
+        for char in PHRASE:  # one at a time, slowly: each could be a command
+            await press(pilot, char)
+        _nothing_fired(app, tmp_path)
+        assert app.focused is field
+        if box != "#limit-input":  # an integer box drops letters
+            assert field.value == PHRASE
+
+
+async def test_a_phrase_typed_into_the_tree_goes_to_the_find_box(tiny: Path, tmp_path) -> None:
+    """GIVEN focus on the tree WHEN "segmentation fault" and every command letter arrive as
+    fast typing or a paste THEN no dossier is written, nothing is marked or toggled, and the
+    find box holds the phrase."""
+    app = make_app(tiny, burst_gap=0.5)  # a loaded test machine must not split the burst
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press(*PHRASE)
+        await pilot.pause(0.6)
+        await idle(pilot)
+        _nothing_fired(app, tmp_path)
+        find = app.query_one("#find-input", Input)
+        assert app.focused is find and find.value == PHRASE
+        await press(pilot, "escape")
+        assert app.focused is app.tree_widget
+        await pilot.pause(0.6)
+        # a single key still is a command, after the short wait
+        await pilot.press("m")
+        assert app.tabs.marked_id is None  # held for the burst gap
+        await pilot.pause(0.7)
+        assert app.tabs.marked_id == IDS["R"]
+
+
+async def test_export_asks_first_and_only_y_writes(tiny: Path, tmp_path: Path) -> None:
+    """GIVEN the tree WHEN `e` then any key but y THEN nothing is written; `e` then y writes."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for other in ("g", "enter", "escape"):
+            await press(pilot, "e")
+            assert isinstance(app.screen, ConfirmScreen)
+            assert "root-" in app.screen.question.plain  # <node short id>-<run short>-<hash>
+            await press(pilot, other)
+            assert not isinstance(app.screen, ConfirmScreen)
+            assert not (tmp_path / "exports").exists()
+        await press(pilot, "e", "y")
+        assert app.last_export is not None and app.last_export[0].exists()
+
+
+def test_the_burst_guard_tells_typing_from_single_keys() -> None:
+    """GIVEN the guard at its real gap WHEN keys arrive at chosen times THEN single keys are
+    held then run, held-down moves fire, and quick letters become text (moves included)."""
+    g = BURST_GAP
+    guard = TypeAhead()
+    assert guard.feed("m", "m", 0.0, instant=False) == ("hold", "")
+    assert guard.flush() == ["m"]
+    for i in range(5):  # j held down: repeats ~30 ms apart, each fires
+        assert guard.feed("j", "j", 1.0 + i * 0.03, instant=True) == ("fire", "")
+    guard.forget()
+    assert guard.feed("s", "s", 2.0, instant=False) == ("hold", "")
+    assert guard.feed("e", "e", 2.0 + g / 4, instant=False) == ("text", "se")
+    assert guard.flush() == []  # the held s became text
+    assert guard.feed("g", "g", 2.0 + g / 2, instant=True) == ("text", "g")
+    guard.forget()
+    assert guard.feed("l", "l", 3.0, instant=True) == ("fire", "")
+    assert guard.feed("e", "e", 3.0 + g / 4, instant=False) == ("text", "le")
+    assert guard.feed("m", "m", 4.0, instant=False) == ("hold", "")  # a pause: a command again
+
+
+async def test_new_keys_can_be_remapped(tiny: Path, tmp_path: Path, monkeypatch) -> None:
+    """GIVEN focus_tree remapped to z and expand to x WHEN pressed THEN they act; x, a move,
+    fires at once like l did."""
+    config_dir = tmp_path / "config"
+    config_dir.mkdir()
+    remaps = {"focus_tree": "z", "focus_detail": "ctrl+right", "expand": "x,right"}
+    (config_dir / "config.json").write_text(json.dumps({"keys": remaps}), encoding="utf-8")
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "ctrl+right")
+        assert app.focused is app.query_one("#hits-table")
+        await press(pilot, "z")
+        assert app.focused is app.tree_widget
+        await pilot.press("down", "x")  # no settling: x is instant
+        await pilot.pause()
+        assert app.tree_widget.cursor_node.is_expanded
+        await settle_keys(pilot)
+
+
+async def test_help_explains_every_tree_glyph_and_the_hits_numbers(tiny: Path) -> None:
+    """GIVEN the help WHEN opened THEN it names every status glyph (running's is not the tree's
+    ▶), the findings glyphs, ✎, the lineage style, and pool, eligible, the window's parts,
+    glob and why scores read 0.00 from rank 100; the new keys are in its key table."""
+    from textual.widgets import Markdown
+
+    from ari_mem_tui.render.findings import GLYPHS
+    from ari_mem_tui.render.text import STATUS_GLYPHS
+    from ari_mem_tui.tui.screens.help import HelpScreen
+
+    assert STATUS_GLYPHS["running"][0] not in ("▶", "▼")
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        text = app.screen.query_one(Markdown).source
+        for status, (glyph, _) in STATUS_GLYPHS.items():
+            assert f"`{glyph}` {status}" in text
+        for glyph, _ in GLYPHS.values():
+            assert f"`{glyph}`" in text
+        for words in (
+            "✎3",
+            "bold underlined",
+            "dim italic",
+            "**Pool.**",
+            "**Eligible.**",
+            "*lineage*",
+            "*self*",
+            "*other branches*",
+            "*react*",
+            "*glob*",
+            "max(0, 1 − 0.01 × glob)",
+            "**0.00**",
+            "| `[` |",
+            "| `]` |",
+            "| `i` |",
+            "`l` `→` open",
+            "40 ms",
+        ):
+            assert words in text, words
+
+
+async def test_text_pasted_into_the_tree_goes_to_the_find_box(tiny: Path, tmp_path) -> None:
+    """GIVEN focus on the tree WHEN text is pasted THEN the find box holds it; nothing fires."""
+    from textual import events
+
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.tree_widget.post_message(events.Paste("segmentation fault\nmake"))
+        await pilot.pause(0.2)
+        await idle(pilot)
+        _nothing_fired(app, tmp_path)
+        find = app.query_one("#find-input", Input)
+        assert app.focused is find and find.value == "segmentation fault make"
