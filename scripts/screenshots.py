@@ -46,6 +46,18 @@ def other_branch_node(run: Run, target: str) -> str:
     return max(candidates)[2] if candidates else target
 
 
+def hero(app: AriMemApp) -> str | None:
+    """The first node (tree order) that both read outside its lineage and had a write
+    rejected: every kind of finding on one screen."""
+    from ari_mem_tui.render.opening import tree_order
+
+    marks = app.tree_widget.findings
+    ckpt = app.ckpt
+    if ckpt is None:
+        return None
+    return next((n for n in tree_order(ckpt) if len(marks.get(n, ())) == 2), None)
+
+
 async def settle(app: AriMemApp, pilot) -> None:
     """Until loaded, vectors ready (MiniLM, not its BM25 stand-in) and no worker runs."""
     while True:
@@ -81,12 +93,14 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
                 await pilot.pause(0.1)
             await settle(app, pilot)
 
+        await settle(app, pilot)
         opened = None
         while opened != app.current_id:  # until the audit has moved it to its finding
             opened = app.current_id
+            await pilot.pause(0.5)
             await settle(app, pilot)
         assert app.run_data is not None and app.current_id is not None
-        target = app.current_id
+        target = hero(app) or app.current_id
         other = other_branch_node(app.run_data, target)
 
         def save(name: str) -> None:

@@ -11,9 +11,7 @@ pane) and talk to the app with messages too.
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
@@ -137,7 +135,7 @@ class AriMemApp(App[None]):
     def on_mount(self) -> None:
         # thread workers run on daemon threads: `q` must not wait for a load or a Letta call
         # that is still waiting (asyncio.run joins the default executor's threads on exit)
-        asyncio.get_running_loop().set_default_executor(DaemonThreads())
+        asyncio.get_running_loop().set_default_executor(workers.DaemonThreads())
         try:
             self.theme = self._wanted_theme
         except Exception:  # noqa: BLE001 - an unknown theme in the config file is not fatal
@@ -622,35 +620,6 @@ PANES = (HitsPane, SawPane, CorePane, WritesPane, NodePane, AuditPane)  # as key
 
 
 # ---------------------------------------------------------------------- entry points
-
-
-class DaemonThreads(ThreadPoolExecutor):
-    """The event loop's executor for the app's thread workers: one daemon thread per task, and
-    a shutdown that waits for none of them. A worker still blocked when the app quits (a
-    Letta server that never answers, a slow load) dies with the process instead of holding
-    it; Textual has cancelled it, so it shows nothing when it returns."""
-
-    def __init__(self) -> None:
-        super().__init__(max_workers=1)  # no pool thread is ever started
-
-    def submit(self, fn, /, *args, **kwargs):  # type: ignore[override]
-        future: Future = Future()
-
-        def run() -> None:
-            if not future.set_running_or_notify_cancel():
-                return
-            try:
-                result = fn(*args, **kwargs)
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever awaits the future
-                future.set_exception(exc)
-            else:
-                future.set_result(result)
-
-        threading.Thread(target=run, name="ari-mem-tui worker", daemon=True).start()
-        return future
-
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
-        pass  # daemon threads: nothing to join
 
 
 def run_app(opener: Opener, **kwargs: Any) -> int:

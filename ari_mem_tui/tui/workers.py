@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 
 from textual.message_pump import MessagePump
 from textual.worker import get_current_worker
@@ -122,3 +123,32 @@ def compare_nodes(app: MessagePump, run: Run, cached: list[Replay | None], ids: 
         app.post_message(Notice(f"compare failed: {exc}", "error"))
         return
     app.post_message(CompareReady(run, a, b))
+
+
+class DaemonThreads(ThreadPoolExecutor):
+    """The event loop's executor for the app's thread workers: one daemon thread per task, and
+    a shutdown that waits for none of them. A worker still blocked when the app quits (a
+    Letta server that never answers, a slow load) dies with the process instead of holding
+    it; Textual has cancelled it, so it shows nothing when it returns."""
+
+    def __init__(self) -> None:
+        super().__init__(max_workers=1)  # no pool thread is ever started
+
+    def submit(self, fn, /, *args, **kwargs):  # type: ignore[override]
+        future: Future = Future()
+
+        def run() -> None:
+            if not future.set_running_or_notify_cancel():
+                return
+            try:
+                result = fn(*args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever awaits the future
+                future.set_exception(exc)
+            else:
+                future.set_result(result)
+
+        threading.Thread(target=run, name="ari-mem-tui worker", daemon=True).start()
+        return future
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        pass  # daemon threads: nothing to join
