@@ -133,7 +133,6 @@ class HitsPane(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node in the tree.", style="italic"), id="hits-query")
-        yield Static("", id="hits-findings")
         with Horizontal(id="hits-controls"):
             yield Input(placeholder="custom query (Enter)", id="query-input")
             yield Input(value="5", type="integer", id="limit-input", tooltip="limit (ARI: 5)")
@@ -146,6 +145,9 @@ class HitsPane(VerticalScroll):
             )
         yield Static("", id="hits-diag")
         yield VimTable(id="hits-table")
+        # below the hits, not above: a long finding (a leak's passages) would push the table
+        # out of an 80×24 terminal
+        yield Static("", id="hits-findings")
         yield Static("", id="missed-title", classes="section")
         yield VimTable(id="missed-table")
         yield Static("", id="recorded-title", classes="section")
