@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from ari_mem_tui.demo import write_demo
+from ari_mem_tui.tui import config
+from tests.tui_helpers import write_tiny_checkpoint
 
 
 @pytest.fixture(autouse=True)
@@ -22,6 +24,20 @@ def _scrub_terminal_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """A developer's NO_COLOR or TEXTUAL_THEME must not change what tests see."""
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.delenv("TEXTUAL_THEME", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads or writes the user's config file (theme, keys, recent runs), and a dossier
+    exported by a test goes to tmp_path/exports, never the current directory."""
+    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
+    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    """The small hand-made run of tests/tui_helpers.py (root, A and its chain, B, B1)."""
+    return write_tiny_checkpoint(tmp_path / "tiny")
 
 
 @pytest.fixture(scope="session", autouse=True)

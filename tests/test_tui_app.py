@@ -6,7 +6,6 @@ import json
 import shutil
 from pathlib import Path
 
-import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
@@ -19,19 +18,7 @@ from ari_mem_tui.tui.screens.filter import FilterScreen
 from ari_mem_tui.tui.screens.help import HelpScreen
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from tests.tui_app_helpers import make_app, press, settle
-from tests.tui_helpers import HOSTILE, IDS, append_node, write_tiny_checkpoint
-
-
-@pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
-    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
-
-
-@pytest.fixture
-def tiny(tmp_path: Path) -> Path:
-    return write_tiny_checkpoint(tmp_path / "tiny")
-
+from tests.tui_helpers import HOSTILE, IDS, append_node
 
 # the tree opens as: root, A, B (root expanded); these keys walk to nodes
 TO_A1Z = ("j", "l", "l", "l", "l", "j", "j", "j")  # A, expand, chain, open, A1, A1x, A1y, A1z

@@ -11,25 +11,13 @@ import pytest
 from textual.containers import VerticalScroll
 from textual.widgets import Checkbox, Input, Tabs
 
-from ari_mem_tui.tui import config, keys
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.screens.confirm import ConfirmScreen
 from ari_mem_tui.tui.widgets.hits import HitsPane
 from ari_mem_tui.tui.widgets.panes import BURST_GAP, TypeAhead
 from ari_mem_tui.tui.widgets.tables import VimTable
 from tests.tui_app_helpers import idle, make_app, press, settle, settle_keys
-from tests.tui_helpers import IDS, write_tiny_checkpoint
-
-
-@pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
-    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
-
-
-@pytest.fixture
-def tiny(tmp_path: Path) -> Path:
-    return write_tiny_checkpoint(tmp_path / "tiny")
-
+from tests.tui_helpers import IDS
 
 # every single-character key of the registry, after the phrase of the issue
 LETTERS = sorted({k for key in keys.KEYS for k in key.keys.split(",") if len(k) == 1})

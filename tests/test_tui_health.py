@@ -11,16 +11,10 @@ from health_helpers import A1, A2, write_starved_run
 from textual.widgets import ContentSwitcher, Sparkline, Static
 
 from ari_mem_tui.run import RunOptions, open_run
-from ari_mem_tui.tui import config
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.health import HealthScreen
 from tests.tui_app_helpers import idle, make_app, press, settle
-
-
-@pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
 
 
 @pytest.fixture(scope="module")

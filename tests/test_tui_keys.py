@@ -19,12 +19,7 @@ from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.tables import VimTable
 from tests.tui_app_helpers import make_app, press, settle
-from tests.tui_helpers import IDS, write_tiny_checkpoint
-
-
-@pytest.fixture
-def tiny(tmp_path: Path) -> Path:
-    return write_tiny_checkpoint(tmp_path / "tiny")
+from tests.tui_helpers import IDS
 
 
 def test_bindings_palette_and_help_list_the_same_ids() -> None:

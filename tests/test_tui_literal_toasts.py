@@ -8,22 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from textual.widgets._toast import Toast
 
-from ari_mem_tui.tui import config
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.widgets.detail import WritesPane
 from tests.tui_app_helpers import make_app, press, settle
 from tests.tui_helpers import HOSTILE, write_tiny_checkpoint
 
 NASTY = "boom [/] [bold]x[/bold] [@click=app.quit]quit[/] [/x]"
-
-
-@pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
-    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
 
 
 async def _toast_texts(pilot) -> list[str]:

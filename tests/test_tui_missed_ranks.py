@@ -5,20 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from textual.widgets import DataTable
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.search.embedded import BM25Ranker, Pool
 from ari_mem_tui.search.replay import replay
-from ari_mem_tui.tui import config
 from tests.tui_app_helpers import make_app, press, settle
-
-
-@pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
-    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
 
 
 async def test_missed_ranks_appear_when_the_list_is_shown(demo_ckpt: Path) -> None:

@@ -12,15 +12,9 @@ from workspace_helpers import RUNS, make_workspace
 from ari_mem_tui import workspace
 from ari_mem_tui.cli import main
 from ari_mem_tui.cli.commands import run_openers
-from ari_mem_tui.tui import config
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.screens.runs import RunPickerScreen
 from tests.tui_app_helpers import idle, press, settle
-
-
-@pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
 
 
 @pytest.fixture

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from ari_mem_tui.tui import config
 from tests.tui_app_helpers import make_app, press, settle
 from tests.tui_helpers import write_tiny_checkpoint
 
@@ -36,11 +35,6 @@ NODE_FOR_TAB = {
 @pytest.fixture(scope="module")
 def tiny_fixed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_tiny_checkpoint(tmp_path_factory.mktemp("snap") / "tiny")
-
-
-@pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
 
 
 @pytest.mark.parametrize("size", SIZES, ids=list(SIZES))

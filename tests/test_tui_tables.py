@@ -11,26 +11,14 @@ import pytest
 from textual.widgets import DataTable, Static
 
 from ari_mem_tui.render.text import clean
-from ari_mem_tui.tui import config
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.widgets import detail
 from ari_mem_tui.tui.widgets.hits import hits_title
 from ari_mem_tui.tui.widgets.tables import VimTable
 from tests.tui_app_helpers import idle, make_app, press, settle
-from tests.tui_helpers import HOSTILE, write_tiny_checkpoint
+from tests.tui_helpers import HOSTILE
 
 TO_B1 = ("j", "j", "l", "l")  # B, expand, B1 (the tree opens as root, A, B)
-
-
-@pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
-    monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
-
-
-@pytest.fixture
-def tiny(tmp_path: Path) -> Path:
-    return write_tiny_checkpoint(tmp_path / "tiny")
 
 
 def view_text(app) -> str:

@@ -14,7 +14,6 @@ from ari_mem_tui.model import Hit
 from ari_mem_tui.run import Run
 from ari_mem_tui.search.embedded import EmbeddingRanker, Pool
 from ari_mem_tui.search.embedder import DIM
-from ari_mem_tui.tui import config
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.widgets.hits import hit_row
 from tests.tui_app_helpers import opener_for, press, settle
@@ -22,11 +21,6 @@ from tests.tui_helpers import IDS, write_tiny_checkpoint
 
 TO_B1 = ("j", "j", "l", "l")  # B, expand, B1
 VERDICT = "Verdict: the warmup schedule lost 3% accuracy; keep the cosine decay"
-
-
-@pytest.fixture(autouse=True)
-def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
 
 
 @pytest.fixture
