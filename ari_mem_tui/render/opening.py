@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
+import networkx as nx
+
 from ari_mem_tui.model import Checkpoint
 
 COMPLETED = "success"  # ARI's status for a node that finished (§2.2)
@@ -22,17 +24,14 @@ class Opening(NamedTuple):
 
 
 def tree_order(ckpt: Checkpoint) -> Iterator[str]:
-    """Every node once, depth first from each root, children in the tree's order (iterative: a
-    run can be a chain thousands of nodes deep)."""
+    """Every node once, depth first from each root, children in the tree's order (networkx
+    walks iteratively: a run can be a chain thousands of nodes deep)."""
     seen: set[str] = set()
-    stack = list(reversed(ckpt.roots))
-    while stack:
-        node_id = stack.pop()
-        if node_id in seen:
-            continue
-        seen.add(node_id)
-        yield node_id
-        stack.extend(reversed(ckpt.children(node_id)))
+    for root in ckpt.roots:
+        for node_id in nx.dfs_preorder_nodes(ckpt.graph, root):
+            if node_id not in seen:
+                seen.add(node_id)
+                yield node_id
 
 
 def opening_node(ckpt: Checkpoint, findings_by_node: Mapping[str, list] | None = None) -> Opening:
