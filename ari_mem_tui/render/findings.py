@@ -8,6 +8,7 @@ from rich.text import Text
 
 from ari_mem_tui.audit import Finding
 from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
+from ari_mem_tui.render.words import cut_note
 
 # the tree row's glyph for a node's findings, and the help's legend for it
 GLYPHS = {
@@ -80,8 +81,8 @@ def finding_text(f: Finding) -> Text:
         out.append(preview(body, 300), style="" if passage.outside else "bright_black")
     if len(ordered) > PASSAGES_SHOWN:
         out.append(
-            f"\n    {PASSAGES_SHOWN} of {len(ordered):,} passages shown; all: "
-            "`ari-mem-tui audit CKPT --json`",
+            "\n    "
+            + cut_note(PASSAGES_SHOWN, len(ordered), "passages", "`ari-mem-tui audit CKPT --json`"),
             style="bright_black",
         )
     return out

@@ -18,6 +18,7 @@ from ari_mem_tui.model import Hit, Replay
 from ari_mem_tui.render.text import clean, fmt_ts, preview
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
+    cut_note,
     differences_words,
     fmt_global,
     fmt_score,
@@ -200,7 +201,7 @@ def _render_diagnostics(console: Console, r: Replay) -> None:
                 "",
                 "",
                 Text(
-                    f"{MISSED_SHOWN} of {len(r.missed):,} shown; all: `saw CKPT NODE --json`",
+                    cut_note(MISSED_SHOWN, len(r.missed), "", "`saw CKPT NODE --json`"),
                     style="dim",
                 ),
             )

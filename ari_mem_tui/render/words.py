@@ -23,6 +23,12 @@ def plural(n: int, noun: str, nouns: str | None = None) -> str:
     return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
 
 
+def cut_note(shown: int, total: int, what: str, rest: str) -> str:
+    """What a list cut for size says: `8 of 64 passages shown; all: <where the rest is>`."""
+    noun = f" {what}" if what else ""
+    return f"{shown:,} of {total:,}{noun} shown; all: {rest}"
+
+
 def pool_words(replay: Replay) -> str:
     """Which pool was ranked, always said: as of the node's start, or today's."""
     if replay.as_of is not None:

@@ -38,6 +38,7 @@ from ari_mem_tui.render.health import (
     worst_nodes,
 )
 from ari_mem_tui.render.text import clean
+from ari_mem_tui.render.words import cut_note
 from ari_mem_tui.tui.messages import HealthDone, HealthProgress, JumpToNode, OpenEntry
 from ari_mem_tui.tui.widgets.tables import VimTable
 
@@ -274,7 +275,7 @@ def _cut(shown: int, total: int) -> str:
     """Say that a table holds only part of the run, and where the rest is."""
     if shown >= total:
         return ""
-    return f": {shown:,} of {total:,} shown, all in `ari-mem-tui health CKPT --json --all-entries`"
+    return ": " + cut_note(shown, total, "", "`ari-mem-tui health CKPT --json --all-entries`")
 
 
 def _legend(h: Health) -> Text:

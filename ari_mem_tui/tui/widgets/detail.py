@@ -27,7 +27,7 @@ from ari_mem_tui.render.text import (
     short_id,
     status_glyph,
 )
-from ari_mem_tui.render.words import plural, pool_words
+from ari_mem_tui.render.words import cut_note, plural, pool_words
 from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
 from ari_mem_tui.tui.screens.entry import RowDetail
@@ -296,8 +296,13 @@ def node_text(node: Node, ckpt: Checkpoint) -> Text:
         out.append(clean(node.error_log[:ERROR_LOG_SHOWN]) + "\n")
         if len(node.error_log) > ERROR_LOG_SHOWN:
             out.append(
-                f"{ERROR_LOG_SHOWN:,} of {len(node.error_log):,} characters shown; all: "
-                "the node's error_log in the run's nodes_tree.json\n",
+                cut_note(
+                    ERROR_LOG_SHOWN,
+                    len(node.error_log),
+                    "characters",
+                    "the node's error_log in the run's nodes_tree.json",
+                )
+                + "\n",
                 style="yellow",
             )
     return out
