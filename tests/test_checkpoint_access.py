@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import msgspec
 from checkpoint_helpers import (
     T0,
     chain_tree,
@@ -120,15 +121,24 @@ def test_access_line_parser_never_raises_on_text(text):
     )
 )
 def test_access_line_parser_output_builds_events(obj):
-    from ari_mem_tui.checkpoint.access_log import make_event
+    from ari_mem_tui.checkpoint.access_log import _typed_event, make_event
     from ari_mem_tui.model import AccessEvent
 
     obj.setdefault("op", "read")
     obj.setdefault("ts", 1.0)
-    parsed = parse_access_line(json.dumps(obj))
+    line = json.dumps(obj)
+    parsed = parse_access_line(line)
     if parsed.fields is not None:
-        event = make_event(parsed.fields, "f", 1)
-        AccessEvent.model_validate(event.model_dump())  # the fields really are valid
+        event = make_event(parsed.fields, "f", 1, parsed.extra)
+        # the fields really are valid: msgspec re-checks every one against the type
+        msgspec.convert(msgspec.to_builtins(event), AccessEvent)
+    try:
+        typed = _typed_event(line.encode())
+    except msgspec.DecodeError:  # (ValidationError is one)
+        return  # the lenient reader's line
+    # the C fast path gives exactly the event the lenient reader gives, or leaves the line to it
+    assert parsed.fields is not None and not parsed.notes and not parsed.extra
+    assert typed == make_event(parsed.fields, "", 0)
 
 
 # ---- the write join ----

@@ -5,6 +5,7 @@ from __future__ import annotations
 import gzip
 import json
 
+import msgspec
 from checkpoint_helpers import (
     T0,
     backup_bytes,
@@ -293,3 +294,45 @@ def test_backup_line_parser_never_raises_on_json(obj, kind):
         assert isinstance(parsed.record["text"], str)
         assert isinstance(parsed.record["metadata"], dict)
         assert parsed.record["ts"] is None or isinstance(parsed.record["ts"], float)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["node_id", "text", "metadata", "ts", "content", "other"]),
+        json_values
+        | st.dictionaries(st.sampled_from(["node_id", "step", "tool"]), json_values, max_size=3),
+    ),
+    st.sampled_from(["node_scope", "react_step", None]),
+)
+def test_the_fast_reader_gives_the_lenient_readers_record_or_leaves_the_line(obj, kind):
+    from ari_mem_tui.checkpoint.backup import _typed_record
+
+    if kind:
+        obj["kind"] = kind
+    line = json.dumps(obj)
+    parsed = parse_backup_line(line)
+    try:
+        typed = _typed_record(line.encode())
+    except msgspec.DecodeError:  # (ValidationError is one): the lenient reader's line
+        return
+    assert parsed.record is not None and not parsed.notes
+    assert dict(typed) == parsed.record
+
+
+def test_a_well_formed_record_takes_the_fast_path():
+    from ari_mem_tui.checkpoint.backup import _typed_record
+
+    line = b'{"kind": "react_step", "text": "t", "ts": 1, "metadata": {"node_id": "n", "step": 2}}'
+    assert (
+        _typed_record(line)
+        == parse_backup_line(line).record
+        == {
+            "kind": "react_step",
+            "node_id": "n",
+            "text": "t",
+            "metadata": {"node_id": "n", "step": 2},
+            "ts": 1.0,
+            "step": 2,
+        }
+    )

@@ -74,7 +74,7 @@ def test_a_reopen_comes_from_the_index_and_equals_a_fresh_load(tmp_path, index_r
     again = load_checkpoint(path, use_index=True)
     _same(fresh, first)
     _same(fresh, again)
-    assert again.access_events[1].model_extra == {"pid": 7}
+    assert again.access_events[1].extra == {"pid": 7}
     assert any("not JSON" in p.why for p in again.problems)
     assert [w.accepted for w in again.writes] == [True, False]
     assert dir_fingerprint(path) == before  # the checkpoint is never written

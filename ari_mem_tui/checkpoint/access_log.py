@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
-from typing import Any
+from typing import Any, Literal
+
+import msgspec
 
 from ari_mem_tui.checkpoint.jsonfile import json_error, read_json, usable_file
 from ari_mem_tui.checkpoint.jsonlines import file_lines, json_records, loads_record
@@ -124,17 +126,6 @@ def _checked_fields(obj: dict[str, Any], ts: float, op: str, notes: list[str]) -
         type(results) is list and all(type(item) is dict for item in results)
     ):
         results = _results(results, notes)
-    # the same node ids, queries and passage ids recur on thousands of lines: one copy each
-    node_id, collection = intern(node_id), intern(collection)
-    if query is not None:
-        query = intern(query)
-    if ancestors:
-        ancestors = [intern(item) for item in ancestors]
-    for row in results:
-        for key in _ROW_IDS:
-            value = row.get(key)
-            if type(value) is str:
-                row[key] = intern(value)
     return {
         "ts": ts,
         "node_id": node_id,
@@ -190,11 +181,63 @@ def make_event(
     fields: dict[str, Any], source: str, line: int, extra: dict[str, Any] | None = None
 ) -> AccessEvent:
     """An AccessEvent from fields checked by `parse_access_object` (and the unknown keys)."""
-    fields["source"] = source
-    fields["source_line"] = line
-    if extra:
-        fields = {**extra, **fields}
-    return AccessEvent.model_validate(fields)
+    return AccessEvent(**fields, source=source, source_line=line, extra=extra or None)
+
+
+class _Line(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
+    """A well-formed line: exactly §4.2's keys, each of its type (other keys: the lenient
+    reader keeps them as `extra`)."""
+
+    ts: float
+    node_id: str = ""
+    op: Literal["read", "write"]
+    collection: str = ""
+    entry_id: str | None = None
+    text_preview: str | None = None
+    metadata: dict[str, Any] | None = None
+    query: str | None = None
+    ancestor_ids: list[str] | None = None
+    limit: int | None = None
+    results: list[dict[str, Any]] = msgspec.field(default_factory=list)
+
+
+_DECODE_LINE = msgspec.json.Decoder(_Line).decode
+
+
+def _typed_event(raw: bytes) -> AccessEvent:
+    """The event of a well-formed line, decoded and validated in C; raises for any other line
+    (the lenient reader then says what it kept)."""
+    line = _DECODE_LINE(raw)
+    if not math.isfinite(line.ts):
+        raise msgspec.ValidationError("ts is not finite")
+    return AccessEvent(
+        ts=line.ts,
+        node_id=line.node_id,
+        op=line.op,
+        collection=line.collection,
+        entry_id=line.entry_id,
+        text_preview=line.text_preview,
+        metadata=line.metadata,
+        query=line.query,
+        ancestor_ids=line.ancestor_ids,
+        limit=line.limit,
+        results=line.results,
+    )
+
+
+def _shared(event: AccessEvent) -> AccessEvent:
+    """The same node ids, queries and passage ids recur on thousands of lines: one copy each."""
+    event.node_id, event.collection = intern(event.node_id), intern(event.collection)
+    if event.query is not None:
+        event.query = intern(event.query)
+    if event.ancestor_ids:
+        event.ancestor_ids = [intern(item) for item in event.ancestor_ids]
+    for row in event.results:
+        for key in _ROW_IDS:
+            value = row.get(key)
+            if type(value) is str:
+                row[key] = intern(value)
+    return event
 
 
 # ---- files ----
@@ -240,7 +283,11 @@ def read_access_file(path: Path, name: str, problems: list[Problem]) -> list[Acc
     sink = FileProblems(name, problems)
     try:
         with path.open("rb") as handle:
-            for line_no, obj in json_records(file_lines(handle), sink):
+            for line_no, obj in json_records(file_lines(handle), sink, _typed_event):
+                if type(obj) is AccessEvent:
+                    obj.source, obj.source_line = name, line_no
+                    events.append(_shared(obj))
+                    continue
                 parsed = parse_access_object(obj)
                 if parsed.error:
                     sink.add(f"line {line_no}", "skipped the line", parsed.error)
@@ -252,7 +299,7 @@ def read_access_file(path: Path, name: str, problems: list[Problem]) -> list[Acc
                         "; ".join(parsed.notes),
                         "info",
                     )
-                events.append(make_event(parsed.fields, name, line_no, parsed.extra))
+                events.append(_shared(make_event(parsed.fields, name, line_no, parsed.extra)))
     except OSError as exc:
         problems.append(
             Problem(

@@ -35,10 +35,8 @@ READ_TOOLS = frozenset({"get_node_memory", "search_memory", "search_research_mem
 
 
 def _mark(event: AccessEvent, reader: str | None, how: str) -> None:
-    # straight into the instance dict: pydantic's __setattr__ costs more than the whole rule
-    # on a few hundred thousand events, and these fields need no validation
-    event.__dict__["reader"] = reader
-    event.__dict__["reader_how"] = how
+    event.reader = reader
+    event.reader_how = how
 
 
 def startup_query(node: Node, goal: str) -> str:

@@ -13,7 +13,10 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from sys import intern
+from typing import Any, Literal
+
+import msgspec
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.jsonfile import json_error
@@ -307,7 +310,7 @@ def make_entry(
     values = {
         "id": ids.make(record["kind"], record["node_id"], record["ts"], record["text"]),
         "kind": record["kind"],
-        "node_id": record["node_id"],
+        "node_id": intern(record["node_id"]),  # one copy of each owner's id
         "text": record["text"],
         "metadata": record["metadata"],
         "ts": record["ts"],
@@ -316,7 +319,45 @@ def make_entry(
         "step": record["step"],
         "partial": partial,
     }
-    return MemoryEntry.model_validate(values)
+    return MemoryEntry(**values)
+
+
+class _Record(msgspec.Struct):
+    """A well-formed node_scope / react_step line, as §3.2 and §3.3 give it (other keys are
+    ignored, as `parse_memory_record` ignores them)."""
+
+    kind: Literal["node_scope", "react_step"]
+    text: str
+    ts: float
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    node_id: str = ""
+
+
+_DECODE_RECORD = msgspec.json.Decoder(_Record).decode
+
+
+class _Checked(dict):
+    """A record `_typed_record` already checked (a JSON line never decodes to this type)."""
+
+
+def _typed_record(raw: bytes) -> dict[str, Any]:
+    """The checked record of a well-formed line, decoded in C; raises for any other line (the
+    lenient reader then says what it kept or why it skipped it)."""
+    line = _DECODE_RECORD(raw)
+    metadata = line.metadata
+    if line.kind == "node_scope":
+        node_id = line.node_id
+    else:
+        owner = metadata.get("node_id")
+        node_id = owner if type(owner) is str else ""
+    step = metadata.get("step")
+    if not node_id and line.kind == "node_scope" or not math.isfinite(line.ts):
+        raise msgspec.ValidationError("not a plain record")
+    if step is not None and type(step) is not int:
+        raise msgspec.ValidationError("step is not an integer")
+    return _Checked(
+        kind=line.kind, node_id=node_id, text=line.text, metadata=metadata, ts=line.ts, step=step
+    )
 
 
 def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -> BackupResult:
@@ -326,7 +367,11 @@ def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -
     stream = GzipLines(path)
     line_no = 0
     try:
-        for line_no, obj in json_records(stream, sink):
+        for line_no, obj in json_records(stream, sink, _typed_record):
+            if type(obj) is _Checked:
+                result.records += 1
+                result.entries.append(make_entry(obj, ids, name, line_no))
+                continue
             _read_record(obj, line_no, name, ids, sink, result)
     except OSError as exc:
         problems.append(

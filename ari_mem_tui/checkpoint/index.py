@@ -37,8 +37,9 @@ from ari_mem_tui.model import (
     Problem,
 )
 
-FORMAT = 3  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
-# the CoW log's (accepted, rejected) counts and its rows stay undecoded until first read
+FORMAT = 4  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
+# the CoW log's (accepted, rejected) counts and its rows stay undecoded until first read;
+# 4: entries and events are msgspec Structs, written and read as such
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
@@ -127,14 +128,10 @@ def run_key(ckpt: Path, run_id: str | None) -> list[Any]:
 # ---- writing ----
 
 
-def _rows(records: list, fields: list[str], extra: bool = False) -> list[list[Any]]:
-    if extra:
-        return [[getattr(r, f) for f in fields] + [r.model_extra or None] for r in records]
+def _rows(records: list, fields: list[str]) -> list[list[Any]]:
     return [[getattr(r, f) for f in fields] for r in records]
 
 
-_ENTRY_FIELDS = list(MemoryEntry.model_fields)
-_EVENT_FIELDS = list(AccessEvent.model_fields)
 _WRITE_FIELDS = list(CowWrite.model_fields)
 
 
@@ -177,8 +174,9 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
     try:
         # one section at a time, so that the rows of only one list are held at once
         sections = [encoder.encode(body)]
-        sections.append(encoder.encode(_rows(ckpt.entries, _ENTRY_FIELDS)))
-        sections.append(encoder.encode(_rows(ckpt.access_events, _EVENT_FIELDS, extra=True)))
+        # the bulk records are Structs: msgspec writes and reads them without a Python loop
+        sections.append(encoder.encode(ckpt.entries))
+        sections.append(encoder.encode(ckpt.access_events))
         sections.append(encoder.encode(_rows(ckpt.writes, _WRITE_FIELDS)))
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         handle, tmp = tempfile.mkstemp(dir=folder, prefix=".index-")
@@ -254,15 +252,8 @@ def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
     ckpt.core = CoreBlocks.model_validate(body["core"])
     ckpt.access_summary = body["access_summary"]
     ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
-    entries = decode(sections[1])
-    ckpt.entries = [MemoryEntry.model_validate(dict(zip(_ENTRY_FIELDS, r))) for r in entries]
-    del entries
-    n = len(_EVENT_FIELDS)
-    events = decode(sections[2])
-    ckpt.access_events = [
-        AccessEvent.model_validate({**(r[n] or {}), **dict(zip(_EVENT_FIELDS, r))}) for r in events
-    ]
-    del events
+    ckpt.entries = decode(sections[1], type=list[MemoryEntry])
+    ckpt.access_events = decode(sections[2], type=list[AccessEvent])
     writes = bytes(sections[3])  # a copy: the file's other sections can go
     accepted, rejected = body["write_counts"]
     ckpt.defer_writes(

@@ -115,8 +115,8 @@ def join_writes(
             orphans.append(entry)
             unmatched.setdefault(event.source, []).append(event.source_line)
         else:
-            entry.__dict__["letta_id"] = event.entry_id  # no validation needed: hot path
-        event.__dict__["joined_entry"] = entry.id
+            entry.letta_id = event.entry_id
+        event.joined_entry = entry.id
     for source, lines in unmatched.items():
         shown = ", ".join(str(n) for n in lines[:5]) + (" …" if len(lines) > 5 else "")
         problems.append(
@@ -155,4 +155,4 @@ def entry_from_event(event: AccessEvent, ids: EntryIds) -> MemoryEntry:
         "step": as_int(metadata.get("step")),
         "partial": True,
     }
-    return MemoryEntry.model_validate(values)
+    return MemoryEntry(**values)

@@ -9,7 +9,7 @@ named problem as ever, and the few values only `json` accepts (NaN, Infinity, in
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Self
 
 import msgspec
@@ -117,11 +117,27 @@ def loads_record(raw: bytes | str) -> Any:
     return value
 
 
-def json_records(lines: Iterable[bytes], sink: FileProblems) -> Iterator[tuple[int, Any]]:
+def json_records(
+    lines: Iterable[bytes], sink: FileProblems, typed: Callable[[bytes], Any] | None = None
+) -> Iterator[tuple[int, Any]]:
     """(1-based line number, decoded value) of each line; blank lines are skipped silently, and a
     line that is not UTF-8 or not JSON, or too long (a TooLong), becomes a problem in `sink`
-    ("skipped the line")."""
+    ("skipped the line").
+
+    `typed`: a msgspec decoder's `decode` for the well-formed line (a Struct, validated in C);
+    a line it refuses is decoded as any JSON value instead, for the caller's lenient reader.
+    """
     for line_no, raw in enumerate(lines, start=1):
+        if typed is not None:
+            try:
+                value = typed(raw)
+            except (msgspec.DecodeError, RecursionError):
+                pass  # not that shape (or not JSON at all): the generic path says which
+            else:
+                # a typed record holds free-form objects too (metadata): the same depth guard
+                if raw.count(b"[") + raw.count(b"{") <= MAX_DEPTH:
+                    yield line_no, value
+                    continue
         try:
             value = _DECODE(raw)
         except (msgspec.DecodeError, RecursionError):

@@ -212,14 +212,20 @@ def _trace_value(value: Any) -> list[str] | JsonStrings:
     return value if type(value) is JsonStrings else _STRINGS.validate_python(value)
 
 
-class MemoryEntry(BaseModel):
-    """One memory record: a node-scope passage or a ReAct step (§3.2, §3.3)."""
+class MemoryEntry(msgspec.Struct, kw_only=True, gc=False):
+    """One memory record: a node-scope passage or a ReAct step (§3.2, §3.3).
+
+    A msgspec Struct, not a pydantic model: a big run holds hundreds of thousands of these, and
+    a Struct is a third of the memory, is built without a validation pass (the readers check
+    every value first), and the run index (checkpoint/index.py) decodes straight into it.
+    gc=False: it holds only strings, numbers and a metadata dict, so it can close no cycle.
+    """
 
     id: str  # our own stable id (backups carry none); deterministic across loads
     kind: EntryKind
     node_id: str  # owner; for react steps metadata.node_id or ""
     text: str
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     ts: float | None = None
     source: str  # the file (or "letta") it came from, e.g. "memory_backup.jsonl.gz"
     source_line: int | None = None  # 1-based line / record number in that source
@@ -250,10 +256,12 @@ class CoreBlocks(BaseModel):
         return bool(self.ari_context)
 
 
-class AccessEvent(BaseModel):
-    """One line of `memory_access*.jsonl` (§4.2), with what the loader inferred about it."""
+class AccessEvent(msgspec.Struct, kw_only=True, gc=False):
+    """One line of `memory_access*.jsonl` (§4.2), with what the loader inferred about it.
 
-    model_config = ConfigDict(extra="allow")
+    A msgspec Struct for the reasons MemoryEntry is one (the access-log reader decodes a
+    well-formed line in C, checkpoint/access_log.py).
+    """
 
     ts: float
     node_id: str = ""  # as logged: the stale "current node" for reads (§4.5)
@@ -267,13 +275,14 @@ class AccessEvent(BaseModel):
     query: str | None = None
     ancestor_ids: list[str] | None = None
     limit: int | None = None
-    results: list[dict[str, Any]] = Field(default_factory=list)
+    results: list[dict[str, Any]] = msgspec.field(default_factory=list)
     # provenance and inference (set by the loader)
     source: str = ""  # file name
     source_line: int = 0
     reader: str | None = None  # inferred real reader node id, "pipeline", "bfts-select", or None
     reader_how: str = ""  # why: "startup-search", "inherit-burst", "trace_log", "logged", ...
     joined_entry: str | None = None  # for writes: our MemoryEntry.id the event was joined to
+    extra: dict[str, Any] | None = None  # the line's keys §4.2 does not list, kept as they were
 
     @property
     def is_inherit(self) -> bool:
