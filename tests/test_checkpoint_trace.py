@@ -8,6 +8,7 @@ import warnings
 from checkpoint_helpers import (
     T0,
     chain_tree,
+    node,
     scope,
     write_access,
     write_backup,
@@ -148,6 +149,45 @@ def test_trace_line_parser_never_raises(text):
         assert parsed.kind in ("call", "result", "other")
         decode_result(parsed.text)
     parse_trace_log("n", [text, "  ← " + text])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", " ", "\t", "\u3000", "\x1c"]),
+            st.sampled_from(["→", "←", "->", ""]),
+            st.sampled_from(["", " ", "  "]),
+            st.text(alphabet="ab_.:-9 ()\n\t", max_size=8),
+        ).map("".join)
+        | st.text(max_size=12),
+        max_size=6,
+    )
+)
+def test_the_call_counting_regex_agrees_with_the_line_parser(lines):
+    from ari_mem_tui.checkpoint.trace_log import _CALL_LINE
+
+    calls = [parse_trace_line(line).kind == "call" for line in lines]
+    assert [bool(_CALL_LINE.match(line)) for line in lines] == calls
+
+
+def test_nodes_without_read_calls_are_counted_not_parsed(tmp_path):
+    from ari_mem_tui.checkpoint.trace_log import some_trace_calls
+
+    write_tree(
+        tmp_path,
+        [
+            node("a", trace_log=[call("run_code", {"x": 1}), "  ← {'result': 'ok'}", "→ nop"]),
+            node("b", trace_log=[call("search_memory", {"query": "q"}), "  ← {'result': '[]'}"]),
+            node("c", trace_log=["plain text"]),
+        ],
+    )
+    ckpt = load_checkpoint(tmp_path)
+    needed, count = some_trace_calls(ckpt.nodes, {"search_memory"})
+    assert count == 3 == ckpt.trace_call_count()
+    assert needed["a"] == [] and [c.tool for c in needed["b"]] == ["search_memory"]
+    assert "c" not in needed
+    assert [c.tool for c in ckpt.trace_calls["a"]] == ["run_code", "nop"]
 
 
 # ---- the CoW log ----

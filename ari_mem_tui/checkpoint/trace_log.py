@@ -27,6 +27,8 @@ CONTEXT_TOOLS = frozenset({"get_experiment_context", "get_verified_context"})
 REJECTION_MARKERS = ("CoW violation", "ARI_CURRENT_NODE_ID not set")
 GUARDED_TOOLS = frozenset({"add_memory", "clear_node_memory", "consolidate_node_memory"})
 _TOOL_NAME = re.compile(r"[A-Za-z_][\w.:-]*")
+# what parse_trace_line calls a "call" line, as one regex (for counting without parsing)
+_CALL_LINE = re.compile(r"\s*→\s*[A-Za-z_][\w.:-]*(?:\(|\s*\Z)")
 
 
 @dataclass
@@ -218,13 +220,21 @@ def some_trace_calls(
     Every node with a call gets a key, in the order `parse_trace_logs` gives."""
     result: dict[str, list[TraceCall]] = {}
     total = 0
+    needles = [name.encode() for name in (*tools, *REJECTION_MARKERS)]
     for node_id, node in nodes.items():
-        lines = node.trace_lines()
-        if lines:
-            found = _scan(node_id, lines)
-            if found:
-                total += len(found)
-                result[node_id] = _build(found, tools)
+        raw = node.trace_raw()
+        data = None if raw is None else bytes(raw)  # (a Raw has no `in`; bytes' is C-fast)
+        if data is not None and not any(needle in data for needle in needles):
+            # none of those calls can be in it (names and markers are ASCII, so JSON leaves
+            # them as they are): only count the calls, with one C regex per line
+            count = sum(1 for line in node.trace_lines() if _CALL_LINE.match(line))
+            found = None
+        else:
+            found = _scan(node_id, node.trace_lines())
+            count = len(found)
+        if count:
+            total += count
+            result[node_id] = [] if found is None else _build(found, tools)
     return result, total
 
 

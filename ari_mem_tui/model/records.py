@@ -187,6 +187,11 @@ class Node(BaseModel):
             return bytes(trace.raw)
         return msgspec.json.encode(trace or [])
 
+    def trace_raw(self) -> bytes | msgspec.Raw | None:
+        """The file's JSON bytes of `trace_log` while still undecoded, else None."""
+        trace = self._trace
+        return trace.raw if type(trace) is JsonStrings else None
+
     def trace_lines(self) -> list[str]:
         """`trace_log` without keeping it decoded on the node (a one-off pass over a big run)."""
         trace = self._trace
