@@ -6,7 +6,8 @@ is $ARI_MEM_TUI_CACHE or the user's cache dir; $ARI_MEM_TUI_INDEX names another 
 hash of its first and last 64 KiB, with the loader's own source; any difference and the run is
 loaded from its files again and the index rewritten. The index is msgpack (data only, never
 code): the records' field values, rebuilt into the same models on reopen. Trace logs stay
-undecoded bytes, as after a fresh load.
+undecoded bytes, as after a fresh load; the CoW log is not stored but built again, from the same
+inputs, when it is first read.
 """
 
 from __future__ import annotations
@@ -23,8 +24,10 @@ import networkx as nx
 from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint.access_log import access_files
+from ari_mem_tui.checkpoint.attribution import READ_TOOLS
+from ari_mem_tui.checkpoint.cow import build_cow_log
 from ari_mem_tui.checkpoint.limits import current
-from ari_mem_tui.checkpoint.trace_log import trace_calls_of
+from ari_mem_tui.checkpoint.trace_log import some_trace_calls, trace_calls_of
 from ari_mem_tui.checkpoint.tree import link_ancestors
 from ari_mem_tui.model import (
     AccessEvent,
@@ -37,9 +40,9 @@ from ari_mem_tui.model import (
     Problem,
 )
 
-FORMAT = 4  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
+FORMAT = 5  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
 # the CoW log's (accepted, rejected) counts and its rows stay undecoded until first read;
-# 4: entries and events are msgspec Structs, written and read as such
+# 4: entries and events are msgspec Structs, written and read as such; 5: no CoW rows
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
@@ -128,13 +131,6 @@ def run_key(ckpt: Path, run_id: str | None) -> list[Any]:
 # ---- writing ----
 
 
-def _rows(records: list, fields: list[str]) -> list[list[Any]]:
-    return [[getattr(r, f) for f in fields] for r in records]
-
-
-_WRITE_FIELDS = list(CowWrite.model_fields)
-
-
 _KEPT = {"trace_log"}
 _REBUILT = {"trace_log", "ancestor_ids"}
 
@@ -177,7 +173,8 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
         # the bulk records are Structs: msgspec writes and reads them without a Python loop
         sections.append(encoder.encode(ckpt.entries))
         sections.append(encoder.encode(ckpt.access_events))
-        sections.append(encoder.encode(_rows(ckpt.writes, _WRITE_FIELDS)))
+        # no CoW rows: they follow from the entries, events and trace logs, and building them
+        # only to store them took longer than building them again when they are first read
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         handle, tmp = tempfile.mkstemp(dir=folder, prefix=".index-")
         try:
@@ -227,10 +224,17 @@ def load(path: Path) -> Checkpoint | None:
         return None
 
 
+def _cow_log(ckpt: Checkpoint) -> list[CowWrite]:
+    """The CoW log as the load built it: from the entries, the joined events and the calls the
+    loader's attribution reads (the same inputs, so the same rows)."""
+    needed, _count = some_trace_calls(ckpt.nodes, READ_TOOLS)
+    return build_cow_log(ckpt.entries, ckpt.access_events, needed)
+
+
 def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
     """The Checkpoint from the index's sections: one list of rows decoded at a time, each
     dropped once its records are built (peak memory: the file, the records, one list of rows);
-    the CoW rows stay msgpack bytes until the log is first read."""
+    the CoW log is built on its first read."""
 
     decode = msgspec.msgpack.decode
 
@@ -254,12 +258,8 @@ def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
     ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
     ckpt.entries = decode(sections[1], type=list[MemoryEntry])
     ckpt.access_events = decode(sections[2], type=list[AccessEvent])
-    writes = bytes(sections[3])  # a copy: the file's other sections can go
     accepted, rejected = body["write_counts"]
-    ckpt.defer_writes(
-        lambda: [CowWrite.model_validate(dict(zip(_WRITE_FIELDS, r))) for r in decode(writes)],
-        (accepted, rejected),
-    )
+    ckpt.defer_writes(lambda: _cow_log(ckpt), (accepted, rejected))
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()
     return ckpt

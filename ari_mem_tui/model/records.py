@@ -217,13 +217,15 @@ def _trace_value(value: Any) -> list[str] | JsonStrings:
     return value if type(value) is JsonStrings else _STRINGS.validate_python(value)
 
 
-class MemoryEntry(msgspec.Struct, kw_only=True, gc=False):
+class MemoryEntry(msgspec.Struct, kw_only=True, gc=False, array_like=True):
     """One memory record: a node-scope passage or a ReAct step (§3.2, §3.3).
 
     A msgspec Struct, not a pydantic model: a big run holds hundreds of thousands of these, and
     a Struct is a third of the memory, is built without a validation pass (the readers check
     every value first), and the run index (checkpoint/index.py) decodes straight into it.
     gc=False: it holds only strings, numbers and a metadata dict, so it can close no cycle.
+    array_like: the index stores it as an array of values (no field names per record); the
+    index's key holds this source, so a change of fields rebuilds it.
     """
 
     id: str  # our own stable id (backups carry none); deterministic across loads
@@ -261,7 +263,7 @@ class CoreBlocks(BaseModel):
         return bool(self.ari_context)
 
 
-class AccessEvent(msgspec.Struct, kw_only=True, gc=False):
+class AccessEvent(msgspec.Struct, kw_only=True, gc=False, array_like=True):
     """One line of `memory_access*.jsonl` (§4.2), with what the loader inferred about it.
 
     A msgspec Struct for the reasons MemoryEntry is one (the access-log reader decodes a
