@@ -171,6 +171,27 @@ def test_bm25_on_an_empty_pool_and_a_tokenless_pool():
     assert [e.id for e in ranking.window] == ["e00000", "e00001"]
 
 
+def test_a_bm25_index_is_stored_once_and_read_back_with_the_same_scores(tmp_path):
+    texts = [f"alpha beta {i} gamma" if i % 3 else f"delta {i} epsilon beta" for i in range(60)]
+    pool = Pool(Entries(texts).entries)
+    built = BM25Ranker(pool, tmp_path)
+    [folder] = (tmp_path / "bm25").iterdir()
+    stamp = folder.stat().st_mtime_ns
+    loaded = BM25Ranker(pool, tmp_path)  # from the folder: nothing new is written
+    assert [p.name for p in (tmp_path / "bm25").iterdir()] == [folder.name]
+    assert folder.stat().st_mtime_ns >= stamp
+    for query in ("beta", "delta epsilon", "gamma 7", "nothing here"):
+        assert np.array_equal(built.scores(query), loaded.scores(query))
+    # another pool (one character differs) gets its own index; a damaged one is rebuilt
+    other = Pool(Entries([*texts[:-1], texts[-1] + "!"]).entries)
+    BM25Ranker(other, tmp_path)
+    assert len(list((tmp_path / "bm25").iterdir())) == 2
+    for part in folder.iterdir():
+        part.write_bytes(b"garbage")
+    again = BM25Ranker(pool, tmp_path)
+    assert np.array_equal(again.scores("beta"), built.scores("beta"))
+
+
 def test_top_window_matches_a_stable_full_sort():
     rng = np.random.default_rng(3)
     scores = rng.integers(0, 5, size=300).astype(float)
@@ -224,3 +245,12 @@ def test_node_queries_are_embedded_ahead_and_cached(embedder, tmp_path):
     assert second.wait(60) and second.queries_ready.wait(60)
     assert again.texts == 0  # both entries and queries came from the cache
     assert np.allclose(second.scores("kernel tiling"), ranker.scores("kernel tiling"), atol=1e-6)
+
+
+def test_only_the_most_recently_used_bm25_indexes_are_kept(tmp_path, monkeypatch):
+    from ari_mem_tui.search import bm25_cache
+
+    monkeypatch.setattr(bm25_cache, "KEEP", 2)
+    for word in ("one", "two", "three"):
+        BM25Ranker(Pool(Entries([f"{word} alpha", "beta"]).entries), tmp_path)
+    assert len(list((tmp_path / "bm25").iterdir())) == 2

@@ -13,11 +13,13 @@ import threading
 import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.search import bm25_cache
 from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.quantized import Int8Index, top_k_exact
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
@@ -169,20 +171,30 @@ class BM25Ranker:
 
     name = "bm25"
 
-    def __init__(self, pool: Pool) -> None:
+    def __init__(self, pool: Pool, cache_dir: Path | str | None = None) -> None:
         import bm25s  # noqa: PLC0415 - lazy: only a BM25 ranker needs it (~0.1 s)
         import Stemmer  # noqa: PLC0415 - with bm25s
 
         self.pool = pool
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
-        self._retriever = None
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
         texts = [e.text if len(e.text) <= cut else e.text[:cut] for e in pool.entries]
-        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
-        if tokens.vocab:  # bm25s cannot index a corpus without a single token
-            self._retriever = bm25s.BM25()
-            self._retriever.index(tokens, show_progress=False)
+        settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
+        key = bm25_cache.pool_key(texts, settings)
+        self._retriever = bm25_cache.cached_index(
+            cache_root(cache_dir), key, lambda: self._build(texts), bm25s
+        )
+
+    def _build(self, texts: list[str]) -> Any:
+        tokens = self._bm25s.tokenize(
+            texts, stopwords="en", stemmer=self._stemmer, show_progress=False
+        )
+        if not tokens.vocab:  # bm25s cannot index a corpus without a single token
+            return None
+        retriever = self._bm25s.BM25()
+        retriever.index(tokens, show_progress=False)
+        return retriever
 
     def scores(self, query: str) -> np.ndarray:
         if self._retriever is None or not len(self.pool):
@@ -400,7 +412,7 @@ class EmbeddingRanker:
     def _fallback(self) -> BM25Ranker:
         with self._bm25_lock:
             if self._bm25 is None:
-                self._bm25 = BM25Ranker(self.pool)
+                self._bm25 = BM25Ranker(self.pool, self._cache_dir)
             return self._bm25
 
     def query_vector(self, query: str) -> np.ndarray:
@@ -446,7 +458,7 @@ def make_ranker(
     """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25"."""
     pool = Pool(getattr(ckpt, "entries", []))
     if name == "bm25":
-        return BM25Ranker(pool)
+        return BM25Ranker(pool, cache_dir)
     if name == "minilm":
         return EmbeddingRanker(
             pool,
