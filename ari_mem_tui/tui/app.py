@@ -55,6 +55,7 @@ RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run â†
 
 DEFAULT_THEME = "textual-dark"
 DRAWER_BELOW = 100  # columns: narrower, the tree folds away while the tabs have focus
+AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
 
 
 class AriMemApp(App[None]):
@@ -110,6 +111,7 @@ class AriMemApp(App[None]):
         self.last_export: tuple[Path, Path] | None = None
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
+        self._audit_pending: Checkpoint | None = None  # loaded, audit not started yet
         self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
@@ -295,7 +297,10 @@ class AriMemApp(App[None]):
         self.tree_pane.show_run(run.checkpoint, expand_roots=not keep, expanded=expanded)
         self.current_id = None
         self._choose_first(run.checkpoint, selected)
-        self._run_audit()
+        # the audit waits for the first replay: both want the one CPU that the GIL gives, and
+        # the hits of the node on screen come first (a big run's audit takes many seconds)
+        self._audit_pending = self.ckpt
+        self.set_timer(AUDIT_WAITS_S, self._start_audit)
         self.loaded_count += 1
 
     @on(msg.VectorsReady)
@@ -308,6 +313,11 @@ class AriMemApp(App[None]):
         self._load(keep=True)
 
     # ------------------------------------------------------------------ audit
+
+    def _start_audit(self) -> None:
+        if self._audit_pending is not None and self._audit_pending is self.ckpt:
+            self._audit_pending = None
+            self._run_audit()
 
     @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
     def _run_audit(self) -> None:
@@ -347,10 +357,12 @@ class AriMemApp(App[None]):
     @on(msg.ReplayShown)
     def _replay_shown(self, message: msg.ReplayShown) -> None:
         self.status_bar.set_embedder(message.replay.embedder)
+        self._start_audit()
 
     @on(msg.ReplayFailed)
     def _replay_failed(self, message: msg.ReplayFailed) -> None:
         text = message.text
+        self._start_audit()
         self.notify(preview(text, 300), title="search failed", severity="error")
         self._add_ui_problem(AuditRow("error", "search", message.key.node_id, text))
 
