@@ -52,6 +52,8 @@ def _run(path):
 
 def _same(fresh, again):
     assert again.write_counts() == fresh.write_counts()  # before the CoW log is built
+    for node_id in fresh.nodes:  # one node's rows, built alone, before the whole log
+        assert again.node_writes(node_id) == fresh.writes_by_node.get(node_id, [])
     assert list(fresh.nodes) == list(again.nodes)
     for node_id, node in fresh.nodes.items():
         assert again.nodes[node_id].model_dump() == node.model_dump()
@@ -122,3 +124,17 @@ def test_a_damaged_index_is_ignored(tmp_path, index_root):
     stored.write_bytes(stored.read_bytes()[:100])
     assert index.load(path) is None
     assert len(load_checkpoint(path, use_index=True).entries) == 1
+
+
+def test_one_nodes_cow_rows_built_alone_equal_the_whole_logs(demo_ckpt, index_root):
+    fresh = load_checkpoint(demo_ckpt, use_index=True)  # writes the index
+    alone = {node_id: fresh.node_writes(node_id) for node_id in fresh.nodes}
+    reopened = load_checkpoint(demo_ckpt, use_index=True)
+    assert index.load(demo_ckpt) is not None
+    again = {node_id: reopened.node_writes(node_id) for node_id in reopened.nodes}
+    assert "_pending_writes" in reopened.__dict__  # the whole log was never built
+    whole = load_checkpoint(demo_ckpt).writes_by_node
+    assert sum(map(len, alone.values())) == len(load_checkpoint(demo_ckpt).writes) > 0
+    assert any(not row.accepted for rows in alone.values() for row in rows)
+    for node_id in fresh.nodes:
+        assert alone[node_id] == again[node_id] == whole.get(node_id, [])

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import deque
+from collections.abc import Mapping
 from typing import Any
 
 from ari_mem_tui.checkpoint.trace_log import REJECTION_MARKERS, rejection_reason
@@ -147,24 +148,39 @@ def order_rows(rows: list[CowWrite]) -> list[CowWrite]:
 
 
 class CowLog:
-    """The CoW log of a load, in two halves: the rejected rows (few) at once, with the counts;
-    the accepted rows (one per node-scope entry) and the time order when it is called."""
+    """The CoW log of a load, built when it is asked for: one node's rows (`for_node`, what a
+    replay shows), the counts, or the whole run's log in time order (when it is called).
+
+    `trace_calls` may be a lazy mapping (trace_log.TraceCallsByNode): one node's rows then
+    parse only that node's trace_log. `counts`, when known (the run index stores them), spares
+    the rejected rows of the whole run until the log is called.
+    """
 
     def __init__(
         self,
         entries: list[MemoryEntry],
         events: list[AccessEvent],
-        trace_calls: dict[str, list[TraceCall]],
+        trace_calls: Mapping[str, list[TraceCall]],
+        counts: tuple[int, int] | None = None,
     ) -> None:
         by_node: dict[str, list[MemoryEntry]] = {}
         for entry in entries:
             if entry.kind == "node_scope":
                 by_node.setdefault(entry.node_id, []).append(entry)
-        self.entries = entries
+        self.entries, self.by_node, self.trace_calls = entries, by_node, trace_calls
         self.joined = {e.joined_entry: e for e in events if e.joined_entry}
-        event_ts = {entry_id: event.ts for entry_id, event in self.joined.items()}
-        self.rejected = rejected_rows(by_node, trace_calls, event_ts)
-        self.counts = (sum(len(group) for group in by_node.values()), len(self.rejected))
+        self.event_ts = {entry_id: event.ts for entry_id, event in self.joined.items()}
+        self._rejected: list[CowWrite] | None = None
+        self._by_current: dict[str, list[MemoryEntry]] | None = None
+        if counts is None:
+            counts = (sum(len(group) for group in by_node.values()), len(self.rejected))
+        self.counts = counts
+
+    @property
+    def rejected(self) -> list[CowWrite]:
+        if self._rejected is None:
+            self._rejected = rejected_rows(self.by_node, self.trace_calls, self.event_ts)
+        return self._rejected
 
     def __call__(self) -> list[CowWrite]:
         per_node: dict[str, list[CowWrite]] = {}
@@ -173,6 +189,25 @@ class CowLog:
         for rows in per_node.values():  # per node: timed rows by ts, untimed ones where they fell
             rows[:] = _node_order(rows)
         return order_rows([row for rows in per_node.values() for row in rows])
+
+    def for_node(self, node_id: str) -> list[CowWrite]:
+        """The rows whose current node is `node_id`, as the whole log lists them (its order
+        keeps each node's rows in `_node_order`), without building the others."""
+        if self._by_current is None:  # accepted rows belong to the event's node, if logged
+            groups: dict[str, list[MemoryEntry]] = {}
+            for entry in self.entries:  # in the order the whole log takes them
+                if entry.kind == "node_scope":
+                    event = self.joined.get(entry.id)
+                    groups.setdefault(event.node_id if event else entry.node_id, []).append(entry)
+            self._by_current = groups
+        rows = accepted_rows(self._by_current.get(node_id, []), self.joined)
+        if self._rejected is not None:
+            rows += [row for row in self._rejected if row.current_node == node_id]
+        else:
+            own = {node_id: self.by_node.get(node_id, [])}
+            calls = {node_id: self.trace_calls.get(node_id, [])}
+            rows += rejected_rows(own, calls, self.event_ts)
+        return _node_order(rows)
 
 
 def build_cow_log(

@@ -25,15 +25,14 @@ from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint.access_log import access_files
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS
-from ari_mem_tui.checkpoint.cow import build_cow_log
+from ari_mem_tui.checkpoint.cow import CowLog
 from ari_mem_tui.checkpoint.limits import current
-from ari_mem_tui.checkpoint.trace_log import some_trace_calls, trace_calls_of
+from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, trace_calls_of
 from ari_mem_tui.checkpoint.tree import link_ancestors
 from ari_mem_tui.model import (
     AccessEvent,
     Checkpoint,
     CoreBlocks,
-    CowWrite,
     JsonStrings,
     MemoryEntry,
     Node,
@@ -224,13 +223,6 @@ def load(path: Path) -> Checkpoint | None:
         return None
 
 
-def _cow_log(ckpt: Checkpoint) -> list[CowWrite]:
-    """The CoW log as the load built it: from the entries, the joined events and the calls the
-    loader's attribution reads (the same inputs, so the same rows)."""
-    needed, _count = some_trace_calls(ckpt.nodes, READ_TOOLS)
-    return build_cow_log(ckpt.entries, ckpt.access_events, needed)
-
-
 def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
     """The Checkpoint from the index's sections: one list of rows decoded at a time, each
     dropped once its records are built (peak memory: the file, the records, one list of rows);
@@ -259,7 +251,15 @@ def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
     ckpt.entries = decode(sections[1], type=list[MemoryEntry])
     ckpt.access_events = decode(sections[2], type=list[AccessEvent])
     accepted, rejected = body["write_counts"]
-    ckpt.defer_writes(lambda: _cow_log(ckpt), (accepted, rejected))
+    # the CoW log as the load built it, from the same inputs: built when it is first read, one
+    # node's rows parsing only that node's trace_log
+    cow = CowLog(
+        ckpt.entries,
+        ckpt.access_events,
+        TraceCallsByNode(ckpt.nodes, READ_TOOLS),
+        (accepted, rejected),
+    )
+    ckpt.defer_writes(cow, (accepted, rejected))
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()
     return ckpt

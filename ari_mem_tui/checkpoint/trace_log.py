@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,6 +236,40 @@ def some_trace_calls(
             total += count
             result[node_id] = [] if found is None else _build(found, tools)
     return result, total
+
+
+class TraceCallsByNode(Mapping[str, list[TraceCall]]):
+    """`some_trace_calls(nodes, tools)`'s calls, parsed one node at a time when one node's are
+    asked for (`get`), or all at once when the mapping is walked. A reopened run's CoW rows of
+    one node then cost that node's trace_log, not the whole run's."""
+
+    def __init__(self, nodes: dict[str, Node], tools: Collection[str]) -> None:
+        self._nodes, self._tools = nodes, tools
+        self._one: dict[str, list[TraceCall] | None] = {}
+        self._all: dict[str, list[TraceCall]] | None = None
+
+    def _everything(self) -> dict[str, list[TraceCall]]:
+        if self._all is None:
+            self._all = some_trace_calls(self._nodes, self._tools)[0]
+        return self._all
+
+    def __getitem__(self, node_id: str) -> list[TraceCall]:
+        if self._all is not None:
+            return self._all[node_id]
+        if node_id not in self._one:
+            node = self._nodes.get(node_id)
+            found = some_trace_calls({node_id: node}, self._tools)[0] if node else {}
+            self._one[node_id] = found.get(node_id)
+        calls = self._one[node_id]
+        if calls is None:
+            raise KeyError(node_id)
+        return calls
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._everything())
+
+    def __len__(self) -> int:
+        return len(self._everything())
 
 
 def trace_calls_of(nodes: dict[str, Node]) -> Callable[[], dict[str, list[TraceCall]]]:

@@ -113,6 +113,19 @@ class Checkpoint:
         `counts` is (accepted, rejected) of what it will give."""
         self.__dict__["_pending_writes"] = (build, counts)
         self.__dict__.pop("_writes_by_node", None)
+        self.__dict__.pop("_node_writes", None)
+
+    def node_writes(self, node_id: str) -> list[CowWrite]:
+        """The CoW rows whose current node is `node_id`; while the log is deferred, only
+        these are built (when its builder can: `for_node`), not the whole run's."""
+        pending = self.__dict__.get("_pending_writes")
+        for_node = getattr(pending[0], "for_node", None) if pending is not None else None
+        if for_node is None:
+            return self.writes_by_node.get(node_id, [])
+        built = self.__dict__.setdefault("_node_writes", {})
+        if node_id not in built:
+            built[node_id] = for_node(node_id)
+        return built[node_id]
 
     def write_counts(self) -> tuple[int, int]:
         """(accepted, rejected) rows of the CoW log, without building it when still deferred."""

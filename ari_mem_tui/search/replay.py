@@ -157,7 +157,7 @@ def replay(
         as_of=before,
         as_of_source=as_of_source,
         core=ckpt.core,
-        writes=list(ckpt.writes_by_node.get(node.id, [])),
+        writes=list(ckpt.node_writes(node.id)),
         embedder=embedder,
         fallback=fallback,
         ranker_note=ranker_note,

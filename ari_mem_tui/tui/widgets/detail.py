@@ -183,7 +183,7 @@ class WritesPane(Vertical):
             writes = list(ckpt.writes)
             scope = "whole run"
         else:
-            writes = list(ckpt.writes_by_node.get(node_id, []))
+            writes = list(ckpt.node_writes(node_id))
             scope = f"node {short_id(node_id)}"
         self.rows = writes
         rejected = sum(1 for w in writes if not w.accepted)
