@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ari_mem_tui.letta.options import LettaOptions
-from ari_mem_tui.model import Run
+from ari_mem_tui.model import Checkpoint, Run
 
-__all__ = ["LettaOptions", "ProgressFn", "Run", "RunOptions", "StepFn", "open_run"]
+__all__ = ["LettaOptions", "ProgressFn", "Run", "RunOptions", "StepFn", "open_run", "tree_first"]
 
 StepFn = Callable[[int, int, str], None]  # (n, m, part): part n of m has started
 ProgressFn = Callable[[int, int], None]  # (done, total) of a long part (Letta paging)
@@ -57,3 +57,16 @@ def open_run(
     step(total, total, "search index")
     ranker = make_ranker(ckpt, options.embedder) if options.rank else None
     return Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
+
+
+def tree_first(options: RunOptions) -> Callable[[], Checkpoint] | None:
+    """What the TUI reads first while the whole run loads: the tree alone (a big run's tree
+    shows in a second or two); None when the run's index is current, as that gives the whole
+    run sooner than tree.json alone."""
+    from ari_mem_tui.checkpoint import index  # noqa: PLC0415 - as in open_run
+    from ari_mem_tui.checkpoint.load import load_tree_only  # noqa: PLC0415
+
+    path = Path(options.checkpoint)
+    if options.index and index.is_current(path):
+        return None
+    return lambda: load_tree_only(path)

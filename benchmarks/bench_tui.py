@@ -24,8 +24,8 @@ from pathlib import Path
 
 from textual import events
 
-from ari_mem_tui.checkpoint.load import load_tree_only
 from ari_mem_tui.run import Run, RunOptions, open_run
+from ari_mem_tui.run import tree_first as run_tree_first
 from ari_mem_tui.tui.app import AriMemApp
 
 Timings = tuple[float, float, float, list[float], list[float]]
@@ -39,7 +39,7 @@ async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> 
     start = time.perf_counter()
     app = AriMemApp(
         opener,
-        tree_opener=(lambda: load_tree_only(path)) if tree_first else None,
+        tree_opener=run_tree_first(RunOptions(checkpoint=path)) if tree_first else None,
         theme="textual-dark",
         remember_theme=False,
         blink=False,

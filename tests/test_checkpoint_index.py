@@ -84,11 +84,17 @@ def test_a_reopen_comes_from_the_index_and_equals_a_fresh_load(tmp_path, index_r
 
 
 def test_a_changed_file_is_read_again(tmp_path, index_root):
+    from ari_mem_tui.run import RunOptions, tree_first
+
     path = _run(tmp_path / "run")
+    assert not index.is_current(path) and tree_first(RunOptions(checkpoint=path)) is not None
     load_checkpoint(path, use_index=True)
+    assert index.is_current(path)
+    assert tree_first(RunOptions(checkpoint=path)) is None  # the TUI goes straight to the index
+    assert tree_first(RunOptions(checkpoint=path, index=False)) is not None
     with (path / "memory_access.jsonl").open("a") as out:
         out.write(json.dumps(read_event(T0 + 30, "b", "inherit:get_node_memory", ["a"])) + "\n")
-    assert index.load(path) is None
+    assert not index.is_current(path) and index.load(path) is None
     again = load_checkpoint(path, use_index=True)
     assert len(again.access_events) == 3
     assert len(load_checkpoint(path, use_index=True).access_events) == 3  # re-indexed

@@ -39,9 +39,10 @@ from ari_mem_tui.model import (
     Problem,
 )
 
-FORMAT = 5  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
+FORMAT = 6  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
 # the CoW log's (accepted, rejected) counts and its rows stay undecoded until first read;
-# 4: entries and events are msgspec Structs, written and read as such; 5: no CoW rows
+# 4: entries and events are msgspec Structs, written and read as such; 5: no CoW rows;
+# 6: the key alone in the first section (is_current)
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
@@ -151,9 +152,8 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
         ]
         for node in ckpt.nodes.values()
     ]
+    head = {"key": key, "run_id": ckpt.run_id}  # alone, so `is_current` reads only this
     body = {
-        "key": key,
-        "run_id": ckpt.run_id,
         "tree_source": ckpt.tree_source,
         "experiment_goal": ckpt.experiment_goal,
         "roots": ckpt.roots,
@@ -168,7 +168,7 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
     encoder = msgspec.msgpack.Encoder()
     try:
         # one section at a time, so that the rows of only one list are held at once
-        sections = [encoder.encode(body)]
+        sections = [encoder.encode(head), encoder.encode(body)]
         # the bulk records are Structs: msgspec writes and reads them without a Python loop
         sections.append(encoder.encode(ckpt.entries))
         sections.append(encoder.encode(ckpt.access_events))
@@ -204,26 +204,50 @@ def _sections(path: Path) -> list[memoryview]:
     return sections
 
 
-def load(path: Path) -> Checkpoint | None:
-    """The run as indexed, when the index exists and every file it was built from is unchanged;
-    else None."""
+def _own_index(path: Path) -> Path | None:
     folder = index_dir(path)
     if folder is None:
         return None
+    info = (folder / INDEX_FILE).stat()
+    if info.st_uid != os.getuid() or info.st_mode & 0o022:
+        return None  # only an index of our own, that nobody else could have written
+    return folder / INDEX_FILE
+
+
+def _current(head: dict, path: Path) -> bool:
+    return head.get("key") == run_key(path, head.get("run_id"))
+
+
+def is_current(path: Path) -> bool:
+    """Whether `load(path)` would give the run (an index of the unchanged files exists), read
+    off the index's first section alone: a few milliseconds, however big the run."""
     try:
-        info = (folder / INDEX_FILE).stat()
-        if info.st_uid != os.getuid() or info.st_mode & 0o022:
-            return None  # only an index of our own, that nobody else could have written
-        sections = _sections(folder / INDEX_FILE)
-        body = msgspec.msgpack.decode(sections[0])
-        if body.get("key") != run_key(Path(path), body.get("run_id")):
+        stored = _own_index(Path(path))
+        if stored is None:
+            return False
+        with stored.open("rb") as handle:
+            size = int.from_bytes(handle.read(8), "little")
+            head = msgspec.msgpack.decode(handle.read(size))
+        return isinstance(head, dict) and _current(head, Path(path))
+    except Exception:  # noqa: BLE001 - no index, or a damaged one: not current
+        return False
+
+
+def load(path: Path) -> Checkpoint | None:
+    """The run as indexed, when the index exists and every file it was built from is unchanged;
+    else None."""
+    try:
+        stored = _own_index(Path(path))
+        if stored is None or not is_current(path):  # (a stale index is not read further)
             return None
-        return _rebuild(Path(path), body, sections)
+        sections = _sections(stored)
+        head = msgspec.msgpack.decode(sections[0])
+        return _rebuild(Path(path), head["run_id"], msgspec.msgpack.decode(sections[1]), sections)
     except Exception:  # noqa: BLE001 - a damaged or foreign index is only a missed shortcut
         return None
 
 
-def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
+def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryview]) -> Checkpoint:
     """The Checkpoint from the index's sections: one list of rows decoded at a time, each
     dropped once its records are built (peak memory: the file, the records, one list of rows);
     the CoW log is built on its first read."""
@@ -231,7 +255,7 @@ def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
     decode = msgspec.msgpack.decode
 
     ckpt = Checkpoint(path=path)
-    ckpt.run_id, ckpt.tree_source = body["run_id"], body["tree_source"]
+    ckpt.run_id, ckpt.tree_source = run_id, body["tree_source"]
     ckpt.experiment_goal = body["experiment_goal"]
     for fields, trace in body["nodes"]:
         fields["trace_log"] = JsonStrings(trace)
@@ -248,8 +272,8 @@ def _rebuild(path: Path, body: dict, sections: list[memoryview]) -> Checkpoint:
     ckpt.core = CoreBlocks.model_validate(body["core"])
     ckpt.access_summary = body["access_summary"]
     ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
-    ckpt.entries = decode(sections[1], type=list[MemoryEntry])
-    ckpt.access_events = decode(sections[2], type=list[AccessEvent])
+    ckpt.entries = decode(sections[2], type=list[MemoryEntry])
+    ckpt.access_events = decode(sections[3], type=list[AccessEvent])
     accepted, rejected = body["write_counts"]
     # the CoW log as the load built it, from the same inputs: built when it is first read, one
     # node's rows parsing only that node's trace_log

@@ -317,8 +317,7 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
 def run_openers(args: argparse.Namespace):
     """The TUI's (opener, tree_opener) for a run, with `args`' options; remembers the run as
     recently opened (the config dir) when called."""
-    from ari_mem_tui.checkpoint.load import load_tree_only
-    from ari_mem_tui.run import open_run
+    from ari_mem_tui.run import open_run, tree_first
     from ari_mem_tui.workspace import remember_run
 
     def openers(run_path: Path):
@@ -328,7 +327,7 @@ def run_openers(args: argparse.Namespace):
         def opener(progress) -> Run:  # a tui.workers.LoadProgress: (done, total), .step(n, m, part)
             return open_run(options, on_step=getattr(progress, "step", None), on_progress=progress)
 
-        return opener, lambda: load_tree_only(run_path)
+        return opener, tree_first(options)
 
     return openers
 
