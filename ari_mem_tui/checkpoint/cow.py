@@ -13,6 +13,7 @@ import math
 import re
 from collections import deque
 from collections.abc import Mapping
+from functools import cached_property
 from typing import Any
 
 from ari_mem_tui.checkpoint.trace_log import REJECTION_MARKERS, rejection_reason
@@ -163,18 +164,30 @@ class CowLog:
         trace_calls: Mapping[str, list[TraceCall]],
         counts: tuple[int, int] | None = None,
     ) -> None:
-        by_node: dict[str, list[MemoryEntry]] = {}
-        for entry in entries:
-            if entry.kind == "node_scope":
-                by_node.setdefault(entry.node_id, []).append(entry)
-        self.entries, self.by_node, self.trace_calls = entries, by_node, trace_calls
-        self.joined = {e.joined_entry: e for e in events if e.joined_entry}
-        self.event_ts = {entry_id: event.ts for entry_id, event in self.joined.items()}
+        self.entries, self.events, self.trace_calls = entries, events, trace_calls
         self._rejected: list[CowWrite] | None = None
         self._by_current: dict[str, list[MemoryEntry]] | None = None
         if counts is None:
-            counts = (sum(len(group) for group in by_node.values()), len(self.rejected))
+            counts = (sum(len(group) for group in self.by_node.values()), len(self.rejected))
         self.counts = counts
+
+    # the tables below wait for a first use: a reopened run may never read its CoW log
+
+    @cached_property
+    def by_node(self) -> dict[str, list[MemoryEntry]]:
+        by_node: dict[str, list[MemoryEntry]] = {}
+        for entry in self.entries:
+            if entry.kind == "node_scope":
+                by_node.setdefault(entry.node_id, []).append(entry)
+        return by_node
+
+    @cached_property
+    def joined(self) -> dict[str, AccessEvent]:
+        return {e.joined_entry: e for e in self.events if e.joined_entry}
+
+    @cached_property
+    def event_ts(self) -> dict[str, float]:
+        return {entry_id: event.ts for entry_id, event in self.joined.items()}
 
     @property
     def rejected(self) -> list[CowWrite]:
