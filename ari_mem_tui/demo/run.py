@@ -269,7 +269,7 @@ class DemoRun:
         stop = self.stop
         for x in started:
             done = x.end is not None and x.end <= stop and not x.failed
-            if x.depth < 2 or not done or x.id in self.specials:
+            if x.depth < 2 or not done or x.id in self.specials or x.label == "debug":
                 continue
             t = x.start - 0.5
             writers = [
@@ -279,8 +279,8 @@ class DemoRun:
                 and y.start + 6.0 < t
                 and t < min(y.end or stop + 600.0, stop) - 12.0
             ]
-            if writers:
-                y = min(writers, key=lambda n: n.order)
+            if writers:  # preferably one with no planted finding of its own
+                y = min(writers, key=lambda n: (n.id in self.specials, n.order))
                 self.specials.setdefault(y.id, []).append((t, "late_finding", x.id))
                 self.late = {"reader": x, "writer": y}
                 return
@@ -626,7 +626,7 @@ class DemoRun:
         idea = (self.directions[target] or "").rstrip(".")
         m = self.rng.choice(T.MATRICES)
         gain = self.rng.uniform(4.0, 12.0)
-        text = f"{idea}: tried on this branch as well, +{gain:.1f}% GFlops_per_s on {m}."
+        text = f"Tried the same idea on this branch ({idea}): +{gain:.1f}% GFlops_per_s on {m}."
         call = self.call_add_memory(node, t, step, target, text=text)
         self.late["entry"] = self.entries[-1]
         return call
