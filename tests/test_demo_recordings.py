@@ -154,11 +154,16 @@ def test_saw_on_the_demo_names_the_recordings_embedder(recorded, capsys):
     """`saw` agrees with the recording with nothing to excuse; a BM25 replay of the same node
     says the rankers differ and which one to use."""
     path, ckpt, _ranker = recorded
-    node = next(n for n in ckpt.nodes.values() if len(n.ancestor_ids) >= 3)
+    (planted,) = json.loads((path / demo.MARKER).read_text(encoding="utf-8"))["recordings_differ"]
+    node = next(n for n in ckpt.nodes.values() if len(n.ancestor_ids) >= 3 and n.id != planted)
     assert main(["saw", str(path), node.id, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["recorded"]["differences"] == 0 and data["ranker_note"] == ""
     assert "this tool's minilm" in data["recorded"]["ranker"]
+    # the planted node differs, and nothing excuses it: the same embedder ranked both
+    assert main(["saw", str(path), planted, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["recorded"]["differences"] > 0 and data["ranker_note"] == ""
     assert main(["saw", str(path), node.id, "--json", "--embedder", "bm25"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert "different rankers" in data["ranker_note"]
