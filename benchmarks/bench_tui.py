@@ -146,9 +146,10 @@ def main() -> int:
     tree_first = not args.no_tree_first
     os.environ.setdefault("ARI_MEM_TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="ari-bench-cfg-"))
     from ari_mem_tui.demo import demo_checkpoint, write_demo
+    from ari_mem_tui.search.record import MiniLMRecorder
 
     if not args.skip_demo:
-        demo = demo_checkpoint()
+        demo = demo_checkpoint(record=MiniLMRecorder())  # the cached demo `demo` opens
         bench("demo (40 nodes)", demo, args.embedder, args.runs, args.presses, tree_first)
     if args.big_path:
         name = args.big_path.name

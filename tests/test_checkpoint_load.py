@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import json
+from pathlib import Path
 
 import pytest
 from checkpoint_helpers import (
@@ -217,3 +218,54 @@ def test_the_cow_log_is_built_when_first_read_and_counted_before(tmp_path):
     ckpt.writes = []
     ckpt.reindex()
     assert ckpt.writes_by_node == {} and ckpt.write_counts() == (0, 0)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected", "problem"),
+    [
+        (
+            '{\n  "letta_embedding_config": "openai/text-embedding-3-small"\n}',
+            "openai/text-embedding-3-small",
+            False,
+        ),
+        (
+            '{"letta_embedding_config": "  ollama/all-minilm  ", "llm_model": "x"}',
+            "ollama/all-minilm",
+            False,
+        ),
+        ('{"llm_model": "gpt"}', None, False),
+        ('{"letta_embedding_config": ["not", "a", "string"]}', None, False),
+        ('["a", "list"]', None, False),
+        ('{"letta_embedding_config": "' + "x" * 5000 + '"}', "x" * 199 + "…", False),
+        ('{"letta_embedding_config": "[red]h[/x]"', None, True),  # cut short: not JSON
+    ],
+)
+def test_settings_json_names_the_letta_embedding_handle(
+    tmp_path: Path, content: str, expected: str | None, problem: bool
+) -> None:
+    from ari_mem_tui.checkpoint.settings import letta_embedding_config
+
+    (tmp_path / "settings.json").write_text(content, encoding="utf-8")
+    problems: list = []
+    assert letta_embedding_config(tmp_path, problems) == expected
+    assert bool(problems) is problem
+    assert all(p.file == "settings.json" for p in problems)
+
+
+def test_settings_json_is_read_at_load_and_kept_by_the_index(tmp_path: Path, monkeypatch) -> None:
+    from ari_mem_tui.checkpoint import index
+    from tests.tui_helpers import write_tiny_checkpoint
+
+    monkeypatch.setenv("ARI_MEM_TUI_INDEX", str(tmp_path / "index"))
+    path = write_tiny_checkpoint(tmp_path / "tiny")
+    assert load_checkpoint(path).letta_embedding_config is None
+    (path / "settings.json").write_text('{"letta_embedding_config": "openai/x"}')
+    fresh = load_checkpoint(path, use_index=True)  # writes the index
+    reopened = index.load(path)
+    assert reopened is not None
+    assert fresh.letta_embedding_config == reopened.letta_embedding_config == "openai/x"
+    (path / "settings.json").unlink()
+    (path / "settings.json").mkdir()  # not a file: a named problem, never opened
+    odd = load_checkpoint(path)
+    assert odd.letta_embedding_config is None
+    assert any(p.file == "settings.json" for p in odd.problems)

@@ -95,7 +95,7 @@ def files(path: Path) -> dict[str, bytes]:
 def test_same_seed_gives_identical_bytes(tmp_path: Path, small_ckpt: Path) -> None:
     again = write_demo(tmp_path / "again", nodes=8, seed=1)
     first, second = files(small_ckpt), files(again)
-    assert sorted(first) == sorted(demo.DEMO_FILES)
+    assert sorted(first) == sorted(set(demo.DEMO_FILES) - {"settings.json"})  # no recorder
     for name in first:
         assert first[name] == second[name], name
 
@@ -424,13 +424,23 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_cli_writes_and_exits(tmp_path: Path) -> None:
+    """A small demo's start-up searches are recorded with MiniLM (and settings.json says so);
+    `--recordings keywords` keeps the generator's stand-in and writes no settings.json."""
     out = tmp_path / "ckpt"
     proc = run_cli("--out", str(out), "--nodes", "6", "--seed", "3")
     assert proc.returncode == 0, proc.stderr
     assert "6 nodes" in proc.stdout and str(out) in proc.stdout
+    assert "recorded with ari-mem-tui/all-MiniLM-L6-v2-int8" in proc.stdout
+    assert "recording the demo's start-up searches with MiniLM" in proc.stderr
     assert (out / "tree.json").is_file() and (out / "memory_backup.jsonl.gz").is_file()
-    again = run_cli("--out", str(out), "--nodes", "6", "--seed", "4")  # a previous demo: ok
-    assert again.returncode == 0, again.stderr
+    settings = json.loads((out / "settings.json").read_text(encoding="utf-8"))
+    assert settings["letta_embedding_config"] == "ari-mem-tui/all-MiniLM-L6-v2-int8"
+    again = run_cli("--out", str(out), "--nodes", "6", "--seed", "4", "--recordings", "keywords")
+    assert again.returncode == 0, again.stderr  # a previous demo: ok
+    assert "keyword stand-in" in again.stdout and "MiniLM" not in again.stderr
+    assert not (out / "settings.json").exists()
+    marker = json.loads((out / ".ari_mem_tui_demo.json").read_text(encoding="utf-8"))
+    assert (marker["seed"], marker["recorded_with"]) == (4, "keywords")
 
 
 def test_cli_refuses_a_foreign_directory(tmp_path: Path) -> None:
@@ -457,7 +467,9 @@ def test_demo_without_out_opens_the_cached_checkpoint(monkeypatch: pytest.Monkey
 
     seen: list[Namespace] = []
     monkeypatch.setattr(commands, "cmd_open", lambda args: seen.append(args) or 0)
-    args = Namespace(out=None, nodes=5, seed=2, entries=None, embedder="bm25")
+    args = Namespace(
+        out=None, nodes=5, seed=2, entries=None, embedder="bm25", recordings="keywords"
+    )
     assert commands.cmd_demo(args) == 0
     assert seen and seen[0].checkpoint == demo.demo_checkpoint(nodes=5, seed=2)
 

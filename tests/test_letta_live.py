@@ -275,6 +275,9 @@ def record_run_as_ari(url: str, run_dir: Path) -> dict[str, list[tuple[str, floa
             out.append(line)
         log.write_text("\n".join(out) + "\n", encoding="utf-8")
     client.agents.delete(agent.id)  # as if the server lost it: the backup is all that is left
+    # the embedding handle the agent was created with, where ARI's dashboard keeps it
+    settings = {"letta_base_url": url, "letta_embedding_config": "openai/text-embedding-3-small"}
+    (run_dir / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
     return recorded
 
 
@@ -319,6 +322,7 @@ def test_live_restore_is_byte_for_byte_and_default_saw_equals_every_recorded_sea
         assert [t for t, _ in got] == [t for t, _ in want], node_id  # entries and order
         assert [s for _, s in got] == pytest.approx([s for _, s in want]), node_id
         assert data["recorded"]["backend"] == "letta"
+        assert "openai/text-embedding-3-small per settings.json" in data["recorded"]["ranker"]
         assert data["recorded"]["differences"] == 0, node_id
         assert not any(h["mark"] for h in data["hits"] + data["recorded"]["hits"]), node_id
         assert data["ranker_note"] == ""

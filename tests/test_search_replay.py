@@ -377,3 +377,53 @@ def test_a_replay_with_another_query_is_not_compared_with_the_recording():
     result = replay(ckpt, "node_0001", scored(ckpt, ["e00000"]), query="something else")
     assert result.query_source == "custom" and result.recorded is not None
     assert result.recorded.differences == 0 and not any(h.mark for h in result.hits)
+
+
+def test_the_ranker_note_names_the_recordings_embedder_from_settings_json():
+    """settings.json's letta_embedding_config (ARI's dashboard keeps it there) names what a
+    Letta recording was ranked by: the local ranker's own handle means no difference to excuse;
+    another handle is named in the note; none keeps the note real runs have always had."""
+    from ari_mem_tui.search.embedder import LETTA_HANDLE
+
+    ckpt = with_passage_ids(build_tree([0], [6, 0]))
+    rows = [
+        {"entry_id": f"passage-{i}", "src_node_id": "node_root", "score": 1 - 0.01 * i}
+        for i in range(5)
+    ]
+    ckpt.access_events = [startup_read(rows)]
+    order = [f"e0000{i}" for i in range(5)]
+
+    class NamedRanker(FakeRanker):
+        def __init__(self, name: str):
+            super().__init__(scored(ckpt, order).pool.entries, scored(ckpt, order).fixed)
+            self.name = name
+
+        def rank(self, query, top_k, before_ts=None):
+            ranking = super().rank(query, top_k, before_ts)
+            ranking.used = self.name
+            return ranking
+
+    unnamed = replay(ckpt, "node_0001", NamedRanker("minilm"))
+    assert unnamed.recorded.ranker == "a Letta server's embedder (scores 1 − 0.01·rank)"
+    assert unnamed.ranker_note == (
+        "recorded by a Letta server's embedder (scores 1 − 0.01·rank), replayed with local "
+        "minilm: different rankers, so differences are expected; replay with --letta-url on "
+        "the same server and they should vanish"
+    )
+    ckpt.letta_embedding_config = LETTA_HANDLE
+    same = replay(ckpt, "node_0001", NamedRanker("minilm"))
+    assert same.ranker_note == "" and same.recorded.differences == 0
+    assert f"this tool's minilm ({LETTA_HANDLE}) per settings.json" in same.recorded.ranker
+    stand_in = replay(ckpt, "node_0001", NamedRanker("bm25"))
+    assert "replayed with local bm25: different rankers" in stand_in.ranker_note
+    assert stand_in.ranker_note.endswith("; replay with local minilm and they should vanish")
+    ckpt.letta_embedding_config = "openai/text-embedding-3-small"
+    other = replay(ckpt, "node_0001", NamedRanker("minilm"))
+    assert "embedding with openai/text-embedding-3-small per settings.json" in other.ranker_note
+    assert other.ranker_note.endswith("--letta-url on the same server and they should vanish")
+    assert replay(ckpt, "node_0001", NamedRanker("letta:http://x")).ranker_note == ""
+    # an in-memory recording is no Letta server's: the handle does not apply to it
+    ckpt.letta_embedding_config = LETTA_HANDLE
+    ckpt.access_events = [startup_read([{**rows[0], "score": 0.25}, {**rows[1], "score": 0.25}])]
+    overlap = replay(ckpt, "node_0001", NamedRanker("minilm"))
+    assert overlap.recorded.backend == "in_memory" and "in-memory" in overlap.ranker_note

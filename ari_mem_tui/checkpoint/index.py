@@ -160,6 +160,7 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
         "edges": list(ckpt.graph.edges),
         "nodes": nodes,
         "core": ckpt.core.model_dump(),
+        "letta_embedding_config": ckpt.letta_embedding_config,
         "access_summary": ckpt.access_summary,
         "trace_call_count": ckpt.trace_call_count(),
         "write_counts": list(ckpt.write_counts()),
@@ -270,6 +271,7 @@ def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryvi
     rebuilt = [nid for nid, node in ckpt.nodes.items() if node.scope_reconstructed]
     link_ancestors(ckpt.nodes, parent, rebuilt)
     ckpt.core = CoreBlocks.model_validate(body["core"])
+    ckpt.letta_embedding_config = body["letta_embedding_config"]
     ckpt.access_summary = body["access_summary"]
     ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
     ckpt.entries = decode(sections[2], type=list[MemoryEntry])

@@ -26,6 +26,7 @@ from ari_mem_tui.checkpoint.legacy_memory import (
     nodes_tree_entries,
 )
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.checkpoint.settings import letta_embedding_config
 from ari_mem_tui.checkpoint.trace_log import some_trace_calls, trace_calls_of
 from ari_mem_tui.checkpoint.tree import TreeResult, load_tree, raw_node_list
 from ari_mem_tui.checkpoint.values import parse_iso
@@ -132,6 +133,7 @@ def _load(path: Path, on_step: StepFn) -> Checkpoint:
     ids = EntryIds()
     backup = _read_memory(ckpt, tree, ids)
     ckpt.core = _core(ckpt, backup)
+    ckpt.letta_embedding_config = letta_embedding_config(path, problems)
     on_step(3, total, LOAD_STEPS[2])
     # only the calls attribution and the CoW log need; the rest waits for a reader of them
     needed, count = some_trace_calls(ckpt.nodes, READ_TOOLS)

@@ -118,6 +118,14 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--entries", type=int, default=None, help="approximate entry count")
     p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
     p_demo.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    p_demo.add_argument(
+        "--recordings",
+        choices=("auto", "minilm", "keywords"),
+        default="auto",
+        help="rank the recorded start-up searches with MiniLM, the default replay ranker, as of"
+        " each read (once, ~140 texts/s; its vectors are cached for the TUI), or with the"
+        " generator's instant keyword stand-in; auto: MiniLM up to 10,000 entries",
+    )
     add_export_option(p_demo)
 
     p_saw = sub.add_parser(

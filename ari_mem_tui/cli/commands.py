@@ -56,7 +56,11 @@ PROGRESS_EVERY = 1.0  # seconds between progress lines: never silent for 2 s
 
 
 def wait_for_vectors(
-    ranker: object, show: bool = True, tty: bool | None = None, stream: TextIO | None = None
+    ranker: object,
+    show: bool = True,
+    tty: bool | None = None,
+    stream: TextIO | None = None,
+    tip: str | None = None,
 ) -> None:
     """Block until an embedding ranker's vectors are ready, saying how far and how long.
 
@@ -64,7 +68,7 @@ def wait_for_vectors(
     idle cores): minutes on a big run. A line goes to stderr at least every `PROGRESS_EVERY`
     seconds (rewritten in place on a terminal), with the rate and an estimate of what is left.
     """
-    from ari_mem_tui.render.report import progress_line
+    from ari_mem_tui.render.report import EMBEDDER_TIP, progress_line
 
     wait = getattr(ranker, "wait", None)
     if wait is None:
@@ -83,7 +87,11 @@ def wait_for_vectors(
         done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
         if total and first_done is None:
             first_done = (now, done)
-        line = clean(progress_line(done, total, now - started, first_done, now), False)
+        elapsed = now - started
+        line = progress_line(
+            done, total, elapsed, first_done, now, EMBEDDER_TIP if tip is None else tip
+        )
+        line = clean(line, False)
         print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
         shown = True
     if show and shown and tty:
@@ -360,25 +368,67 @@ def cmd_open(args: argparse.Namespace) -> int:
     )
 
 
+RECORD_MAX_ENTRIES = 10_000  # `--recordings auto`: MiniLM up to this many entries (~70 s cold)
+
+
+def demo_recorder(args: argparse.Namespace, entries: int) -> object | None:
+    """What records the demo's start-up searches: MiniLM (the default replay ranker) up to
+    RECORD_MAX_ENTRIES entries or with `--recordings minilm`; else None, the generator's
+    keyword stand-in (a 10,000-node demo would take an hour of MiniLM)."""
+    choice = getattr(args, "recordings", "auto")
+    if choice == "keywords" or (choice == "auto" and entries > RECORD_MAX_ENTRIES):
+        return None
+    from ari_mem_tui.search.record import MiniLMRecorder
+
+    def wait(ranker: object) -> None:
+        say(
+            "recording the demo's start-up searches with MiniLM (its vectors are cached for the TUI)"
+        )
+        wait_for_vectors(ranker, tip="; demo --recordings keywords skips this")
+
+    return MiniLMRecorder(wait=wait)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
-    from ari_mem_tui.demo import DemoTargetError, demo_checkpoint, summary, write_demo
+    from ari_mem_tui.demo import (
+        ENTRIES_PER_NODE,
+        DemoTargetError,
+        demo_checkpoint,
+        summary,
+        write_demo,
+    )
+    from ari_mem_tui.search.record import RecorderUnavailable
 
     nodes, seed, entries = int(args.nodes), int(args.seed), args.entries
     if nodes < 2:
         say("ari-mem-tui demo: --nodes must be at least 2")
         return EXIT_UNREADABLE
-    if args.out is not None:
-        try:
-            path = write_demo(Path(args.out), nodes=nodes, seed=seed, entries=entries)
-        except DemoTargetError as exc:
-            say(f"ari-mem-tui demo: {exc}")
-            return EXIT_UNREADABLE
-        print(summary(path))
-        return EXIT_OK
-    if entries is not None:
+    if entries is not None and args.out is None:
         say("ari-mem-tui demo: --entries needs --out (the cache holds default sizes only)")
         return EXIT_UNREADABLE
-    path = demo_checkpoint(nodes=nodes, seed=seed)
+    record = demo_recorder(args, entries if entries is not None else ENTRIES_PER_NODE * nodes)
+
+    def make(record: object | None) -> Path:
+        if args.out is not None:
+            return write_demo(
+                Path(args.out), nodes=nodes, seed=seed, entries=entries, record=record
+            )
+        return demo_checkpoint(nodes=nodes, seed=seed, record=record)
+
+    try:
+        try:
+            path = make(record)
+        except RecorderUnavailable as exc:
+            say(
+                f"ari-mem-tui demo: {exc}; its start-up searches keep the keyword stand-in's ranking"
+            )
+            path = make(None)
+    except DemoTargetError as exc:
+        say(f"ari-mem-tui demo: {exc}")
+        return EXIT_UNREADABLE
+    if args.out is not None:
+        print(summary(path))
+        return EXIT_OK
     try:
         import ari_mem_tui.tui.app  # noqa: F401  (Textual may be missing from a slim install)
     except ImportError:

@@ -7,6 +7,14 @@ of §3.1), `memory_access.jsonl` (§4.2), `experiment.md`, `idea.json`, `evaluat
 A marker file `.ari_mem_tui_demo.json` (ignored by ARI) records the parameters, so a later run
 may overwrite a previous demo but never a directory it did not write.
 
+Recorded start-up searches: the generator ranks every read with a fast keyword stand-in. Given
+a `record` callable (injected by the caller, as this package imports nothing of ours: the CLI
+passes `search.record.MiniLMRecorder`), the start-up searches are ranked again by it, as of
+each read's time, and the access log is rewritten with those results; `settings.json` then
+names the recorder's embedder as the run's Letta embedding handle, where ARI's dashboard keeps
+it. So a replay with that ranker gives every recorded start-up search exactly, except the one
+planted late insert (`demo.run.DemoRun.plant_late_insert`), whose reader's recording differs.
+
 Output is byte-identical for the same (nodes, seed, entries): one `random.Random(seed)`, a fixed
 base epoch, no wall clock, passage ids drawn from the rng, gzip with mtime 0.
 
@@ -28,18 +36,19 @@ import re
 import shutil
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from platformdirs import user_cache_dir
 
 from ari_mem_tui.demo import text as T
-from ari_mem_tui.demo.run import PREVIEW, DemoRun, Entry, Read
+from ari_mem_tui.demo.run import INSERT_S, PREVIEW, DemoRun, Entry, Read
 from ari_mem_tui.demo.tree import SimNode, Timeline
 
 BASE_EPOCH = datetime(2026, 5, 28, 18, 5, 41, tzinfo=UTC).timestamp()
 MARKER = ".ari_mem_tui_demo.json"
 MARKER_KIND = "ari-mem-tui demo checkpoint"
-DEMO_VERSION = 3  # bump when the output changes, so cached demos are regenerated
+DEMO_VERSION = 4  # bump when the output changes, so cached demos are regenerated
+KEYWORDS = "keywords"  # the marker's `recorded_with` when no recorder ranked the searches
 ENTRIES_PER_NODE = 50
 DEMO_FILES = (
     "experiment.md",
@@ -50,6 +59,7 @@ DEMO_FILES = (
     "results.json",
     "memory_backup.jsonl.gz",
     "memory_access.jsonl",
+    "settings.json",
     MARKER,
 )
 EXPERIMENT_FILE = "/home/ari/experiments/spmv_csr/experiment.md"
@@ -57,6 +67,21 @@ EXPERIMENT_FILE = "/home/ari/experiments/spmv_csr/experiment.md"
 
 class DemoTargetError(RuntimeError):
     """The output directory holds files that are not a previous demo."""
+
+
+class Recorder(Protocol):
+    """Ranks the demo's start-up searches as the run's Letta server would have answered them.
+
+    Called with the written checkpoint and one dict per search (`ts`, `query`, `ancestor_ids`,
+    `limit`, `unseen`: passage ids stamped before `ts` whose insert had not landed yet); returns
+    each search's `results` rows as ARI's access log holds them (§4.2).
+    """
+
+    embedding_config: str  # the Letta embedding handle naming its embedder (settings.json)
+
+    def __call__(
+        self, checkpoint: Path, searches: list[dict[str, Any]]
+    ) -> list[list[dict[str, Any]]]: ...
 
 
 # ------------------------------------------------------------------------------ identifiers
@@ -241,7 +266,9 @@ def write_gzip(path: Path, lines: list[str]) -> None:
 def access_events(run: DemoRun, rng: random.Random) -> list[tuple[float, dict[str, Any]]]:
     events: list[tuple[float, dict[str, Any]]] = []
     for entry in run.entries:
-        ts = round(entry.ts + rng.uniform(0.02, 0.35), 6)
+        ts = round(entry.ts + rng.uniform(*INSERT_S), 6)
+        if entry.landed is not None:  # the planted late insert
+            ts = entry.landed
         events.append(
             (
                 ts,
@@ -314,25 +341,69 @@ def write_files(out: Path, timeline: Timeline, run: DemoRun, params: dict[str, A
         {"run_id": timeline.run_id, "nodes": {n["id"]: {k: n[k] for k in keys} for n in nodes}},
     )
     write_gzip(out / "memory_backup.jsonl.gz", backup_lines(run))
-    rng = random.Random(params["seed"] * 7919 + 1)
+    write_access_log(out, run, params["seed"])
+
+
+def write_access_log(out: Path, run: DemoRun, seed: int) -> None:
+    rng = random.Random(seed * 7919 + 1)
     evs = access_events(run, rng)
     with (out / "memory_access.jsonl").open("w", encoding="utf-8") as fh:
         fh.writelines(jsonl(ev) for _, ev in evs)
+
+
+def write_settings(out: Path, embedding_config: str) -> None:
+    """settings.json as ARI's dashboard saves it (`json.dumps(data, indent=2)`, no newline at
+    the end), with only its Memory (Letta) card's keys: ARI saves the whole settings form; the
+    demo has nothing true to say about the rest (LLM, SLURM, container)."""
+    settings = {
+        "letta_base_url": "http://localhost:8283",
+        "letta_embedding_config": embedding_config,
+    }
+    (out / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+
+
+def record_startup_searches(out: Path, run: DemoRun, seed: int, record: Recorder) -> list[str]:
+    """Re-rank the start-up searches with `record`, rewrite the access log and settings.json;
+    return the readers whose recorded search missed a late insert (where a replay differs)."""
+    readers, reads = zip(*run.startup_searches(), strict=True)
+    specs = [
+        {
+            "ts": read.ts,
+            "query": read.query,
+            "ancestor_ids": list(read.ancestor_ids or ()),
+            "limit": read.limit,
+            "unseen": [e.eid for e in run.unseen(read)],
+        }
+        for read in reads
+    ]
+    answers = record(out, specs)
+    for read, results in zip(reads, answers, strict=True):
+        read.results = results
+    write_access_log(out, run, seed)
+    write_settings(out, record.embedding_config)
+    return [reader for reader, spec in zip(readers, specs, strict=True) if spec["unseen"]]
+
+
+def write_marker(
+    out: Path, timeline: Timeline, run: DemoRun, params: dict[str, Any], recorded: dict[str, Any]
+) -> None:
+    """Last, so that a marker means a complete demo."""
     statuses: dict[str, int] = {}
-    for node in nodes:
-        statuses[node["status"]] = statuses.get(node["status"], 0) + 1
+    for node in timeline.nodes:
+        status = node.status(run.stop)
+        statuses[status] = statuses.get(status, 0) + 1
     counts = {
         "run_id": timeline.run_id,
-        "nodes": len(nodes),
+        "nodes": len(timeline.nodes),
         "statuses": dict(sorted(statuses.items())),
-        "max_depth": max(n["depth"] for n in nodes),
+        "max_depth": max(n.depth for n in timeline.nodes),
         "node_scope": sum(e.kind == "node_scope" for e in run.entries),
         "react_step": sum(e.kind == "react_step" for e in run.entries),
         "core_seed": int(bool(run.core_context)),
         "write_events": len(run.entries),
         "read_events": len(run.reads),
     }
-    marker = {"kind": MARKER_KIND, "version": DEMO_VERSION, **params, "counts": counts}
+    marker = {"kind": MARKER_KIND, "version": DEMO_VERSION, **params, **recorded, "counts": counts}
     write_json(out / MARKER, marker)
 
 
@@ -349,10 +420,15 @@ def is_previous_demo(path: Path) -> bool:
     return read_marker(path) is not None
 
 
-def is_current_demo(path: Path) -> bool:
-    """Written completely (the marker is written last) by this version of the generator."""
+def is_current_demo(path: Path, recorded_with: str = KEYWORDS) -> bool:
+    """Written completely (the marker is written last) by this version of the generator, its
+    start-up searches recorded with `recorded_with` (an embedding handle, or KEYWORDS)."""
     marker = read_marker(path)
-    return marker is not None and marker.get("version") == DEMO_VERSION
+    return (
+        marker is not None
+        and marker.get("version") == DEMO_VERSION
+        and marker.get("recorded_with") == recorded_with
+    )
 
 
 def prepare_target(out: Path) -> None:
@@ -370,15 +446,29 @@ def prepare_target(out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
 
 
-def write_demo(out: Path, nodes: int = 40, seed: int = 7, entries: int | None = None) -> Path:
+def write_demo(
+    out: Path,
+    nodes: int = 40,
+    seed: int = 7,
+    entries: int | None = None,
+    record: Recorder | None = None,
+) -> Path:
     """Write the demo checkpoint for (nodes, seed, entries) into `out` and return `out`.
 
-    Raises `DemoTargetError` if `out` is a non-empty directory that is not a previous demo.
+    With `record`, the start-up searches are recorded by it (see the module's docstring);
+    without, by the generator's keyword stand-in. Raises `DemoTargetError` if `out` is a
+    non-empty directory that is not a previous demo; whatever `record` raises propagates.
     """
     out = Path(out)
     prepare_target(out)
     timeline, run = generate(nodes, seed, entries)
-    write_files(out, timeline, run, {"nodes": nodes, "seed": seed, "entries": entries})
+    params = {"nodes": nodes, "seed": seed, "entries": entries}
+    write_files(out, timeline, run, params)
+    recorded: dict[str, Any] = {"recorded_with": KEYWORDS, "recordings_differ": []}
+    if record is not None:
+        differ = record_startup_searches(out, run, seed, record)
+        recorded = {"recorded_with": record.embedding_config, "recordings_differ": differ}
+    write_marker(out, timeline, run, params, recorded)
     return out
 
 
@@ -386,34 +476,50 @@ def cache_root() -> Path:
     return Path(user_cache_dir("ari-mem-tui"))
 
 
-def demo_checkpoint(nodes: int = 40, seed: int = 7) -> Path:
-    """The cached demo checkpoint for (nodes, seed), generated on first use (atomically)."""
+def demo_checkpoint(nodes: int = 40, seed: int = 7, record: Recorder | None = None) -> Path:
+    """The cached demo checkpoint for (nodes, seed), generated on first use (atomically), its
+    start-up searches recorded by `record` (else the keyword stand-in)."""
     root = cache_root()
     target = root / f"demo-n{nodes}-s{seed}"
-    if is_current_demo(target):
+    recorded_with = record.embedding_config if record is not None else KEYWORDS
+    if is_current_demo(target, recorded_with):
         return target
     root.mkdir(parents=True, exist_ok=True)
     tmp = root / f".demo-n{nodes}-s{seed}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
-    write_demo(tmp, nodes=nodes, seed=seed)
+    try:
+        write_demo(tmp, nodes=nodes, seed=seed, record=record)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
     try:
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)
     except OSError:  # another process got there first
         shutil.rmtree(tmp, ignore_errors=True)
-        if not is_current_demo(target):
+        if not is_current_demo(target, recorded_with):
             raise
     return target
 
 
 def summary(path: Path) -> str:
     """One paragraph: what the demo checkpoint at `path` holds (from its marker file)."""
-    c = json.loads((path / MARKER).read_text(encoding="utf-8"))["counts"]
+    marker = json.loads((path / MARKER).read_text(encoding="utf-8"))
+    c = marker["counts"]
     status_text = ", ".join(f"{v} {k}" for k, v in c["statuses"].items())
+    recorded_with = marker.get("recorded_with", KEYWORDS)
+    if recorded_with == KEYWORDS:
+        recorded = "start-up searches ranked by the generator's keyword stand-in"
+    else:
+        differ = ", ".join(marker.get("recordings_differ") or []) or "none"
+        recorded = (
+            f"start-up searches recorded with {recorded_with} as of each read (a late insert "
+            f"makes them differ from a replay at: {differ})"
+        )
     return (
         f"Demo checkpoint {c['run_id']}: {c['nodes']} nodes ({status_text}; depth "
         f"{c['max_depth']}), {c['node_scope']} node-scope entries, {c['react_step']} react "
         f"steps, {c['core_seed']} core seed, {c['write_events']} write and {c['read_events']} "
-        f"read events in the access log. Written to {path}"
+        f"read events in the access log; {recorded}. Written to {path}"
     )

@@ -6,7 +6,9 @@ burst over its ancestors, then the Tier-2 `search_memory` with its direction as 
 calls with their `trace_log` lines and auto `Tool <name>: …` entries, findings, survey summaries,
 RESULT SUMMARY and node-end consolidation. A few planted events make the audit interesting: an
 LLM search whose scope includes a sibling branch (a leak), an LLM `get_node_memory` of a cousin,
-and `add_memory` calls rejected by the copy-on-write guard.
+and `add_memory` calls rejected by the copy-on-write guard; and one write whose insert lands
+after another node's start-up search although it is stamped before that node's start (the one
+recording a replay cannot match, see `plant_late_insert`).
 
 Every started non-root node gets its start-up reads while the run has at most 1,500 started
 nodes; bigger runs record them for 1,500 nodes spread evenly over the run (plus the planted
@@ -20,7 +22,9 @@ time (node and react entries), window of top_k = 200, then post-filtered to the 
 the window order, score = max(0, 1 - 0.01 * window rank). Ranking uses inverted lists restricted
 to the words of the run's queries, so a 200,000-entry pool costs milliseconds per search. Auto
 entries that log a memory read are ranked by their query only (their final text depends on the
-read's results, which are filled in afterwards, in time order).
+read's results, which are filled in afterwards, in time order). The start-up searches can be
+ranked again afterwards by a real ranker (`demo.write_demo(record=…)`); no entry text depends
+on their results.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ from ari_mem_tui.demo.tree import SimNode, Timeline
 
 TOP_K = 200  # ARI_MEMORY_LETTA_OVERFETCH default; limit 5 * 40 is smaller
 PREVIEW = 200  # ARI_MEMORY_ACCESS_PREVIEW_CHARS
+# an insert returns (its write event is logged) this long after the entry's ts at most: the
+# passage reaches the server's pool somewhere in between
+INSERT_S = (0.02, 0.35)
 STARTUP_READ_NODES = 1500  # above this many started nodes, start-up reads are sampled
 COW_ERROR = "node_id does not match current node (CoW violation)"
 WORD = re.compile(r"\w+")
@@ -80,6 +87,9 @@ class Entry:
     eid: str  # passage id
     rank_text: str | None = None  # text used for ranking when `text` is filled in later
     index: int = -1  # position in the global ts order
+    # when the insert returned (the write event's ts) when it is not the usual moment after `ts`:
+    # the planted late insert, absent from the server's pool for a search made in between
+    landed: float | None = None
 
 
 @dataclass(slots=True)
@@ -154,7 +164,9 @@ class DemoRun:
         # the access log's writer queue drops events when it overflows)
         self.startup_stride = -(-len(started) // STARTUP_READ_NODES)
         self.specials: dict[str, list[tuple[float, str, str]]] = {}
+        self.late: dict[str, Any] = {}  # the planted late insert: reader, writer, entries
         self.startups: list[list[Read]] = []
+        self.startup_of: dict[str, list[Read]] = {}  # node id -> its start-up reads
         self.started_count = 0
 
     # ---------------------------------------------------------------- ids and writes
@@ -242,6 +254,36 @@ class DemoRun:
                 if hi > lo:
                     t = lo + (hi - lo) * 0.6
                     self.specials.setdefault(node.id, []).append((t, "reject", node.parent.id))
+        self.plant_late_insert(started)
+
+    def plant_late_insert(self, started: list[SimNode]) -> None:
+        """One write stamped before a node's start-up search but landing after it (§3.2, §4.2:
+        the entry's ts is taken before the insert, the write event's after it returned).
+
+        A node of another branch, running meanwhile, has its LLM add a finding on the same
+        idea as the reader's direction just before the reader starts; the Letta server is slow
+        with that insert, so the reader's recorded search misses it, while a replay as of the
+        reader's start (entries stamped before it) ranks it first in the window: the reader's
+        hits move one window rank down. The one place where recording and replay differ.
+        """
+        stop = self.stop
+        for x in started:
+            done = x.end is not None and x.end <= stop and not x.failed
+            if x.depth < 2 or not done or x.id in self.specials or x.label == "debug":
+                continue
+            t = x.start - 0.5
+            writers = [
+                y
+                for y in started
+                if _off_lineage(x, y)
+                and y.start + 6.0 < t
+                and t < min(y.end or stop + 600.0, stop) - 12.0
+            ]
+            if writers:  # preferably one with no planted finding of its own
+                y = min(writers, key=lambda n: (n.id in self.specials, n.order))
+                self.specials.setdefault(y.id, []).append((t, "late_finding", x.id))
+                self.late = {"reader": x, "writer": y}
+                return
 
     # ---------------------------------------------------------------- whole run
     def build(self) -> None:
@@ -259,6 +301,7 @@ class DemoRun:
         self.bfts_selects()
         self.pipeline_reads()
         self.separate_startups()
+        self.land_late_insert()
 
     def node_run(self, node: SimNode) -> None:
         self.started_count += 1
@@ -266,6 +309,7 @@ class DemoRun:
             self.startup_stride == 1
             or node.order % self.startup_stride == 0
             or node.id in self.specials
+            or node is self.late.get("reader")
         ):
             self.startup_reads(node)
         calls = self.plan_calls(node)
@@ -288,13 +332,18 @@ class DemoRun:
         group.append(Read(t + 0.05, "node_scope", query, list(node.ancestors), 5, "search"))
         self.reads.extend(group)
         self.startups.append(group)
+        self.startup_of[node.id] = group
 
     def separate_startups(self) -> None:
-        """Move a start-up sequence past any other read that falls inside it.
+        """Move a start-up sequence past any other read, or any write, that falls inside it.
 
         ARI's working-context builder issues these reads back to back; keeping them contiguous
-        in the log is what lets a reader attribute the burst to its node (§4.5).
+        in the log is what lets a reader attribute the burst to its node (§4.5). No insert is
+        under way between its first read (the node's start, as a replay dates it) and its
+        search either, so the pool the search ranked is exactly the pool as of the node's start.
         """
+        writes = sorted(e.ts for e in self.entries)
+        pending = INSERT_S[1]  # a write is under way from its ts until its insert returns
         for _ in range(20):
             times = sorted((r.ts, id(r)) for r in self.reads)
             moved = False
@@ -304,6 +353,8 @@ class DemoRun:
                 lo = bisect.bisect_left(times, (first, -1))
                 hi = bisect.bisect_right(times, (last, float("inf")))
                 inside = [ts for ts, rid in times[lo:hi] if rid not in mine]
+                lo = bisect.bisect_left(writes, first - pending)
+                inside += [w + pending for w in writes[lo : bisect.bisect_right(writes, last)]]
                 if inside:
                     shift = max(inside) - first + 0.02
                     for read in group:
@@ -313,6 +364,31 @@ class DemoRun:
                 break
         for read in self.reads:
             read.ts = round(read.ts, 6)
+
+    def land_late_insert(self) -> None:
+        """Date the planted late insert against the reader's start-up reads as they now stand:
+        stamped before the first, landing just after the search: a slow Letta insert, under a
+        second (the access-log join pairs a write event with an entry up to 2 s older)."""
+        if not self.late.get("entry"):
+            return
+        entry, auto = self.late["entry"], self.late["auto"]
+        group = self.startup_of[self.late["reader"].id]
+        entry.landed = round(group[-1].ts + 0.2, 6)
+        # stamped a quarter second before the reader's start, and under a second before it landed
+        entry.ts = round(max(group[0].ts - 0.25, entry.landed - 0.95), 6)
+        # the tool call returned once the insert had landed: its auto entry comes after that
+        auto.ts = round(entry.landed + 0.05, 6)
+
+    def startup_searches(self) -> list[tuple[str, Read]]:
+        """(reader, read) of every recorded start-up search (the Tier-2 read closing a burst)."""
+        return [(node_id, group[-1]) for node_id, group in self.startup_of.items()]
+
+    def unseen(self, read: Read) -> list[Entry]:
+        """Entries stamped before `read` whose insert had not landed when it ran."""
+        late = self.late.get("entry")
+        if late is not None and late.ts < read.ts < (late.landed or late.ts):
+            return [late]
+        return []
 
     # ---------------------------------------------------------------- call plan
     def plan_calls(self, node: SimNode) -> list[tuple[float, str, str]]:
@@ -369,7 +445,9 @@ class DemoRun:
                 self.defer(node, tool, args, outcome, t + exec_s, step)
                 continue
             content.trace.append(envelope_line(outcome))
-            self.auto_entry(node, tool, outcome, t + exec_s, step)
+            auto = self.auto_entry(node, tool, outcome, t + exec_s, step)
+            if kind == "late_finding":
+                self.late["auto"] = auto
         return step
 
     def defer(
@@ -542,6 +620,16 @@ class DemoRun:
 
     def call_japanese_note(self, node: SimNode, t: float, step: int, target: str) -> Call:
         return self.call_add_memory(node, t, step, target, text=T.JAPANESE_NOTE)
+
+    def call_late_finding(self, node: SimNode, t: float, step: int, target: str) -> Call:
+        """The finding of the planted late insert: the same idea as `target`'s direction."""
+        idea = (self.directions[target] or "").rstrip(".")
+        m = self.rng.choice(T.MATRICES)
+        gain = self.rng.uniform(4.0, 12.0)
+        text = f"Tried the same idea on this branch ({idea}): +{gain:.1f}% GFlops_per_s on {m}."
+        call = self.call_add_memory(node, t, step, target, text=text)
+        self.late["entry"] = self.entries[-1]
+        return call
 
     def call_reject(self, _node: SimNode, _t: float, _step: int, target: str) -> Call:
         text = T.fill("Conclusion for the parent: block size {b} is best on {m}", self.rng)
@@ -776,29 +864,32 @@ class DemoRun:
     def words(text: str) -> set[str]:
         return {w for w in WORD.findall(text.lower()) if w not in STOP}
 
-    def window(self, query: str, n: int) -> np.ndarray:
-        """Positions of the top-`TOP_K` pool entries (pool = first n), best first, ties by age."""
+    def window(self, query: str, n: int, extra: int = 0) -> np.ndarray:
+        """Positions of the top-`TOP_K` (+ `extra`) pool entries (pool = first n), best first,
+        ties by age."""
+        top_k = TOP_K + extra
         counts = np.zeros(n, dtype=np.int32)
         for w in self.words(query):
             post = self.postings.get(w)
             if post is not None:
                 counts[post[: np.searchsorted(post, n)]] += 1
-        if n <= TOP_K:
+        if n <= top_k:
             return np.argsort(-counts, kind="stable")
         pos = np.flatnonzero(counts)
-        if len(pos) >= TOP_K:
+        if len(pos) >= top_k:
             key = (-counts[pos]).astype(np.int64) * n + pos
-            best = np.argpartition(key, TOP_K - 1)[:TOP_K]
+            best = np.argpartition(key, top_k - 1)[:top_k]
             return pos[best[np.argsort(key[best])]]
         ranked = pos[np.argsort(-counts[pos], kind="stable")]
-        zeros = np.flatnonzero(counts == 0)[: TOP_K - len(pos)]
+        zeros = np.flatnonzero(counts == 0)[: top_k - len(pos)]
         return np.concatenate([ranked, zeros])
 
     def answer_search(self, read: Read) -> None:
         scope = set(read.ancestor_ids or ())
         n = bisect.bisect_left(self.ts_list, read.ts)
-        for rank, pos in enumerate(self.window(read.query, n).tolist()):
-            entry = self.entries[pos]
+        unseen = {id(e) for e in self.unseen(read)}
+        ranked = (self.entries[p] for p in self.window(read.query, n, len(unseen)).tolist())
+        for rank, entry in enumerate(e for e in ranked if id(e) not in unseen):
             if entry.kind == "node_scope" and entry.node_id in scope:
                 read.hits.append(entry)
                 read.results.append(
@@ -846,6 +937,7 @@ TOOL_CALLS: dict[str, Callable[..., Call]] = {
     "add_memory": DemoRun.call_add_memory,
     "bracket_finding": DemoRun.call_bracket_finding,
     "japanese_note": DemoRun.call_japanese_note,
+    "late_finding": DemoRun.call_late_finding,
     "reject": DemoRun.call_reject,
     "repro": DemoRun.call_repro,
     "search_memory": DemoRun.call_search_memory,

@@ -43,6 +43,8 @@ class Checkpoint:
     problems: list[Problem] = field(default_factory=list)
     # the run's 12-hex hash, set when a Letta server's footers are compared with it
     checkpoint_hash: str | None = None
+    # the Letta embedding handle settings.json names (ARI's `letta_embedding_config`), if any
+    letta_embedding_config: str | None = None
     # tables derived from the lists above by search code (the replay index), rebuilt by them
     derived: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 

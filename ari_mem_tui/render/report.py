@@ -33,11 +33,18 @@ MISSED_SHOWN = 15  # rows of the missed table in text output; --json has them al
 
 
 # ---------------------------------------------------------------- opening
+EMBEDDER_TIP = "; --embedder bm25 answers at once"
+
+
 def progress_line(
-    done: int, total: int, elapsed: float, first: tuple[float, int] | None, now: float
+    done: int,
+    total: int,
+    elapsed: float,
+    first: tuple[float, int] | None,
+    now: float,
+    tip: str = EMBEDDER_TIP,
 ) -> str:
     """`embedding memory texts for MiniLM: 120/5,000 (2%), 27 texts/s, about 3 min left`."""
-    tip = "; --embedder bm25 answers at once"
     if not total:
         return f"loading MiniLM and its vector cache … {elapsed:.0f} s{tip}"
     head = f"embedding memory texts for MiniLM: {done:,}/{total:,} ({100 * done // total}%)"

@@ -19,6 +19,10 @@ from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.search.rankers import ProgressFn
 
 MODEL_NAME = "minilm"
+# The Letta embedding handle ("<provider>/<model>", ARI's `letta_embedding_config`) that names
+# exactly this embedder: a Letta server whose provider serves these vectors ranks as a local
+# MiniLM replay does. The demo's recorded searches are made with it, and say so in settings.json.
+LETTA_HANDLE = "ari-mem-tui/all-MiniLM-L6-v2-int8"
 MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
 DIM = 384
 MAX_TOKENS = 256

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from itertools import pairwise
 
 from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
+from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.startup import (
@@ -32,12 +33,16 @@ def top_k_for(limit: int, overfetch: int = OVERFETCH) -> int:
     return max(overfetch, limit * 40)
 
 
-def rank_score(global_rank: int) -> float:
-    """ARI's synthetic score for the row at 0-based rank r of the unfiltered window.
+def ari_score(global_rank: int) -> float:
+    """ARI's synthetic score for the row at 0-based rank r of the unfiltered window, in ARI's
+    own float arithmetic (`max(0, 1 - 0.01 * r)`: 0.9299999999999999), as its access log holds
+    it."""
+    return max(0.0, 1.0 - 0.01 * global_rank)
 
-    Rounded to the 0.01 step it encodes (ARI's float arithmetic gives 0.9299999999999999).
-    """
-    return round(max(0.0, 1.0 - 0.01 * global_rank), 2)
+
+def rank_score(global_rank: int) -> float:
+    """`ari_score` rounded to the 0.01 step it encodes, as shown."""
+    return round(ari_score(global_rank), 2)
 
 
 def checkpoint_hash(ckpt: Checkpoint) -> str | None:
@@ -136,7 +141,7 @@ def replay(
     ranker_note = ""
     if recorded is not None and recorded.query == query:
         recorded.differences = mark_differences(hits, recorded.hits)
-        ranker_note = ranker_difference(recorded, embedder)
+        ranker_note = ranker_difference(recorded, embedder, ckpt.letta_embedding_config)
         if before is None and recorded.differences:
             notes.append(
                 "today's pool was ranked: entries written after the node started take window "
@@ -319,23 +324,48 @@ BACKEND_WORDS = {
     "letta-substring": "a Letta v0.6 substring search (every score 0.0; no ranks)",
     "unknown": "an unknown backend (no hits recorded)",
 }
+# the local rankers whose vectors a Letta embedding handle can name exactly (search/embedder.py)
+LOCAL_HANDLES = {minilm.MODEL_NAME: minilm.LETTA_HANDLE}
 
 
-def ranker_difference(recorded: RecordedSearch, embedder: str) -> str:
-    """Say when the recording and the replay were ranked by different rankers."""
-    if recorded.backend == "letta" and embedder.startswith("letta:"):
-        return ""  # same kind of ranker: on the same server, as of start, they should agree
+def local_ranker_of(handle: str | None) -> str | None:
+    """The local ranker that embeds exactly as the Letta handle `handle` does, if any."""
+    return next((name for name, known in LOCAL_HANDLES.items() if known == handle), None)
+
+
+def recording_ranker(backend: str, handle: str | None) -> str:
+    """In words, what ranked a recording: the backend its scores show, and for a Letta server
+    the embedding handle settings.json names (ARI's `letta_embedding_config`), when known."""
+    if backend != "letta" or not handle:
+        return BACKEND_WORDS[backend]
+    local = local_ranker_of(handle)
+    embedder = f"this tool's {local} ({handle})" if local else handle
+    return f"a Letta server embedding with {embedder} per settings.json (scores 1 − 0.01·rank)"
+
+
+def ranker_difference(recorded: RecordedSearch, embedder: str, handle: str | None = None) -> str:
+    """Say when the recording and the replay were ranked by different rankers.
+
+    `handle` is the embedding handle settings.json names for the run's Letta server: when it is
+    the local ranker's own, recording and replay ranked alike and nothing needs saying.
+    """
     if recorded.backend == "unknown":
         return ""
+    if recorded.backend == "letta" and embedder.startswith("letta:"):
+        return ""  # same kind of ranker: on the same server, as of start, they should agree
+    local = local_ranker_of(handle) if recorded.backend == "letta" else None
+    if local is not None and local == embedder:
+        return ""  # the server embedded with this very ranker: as of start, they should agree
     replayed = "the Letta server" if embedder.startswith("letta:") else f"local {embedder}"
-    advice = (
-        "; replay with --letta-url on the same server and they should vanish"
-        if recorded.backend == "letta"
-        else ""
-    )
+    advice = ""
+    if local is not None:
+        advice = f"; replay with local {local} and they should vanish"
+    elif recorded.backend == "letta":
+        advice = "; replay with --letta-url on the same server and they should vanish"
+    words = recorded.ranker or BACKEND_WORDS[recorded.backend]
     return (
-        f"recorded by {BACKEND_WORDS[recorded.backend]}, replayed with {replayed}: different "
-        f"rankers, so differences are expected{advice}"
+        f"recorded by {words}, replayed with {replayed}: different rankers, so differences "
+        f"are expected{advice}"
     )
 
 
@@ -386,7 +416,7 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
         limit=event.limit,
         hits=hits,
         backend=backend,
-        ranker=BACKEND_WORDS[backend],
+        ranker=recording_ranker(backend, ckpt.letta_embedding_config),
     )
 
 

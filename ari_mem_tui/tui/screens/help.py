@@ -51,7 +51,8 @@ Browse the memory of an ARI run: what each node **saw**, and why.
   log's record of the real search is shown below, compared on entry, rank, global rank and
   score; the *diff* column marks `+replay` (only in the replay), `-record` (only in the
   recording), `~rank`, `~glob`, `~score` (what differs, read recorded→replayed). A recording
-  made by a Letta server's embedder differs from a local MiniLM/BM25 replay by design;
+  made by a Letta server's embedder differs from a local MiniLM/BM25 replay by design, unless
+  the run's `settings.json` names the local MiniLM as that embedder (as the demo's does);
   ARI's in-memory backend records keyword-overlap scores, which encode no global rank (`?`).
 - **Saw.** The working context the node got at start: tier 1a experiment core, 1b ancestor
   conclusions, 2 semantic supplement, with ARI's caps (`✂` marks a cut) and dedupe.
