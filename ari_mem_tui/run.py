@@ -28,6 +28,7 @@ class RunOptions:
     letta: LettaOptions | None = None  # memory and ranking from this server instead
     rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
     index: bool = True  # reopen unchanged files from the persistent index (checkpoint/index.py)
+    index_behind: bool = False  # write a fresh load's index in the background (the TUI)
 
 
 def open_run(
@@ -45,7 +46,10 @@ def open_run(
     total = len(LOAD_STEPS) + 1
     path = Path(options.checkpoint)
     ckpt = load_checkpoint(
-        path, on_step=lambda n, _m, part: step(n, total, part), use_index=options.index
+        path,
+        on_step=lambda n, _m, part: step(n, total, part),
+        use_index=options.index,
+        save_behind=options.index_behind,
     )
     if options.letta is not None:
         from ari_mem_tui.letta.source import open_letta_run  # noqa: PLC0415

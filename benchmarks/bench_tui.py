@@ -33,7 +33,7 @@ Timings = tuple[float, float, float, list[float], list[float]]
 
 async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> Timings:
     def opener(progress) -> Run:  # as `cmd_open` builds it (RunOptions is frozen)
-        options = RunOptions(checkpoint=path, embedder=embedder)
+        options = RunOptions(checkpoint=path, embedder=embedder, index_behind=True)
         return open_run(options, on_step=getattr(progress, "step", None), on_progress=progress)
 
     start = time.perf_counter()

@@ -144,3 +144,15 @@ def test_one_nodes_cow_rows_built_alone_equal_the_whole_logs(demo_ckpt, index_ro
     assert any(not row.accepted for rows in alone.values() for row in rows)
     for node_id in fresh.nodes:
         assert alone[node_id] == again[node_id] == whole.get(node_id, [])
+
+
+def test_an_index_saved_behind_appears_in_the_background(tmp_path, index_root):
+    import time
+
+    path = _run(tmp_path / "run")
+    fresh = load_checkpoint(path, use_index=True, save_behind=True)
+    deadline = time.monotonic() + 20
+    while not index.is_current(path) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert index.is_current(path)
+    _same(fresh, load_checkpoint(path, use_index=True))

@@ -8,6 +8,7 @@ the CoW write log, which draws on all of them.
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -43,12 +44,14 @@ StepFn = Callable[[int, int, str], None]
 
 
 def load_checkpoint(
-    path: Path, on_step: StepFn | None = None, use_index: bool = False
+    path: Path, on_step: StepFn | None = None, use_index: bool = False, save_behind: bool = False
 ) -> Checkpoint:
     """Load everything readable under `path`; what is not readable becomes `ckpt.problems`.
 
     With `use_index`, a run whose files are unchanged since it was last loaded comes from its
-    persistent index (checkpoint/index.py, in the cache dir), and a fresh load writes one.
+    persistent index (checkpoint/index.py, in the cache dir), and a fresh load writes one:
+    before returning, or with `save_behind` in a daemon thread (the TUI shows the run meanwhile;
+    quitting first leaves no index, never a broken one: it appears by an atomic rename).
     """
     path, on_step = Path(path), on_step or _no_step
     if not use_index:
@@ -60,7 +63,11 @@ def load_checkpoint(
         return cached
     before = index.run_key(path, None)
     ckpt = _without_gc(_load, path, on_step)
-    if ckpt.tree_source is not None:
+    if ckpt.tree_source is None:
+        return ckpt
+    if save_behind:  # (gc stays on: it is process-wide, and the encoder makes few objects)
+        threading.Thread(target=index.save, args=(ckpt, before), daemon=True).start()
+    else:
         _without_gc(index.save, ckpt, before)
     return ckpt
 

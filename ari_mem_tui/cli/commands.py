@@ -329,7 +329,8 @@ def run_openers(args: argparse.Namespace):
     from ari_mem_tui.workspace import remember_run
 
     def openers(run_path: Path):
-        options = dataclasses.replace(run_options(args), checkpoint=run_path)
+        # the index of a first open is written while the run is already on screen
+        options = dataclasses.replace(run_options(args), checkpoint=run_path, index_behind=True)
         remember_run(run_path)
 
         def opener(progress) -> Run:  # a tui.workers.LoadProgress: (done, total), .step(n, m, part)
