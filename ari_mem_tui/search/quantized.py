@@ -199,11 +199,12 @@ def top_k_exact(
     `lo`/`hi` bound every score (−inf for rows out of the pool); `exact_of(indices)` gives the
     exact scores of some rows. Only rows that could still be in the top k are rescored.
     """
-    n = len(lo)
-    k = min(k, int(np.count_nonzero(lo > -np.inf)) if n else 0)
+    live = lo[lo > -np.inf]  # the pool as of a time: numpy's introselect is up to 20x
+    # slower on an array half full of equal values (-inf) than on the values that can matter
+    k = min(k, len(live))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    tau = np.partition(lo, n - k)[n - k] if k < n else -np.inf
+    tau = np.partition(live, len(live) - k)[len(live) - k] if k < len(lo) else -np.inf
     candidates = np.flatnonzero((hi >= tau) & (hi > -np.inf))
     scores = exact_of(candidates)
     order = np.lexsort((candidates, -scores))[:k]
