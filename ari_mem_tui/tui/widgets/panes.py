@@ -119,10 +119,19 @@ class Panes(Horizontal):
         await self._run(self.typeahead.flush())
 
     async def _run(self, held: list[str]) -> None:
-        # in the app's own task, as a key would be: a message an action posts from a widget's
-        # task stops bubbling at that widget (Textual: "parent is sender")
         for key in held:
-            self.app.call_next(self.app._check_bindings, key)
+            self.app.call_next(self._replay, key)
+
+    def _replay(self, key: str) -> None:
+        """Press `key` again, as a command: a Key event posted to the app (public API, what
+        `App.simulate_key` does) takes the path a real key takes (priority bindings, the focused
+        widget, then the bindings from focus up). Run in the app's task (`call_next`): a key
+        posted from this widget's task would stop bubbling here ("parent is sender") and never
+        reach the bindings. It carries no character, so `on_key` lets it through instead of
+        holding it again (`simulate_key` would give a one-letter key its character back)."""
+        event = events.Key(key, None)
+        event.character = None
+        self.app.post_message(event)
 
     @property
     def holding(self) -> bool:
