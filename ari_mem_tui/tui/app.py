@@ -20,6 +20,7 @@ from rich.text import Text
 from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
+from textual.reactive import var
 from textual.widgets import Footer, Input
 
 from ari_mem_tui.checkpoint import Checkpoint
@@ -64,6 +65,7 @@ class AriMemApp(App[None]):
     COMMANDS = App.COMMANDS | {ActionCommands, NodeCommands}
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.APP)
+    wide_columns = var(False)  # `z`: the tables wide (every column) or narrow (they fit)
 
     def __init__(
         self,
@@ -526,6 +528,12 @@ class AriMemApp(App[None]):
             return  # a view over the app (an entry, help): the panes stay as they were
         in_tabs = focused is not None and tabs in focused.ancestors_with_self
         pane.set_class(self.size.width < DRAWER_BELOW and in_tabs, "-drawer")
+
+    def action_toggle_wide(self) -> None:
+        """`z`: every table wide (all columns, long text, sideways scroll) or narrow (it fits);
+        the tables watch `wide_columns` (widgets/tables.py)."""
+        self.wide_columns = not self.wide_columns
+        self.status_bar.set_wide(self.wide_columns)
 
     def action_toggle_dim(self) -> None:
         tree = self.tree_widget

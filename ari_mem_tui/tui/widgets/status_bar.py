@@ -1,5 +1,5 @@
 """The bottom status line: source, embedder (with a progress bar while vectors are computed),
-problem count and follow state."""
+problem count, wide tables and follow state."""
 
 from __future__ import annotations
 
@@ -37,10 +37,12 @@ class StatusBar(Horizontal):
         yield Static("", id="status-embedder")
         yield ProgressBar(total=None, show_eta=False, id="status-progress")
         yield Static("", id="status-problems")
+        yield Static("", id="status-wide")
         yield Static("", id="status-follow")
 
     def on_mount(self) -> None:
         self.query_one("#status-progress").display = False
+        self.query_one("#status-wide").display = False
 
     def set_source(self, label: str) -> None:
         self.query_one("#status-source", Static).update(Text(preview(label, 60), style="bold"))
@@ -88,6 +90,11 @@ class StatusBar(Horizontal):
         if findings:
             label.append(f" · {findings} finding{'s' if findings != 1 else ''}", style="yellow")
         self.query_one("#status-problems", Static).update(label)
+
+    def set_wide(self, on: bool) -> None:
+        wide = self.query_one("#status-wide", Static)
+        wide.update(Text("⇔ wide (z)", style="bold"))
+        wide.display = on  # hidden, it takes no room from the run's name
 
     def set_follow(self, on: bool) -> None:
         text = Text("● following", style="bold green") if on else Text("")
