@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from textual.containers import VerticalScroll
-from textual.widgets import Checkbox, Input, Tabs
+from textual.widgets import Checkbox, Input, Static, Tabs
 
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.screens.confirm import ConfirmScreen
@@ -280,3 +280,46 @@ async def test_text_pasted_into_the_tree_goes_to_the_find_box(tiny: Path, tmp_pa
         _nothing_fired(app, tmp_path)
         find = app.query_one("#find-input", Input)
         assert app.focused is find and find.value == "segmentation fault make"
+
+
+def write_settings(tmp_path: Path, settings: dict) -> None:
+    """The config file the app reads (conftest points ARI_MEM_TUI_CONFIG_DIR at tmp_path)."""
+    config_dir = tmp_path / "config"
+    config_dir.mkdir(exist_ok=True)
+    (config_dir / "config.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
+async def test_q_quits_at_once_by_default(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "q")
+        assert not app.is_running
+
+
+async def test_confirm_quit_asks_first_and_only_y_quits(tiny: Path, tmp_path: Path) -> None:
+    """GIVEN `"confirm_quit": true` (lazygit's confirmOnQuit) WHEN q is pressed THEN the app
+    asks; any other key (a phrase typed into the wrong window: `quick`) stays, `y` quits."""
+    write_settings(tmp_path, {"confirm_quit": True})
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "q")
+        assert app.is_running and app.screen.id == "confirm-quit"
+        assert "Quit ari-mem-tui?" in app.screen.query_one(Static).render().plain
+        await press(pilot, "u")  # `qu…` of a phrase: no
+        assert app.is_running and app.screen.id != "confirm-quit"
+        assert app.focused is app.tree_widget  # back where it was
+        await press(pilot, "ctrl+c", "n")
+        assert app.is_running
+        await press(pilot, "q", "y")
+        assert not app.is_running
+
+
+async def test_confirm_quit_is_off_unless_the_file_says_true(tiny: Path, tmp_path: Path) -> None:
+    write_settings(tmp_path, {"confirm_quit": "yes"})  # not a JSON true: off
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "q")
+        assert not app.is_running

@@ -106,6 +106,8 @@ class AriMemApp(App[None]):
         settings = config.load_settings()
         self._wanted_theme = theme or settings.get("theme") or DEFAULT_THEME
         self.keymap = config.keymap(settings)  # the user's remaps: {key id: keys}, tui/keys.py
+        # `q` asks first (lazygit's confirmOnQuit): for people who type into the wrong window
+        self.confirm_quit = config.flag(settings, "confirm_quit")
         self._remember_after_start = remember_theme
         if title:
             self.sub_title = title
@@ -411,6 +413,25 @@ class AriMemApp(App[None]):
         self.notify(message.text, severity=message.severity)
 
     # ------------------------------------------------------------------ actions
+
+    async def action_quit(self) -> None:
+        self.leave()
+
+    def leave(self) -> None:
+        """`q`, Ctrl+C, Ctrl+Q: quit at once (even while a load or a Letta call waits). With
+        `"confirm_quit": true` in the config file, ask first: `y` quits, any other key stays;
+        Ctrl+Q (Textual's priority quit, which reaches past the question) quits while asked."""
+        if not self.confirm_quit or self.screen.id == "confirm-quit":
+            self.exit()
+            return
+        from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415 - on first use
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        question = Text("Quit ari-mem-tui?", style="bold")
+        self.push_screen(ConfirmScreen(question, id="confirm-quit"), answered)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -72,8 +72,9 @@ KEYS: tuple[Key, ...] = (
         "Focus the detail pane (the shown tab)", "Focus detail", footer=(TREE,)),
     Key("focus_query", "i", "focus_query", "Query",
         "Type a custom query in the Hits tab's query box", "Focus query box", footer=(HITS,)),
-    Key("quit", "q,ctrl+c", "quit", "Quit", "Leave the app (at once, even while a load waits)",
-        "Quit", show=True),
+    Key("quit", "q,ctrl+c", "quit", "Quit",
+        "Leave the app (at once, even while a load waits; asks first with \"confirm_quit\": "
+        "true in the config file)", "Quit", show=True),
     Key("help", "question_mark,f1", "help", "Help",
         "Concepts (ancestor scope, window, rank score, CoW), the tree's legend, keys", "Help",
         show=True),
