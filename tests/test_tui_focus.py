@@ -323,3 +323,47 @@ async def test_confirm_quit_is_off_unless_the_file_says_true(tiny: Path, tmp_pat
         await settle(pilot)
         await press(pilot, "q")
         assert not app.is_running
+
+
+def help_source(app) -> str:
+    from textual.widgets import Markdown
+
+    from ari_mem_tui.tui.screens.help import HelpScreen
+
+    assert isinstance(app.screen, HelpScreen), f"no help open: {app.screen!r}"
+    return app.screen.query_one(Markdown).source
+
+
+def first_section(source: str) -> str:
+    """The help's text up to its second top heading (F1: the focused pane's keys)."""
+    return source.split("\n# ", 1)[0]
+
+
+async def test_f1_shows_the_focused_panes_keys_first(tiny: Path) -> None:
+    """GIVEN focus in a pane WHEN F1 is pressed THEN the help opens on that pane's keys (its
+    own before the moves), the whole help below; `?` opens the whole help as before."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "f1")
+        tree = first_section(help_source(app))
+        assert tree.startswith("# Keys of the tree")
+        for key in ("`/`", "`f`", "`m`", "`c`", "`e`", "`n`", "`d`", "`j`"):
+            assert f"| {key} |" in tree, key
+        assert "| `M` |" not in tree and "| `z` |" not in tree  # Hits and tables keys
+        assert tree.index("| `/` |") < tree.index("| `j` |")  # its own keys before the moves
+        assert "# ari-mem-tui" in help_source(app)  # the whole help follows
+        await press(pilot, "f1")  # closes it
+        await press(pilot, "right_square_bracket", "f1")  # the hits table
+        hits = first_section(help_source(app))
+        assert hits.startswith("# Keys of the Hits tab")
+        for key in ("`M`", "`a`", "`s`", "`i`", "`z`", "`v`", "`y`", "`[`"):
+            assert f"| {key} |" in hits, key
+        assert "| `/` |" not in hits and "| `m` |" not in hits
+        await press(pilot, "escape", "4", "f1")
+        writes = first_section(help_source(app))
+        assert writes.startswith("# Keys of the Writes tab") and "| `w` |" in writes
+        await press(pilot, "escape", "2", "f1")
+        assert first_section(help_source(app)).startswith("# Keys of the Saw tab")
+        await press(pilot, "escape", "question_mark")
+        assert help_source(app).startswith("# ari-mem-tui")

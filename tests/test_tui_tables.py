@@ -345,6 +345,10 @@ async def test_z_makes_every_table_wide_and_back(small_ckpt: Path) -> None:
             "text",
         ]
         assert shown_chars(app, "writes-table") > 60 and not fits(app, "writes-table")
+        writes = app.query_one("#writes-table", DataTable)
+        assert app.focused is writes
+        await press(pilot, "right", "right")  # → scrolls sideways
+        assert writes.scroll_x > 0
         await press(pilot, "z")
         assert column_names(app, "writes-table") == ["time", "result", "by", "text"]
         assert column_names(app, "hits-table") == narrow_hits

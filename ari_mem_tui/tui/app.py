@@ -437,6 +437,19 @@ class AriMemApp(App[None]):
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
+    def action_pane_help(self) -> None:
+        """F1: the help, the keys of the focused pane first (the first widget from focus up
+        that names its key scopes: the tree pane, a tab; tui/keys.py)."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        focused = self.screen.focused
+        for node in focused.ancestors_with_self if focused is not None else ():
+            scopes = getattr(node, "HELP_SCOPES", ())
+            if scopes:
+                self.push_screen(HelpScreen((getattr(node, "help_name", "this pane"), scopes)))
+                return
+        self.push_screen(HelpScreen())
+
     def action_runs(self) -> None:
         """The workspace's run picker; Enter there opens the run in this app."""
         if self.workspace is None or self.run_factory is None:

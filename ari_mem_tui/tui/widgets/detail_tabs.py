@@ -41,6 +41,12 @@ class KeyedTab(TabPane):
 
     # the widget that takes focus when the tab is shown with `]` or 1–6 (a CSS selector)
     MAIN = ""
+    # its keys' scopes (tui/keys.py): F1 lists their keys first
+    HELP_SCOPES: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def help_name(self) -> str:
+        return f"the {(self.id or '').title()} tab"
 
     def main_widget(self) -> Widget | None:
         found = self.query(self.MAIN) if self.MAIN else None
@@ -50,11 +56,13 @@ class KeyedTab(TabPane):
 class HitsTab(KeyedTab):
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.HITS)
     MAIN = "#hits-table"
+    HELP_SCOPES = (keys.HITS, keys.TABLE)
 
 
 class WritesTab(KeyedTab):
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.WRITES)
     MAIN = "#writes-table"
+    HELP_SCOPES = (keys.WRITES, keys.TABLE)
 
 
 class TextTab(KeyedTab):
@@ -62,6 +70,7 @@ class TextTab(KeyedTab):
 
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.TEXT)
     MAIN = "VerticalScroll"
+    HELP_SCOPES = (keys.TEXT,)
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("VerticalScroll").results(), direction)  # type: ignore[arg-type]
@@ -69,6 +78,7 @@ class TextTab(KeyedTab):
 
 class AuditTab(KeyedTab):
     MAIN = "#audit-table"
+    HELP_SCOPES = (keys.TABLE,)
 
 
 TAB_CLASSES = {

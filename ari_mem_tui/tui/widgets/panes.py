@@ -22,10 +22,7 @@ from textual.containers import Horizontal
 from ari_mem_tui.tui import keys
 
 BURST_GAP = 0.04  # seconds: printable keys closer than this are typing, not commands
-# key ids whose keys fire at once (held down, they repeat faster than BURST_GAP)
-INSTANT = frozenset(
-    {"down", "up", "collapse", "expand", "top", "bottom", "scroll_down", "scroll_up"}
-)
+INSTANT = keys.MOVES  # key ids whose keys fire at once (held down, they repeat faster)
 
 
 @dataclass

@@ -12,12 +12,16 @@ from textual.widgets import Input
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.render.words import plural
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.messages import JumpToNode
 from ari_mem_tui.tui.screens.filter import FilterScreen, TreeFilter
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 
 
 class TreePane(Vertical):
+    HELP_SCOPES = (keys.TREE,)  # F1 here: the tree's keys first (tui/keys.py)
+    help_name = "the tree"
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.tree_filter = TreeFilter()
