@@ -112,7 +112,7 @@ async def test_arrows_move_in_the_tree_and_j_k_scroll_the_text_tabs(tiny: Path) 
 
 def _nothing_fired(app, tmp_path: Path, tab: str = "hits") -> None:
     assert not (tmp_path / "exports").exists(), "a dossier was written"
-    assert app.last_export is None
+    assert app.tabs.last_export is None
     assert app.tabs.marked_id is None
     assert app.tree_pane.display and not app.tree_widget.dim_unseen
     assert not app.following
@@ -181,7 +181,7 @@ async def test_export_asks_first_and_only_y_writes(tiny: Path, tmp_path: Path) -
             assert not isinstance(app.screen, ConfirmScreen)
             assert not (tmp_path / "exports").exists()
         await press(pilot, "e", "y")
-        assert app.last_export is not None and app.last_export[0].exists()
+        assert app.tabs.last_export is not None and app.tabs.last_export[0].exists()
 
 
 def test_the_burst_guard_tells_typing_from_single_keys() -> None:

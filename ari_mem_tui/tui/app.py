@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.reactive import var
@@ -25,9 +25,7 @@ from textual.widgets import Footer, Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.model.checkpoint import NodeRefError
-from ari_mem_tui.render.opening import opening_node
-from ari_mem_tui.render.text import preview, short_id
+from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui import messages as msg
@@ -55,7 +53,6 @@ from ari_mem_tui.tui.workers import Opener, TreeOpener
 RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run → its openers
 
 DEFAULT_THEME = "textual-dark"
-DRAWER_BELOW = 100  # columns: narrower, the tree folds away while the tabs have focus
 AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
 
 
@@ -100,8 +97,6 @@ class AriMemApp(App[None]):
         self.initial_node = initial_node
         # without a node asked for: a useful node (what `ari-mem-tui CKPT` does), or the root
         self.open_useful = open_useful
-        self._auto_node: str | None = None  # the node the app chose to open on, until moved
-        self.opening_reason = ""  # why the app opened where it did (render/opening.py)
         self.remember_theme = False  # not while the initial theme is being applied
         settings = config.load_settings()
         self._wanted_theme = theme or settings.get("theme") or DEFAULT_THEME
@@ -112,7 +107,6 @@ class AriMemApp(App[None]):
         if title:
             self.sub_title = title
         self.current_id: str | None = None
-        self.last_export: tuple[Path, Path] | None = None
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
         self._audit_pending: Checkpoint | None = None  # loaded, audit not started yet
@@ -238,35 +232,10 @@ class AriMemApp(App[None]):
         self._choose_first(ckpt, self.initial_node)
 
     def _choose_first(self, ckpt: Checkpoint, wanted: str | None) -> None:
-        """The node asked for (`ari-mem-tui CKPT NODE`, any unique part of its id), else a
-        useful one (render/opening.py); the audit may move there later (_open_on_finding)."""
-        target, why = None, ""
-        if wanted:
-            try:
-                target = ckpt.resolve_node(wanted)
-            except NodeRefError as exc:
-                self.notify(str(exc), title="no such node", severity="warning")
-        if target is None and self.open_useful:
-            target, why = opening_node(ckpt)
-            self._auto_node = target if self.initial_node is None else None
-        if target is None:
-            target = ckpt.roots[0] if ckpt.roots else None
-        if target:
-            self.tree_widget.select_id(target)
+        """The node asked for, else a useful one (widgets/tree_pane.py)."""
+        asked = self.initial_node is not None
+        if target := self.tree_pane.open_first(ckpt, wanted, self.open_useful, asked):
             self.choose(target)
-            self.opening_reason = why
-
-    def _open_on_finding(self, by_node: dict) -> None:
-        """Once the audit is in: a run opened on a node of its own choosing moves to the first
-        node with a finding, unless the user has moved since."""
-        auto, self._auto_node = self._auto_node, None
-        if auto is None or self.current_id != auto or self.ckpt is None:
-            return
-        target, why = opening_node(self.ckpt, by_node)
-        if target and target != auto:
-            self.tree_widget.select_id(target)
-            self.choose(target)
-            self.opening_reason = why
 
     @on(msg.LoadFailed)
     def _load_failed(self, message: msg.LoadFailed) -> None:
@@ -334,7 +303,8 @@ class AriMemApp(App[None]):
             return
         self.tree_widget.set_findings(message.by_node)
         self.tabs.set_findings(message.by_node)
-        self._open_on_finding(message.by_node)
+        if target := self.tree_pane.move_to_finding(message.ckpt, message.by_node, self.current_id):
+            self.choose(target)
         self.status_bar.set_problems(*self.audit_pane.set_audit(message.rows, message.summary))
 
     def _add_ui_problem(self, row: AuditRow) -> None:
@@ -533,35 +503,7 @@ class AriMemApp(App[None]):
         self.tree_pane.close_find()
 
     def action_toggle_tree(self) -> None:
-        pane = self.tree_pane
-        if pane.has_class("-drawer"):  # narrow, folded away while the tabs had focus: open it
-            pane.remove_class("-drawer")
-            pane.display = True
-            self.tree_widget.focus()
-            return
-        pane.display = not pane.display
-        if not pane.display:
-            self.tabs.focus()
-
-    @on(events.DescendantFocus)
-    def _focus_moved(self) -> None:
-        self._fit_tree()
-
-    def on_resize(self) -> None:
-        self._fit_tree()
-
-    def _fit_tree(self) -> None:
-        """Below DRAWER_BELOW columns the tree is a drawer: folded away while focus is in the
-        tabs, so their tables get the width; `t` (or focus back in the tree) opens it."""
-        try:
-            pane, tabs = self.tree_pane, self.tabs
-        except Exception:  # noqa: BLE001 - not composed yet
-            return
-        focused = self.screen.focused
-        if self.screen is not tabs.screen:
-            return  # a view over the app (an entry, help): the panes stay as they were
-        in_tabs = focused is not None and tabs in focused.ancestors_with_self
-        pane.set_class(self.size.width < DRAWER_BELOW and in_tabs, "-drawer")
+        self.query_one(Panes).toggle_tree()
 
     def action_toggle_wide(self) -> None:
         """`z`: every table wide (all columns, long text, sideways scroll) or narrow (it fits);
@@ -622,43 +564,7 @@ class AriMemApp(App[None]):
         self.notify(f"copied {preview(text, 40)}")
 
     def action_export(self) -> None:
-        """`e`: asks first, naming the files (a phrase typed into the wrong window must not
-        write a dossier into whatever directory the app was started in); `y` writes."""
-        ckpt = self.ckpt
-        replay = self.replays.get(self.tabs.key)
-        if ckpt is None or replay is None:
-            self.notify("the node's search has not finished yet", severity="warning")
-            return
-        from ari_mem_tui.render.dossier import dossier_paths  # noqa: PLC0415 - on first use
-        from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415
-
-        out_dir = config.export_dir(ckpt.path, self.export_to)
-        md_path, json_path = dossier_paths(ckpt, replay.node_id, out_dir)
-        question = Text.assemble(
-            ("Export the dossier of ", "bold"),
-            (short_id(replay.node_id), "bold"),
-            ("?\n", "bold"),
-            f"{md_path}\n{json_path}",
-        )
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._write_dossier(ckpt, replay, out_dir)
-            else:
-                self.notify("export cancelled")
-
-        self.push_screen(ConfirmScreen(question), answered)
-
-    def _write_dossier(self, ckpt: Checkpoint, replay: Replay, out_dir: Path) -> None:
-        from ari_mem_tui.render.dossier import export_dossier  # noqa: PLC0415 - on first use
-
-        try:
-            md_path, json_path = export_dossier(ckpt, replay, out_dir)
-        except (OSError, ValueError) as exc:
-            self.notify(f"export failed: {exc}", severity="error")
-            return
-        self.last_export = (md_path, json_path)
-        self.notify(f"{md_path}\n{json_path.name}", title="dossier written", timeout=8)
+        self.tabs.export(self.export_to)
 
     def action_reload(self) -> None:
         self.notify("reloading …")
