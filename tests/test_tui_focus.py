@@ -367,3 +367,31 @@ async def test_f1_shows_the_focused_panes_keys_first(tiny: Path) -> None:
         assert first_section(help_source(app)).startswith("# Keys of the Saw tab")
         await press(pilot, "escape", "question_mark")
         assert help_source(app).startswith("# ari-mem-tui")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_a_number_key_moves_focus_to_the_new_tab_and_keeps_it(
+    tiny: Path, size, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the hits table focused WHEN 4 is pressed THEN focus goes straight to the Writes
+    table and stays. (Moved after a refresh, it went first to a hidden table of the Hits tab,
+    which switched the tabs back, and at times ended on nothing: seen at 80×24 in tmux.)"""
+    from textual.screen import Screen
+
+    went: list[object] = []
+    set_focus = Screen.set_focus
+
+    def spy(screen, widget, *args, **kwargs):
+        went.append(widget)
+        return set_focus(screen, widget, *args, **kwargs)
+
+    monkeypatch.setattr(Screen, "set_focus", spy)
+    app = make_app(tiny)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await press(pilot, "right_square_bracket")
+        went.clear()
+        await press(pilot, "4")
+        await pilot.pause(0.3)
+        writes = app.query_one("#writes-table")
+        assert went == [writes] and app.focused is writes and app.tabs.active == "writes"

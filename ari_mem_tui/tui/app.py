@@ -482,7 +482,9 @@ class AriMemApp(App[None]):
         had_focus = self.focused is not None and tabs in self.focused.ancestors_with_self
         tabs.active = name
         if had_focus:
-            self.call_after_refresh(tabs.focus_main)
+            # now, not after a refresh: the old tab's widget, hidden, would pass its focus on
+            # to a widget of its own tab, switching the tabs back (seen at 80×24 in tmux)
+            tabs.focus_main()
 
     def action_focus_tree(self) -> None:
         self.tree_pane.display = True
