@@ -499,7 +499,7 @@ class AriMemApp(App[None]):
         if not self.tabs.display:
             return
         self.tabs.active = "hits"
-        self.call_after_refresh(self.query_one("#query-input", Input).focus)
+        self.query_one("#query-input", Input).focus()  # at once, as action_tab does
 
     def action_escape(self) -> None:
         self.tree_pane.close_find()
