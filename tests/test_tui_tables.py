@@ -378,3 +378,23 @@ async def test_at_80x24_the_hits_header_is_one_line_and_the_query_box_usable(
         await press(pilot, "z")
         assert header.display and not line.display
         assert "pool as of the node's start" in header.render().plain
+
+
+def test_a_long_source_is_cut_in_the_middle() -> None:
+    from ari_mem_tui.tui.widgets.status_bar import cut_middle
+
+    path = "files: /root/.cache/ari-mem-tui/runs/demo-n40-s7"
+    assert cut_middle(path, 80) == path
+    cut = cut_middle(path, 30)
+    assert len(cut) == 30 and cut.startswith("files: /") and cut.endswith("/demo-n40-s7")
+
+
+async def test_at_80_columns_the_status_line_keeps_the_runs_folder(tmp_path: Path) -> None:
+    from tests.tui_helpers import write_tiny_checkpoint
+
+    deep = tmp_path / ("a-long-folder-name-" * 4) / "the-run-folder"
+    app = make_app(write_tiny_checkpoint(deep))  # no fixed label: the real, long path
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        shown = app.query_one("#status-source", Static).render().plain
+        assert shown.startswith("files: ") and shown.endswith("the-run-folder") and "…" in shown
