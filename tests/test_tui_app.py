@@ -125,10 +125,10 @@ async def test_export_writes_the_dossier_outside_the_checkpoint(tiny: Path, tmp_
         assert isinstance(app.screen, ConfirmScreen)
         assert str((tmp_path / "exports").resolve()) in app.screen.question.plain
         await press(pilot, "enter")
-        assert app.last_export is None and not (tmp_path / "exports").exists()
+        assert app.tabs.last_export is None and not (tmp_path / "exports").exists()
         await press(pilot, "e", "y")
-        assert app.last_export is not None
-        md_path, json_path = app.last_export
+        assert app.tabs.last_export is not None
+        md_path, json_path = app.tabs.last_export
         assert md_path.parent == (tmp_path / "exports").resolve()
         assert IDS["B1"] in md_path.read_text(encoding="utf-8")
         data = json.loads(json_path.read_text(encoding="utf-8"))
@@ -412,8 +412,8 @@ async def test_palette_runs_an_action(tiny: Path) -> None:
         await press(pilot, *"export dossier")
         await pilot.pause(0.3)
         await press(pilot, "enter", "y")
-        assert app.last_export is not None
-        assert app.last_export[0].name.startswith(IDS["B1"][-8:] + "-")  # its short id
+        assert app.tabs.last_export is not None
+        assert app.tabs.last_export[0].name.startswith(IDS["B1"][-8:] + "-")  # its short id
 
 
 async def test_palette_jumps_to_a_node(tiny: Path) -> None:
@@ -585,7 +585,7 @@ async def test_the_app_opens_on_the_first_node_with_a_finding_once_the_audit_is_
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.current_id == expected.node_id
-        assert app.opening_reason == expected.reason
+        assert app.tree_pane.opening_reason == expected.reason
         assert app.tree_widget.selected_id == expected.node_id
         # its lineage is expanded: every ancestor's line is in the tree
         for ancestor in ckpt.nodes[expected.node_id].ancestor_ids:

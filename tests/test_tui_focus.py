@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from textual.containers import VerticalScroll
-from textual.widgets import Checkbox, Input, Tabs
+from textual.widgets import Checkbox, Input, Static, Tabs
 
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.screens.confirm import ConfirmScreen
@@ -112,7 +112,7 @@ async def test_arrows_move_in_the_tree_and_j_k_scroll_the_text_tabs(tiny: Path) 
 
 def _nothing_fired(app, tmp_path: Path, tab: str = "hits") -> None:
     assert not (tmp_path / "exports").exists(), "a dossier was written"
-    assert app.last_export is None
+    assert app.tabs.last_export is None
     assert app.tabs.marked_id is None
     assert app.tree_pane.display and not app.tree_widget.dim_unseen
     assert not app.following
@@ -181,7 +181,7 @@ async def test_export_asks_first_and_only_y_writes(tiny: Path, tmp_path: Path) -
             assert not isinstance(app.screen, ConfirmScreen)
             assert not (tmp_path / "exports").exists()
         await press(pilot, "e", "y")
-        assert app.last_export is not None and app.last_export[0].exists()
+        assert app.tabs.last_export is not None and app.tabs.last_export[0].exists()
 
 
 def test_the_burst_guard_tells_typing_from_single_keys() -> None:
@@ -280,3 +280,118 @@ async def test_text_pasted_into_the_tree_goes_to_the_find_box(tiny: Path, tmp_pa
         _nothing_fired(app, tmp_path)
         find = app.query_one("#find-input", Input)
         assert app.focused is find and find.value == "segmentation fault make"
+
+
+def write_settings(tmp_path: Path, settings: dict) -> None:
+    """The config file the app reads (conftest points ARI_MEM_TUI_CONFIG_DIR at tmp_path)."""
+    config_dir = tmp_path / "config"
+    config_dir.mkdir(exist_ok=True)
+    (config_dir / "config.json").write_text(json.dumps(settings), encoding="utf-8")
+
+
+async def test_q_quits_at_once_by_default(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "q")
+        assert not app.is_running
+
+
+async def test_confirm_quit_asks_first_and_only_y_quits(tiny: Path, tmp_path: Path) -> None:
+    """GIVEN `"confirm_quit": true` (lazygit's confirmOnQuit) WHEN q is pressed THEN the app
+    asks; any other key (a phrase typed into the wrong window: `quick`) stays, `y` quits."""
+    write_settings(tmp_path, {"confirm_quit": True})
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "q")
+        assert app.is_running and app.screen.id == "confirm-quit"
+        assert "Quit ari-mem-tui?" in app.screen.query_one(Static).render().plain
+        await press(pilot, "u")  # `qu…` of a phrase: no
+        assert app.is_running and app.screen.id != "confirm-quit"
+        assert app.focused is app.tree_widget  # back where it was
+        await press(pilot, "ctrl+c", "n")
+        assert app.is_running
+        await press(pilot, "q", "y")
+        assert not app.is_running
+
+
+async def test_confirm_quit_is_off_unless_the_file_says_true(tiny: Path, tmp_path: Path) -> None:
+    write_settings(tmp_path, {"confirm_quit": "yes"})  # not a JSON true: off
+    app = make_app(tiny)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "q")
+        assert not app.is_running
+
+
+def help_source(app) -> str:
+    from textual.widgets import Markdown
+
+    from ari_mem_tui.tui.screens.help import HelpScreen
+
+    assert isinstance(app.screen, HelpScreen), f"no help open: {app.screen!r}"
+    return app.screen.query_one(Markdown).source
+
+
+def first_section(source: str) -> str:
+    """The help's text up to its second top heading (F1: the focused pane's keys)."""
+    return source.split("\n# ", 1)[0]
+
+
+async def test_f1_shows_the_focused_panes_keys_first(tiny: Path) -> None:
+    """GIVEN focus in a pane WHEN F1 is pressed THEN the help opens on that pane's keys (its
+    own before the moves), the whole help below; `?` opens the whole help as before."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "f1")
+        tree = first_section(help_source(app))
+        assert tree.startswith("# Keys of the tree")
+        for key in ("`/`", "`f`", "`m`", "`c`", "`e`", "`n`", "`d`", "`j`"):
+            assert f"| {key} |" in tree, key
+        assert "| `M` |" not in tree and "| `z` |" not in tree  # Hits and tables keys
+        assert tree.index("| `/` |") < tree.index("| `j` |")  # its own keys before the moves
+        assert "# ari-mem-tui" in help_source(app)  # the whole help follows
+        await press(pilot, "f1")  # closes it
+        await press(pilot, "right_square_bracket", "f1")  # the hits table
+        hits = first_section(help_source(app))
+        assert hits.startswith("# Keys of the Hits tab")
+        for key in ("`M`", "`a`", "`s`", "`i`", "`z`", "`v`", "`y`", "`[`"):
+            assert f"| {key} |" in hits, key
+        assert "| `/` |" not in hits and "| `m` |" not in hits
+        await press(pilot, "escape", "4", "f1")
+        writes = first_section(help_source(app))
+        assert writes.startswith("# Keys of the Writes tab") and "| `w` |" in writes
+        await press(pilot, "escape", "2", "f1")
+        assert first_section(help_source(app)).startswith("# Keys of the Saw tab")
+        await press(pilot, "escape", "question_mark")
+        assert help_source(app).startswith("# ari-mem-tui")
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+async def test_a_number_key_moves_focus_to_the_new_tab_and_keeps_it(
+    tiny: Path, size, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN the hits table focused WHEN 4 is pressed THEN focus goes straight to the Writes
+    table and stays. (Moved after a refresh, it went first to a hidden table of the Hits tab,
+    which switched the tabs back, and at times ended on nothing: seen at 80×24 in tmux.)"""
+    from textual.screen import Screen
+
+    went: list[object] = []
+    set_focus = Screen.set_focus
+
+    def spy(screen, widget, *args, **kwargs):
+        went.append(widget)
+        return set_focus(screen, widget, *args, **kwargs)
+
+    monkeypatch.setattr(Screen, "set_focus", spy)
+    app = make_app(tiny)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await press(pilot, "right_square_bracket")
+        went.clear()
+        await press(pilot, "4")
+        await pilot.pause(0.3)
+        writes = app.query_one("#writes-table")
+        assert went == [writes] and app.focused is writes and app.tabs.active == "writes"

@@ -51,6 +51,20 @@ def test_tab(snap_compare, tiny_fixed: Path, tab: str, size: str) -> None:
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
 
 
+@pytest.mark.parametrize("wide", [False, True], ids=["narrow", "wide"])
+def test_hits_focused_at_80x24(snap_compare, tiny_fixed: Path, wide: bool) -> None:
+    """GIVEN 80×24, WHEN the hits table has focus, THEN the tree folds away, the header is one
+    line and the text column gets the rest; with `z`, every column and the whole header."""
+    app = make_app(tiny_fixed, label="files: tiny")
+
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        await settle(pilot)
+        await press(pilot, *KEYS_TO["B1"], "right_square_bracket", *(["z"] if wide else []))
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
+
+
 def test_compare_screen(snap_compare, tiny_fixed: Path) -> None:
     app = make_app(tiny_fixed, label="files: tiny")
 

@@ -280,3 +280,121 @@ async def test_pane_titles_carry_filter_find_pool_query_and_scope(tiny: Path) ->
         assert title_of(writes).startswith("Writes · node ")
         await press(pilot, "w")
         assert title_of(writes) == "Writes · whole run"
+
+
+# ---------------------------------------------------------------- 5. wide / narrow (`z`)
+
+
+def column_names(app, table_id: str) -> list[str]:
+    return [str(c.label) for c in app.query_one(f"#{table_id}", DataTable).columns.values()]
+
+
+def fits(app, table_id: str) -> bool:
+    table = app.query_one(f"#{table_id}", DataTable)
+    return table.virtual_size.width <= table.size.width
+
+
+@pytest.mark.parametrize("size", [(120, 40), (80, 24)], ids=["120x40", "80x24"])
+async def test_whole_run_writes_give_the_text_the_width(small_ckpt: Path, size) -> None:
+    """GIVEN the whole run's writes (the widest table), WHEN its table has focus, THEN the
+    narrow columns leave the text 30 characters or more and nothing scrolls sideways."""
+    app = make_app(small_ckpt)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await press(pilot, "4", "w", "right_square_bracket")
+        assert app.focused is app.query_one("#writes-table")
+        assert column_names(app, "writes-table") == ["time", "result", "by", "text"]
+        assert shown_chars(app, "writes-table") >= 30
+        assert fits(app, "writes-table")
+        await press(pilot, "w")  # one node's log: its writer is the node, no column for it
+        assert column_names(app, "writes-table") == ["time", "result", "text"]
+
+
+async def test_a_rejected_write_names_its_target_in_the_result_column(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "4", "w")
+        table = app.query_one("#writes-table", DataTable)
+        results = [table.get_row_at(i)[1].plain for i in range(table.row_count)]
+        assert "✗ →b0000001" in results  # A2's write into B's memory
+        assert set(results) == {"✓", "✗ →b0000001"}
+
+
+async def test_z_makes_every_table_wide_and_back(small_ckpt: Path) -> None:
+    """`z` (k9s's wide): every column and long text, scrolling sideways; `z` again: narrow."""
+    app = make_app(small_ckpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "right_square_bracket")
+        narrow_hits = column_names(app, "hits-table")
+        assert "kind" not in narrow_hits and "entry" not in narrow_hits
+        await press(pilot, "z")
+        assert column_names(app, "hits-table")[-3:] == ["diff", "entry", "text"]
+        assert "kind" in column_names(app, "hits-table")
+        status = app.query_one("#status-wide", Static).render().plain
+        assert "wide" in status
+        await press(pilot, "4", "w")
+        assert column_names(app, "writes-table") == [
+            "time",
+            "result",
+            "by",
+            "tool",
+            "reason",
+            "source",
+            "text",
+        ]
+        assert shown_chars(app, "writes-table") > 60 and not fits(app, "writes-table")
+        writes = app.query_one("#writes-table", DataTable)
+        assert app.focused is writes
+        await press(pilot, "right", "right")  # → scrolls sideways
+        assert writes.scroll_x > 0
+        await press(pilot, "z")
+        assert column_names(app, "writes-table") == ["time", "result", "by", "text"]
+        assert column_names(app, "hits-table") == narrow_hits
+        assert fits(app, "writes-table")
+        assert not app.query_one("#status-wide", Static).display
+
+
+async def test_at_80x24_the_hits_header_is_one_line_and_the_query_box_usable(
+    small_ckpt: Path,
+) -> None:
+    """GIVEN 80×24, THEN the Hits header is one line (pool and ranker are in the border title),
+    the query box is wide enough to type in, and the table shows several rows of real text;
+    `z` brings the whole header back."""
+    app = make_app(small_ckpt)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "j", "right_square_bracket")
+        pane = app.query_one("#hits-pane")
+        line, header = app.query_one("#hits-line", Static), app.query_one("#hits-query", Static)
+        assert line.display and line.region.height == 1 and not header.display
+        assert line.render().plain.startswith("query at start: ")
+        assert app.query_one("#query-input").size.width >= 30
+        table = app.query_one("#hits-table", DataTable)
+        visible = table.region.intersection(pane.region)
+        assert visible.height >= 1 + 5  # the column header and five hits, on screen
+        assert shown_chars(app, "hits-table") >= 30
+        await press(pilot, "z")
+        assert header.display and not line.display
+        assert "pool as of the node's start" in header.render().plain
+
+
+def test_a_long_source_is_cut_in_the_middle() -> None:
+    from ari_mem_tui.tui.widgets.status_bar import cut_middle
+
+    path = "files: /root/.cache/ari-mem-tui/runs/demo-n40-s7"
+    assert cut_middle(path, 80) == path
+    cut = cut_middle(path, 30)
+    assert len(cut) == 30 and cut.startswith("files: /") and cut.endswith("/demo-n40-s7")
+
+
+async def test_at_80_columns_the_status_line_keeps_the_runs_folder(tmp_path: Path) -> None:
+    from tests.tui_helpers import write_tiny_checkpoint
+
+    deep = tmp_path / ("a-long-folder-name-" * 4) / "the-run-folder"
+    app = make_app(write_tiny_checkpoint(deep))  # no fixed label: the real, long path
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        shown = app.query_one("#status-source", Static).render().plain
+        assert shown.startswith("files: ") and shown.endswith("the-run-folder") and "…" in shown

@@ -17,16 +17,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import events, on, work
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
+from textual.reactive import var
 from textual.widgets import Footer, Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.model.checkpoint import NodeRefError
-from ari_mem_tui.render.opening import opening_node
-from ari_mem_tui.render.text import preview, short_id
+from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui import messages as msg
@@ -54,7 +53,6 @@ from ari_mem_tui.tui.workers import Opener, TreeOpener
 RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run → its openers
 
 DEFAULT_THEME = "textual-dark"
-DRAWER_BELOW = 100  # columns: narrower, the tree folds away while the tabs have focus
 AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
 
 
@@ -64,6 +62,7 @@ class AriMemApp(App[None]):
     COMMANDS = App.COMMANDS | {ActionCommands, NodeCommands}
     HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.APP)
+    wide_columns = var(False)  # `z`: the tables wide (every column) or narrow (they fit)
 
     def __init__(
         self,
@@ -98,17 +97,16 @@ class AriMemApp(App[None]):
         self.initial_node = initial_node
         # without a node asked for: a useful node (what `ari-mem-tui CKPT` does), or the root
         self.open_useful = open_useful
-        self._auto_node: str | None = None  # the node the app chose to open on, until moved
-        self.opening_reason = ""  # why the app opened where it did (render/opening.py)
         self.remember_theme = False  # not while the initial theme is being applied
         settings = config.load_settings()
         self._wanted_theme = theme or settings.get("theme") or DEFAULT_THEME
         self.keymap = config.keymap(settings)  # the user's remaps: {key id: keys}, tui/keys.py
+        # `q` asks first (lazygit's confirmOnQuit): for people who type into the wrong window
+        self.confirm_quit = config.flag(settings, "confirm_quit")
         self._remember_after_start = remember_theme
         if title:
             self.sub_title = title
         self.current_id: str | None = None
-        self.last_export: tuple[Path, Path] | None = None
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
         self._audit_pending: Checkpoint | None = None  # loaded, audit not started yet
@@ -234,35 +232,10 @@ class AriMemApp(App[None]):
         self._choose_first(ckpt, self.initial_node)
 
     def _choose_first(self, ckpt: Checkpoint, wanted: str | None) -> None:
-        """The node asked for (`ari-mem-tui CKPT NODE`, any unique part of its id), else a
-        useful one (render/opening.py); the audit may move there later (_open_on_finding)."""
-        target, why = None, ""
-        if wanted:
-            try:
-                target = ckpt.resolve_node(wanted)
-            except NodeRefError as exc:
-                self.notify(str(exc), title="no such node", severity="warning")
-        if target is None and self.open_useful:
-            target, why = opening_node(ckpt)
-            self._auto_node = target if self.initial_node is None else None
-        if target is None:
-            target = ckpt.roots[0] if ckpt.roots else None
-        if target:
-            self.tree_widget.select_id(target)
+        """The node asked for, else a useful one (widgets/tree_pane.py)."""
+        asked = self.initial_node is not None
+        if target := self.tree_pane.open_first(ckpt, wanted, self.open_useful, asked):
             self.choose(target)
-            self.opening_reason = why
-
-    def _open_on_finding(self, by_node: dict) -> None:
-        """Once the audit is in: a run opened on a node of its own choosing moves to the first
-        node with a finding, unless the user has moved since."""
-        auto, self._auto_node = self._auto_node, None
-        if auto is None or self.current_id != auto or self.ckpt is None:
-            return
-        target, why = opening_node(self.ckpt, by_node)
-        if target and target != auto:
-            self.tree_widget.select_id(target)
-            self.choose(target)
-            self.opening_reason = why
 
     @on(msg.LoadFailed)
     def _load_failed(self, message: msg.LoadFailed) -> None:
@@ -330,7 +303,8 @@ class AriMemApp(App[None]):
             return
         self.tree_widget.set_findings(message.by_node)
         self.tabs.set_findings(message.by_node)
-        self._open_on_finding(message.by_node)
+        if target := self.tree_pane.move_to_finding(message.ckpt, message.by_node, self.current_id):
+            self.choose(target)
         self.status_bar.set_problems(*self.audit_pane.set_audit(message.rows, message.summary))
 
     def _add_ui_problem(self, row: AuditRow) -> None:
@@ -410,9 +384,41 @@ class AriMemApp(App[None]):
 
     # ------------------------------------------------------------------ actions
 
+    async def action_quit(self) -> None:
+        self.leave()
+
+    def leave(self) -> None:
+        """`q`, Ctrl+C, Ctrl+Q: quit at once (even while a load or a Letta call waits). With
+        `"confirm_quit": true` in the config file, ask first: `y` quits, any other key stays;
+        Ctrl+Q (Textual's priority quit, which reaches past the question) quits while asked."""
+        if not self.confirm_quit or self.screen.id == "confirm-quit":
+            self.exit()
+            return
+        from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415 - on first use
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self.exit()
+
+        question = Text("Quit ari-mem-tui?", style="bold")
+        self.push_screen(ConfirmScreen(question, id="confirm-quit"), answered)
+
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
+
+    def action_pane_help(self) -> None:
+        """F1: the help, the keys of the focused pane first (the first widget from focus up
+        that names its key scopes: the tree pane, a tab; tui/keys.py)."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        focused = self.screen.focused
+        for node in focused.ancestors_with_self if focused is not None else ():
+            scopes = getattr(node, "HELP_SCOPES", ())
+            if scopes:
+                self.push_screen(HelpScreen((getattr(node, "help_name", "this pane"), scopes)))
+                return
+        self.push_screen(HelpScreen())
 
     def action_runs(self) -> None:
         """The workspace's run picker; Enter there opens the run in this app."""
@@ -476,7 +482,9 @@ class AriMemApp(App[None]):
         had_focus = self.focused is not None and tabs in self.focused.ancestors_with_self
         tabs.active = name
         if had_focus:
-            self.call_after_refresh(tabs.focus_main)
+            # now, not after a refresh: the old tab's widget, hidden, would pass its focus on
+            # to a widget of its own tab, switching the tabs back (seen at 80×24 in tmux)
+            tabs.focus_main()
 
     def action_focus_tree(self) -> None:
         self.tree_pane.display = True
@@ -491,41 +499,19 @@ class AriMemApp(App[None]):
         if not self.tabs.display:
             return
         self.tabs.active = "hits"
-        self.call_after_refresh(self.query_one("#query-input", Input).focus)
+        self.query_one("#query-input", Input).focus()  # at once, as action_tab does
 
     def action_escape(self) -> None:
         self.tree_pane.close_find()
 
     def action_toggle_tree(self) -> None:
-        pane = self.tree_pane
-        if pane.has_class("-drawer"):  # narrow, folded away while the tabs had focus: open it
-            pane.remove_class("-drawer")
-            pane.display = True
-            self.tree_widget.focus()
-            return
-        pane.display = not pane.display
-        if not pane.display:
-            self.tabs.focus()
+        self.query_one(Panes).toggle_tree()
 
-    @on(events.DescendantFocus)
-    def _focus_moved(self) -> None:
-        self._fit_tree()
-
-    def on_resize(self) -> None:
-        self._fit_tree()
-
-    def _fit_tree(self) -> None:
-        """Below DRAWER_BELOW columns the tree is a drawer: folded away while focus is in the
-        tabs, so their tables get the width; `t` (or focus back in the tree) opens it."""
-        try:
-            pane, tabs = self.tree_pane, self.tabs
-        except Exception:  # noqa: BLE001 - not composed yet
-            return
-        focused = self.screen.focused
-        if self.screen is not tabs.screen:
-            return  # a view over the app (an entry, help): the panes stay as they were
-        in_tabs = focused is not None and tabs in focused.ancestors_with_self
-        pane.set_class(self.size.width < DRAWER_BELOW and in_tabs, "-drawer")
+    def action_toggle_wide(self) -> None:
+        """`z`: every table wide (all columns, long text, sideways scroll) or narrow (it fits);
+        the tables watch `wide_columns` (widgets/tables.py)."""
+        self.wide_columns = not self.wide_columns
+        self.status_bar.set_wide(self.wide_columns)
 
     def action_toggle_dim(self) -> None:
         tree = self.tree_widget
@@ -580,43 +566,7 @@ class AriMemApp(App[None]):
         self.notify(f"copied {preview(text, 40)}")
 
     def action_export(self) -> None:
-        """`e`: asks first, naming the files (a phrase typed into the wrong window must not
-        write a dossier into whatever directory the app was started in); `y` writes."""
-        ckpt = self.ckpt
-        replay = self.replays.get(self.tabs.key)
-        if ckpt is None or replay is None:
-            self.notify("the node's search has not finished yet", severity="warning")
-            return
-        from ari_mem_tui.render.dossier import dossier_paths  # noqa: PLC0415 - on first use
-        from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415
-
-        out_dir = config.export_dir(ckpt.path, self.export_to)
-        md_path, json_path = dossier_paths(ckpt, replay.node_id, out_dir)
-        question = Text.assemble(
-            ("Export the dossier of ", "bold"),
-            (short_id(replay.node_id), "bold"),
-            ("?\n", "bold"),
-            f"{md_path}\n{json_path}",
-        )
-
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self._write_dossier(ckpt, replay, out_dir)
-            else:
-                self.notify("export cancelled")
-
-        self.push_screen(ConfirmScreen(question), answered)
-
-    def _write_dossier(self, ckpt: Checkpoint, replay: Replay, out_dir: Path) -> None:
-        from ari_mem_tui.render.dossier import export_dossier  # noqa: PLC0415 - on first use
-
-        try:
-            md_path, json_path = export_dossier(ckpt, replay, out_dir)
-        except (OSError, ValueError) as exc:
-            self.notify(f"export failed: {exc}", severity="error")
-            return
-        self.last_export = (md_path, json_path)
-        self.notify(f"{md_path}\n{json_path.name}", title="dossier written", timeout=8)
+        self.tabs.export(self.export_to)
 
     def action_reload(self) -> None:
         self.notify("reloading …")

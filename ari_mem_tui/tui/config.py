@@ -1,4 +1,5 @@
-"""The TUI's small settings file (the theme, remapped keys), kept under the XDG config dir.
+"""The TUI's small settings file (the theme, remapped keys, export folder, whether `q` asks
+first), kept under the XDG config dir.
 
 `ARI_MEM_TUI_CONFIG_DIR` overrides the location, so tests never touch the user's real config.
 A broken or unwritable file is ignored: settings are a convenience, never a reason to fail.
@@ -43,6 +44,11 @@ def keymap(settings: dict[str, Any]) -> dict[str, str]:
     if not isinstance(table, dict):
         return {}
     return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, str) and v}
+
+
+def flag(settings: dict[str, Any], name: str) -> bool:
+    """A yes/no setting: on only when the file says `true` (a typo or a string leaves it off)."""
+    return settings.get(name) is True
 
 
 def save_setting(key: str, value: Any) -> bool:

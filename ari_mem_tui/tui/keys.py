@@ -9,7 +9,7 @@ closes, …) beside their code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
 from textual.binding import Binding
@@ -47,6 +47,8 @@ class Key:
     # an APP key that belongs to a pane: it works anywhere, but the footer shows it only while
     # that pane has focus (the pane binds it too, to the app's action)
     footer: tuple[str, ...] = ()
+    # more panes whose F1 help lists it (besides its scopes and footer), not in their footer
+    panes: tuple[str, ...] = ()
 
 
 # fmt: off
@@ -70,17 +72,22 @@ KEYS: tuple[Key, ...] = (
         "Focus tree", footer=(HITS, WRITES, TEXT, TABLE)),
     Key("focus_detail", "right_square_bracket", "focus_detail", "Detail",
         "Focus the detail pane (the shown tab)", "Focus detail", footer=(TREE,)),
-    Key("focus_query", "i", "focus_query", "Type query",
+    Key("focus_query", "i", "focus_query", "Query",
         "Type a custom query in the Hits tab's query box", "Focus query box", footer=(HITS,)),
-    Key("quit", "q,ctrl+c", "quit", "Quit", "Leave the app (at once, even while a load waits)",
-        "Quit", show=True),
-    Key("help", "question_mark,f1", "help", "Help",
+    Key("quit", "q,ctrl+c", "quit", "Quit",
+        "Leave the app (at once, even while a load waits; asks first with \"confirm_quit\": "
+        "true in the config file)", "Quit", show=True),
+    Key("help", "question_mark", "help", "Help",
         "Concepts (ancestor scope, window, rank score, CoW), the tree's legend, keys", "Help",
         show=True),
+    Key("pane_help", "f1", "pane_help", "Help here",
+        "The help, the keys of the focused pane (tree, Hits, Writes, …) first",
+        "Help for the focused pane"),
     Key("find", "slash", "find", "Find", "Find a node by id or text (typing fast or pasting "
         "into the tree finds too)", "Find node", footer=(TREE,)),
-    Key("find_next", "n", "find_next", "Next", "Next find match", "Find next"),
-    Key("find_prev", "N", "find_prev", "Previous", "Previous find match", "Find previous"),
+    Key("find_next", "n", "find_next", "Next", "Next find match", "Find next", panes=(TREE,)),
+    Key("find_prev", "N", "find_prev", "Previous", "Previous find match", "Find previous",
+        panes=(TREE,)),
     Key("filter", "f", "filter", "Filter", "Keep nodes of some statuses / labels", "Filter tree",
         footer=(TREE,)),
     Key("clear_filter", "", "clear_filter", "Clear filter", "Show every node again",
@@ -88,29 +95,36 @@ KEYS: tuple[Key, ...] = (
     Key("mark", "m", "mark", "Mark", "Mark the current node for compare", "Mark node",
         footer=(TREE,)),
     Key("compare", "c", "compare", "Compare", "Compare side by side with the marked node",
-        "Compare with marked"),
+        "Compare with marked", panes=(TREE,)),
     Key("export", "e", "export", "Export",
         "Write the node's dossier as Markdown + JSON (asks first: y writes, any other key "
         "cancels)", "Export dossier", footer=(TREE,)),
     Key("follow", "F", "toggle_follow", "Follow",
         "Follow a running checkpoint: re-read changed files", "Follow"),
-    Key("copy", "y", "copy", "Copy", "Copy the node id or the entry under the cursor", "Copy"),
+    Key("copy", "y", "copy", "Copy", "Copy the node id or the entry under the cursor", "Copy",
+        panes=(TREE, HITS, WRITES)),
     Key("reload", "r", "reload", "Reload", "Re-read the checkpoint", "Reload"),
     Key("dim", "d", "toggle_dim", "Dim unseen",
-        "Dim the nodes the selection's search could not see", "Dim unseen nodes"),
+        "Dim the nodes the selection's search could not see", "Dim unseen nodes",
+        panes=(TREE,)),
     Key("missed", "M", "toggle_missed", "Missed",
         "Show the missed: eligible ancestor entries outside the window", "Show missed entries",
         footer=(HITS,)),
     Key("as_of", "a", "toggle_as_of", "Pool",
         "Rank the pool as of the node's start (default) or today's, later writes too",
         "Pool: as of start / today", footer=(HITS,)),
-    Key("query_source", "s", "cycle_query", "Query",
+    Key("query_source", "s", "cycle_query", "Source",
         "Search with the eval_summary at start, the eval_summary now, or your own query",
         "Query: at start / now / custom", footer=(HITS,)),
     Key("writes_scope", "w", "toggle_writes_scope", "Node / run",
         "Switch the Writes tab's scope: this node / the whole run", "Writes: node / whole run",
         footer=(WRITES,)),
-    Key("tree", "t,ctrl+b", "toggle_tree", "Tree", "Hide or show the tree", "Toggle tree pane"),
+    Key("wide", "z", "toggle_wide", "Wide",
+        "Wide / narrow tables (k9s's wide): every column and 200 characters of text, scrolling "
+        "sideways, and the Hits header in full / the columns that fit the pane",
+        "Tables: wide / narrow", footer=(TABLE,)),
+    Key("tree", "t,ctrl+b", "toggle_tree", "Tree", "Hide or show the tree", "Toggle tree pane",
+        panes=(TREE, HITS, WRITES, TEXT, TABLE)),
     Key("back", "escape", "escape", "Back", "Close the find box, back to the tree"),
     Key("health", "H", "health", "Health",
         "Memory health: starved nodes, crowded windows, entries never read", "Memory health"),
@@ -125,6 +139,9 @@ KEYS: tuple[Key, ...] = (
 )
 # fmt: on
 BY_ID = {key.id: key for key in KEYS}
+# the moves: they fire at once (held down they repeat faster than the burst guard's gap,
+# widgets/panes.py), and a pane's F1 help lists them after its own keys
+MOVES = frozenset({"down", "up", "collapse", "expand", "top", "bottom", "scroll_down", "scroll_up"})
 
 # Textual's own keys, listed in the help beside ours (not remappable here)
 TEXTUAL_KEYS = (
@@ -168,9 +185,18 @@ def display(keys: str) -> str:
     return " ".join(format_key(k.strip()) for k in keys.split(",") if k.strip())
 
 
-def help_rows(keymap: Mapping[str, str]) -> list[tuple[str, str, str]]:
-    """(id, keys as shown, what it does) for every key with keys, in the registry's order."""
-    return [(k.id, display(keys_of(k, keymap)), k.help) for k in KEYS if keys_of(k, keymap)]
+def help_rows(keymap: Mapping[str, str], pane: Collection[str] = ()) -> list[tuple[str, str, str]]:
+    """(id, keys as shown, what it does) for every key with keys, in the registry's order; with
+    `pane` (scopes: TREE, HITS, TABLE, …), only the keys that work in or belong to that pane,
+    its own keys before the moves."""
+    rows = [
+        (k.id, display(keys_of(k, keymap)), k.help)
+        for k in KEYS
+        if keys_of(k, keymap) and (not pane or set(pane) & {*k.scopes, *k.footer, *k.panes})
+    ]
+    if pane:
+        rows.sort(key=lambda row: row[0] in MOVES)  # stable: the registry's order otherwise
+    return rows
 
 
 def palette_actions(keymap: Mapping[str, str]) -> list[tuple[str, str, str, str]]:

@@ -1,5 +1,6 @@
 """A yes/no question answered with one key: `y` says yes, any other key (Enter, Esc, a letter
-of a phrase typed into the wrong window) says no. Used before `e` writes files."""
+of a phrase typed into the wrong window) says no. Used before `e` writes files, and before `q`
+quits when the config file asks for it (`"confirm_quit": true`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from textual.widgets import Static
 
 
 class ConfirmScreen(ModalScreen[bool]):
-    def __init__(self, question: Text) -> None:
-        super().__init__()
+    def __init__(self, question: Text, **kwargs) -> None:
+        super().__init__(**kwargs)
         self.question = question
 
     def compose(self) -> ComposeResult:

@@ -1,8 +1,9 @@
-"""`?` / F1: the concepts behind what the panes show, and the keys."""
+"""`?`: the concepts behind what the panes show, and the keys; F1: the same, the focused
+pane's keys first."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import ClassVar
 
 from textual.app import ComposeResult
@@ -82,11 +83,19 @@ TREE_LEGEND_TAIL = """| `a0000001` | the node id's last 8 characters, as ARI's d
 
 Focus: the focused pane has the bright border and the footer lists its keys; `[` focuses the
 tree, `]` the detail pane (the shown tab), `i` the Hits query box, `Esc` goes back to the tree.
+`F1` opens this help on the keys of the focused pane.
+
+Tables are narrow: the columns that fit, the text taking the rest of the width (below 110
+columns the Hits header is one line; the pool and ranker are in the border title). `z` makes
+them wide, as k9s does: every column (the Hits kind and entry; the Writes tool, reason and
+source), 200 characters of text, scrolling sideways (`←` `→`), and the whole Hits header.
+Enter shows a row in full either way.
 
 Typing safety: every letter is a command, so printable keys that arrive in a burst (a paste, or
 typing faster than single presses, under 40 ms apart) are text for the find box, and a single
 command letter waits those 40 ms before it runs. Text boxes (find, query, limit) keep their
-letters. `e` asks before it writes a dossier: `y` writes, any other key cancels.
+letters. `e` asks before it writes a dossier: `y` writes, any other key cancels. `q` quits at
+once; with `"confirm_quit": true` in the config file it asks first (`y` quits).
 
 ## Keys
 """
@@ -110,25 +119,41 @@ def tree_legend() -> str:
     return TREE_LEGEND_HEAD + "\n".join(rows) + "\n" + TREE_LEGEND_TAIL
 
 
-def keys_table(keymap: Mapping[str, str]) -> str:
-    """The help's key table, from the key registry with the user's remaps applied."""
+def keys_table(keymap: Mapping[str, str], pane: Collection[str] = ()) -> str:
+    """The help's key table, from the key registry with the user's remaps applied; with `pane`
+    (its scopes), the keys of that pane only (F1)."""
     rows = [
-        (" ".join(f"`{k}`" for k in shown.split()), text) for _, shown, text in help_rows(keymap)
+        (" ".join(f"`{k}`" for k in shown.split()), text)
+        for _, shown, text in help_rows(keymap, pane)
     ]
-    rows += TEXTUAL_KEYS
+    if not pane:
+        rows += TEXTUAL_KEYS
     return "| key | action |\n|---|---|\n" + "".join(f"| {k} | {t} |\n" for k, t in rows)
 
 
 class HelpScreen(ModalScreen[None]):
+    """The whole help; opened with F1 from a pane (Posting's context help), that pane's keys
+    come first: `pane` is (its name, its scopes in tui/keys.py)."""
+
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark,f1", "dismiss", "Close"),
         *keys.bindings(keys.VIEW),
     ]
 
+    def __init__(self, pane: tuple[str, Collection[str]] | None = None) -> None:
+        super().__init__()
+        self.pane = pane
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
             keymap = getattr(self.app, "keymap", {})
-            yield Markdown(HELP_TEXT + tree_legend() + "\n" + keys_table(keymap))
+            first = ""
+            if self.pane is not None:
+                name, scopes = self.pane
+                first = (
+                    f"# Keys of {name}\n\n{keys_table(keymap, scopes)}\n(the whole help below)\n\n"
+                )
+            yield Markdown(first + HELP_TEXT + tree_legend() + "\n" + keys_table(keymap))
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#help-body").results(VerticalScroll), direction)

@@ -142,7 +142,7 @@ class RunPickerScreen(Screen[Path | None]):
         event.input.display = False
         self.query_one("#runs-table").focus()
 
-    def action_back(self) -> None:
+    async def action_back(self) -> None:
         box = self.query_one("#runs-filter", Input)
         if box.display:
             box.display = False
@@ -151,7 +151,7 @@ class RunPickerScreen(Screen[Path | None]):
         if self.can_go_back:
             self.dismiss(None)
         else:
-            self.app.exit()
+            await self.app.run_action("app.quit")  # the app's quit: asks first if configured
 
     @on(DataTable.RowSelected, "#runs-table")
     def _chosen(self, event: DataTable.RowSelected) -> None:

@@ -122,26 +122,36 @@ class CorePane(VerticalScroll):
 
 # ---------------------------------------------------------------- Writes
 
-# the source (log, backup, trace) is in the row's view (Enter): the text needs the width more;
-# in the whole run's log the writer and its target share a column (`by→target` when they differ)
-WRITE_COLUMNS = ["time", "result", "target", "tool", "text"]
-WHOLE_RUN_COLUMNS = ["time", "result", "by→target", "tool", "text"]
-REASON_WIDTH = 12  # the rest of a rejection's reason: in the row's view (Enter)
+# narrow (the default): when, accepted or not (a rejected write names its target: `✗ →b0000001`),
+# who wrote it (whole run only: in a node's log that is the node) and the text, which gets the
+# rest of the width; wide (`z`) adds the tool, the reason and the source. Every field: Enter.
+WRITE_COLUMNS = ["time", "result", "by", "tool", "reason", "source", "text"]
+WRITE_WIDE = ("tool", "reason", "source")
+REASON_WIDTH = 40  # wide: the rest of a rejection's reason is in the row's view (Enter)
 WRITES_SHOWN = 2000  # rows of the Writes table (a DataTable of 10k rows takes ~1.4 s to fill)
 REJECTED_SHOWN = 20  # rejected writes spelled out above it
 ERROR_LOG_SHOWN = 2000  # characters of a node's error_log in the Node tab
 
 
-def write_row(write: CowWrite, with_writer: bool = True) -> list[object]:
-    result = (
-        Text("✓ accepted", style="green")
-        if write.accepted
-        else Text("✗ " + preview(write.reason or "rejected", REASON_WIDTH), style="bold red")
-    )
-    target = short_id(write.target_node)
-    if with_writer and write.current_node != write.target_node:
-        target = f"{short_id(write.current_node) if write.current_node else '–'}→{target}"
-    return [fmt_ts(write.ts, short=True), result, target, write.tool, write.text]
+def write_row(write: CowWrite) -> list[object]:
+    """The cells of WRITE_COLUMNS for one write."""
+    writer = write.current_node or write.target_node
+    if write.accepted:
+        result = Text("✓", style="green")
+    elif write.target_node != writer:
+        result = Text(f"✗ →{short_id(write.target_node)}", style="bold red")
+    else:
+        result = Text("✗", style="bold red")
+    reason = preview(write.reason, REASON_WIDTH) if write.reason else None
+    return [
+        fmt_ts(write.ts, short=True),
+        result,
+        short_id(writer),
+        write.tool,
+        reason,
+        write.source,
+        write.text,
+    ]
 
 
 def write_detail(write: CowWrite) -> RowDetail:
@@ -214,14 +224,11 @@ class WritesPane(Vertical):
             )
         self.query_one("#writes-title", Static).update(title)
         self.border_title = Text(f"Writes · {scope}")  # Text: never parsed as markup
-        columns = WHOLE_RUN_COLUMNS if whole else WRITE_COLUMNS
         self.query_one("#writes-table", VimTable).fill(
-            columns,
-            (
-                (str(i), write_row(w, with_writer=whole))
-                for i, w in enumerate(writes[:WRITES_SHOWN])
-            ),
+            WRITE_COLUMNS,
+            ((str(i), write_row(w)) for i, w in enumerate(writes[:WRITES_SHOWN])),
             reserve=True,
+            wide_only=WRITE_WIDE if whole else (*WRITE_WIDE, "by"),
         )
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

@@ -9,18 +9,21 @@ at cost most of a keypress.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual import on, work
 from textual.binding import BindingType
 from textual.widget import Widget
 from textual.widgets import TabbedContent, TabPane, Tabs
 
+from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import short_id
 from ari_mem_tui.run import Run
 from ari_mem_tui.search.startup import start_time
-from ari_mem_tui.tui import keys, workers
+from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui.messages import (
     CompareReady,
     ReplayDone,
@@ -41,6 +44,12 @@ class KeyedTab(TabPane):
 
     # the widget that takes focus when the tab is shown with `]` or 1–6 (a CSS selector)
     MAIN = ""
+    # its keys' scopes (tui/keys.py): F1 lists their keys first
+    HELP_SCOPES: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def help_name(self) -> str:
+        return f"the {(self.id or '').title()} tab"
 
     def main_widget(self) -> Widget | None:
         found = self.query(self.MAIN) if self.MAIN else None
@@ -50,11 +59,13 @@ class KeyedTab(TabPane):
 class HitsTab(KeyedTab):
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.HITS)
     MAIN = "#hits-table"
+    HELP_SCOPES = (keys.HITS, keys.TABLE)
 
 
 class WritesTab(KeyedTab):
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.WRITES)
     MAIN = "#writes-table"
+    HELP_SCOPES = (keys.WRITES, keys.TABLE)
 
 
 class TextTab(KeyedTab):
@@ -62,6 +73,7 @@ class TextTab(KeyedTab):
 
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.TEXT)
     MAIN = "VerticalScroll"
+    HELP_SCOPES = (keys.TEXT,)
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("VerticalScroll").results(), direction)  # type: ignore[arg-type]
@@ -69,6 +81,7 @@ class TextTab(KeyedTab):
 
 class AuditTab(KeyedTab):
     MAIN = "#audit-table"
+    HELP_SCOPES = (keys.TABLE,)
 
 
 TAB_CLASSES = {
@@ -92,6 +105,7 @@ class DetailTabs(TabbedContent):
         self._stale: set[str] = set()
         self.marked_id: str | None = None  # `m`, for `c`
         self.findings: dict[str, list] = {}  # node id -> its audit findings
+        self.last_export: tuple[Path, Path] | None = None  # the last dossier written (`e`)
 
     def on_mount(self) -> None:
         # the tab strip is no Tab stop that swallows keys: 1–6 switch tabs, `]` focuses the pane
@@ -170,6 +184,46 @@ class DetailTabs(TabbedContent):
             if writes.table_focused:
                 return writes.current_text()
         return node_id
+
+    # ---- export ----
+
+    def export(self, requested: Path | None) -> None:
+        """`e`: the node's dossier, asked first and naming the files (a phrase typed into the
+        wrong window must not write files); `y` writes them into the export folder
+        (tui/config.py: `requested` is `--export-dir`)."""
+        ckpt = self.run.checkpoint if self.run else None
+        replay = self.replays.get(self.key)
+        if ckpt is None or replay is None:
+            self.notify("the node's search has not finished yet", severity="warning")
+            return
+        from ari_mem_tui.render.dossier import dossier_paths  # noqa: PLC0415 - on first use
+        from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415
+
+        out_dir = config.export_dir(ckpt.path, requested)
+        md_path, json_path = dossier_paths(ckpt, replay.node_id, out_dir)
+        question = Text.assemble(
+            (f"Export the dossier of {short_id(replay.node_id)}?\n", "bold"),
+            f"{md_path}\n{json_path}",
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._write_dossier(ckpt, replay, out_dir)
+            else:
+                self.notify("export cancelled")
+
+        self.app.push_screen(ConfirmScreen(question), answered)
+
+    def _write_dossier(self, ckpt: Checkpoint, replay: Replay, out_dir: Path) -> None:
+        from ari_mem_tui.render.dossier import export_dossier  # noqa: PLC0415 - on first use
+
+        try:
+            md_path, json_path = export_dossier(ckpt, replay, out_dir)
+        except (OSError, ValueError) as exc:
+            self.notify(f"export failed: {exc}", severity="error")
+            return
+        self.last_export = (md_path, json_path)
+        self.notify(f"{md_path}\n{json_path.name}", title="dossier written", timeout=8)
 
     # ---- mark / compare ----
 

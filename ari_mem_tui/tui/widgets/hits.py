@@ -31,7 +31,8 @@ MARK_STYLES = {
     "moved": "cyan",
     "changed": "cyan",
 }
-HIT_COLUMNS = ["#", "glob", "score", "node", "kind", "diff", "text"]
+HIT_COLUMNS = ["#", "glob", "score", "node", "kind", "diff", "entry", "text"]
+HIT_WIDE = ("kind", "entry")  # shown only in wide tables (`z`): the text needs the width more
 RECORDED_NOTE = "recorded start-up search"
 AS_OF_LABELS = {True: "pool: as of start", False: "pool: today (a)"}
 
@@ -52,6 +53,7 @@ def hit_row(hit: Hit) -> list[object]:
         short_id(hit.node_id),
         "node" if hit.kind == "node_scope" else hit.kind,
         mark_text(hit),
+        hit.entry_id,
         hit.text,
     ]
 
@@ -114,6 +116,16 @@ def hits_title(replay: Replay) -> Text:
     return Text(f"Hits · {pool} · {source} · {ranker}")  # Text: never parsed as markup
 
 
+def header_line(replay: Replay) -> Text:
+    """The Hits header on a narrow screen: the query in one line, and any note in one more."""
+    source = {"start": "query at start", "now": "query now"}.get(replay.query_source, "query")
+    line = Text.assemble((source, "bold"), ": ", preview(replay.query, 300))  # cut: app.tcss
+    for note in replay.notes:
+        if not note.startswith(RECORDED_NOTE):
+            line.append("\nnote: " + preview(note, 300), style="yellow")
+    return line
+
+
 class HitsPane(VerticalScroll):
     """Hits of the selected node; Enter on a row opens the entry.
 
@@ -133,6 +145,9 @@ class HitsPane(VerticalScroll):
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node in the tree.", style="italic"), id="hits-query")
+        # the header in one line, for narrow screens (app.tcss): the pool and the ranker are in
+        # the border title, the keys in the footer, the whole header one `z` away
+        yield Static("", id="hits-line")
         with Horizontal(id="hits-controls"):
             yield Input(placeholder="custom query (Enter)", id="query-input")
             yield Input(value="5", type="integer", id="limit-input", tooltip="limit (ARI: 5)")
@@ -156,6 +171,8 @@ class HitsPane(VerticalScroll):
     def on_mount(self) -> None:
         self.query_one("#missed-table").set_class(True, "empty")
         self.query_one("#missed-title").display = False
+        if hasattr(self.app, "wide_columns"):  # wide (`z`): the whole header on any screen
+            self.watch(self.app, "wide_columns", lambda wide: self.set_class(wide, "-wide"))
 
     def show_findings(self, findings: list) -> None:
         """This node's audit findings (the read, what it returned; a rejected write's text)."""
@@ -191,10 +208,12 @@ class HitsPane(VerticalScroll):
             if not note.startswith(RECORDED_NOTE):  # said in the Recorded section
                 header.append("\nnote: " + preview(note, 300), style="yellow")
         self.query_one("#hits-query", Static).update(header)
+        self.query_one("#hits-line", Static).update(header_line(replay))
         self.border_title = hits_title(replay)
         self.query_one("#hits-diag", Static).update(diagnostics_text(replay))
         table = self.query_one("#hits-table", VimTable)
-        table.fill(HIT_COLUMNS, ((h.entry_id, hit_row(h)) for h in replay.hits), reserve=True)
+        rows = ((h.entry_id, hit_row(h)) for h in replay.hits)
+        table.fill(HIT_COLUMNS, rows, reserve=True, wide_only=HIT_WIDE)
         if not replay.hits:
             self.query_one("#hits-diag", Static).update(
                 diagnostics_text(replay).append(
@@ -266,6 +285,7 @@ class HitsPane(VerticalScroll):
             HIT_COLUMNS,
             ((f"rec:{i}:{h.entry_id}", hit_row(h)) for i, h in enumerate(rec.hits)),
             reserve=True,
+            wide_only=HIT_WIDE,
         )
 
     def toggle_missed(self) -> None:

@@ -1,4 +1,5 @@
-"""The two panes (tree, detail tabs) side by side, and the guard against typing into them.
+"""The two panes (tree, detail tabs) side by side, the tree folding away on narrow screens, and
+the guard against typing into them.
 
 Every letter is a command here, so a phrase typed or pasted into the wrong window would fire a
 dozen of them (`segmentation fault`: query source, export, top, mark, …). Printable keys that
@@ -18,14 +19,13 @@ from dataclasses import dataclass, field
 
 from textual import events
 from textual.containers import Horizontal
+from textual.widget import Widget
 
 from ari_mem_tui.tui import keys
 
 BURST_GAP = 0.04  # seconds: printable keys closer than this are typing, not commands
-# key ids whose keys fire at once (held down, they repeat faster than BURST_GAP)
-INSTANT = frozenset(
-    {"down", "up", "collapse", "expand", "top", "bottom", "scroll_down", "scroll_up"}
-)
+DRAWER_BELOW = 100  # columns: narrower, the tree folds away while the tabs have focus
+INSTANT = keys.MOVES  # key ids whose keys fire at once (held down, they repeat faster)
 
 
 @dataclass
@@ -74,12 +74,48 @@ class TypeAhead:
 
 class Panes(Horizontal):
     """Holds the tree and the tabs; printable keys pass through `TypeAhead` on their way up to
-    the bindings (tui/keys.py)."""
+    the bindings (tui/keys.py). Below DRAWER_BELOW columns the tree is a drawer: folded away
+    while focus is in the tabs, so their tables get the width; `t` (or focus back in the tree)
+    opens it."""
 
     def __init__(self, *, gap: float = BURST_GAP, on_text: Callable[[str], None], **kwargs):
         super().__init__(**kwargs)
         self.typeahead = TypeAhead(gap)
         self.on_text = on_text  # the app opens the find box with the typed text
+
+    # ---- the tree as a drawer ----
+
+    @property
+    def _tree_and_tabs(self) -> tuple[Widget, Widget]:
+        return self.query_one("#tree-pane"), self.query_one("#tabs")
+
+    def on_descendant_focus(self) -> None:
+        self.fit_tree()
+
+    def on_resize(self) -> None:
+        self.fit_tree()
+
+    def fit_tree(self) -> None:
+        if self.app.screen is not self.screen:
+            return  # a view over the app (an entry, help): the panes stay as they were
+        tree, tabs = self._tree_and_tabs
+        focused = self.screen.focused
+        in_tabs = focused is not None and tabs in focused.ancestors_with_self
+        tree.set_class(self.app.size.width < DRAWER_BELOW and in_tabs, "-drawer")
+
+    def toggle_tree(self) -> None:
+        """`t`: hide or show the tree; folded away as a drawer, open it on the tree."""
+        tree, tabs = self._tree_and_tabs
+        if tree.has_class("-drawer"):
+            tree.remove_class("-drawer")
+            tree.display = True
+            tree.query_one("#tree").focus()
+            return
+        tree.display = not tree.display
+        if not tree.display:
+            tabs.focus()
+
+    # ---- the guard against typed text ----
 
     def _instant(self, key: str) -> bool:
         keymap = getattr(self.app, "keymap", {})
@@ -119,10 +155,19 @@ class Panes(Horizontal):
         await self._run(self.typeahead.flush())
 
     async def _run(self, held: list[str]) -> None:
-        # in the app's own task, as a key would be: a message an action posts from a widget's
-        # task stops bubbling at that widget (Textual: "parent is sender")
         for key in held:
-            self.app.call_next(self.app._check_bindings, key)
+            self.app.call_next(self._replay, key)
+
+    def _replay(self, key: str) -> None:
+        """Press `key` again, as a command: a Key event posted to the app (public API, what
+        `App.simulate_key` does) takes the path a real key takes (priority bindings, the focused
+        widget, then the bindings from focus up). Run in the app's task (`call_next`): a key
+        posted from this widget's task would stop bubbling here ("parent is sender") and never
+        reach the bindings. It carries no character, so `on_key` lets it through instead of
+        holding it again (`simulate_key` would give a one-letter key its character back)."""
+        event = events.Key(key, None)
+        event.character = None
+        self.app.post_message(event)
 
     @property
     def holding(self) -> bool:

@@ -1,11 +1,13 @@
 """The bottom status line: source, embedder (with a progress bar while vectors are computed),
-problem count and follow state."""
+problem count, wide tables and follow state."""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
+from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
 from ari_mem_tui.render.text import preview
@@ -27,23 +29,47 @@ class LoadingNote(Static):
         self.update(text)
 
 
+def cut_middle(text: str, width: int) -> str:
+    """`text` in `width` cells, its middle replaced by `…` when it is longer: the start (the
+    source: files, Letta) and the end (the run's folder) stay in sight."""
+    if cell_len(text) <= width or width < 8:
+        return text if width >= 8 else text[: max(width, 0)]
+    head = (width - 1) // 3
+    tail = text[head:]
+    while cell_len(tail) > width - 1 - head:
+        tail = tail[1:]
+    return text[:head] + "…" + tail
+
+
+class SourceLabel(Static):
+    """Where the run comes from (`files: /path/to/run`), cut in the middle to fit: at 80
+    columns the status line keeps the run's name, the end of the path."""
+
+    label = reactive("")
+
+    def render(self) -> Text:
+        return Text(cut_middle(self.label, self.size.width), style="bold")
+
+
 class StatusBar(Horizontal):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._watched: object | None = None  # the ranker whose vectors are shown
 
     def compose(self) -> ComposeResult:
-        yield Static("", id="status-source")
+        yield SourceLabel(id="status-source")
         yield Static("", id="status-embedder")
         yield ProgressBar(total=None, show_eta=False, id="status-progress")
         yield Static("", id="status-problems")
+        yield Static("", id="status-wide")
         yield Static("", id="status-follow")
 
     def on_mount(self) -> None:
         self.query_one("#status-progress").display = False
+        self.query_one("#status-wide").display = False
 
     def set_source(self, label: str) -> None:
-        self.query_one("#status-source", Static).update(Text(preview(label, 60), style="bold"))
+        self.query_one(SourceLabel).label = preview(label, 300)  # one line, control chars shown
 
     def set_embedder(self, name: str, note: str = "") -> None:
         text = Text.assemble(("embedder ", "bright_black"), (preview(name, 30), "cyan"))
@@ -88,6 +114,11 @@ class StatusBar(Horizontal):
         if findings:
             label.append(f" · {findings} finding{'s' if findings != 1 else ''}", style="yellow")
         self.query_one("#status-problems", Static).update(label)
+
+    def set_wide(self, on: bool) -> None:
+        wide = self.query_one("#status-wide", Static)
+        wide.update(Text("⇔ wide (z)", style="bold"))
+        wide.display = on  # hidden, it takes no room from the run's name
 
     def set_follow(self, on: bool) -> None:
         text = Text("● following", style="bold green") if on else Text("")

@@ -1,8 +1,14 @@
-"""A DataTable with vim keys, and a helper to fill it with safe cells."""
+"""A DataTable with vim keys, and a helper to fill it with safe cells.
+
+Narrow or wide, as k9s does (`z`, the app's `wide_columns`): narrow (the default) keeps the
+columns a reader needs and gives the text column what they leave of the pane, so a table never
+scrolls sideways; wide shows every column (those a pane names `wide_only` too) and WIDE_TEXT
+characters of text, scrolling sideways. A row's whole text is one key away in both (Enter).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import ClassVar
 
 from rich.text import Text
@@ -11,6 +17,11 @@ from textual.widgets import DataTable
 
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.tui import keys
+
+MIN_TEXT = 16  # narrow: the text column is never cut below this (the table scrolls instead)
+WIDE_TEXT = 200  # wide: characters of text shown; the whole text: Enter
+# what `fill` was last given: columns, rows, reserve, wide_only (to fill again on a change)
+Fill = tuple[list[str], list[tuple[str, list[object]]], bool, Collection[str]]
 
 
 class VimTable(DataTable):
@@ -21,32 +32,50 @@ class VimTable(DataTable):
     def __init__(self, **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
         self._generation = 0  # row keys are fresh on every fill: DataTable caches by key
-        self._last_fill: tuple[list[str], list, bool] | None = None
-        self._filled_width = 0
+        self._last_fill: Fill | None = None
+        self._filled_as: tuple[int, bool] = (0, False)  # (pane width, wide) of the last fill
+
+    def on_mount(self) -> None:
+        if hasattr(self.app, "wide_columns"):
+            self.watch(self.app, "wide_columns", self._refit, init=False)
+
+    @property
+    def wide(self) -> bool:
+        return bool(getattr(self.app, "wide_columns", False))
 
     def fill(
-        self, columns: list[str], rows: Iterable[tuple[str, list[object]]], reserve: bool = False
+        self,
+        columns: list[str],
+        rows: Iterable[tuple[str, list[object]]],
+        reserve: bool = False,
+        wide_only: Collection[str] = (),
     ) -> None:
         """Replace everything; `rows` are (key, cells); str cells are made safe one-liners.
 
-        With `reserve` true, the last column is cut to what the other columns leave of the
-        pane's width, so the table fits its pane instead of scrolling sideways."""
+        With `reserve` true the last column is the text: narrow, cut to what the other columns
+        leave of the pane's width, so the table fits its pane instead of scrolling sideways;
+        wide, WIDE_TEXT characters. Columns named in `wide_only` are shown only when wide."""
         rows = list(rows)
-        self._last_fill = (columns, rows, reserve)
+        self._last_fill = (columns, rows, reserve, wide_only)
         self.clear(columns=True)
         self._generation += 1
-        pane = self._pane_width()
-        self._filled_width = pane
+        pane, wide = self._pane_width(), self.wide
+        self._filled_as = (pane, wide)
+        shown = [i for i, c in enumerate(columns) if wide or c not in wide_only]
+        columns = [columns[i] for i in shown]
+        rows = [(key, [cells[i] for i in shown if i < len(cells)]) for key, cells in rows]
         prepared: list[tuple[str, list[Text]]] = [
             (key, [cell_text(c) for c in cells[:-1]]) for key, cells in rows
         ]
-        if reserve and pane:
+        if reserve and wide:
+            last_width = WIDE_TEXT
+        elif reserve and pane:
             # the last column gets what the others leave (2 cells of padding each, a scrollbar)
             used = sum(
                 max([len(c)] + [t[i].cell_len for _, t in prepared if i < len(t)])
                 for i, c in enumerate(columns[:-1])
             )
-            last_width = max(16, pane - used - 2 * len(columns) - 2)
+            last_width = max(MIN_TEXT, pane - used - 2 * len(columns) - 2)
         else:
             last_width = 70
         for (_, texts), (_, cells) in zip(prepared, rows, strict=True):
@@ -67,12 +96,20 @@ class VimTable(DataTable):
 
     def on_resize(self) -> None:
         """Refit the text column when the pane's width changes (e.g. a hidden tab is shown)."""
-        last = getattr(self, "_last_fill", None)
-        if last is not None and last[2] and self._pane_width() != self._filled_width:
-            row = self.cursor_row
-            self.fill(*last)
-            if 0 <= row < self.row_count:
-                self.move_cursor(row=row)
+        self._refit()
+
+    def _refit(self) -> None:
+        """Fill again with the same rows when the pane's width or the wide mode has changed,
+        the cursor kept on its row."""
+        last = self._last_fill
+        if last is None or self._filled_as == (self._pane_width(), self.wide):
+            return
+        if not last[2] and not last[3]:
+            return  # nothing in it depends on the width or the mode
+        row = self.cursor_row
+        self.fill(*last)
+        if 0 <= row < self.row_count:
+            self.move_cursor(row=row)
 
     def action_view_row(self) -> None:
         """`v`: the row in full, as Enter (the pane that owns the table opens it)."""

@@ -1,5 +1,6 @@
-"""The left pane: the run's tree and its find box. It owns finding nodes (`/`, `n`, `N`) and the
-status/label filter (`f`); choosing a found node is asked of the app with `JumpToNode`."""
+"""The left pane: the run's tree and its find box. It owns finding nodes (`/`, `n`, `N`), the
+status/label filter (`f`) and which node a run opens on; choosing a found node is asked of the
+app with `JumpToNode`."""
 
 from __future__ import annotations
 
@@ -10,16 +11,24 @@ from textual.containers import Vertical
 from textual.widgets import Input
 
 from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.model.checkpoint import NodeRefError
+from ari_mem_tui.render.opening import opening_node
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.render.words import plural
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.messages import JumpToNode
 from ari_mem_tui.tui.screens.filter import FilterScreen, TreeFilter
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 
 
 class TreePane(Vertical):
+    HELP_SCOPES = (keys.TREE,)  # F1 here: the tree's keys first (tui/keys.py)
+    help_name = "the tree"
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
+        self.auto_node: str | None = None  # the node the app chose to open on, until moved
+        self.opening_reason = ""  # why the run opened where it did (render/opening.py)
         self.tree_filter = TreeFilter()
         self.find_matches: list[str] = []
         self.find_index = -1
@@ -119,6 +128,44 @@ class TreePane(Vertical):
             self.notify("that node is hidden by the filter; clearing it", severity="warning")
             self.clear_filter()
             self.tree.select_id(node_id)
+
+    # ---- the node a run opens on ----
+
+    def open_first(
+        self, ckpt: Checkpoint, wanted: str | None, useful: bool, asked: bool
+    ) -> str | None:
+        """Put the cursor on the node a run opens on, and return it: `wanted` (`ari-mem-tui CKPT
+        NODE`, any unique part of its id; or the node shown before a reload), else with `useful`
+        a useful one (render/opening.py), else the first root. A useful one chosen while no
+        node was `asked` for is remembered, for the audit to move on (`move_to_finding`)."""
+        target, why = None, ""
+        if wanted:
+            try:
+                target = ckpt.resolve_node(wanted)
+            except NodeRefError as exc:
+                self.notify(str(exc), title="no such node", severity="warning")
+        if target is None and useful:
+            target, why = opening_node(ckpt)
+            self.auto_node = None if asked else target
+        if target is None:
+            target = ckpt.roots[0] if ckpt.roots else None
+        if target:
+            self.tree.select_id(target)
+            self.opening_reason = why
+        return target
+
+    def move_to_finding(self, ckpt: Checkpoint, by_node: dict, current: str | None) -> str | None:
+        """Once the audit is in: a run opened on a node of the app's own choosing moves to the
+        first node with a finding (returned), unless the user has moved since (`current`)."""
+        auto, self.auto_node = self.auto_node, None
+        if auto is None or current != auto:
+            return None
+        target, why = opening_node(ckpt, by_node)
+        if not target or target == auto:
+            return None
+        self.tree.select_id(target)
+        self.opening_reason = why
+        return target
 
     # ---- find ----
 
