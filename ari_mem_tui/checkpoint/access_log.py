@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 from sys import intern
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 
@@ -21,7 +21,7 @@ from ari_mem_tui.checkpoint.jsonlines import file_lines, json_records, loads_rec
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
-from ari_mem_tui.model import AccessEvent, Problem
+from ari_mem_tui.model import AccessEvent, AccessFields, Problem
 
 LIVE_FILE = "memory_access.jsonl"
 SUMMARY_FILE = "memory_access.summary.json"
@@ -184,24 +184,7 @@ def make_event(
     return AccessEvent(**fields, source=source, source_line=line, extra=extra or None)
 
 
-class _Line(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, gc=False):
-    """A well-formed line: exactly §4.2's keys, each of its type (other keys: the lenient
-    reader keeps them as `extra`)."""
-
-    ts: float
-    node_id: str = ""
-    op: Literal["read", "write"]
-    collection: str = ""
-    entry_id: str | None = None
-    text_preview: str | None = None
-    metadata: dict[str, Any] | None = None
-    query: str | None = None
-    ancestor_ids: list[str] | None = None
-    limit: int | None = None
-    results: list[dict[str, Any]] = msgspec.field(default_factory=list)
-
-
-_DECODE_LINE = msgspec.json.Decoder(_Line).decode
+_DECODE_LINE = msgspec.json.Decoder(AccessFields).decode
 
 
 def _typed_event(raw: bytes) -> AccessEvent:
@@ -210,19 +193,7 @@ def _typed_event(raw: bytes) -> AccessEvent:
     line = _DECODE_LINE(raw)
     if not math.isfinite(line.ts):
         raise msgspec.ValidationError("ts is not finite")
-    return AccessEvent(
-        ts=line.ts,
-        node_id=line.node_id,
-        op=line.op,
-        collection=line.collection,
-        entry_id=line.entry_id,
-        text_preview=line.text_preview,
-        metadata=line.metadata,
-        query=line.query,
-        ancestor_ids=line.ancestor_ids,
-        limit=line.limit,
-        results=line.results,
-    )
+    return AccessEvent(**msgspec.structs.asdict(line))
 
 
 def _shared(event: AccessEvent) -> AccessEvent:

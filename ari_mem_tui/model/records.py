@@ -263,11 +263,11 @@ class CoreBlocks(BaseModel):
         return bool(self.ari_context)
 
 
-class AccessEvent(msgspec.Struct, kw_only=True, gc=False, array_like=True):
-    """One line of `memory_access*.jsonl` (§4.2), with what the loader inferred about it.
+class AccessFields(msgspec.Struct, kw_only=True, gc=False, forbid_unknown_fields=True):
+    """What one line of `memory_access*.jsonl` holds (§4.2): exactly its keys, each of its type.
 
-    A msgspec Struct for the reasons MemoryEntry is one (the access-log reader decodes a
-    well-formed line in C, checkpoint/access_log.py).
+    The access-log reader decodes a well-formed line into this, in C (checkpoint/access_log.py);
+    a line with other keys or other types takes the lenient reader.
     """
 
     ts: float
@@ -283,6 +283,12 @@ class AccessEvent(msgspec.Struct, kw_only=True, gc=False, array_like=True):
     ancestor_ids: list[str] | None = None
     limit: int | None = None
     results: list[dict[str, Any]] = msgspec.field(default_factory=list)
+
+
+class AccessEvent(AccessFields, array_like=True):
+    """One access-log line with what the loader inferred about it: a msgspec Struct for the
+    reasons MemoryEntry is one (array_like likewise; the index holds no unknown fields)."""
+
     # provenance and inference (set by the loader)
     source: str = ""  # file name
     source_line: int = 0
