@@ -512,11 +512,13 @@ def summary(path: Path) -> str:
     if recorded_with == KEYWORDS:
         recorded = "start-up searches ranked by the generator's keyword stand-in"
     else:
-        differ = ", ".join(marker.get("recordings_differ") or []) or "none"
-        recorded = (
-            f"start-up searches recorded with {recorded_with} as of each read (a late insert "
-            f"makes them differ from a replay at: {differ})"
+        differ = ", ".join(marker.get("recordings_differ") or [])
+        late = (
+            f"a late insert makes them differ from a replay at: {differ}"
+            if differ
+            else "too few nodes for the planted late insert: every replay agrees"
         )
+        recorded = f"start-up searches recorded with {recorded_with} as of each read ({late})"
     return (
         f"Demo checkpoint {c['run_id']}: {c['nodes']} nodes ({status_text}; depth "
         f"{c['max_depth']}), {c['node_scope']} node-scope entries, {c['react_step']} react "
