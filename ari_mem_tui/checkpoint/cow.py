@@ -166,7 +166,6 @@ class CowLog:
     ) -> None:
         self.entries, self.events, self.trace_calls = entries, events, trace_calls
         self._rejected: list[CowWrite] | None = None
-        self._by_current: dict[str, list[MemoryEntry]] | None = None
         if counts is None:
             counts = (sum(len(group) for group in self.by_node.values()), len(self.rejected))
         self.counts = counts
@@ -180,6 +179,17 @@ class CowLog:
             if entry.kind == "node_scope":
                 by_node.setdefault(entry.node_id, []).append(entry)
         return by_node
+
+    @cached_property
+    def by_current_node(self) -> dict[str, list[MemoryEntry]]:
+        """Node-scope entries by the node current when they were written (the event's, if
+        logged), in the order the whole log takes them."""
+        groups: dict[str, list[MemoryEntry]] = {}
+        for entry in self.entries:
+            if entry.kind == "node_scope":
+                event = self.joined.get(entry.id)
+                groups.setdefault(event.node_id if event else entry.node_id, []).append(entry)
+        return groups
 
     @cached_property
     def joined(self) -> dict[str, AccessEvent]:
@@ -206,14 +216,7 @@ class CowLog:
     def for_node(self, node_id: str) -> list[CowWrite]:
         """The rows whose current node is `node_id`, as the whole log lists them (its order
         keeps each node's rows in `_node_order`), without building the others."""
-        if self._by_current is None:  # accepted rows belong to the event's node, if logged
-            groups: dict[str, list[MemoryEntry]] = {}
-            for entry in self.entries:  # in the order the whole log takes them
-                if entry.kind == "node_scope":
-                    event = self.joined.get(entry.id)
-                    groups.setdefault(event.node_id if event else entry.node_id, []).append(entry)
-            self._by_current = groups
-        rows = accepted_rows(self._by_current.get(node_id, []), self.joined)
+        rows = accepted_rows(self.by_current_node.get(node_id, []), self.joined)
         if self._rejected is not None:
             rows += [row for row in self._rejected if row.current_node == node_id]
         else:
@@ -221,12 +224,6 @@ class CowLog:
             calls = {node_id: self.trace_calls.get(node_id, [])}
             rows += rejected_rows(own, calls, self.event_ts)
         return _node_order(rows)
-
-
-def build_cow_log(
-    entries: list[MemoryEntry], events: list[AccessEvent], trace_calls: dict[str, list[TraceCall]]
-) -> list[CowWrite]:
-    return CowLog(entries, events, trace_calls)()
 
 
 def _node_order(rows: list[CowWrite]) -> list[CowWrite]:

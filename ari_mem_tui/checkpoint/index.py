@@ -219,17 +219,20 @@ def _current(head: dict, path: Path) -> bool:
     return head.get("key") == run_key(path, head.get("run_id"))
 
 
+def _head(stored: Path) -> dict:
+    """The index's first section (the key and run id) alone, without reading the rest."""
+    with stored.open("rb") as handle:
+        size = int.from_bytes(handle.read(8), "little")
+        head = msgspec.msgpack.decode(handle.read(size))
+    return head if isinstance(head, dict) else {}
+
+
 def is_current(path: Path) -> bool:
     """Whether `load(path)` would give the run (an index of the unchanged files exists), read
     off the index's first section alone: a few milliseconds, however big the run."""
     try:
         stored = _own_index(Path(path))
-        if stored is None:
-            return False
-        with stored.open("rb") as handle:
-            size = int.from_bytes(handle.read(8), "little")
-            head = msgspec.msgpack.decode(handle.read(size))
-        return isinstance(head, dict) and _current(head, Path(path))
+        return stored is not None and _current(_head(stored), Path(path))
     except Exception:  # noqa: BLE001 - no index, or a damaged one: not current
         return False
 
@@ -239,19 +242,21 @@ def load(path: Path) -> Checkpoint | None:
     else None."""
     try:
         stored = _own_index(Path(path))
-        if stored is None or not is_current(path):  # (a stale index is not read further)
+        if stored is None:
             return None
+        head = _head(stored)
+        if not _current(head, Path(path)):
+            return None  # a stale index is not read further
         sections = _sections(stored)
-        head = msgspec.msgpack.decode(sections[0])
         return _rebuild(Path(path), head["run_id"], msgspec.msgpack.decode(sections[1]), sections)
     except Exception:  # noqa: BLE001 - a damaged or foreign index is only a missed shortcut
         return None
 
 
 def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryview]) -> Checkpoint:
-    """The Checkpoint from the index's sections: one list of rows decoded at a time, each
-    dropped once its records are built (peak memory: the file, the records, one list of rows);
-    the CoW log is built on its first read."""
+    """The Checkpoint from the index's sections (views of the file's bytes): the entries and
+    events decoded straight into their Structs; the CoW log and the trace calls are built on
+    their first read."""
 
     decode = msgspec.msgpack.decode
 
@@ -276,16 +281,11 @@ def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryvi
     ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
     ckpt.entries = decode(sections[2], type=list[MemoryEntry])
     ckpt.access_events = decode(sections[3], type=list[AccessEvent])
-    accepted, rejected = body["write_counts"]
     # the CoW log as the load built it, from the same inputs: built when it is first read, one
     # node's rows parsing only that node's trace_log
-    cow = CowLog(
-        ckpt.entries,
-        ckpt.access_events,
-        TraceCallsByNode(ckpt.nodes, READ_TOOLS),
-        (accepted, rejected),
-    )
-    ckpt.defer_writes(cow, (accepted, rejected))
+    calls = TraceCallsByNode(ckpt.nodes, READ_TOOLS)
+    cow = CowLog(ckpt.entries, ckpt.access_events, calls, tuple(body["write_counts"]))
+    ckpt.defer_writes(cow, cow.counts)
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()
     return ckpt
