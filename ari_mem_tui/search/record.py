@@ -29,10 +29,6 @@ class RecorderUnavailable(RuntimeError):
     """The recorder's ranker cannot rank (MiniLM missing or broken)."""
 
 
-def _wait(ranker: EmbeddingRanker) -> None:
-    ranker.wait()
-
-
 class MiniLMRecorder:
     """Callable `(checkpoint dir, searches) -> results`, for `demo.write_demo(record=…)`.
 
@@ -46,7 +42,7 @@ class MiniLMRecorder:
 
     def __init__(
         self,
-        wait: Callable[[EmbeddingRanker], None] = _wait,
+        wait: Callable[[EmbeddingRanker], object] = EmbeddingRanker.wait,
         cache_dir: Path | str | None = None,
     ) -> None:
         self.wait = wait  # blocks until the vectors are ready (the CLI shows progress meanwhile)
