@@ -13,10 +13,11 @@ from pathlib import Path
 from ari_mem_tui.letta.options import LettaOptions
 from ari_mem_tui.model import Checkpoint, Run
 
-__all__ = ["LettaOptions", "ProgressFn", "Run", "RunOptions", "StepFn", "open_run", "tree_first"]
+__all__ = ["LettaOptions", "ProgressFn", "Run", "RunOptions", "StepFn", "TreeFn", "open_run"]
 
 StepFn = Callable[[int, int, str], None]  # (n, m, part): part n of m has started
 ProgressFn = Callable[[int, int], None]  # (done, total) of a long part (Letta paging)
+TreeFn = Callable[[Checkpoint], None]  # the tree alone, while the rest loads
 
 EMBEDDERS = ("minilm", "bm25")
 
@@ -28,16 +29,20 @@ class RunOptions:
     letta: LettaOptions | None = None  # memory and ranking from this server instead
     rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
     index: bool = True  # reopen unchanged files from the persistent index (checkpoint/index.py)
-    index_behind: bool = False  # write a fresh load's index in the background (the TUI)
+    index_behind: bool = False  # leave a fresh load's index to `Run.save_index` (the TUI)
 
 
 def open_run(
-    options: RunOptions, on_step: StepFn | None = None, on_progress: ProgressFn | None = None
+    options: RunOptions,
+    on_step: StepFn | None = None,
+    on_progress: ProgressFn | None = None,
+    on_tree: TreeFn | None = None,
 ) -> Run:
     """Load the checkpoint; with Letta options, take memory, core blocks and ranking from there.
 
     `on_step(n, m, part)` is called when each of the m parts starts: the checkpoint's
-    `LOAD_STEPS`, then the search index (or the Letta server); `on_progress` while paging Letta.
+    `LOAD_STEPS`, then the search index (or the Letta server); `on_progress` while paging Letta;
+    `on_tree(tree)` with the tree alone, as soon as it is read (not on a reopen from the index).
     """
     # lazy: the CLI imports this module for RunOptions; these cost ~0.4 s (Letta ~0.8 s more)
     from ari_mem_tui.checkpoint.load import LOAD_STEPS, load_checkpoint  # noqa: PLC0415
@@ -45,32 +50,24 @@ def open_run(
     step = on_step or (lambda _n, _m, _part: None)
     total = len(LOAD_STEPS) + 1
     path = Path(options.checkpoint)
+    later: list[Callable[[], bool]] = []
     ckpt = load_checkpoint(
         path,
         on_step=lambda n, _m, part: step(n, total, part),
         use_index=options.index,
-        save_behind=options.index_behind,
+        on_tree=on_tree,
+        defer_index=later.append if options.index_behind else None,
     )
     if options.letta is not None:
         from ari_mem_tui.letta.source import open_letta_run  # noqa: PLC0415
 
         step(total, total, "Letta server")
-        return open_letta_run(ckpt, options.letta, progress=on_progress)
-    from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
+        run = open_letta_run(ckpt, options.letta, progress=on_progress)
+    else:
+        from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
 
-    step(total, total, "search index")
-    ranker = make_ranker(ckpt, options.embedder) if options.rank else None
-    return Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
-
-
-def tree_first(options: RunOptions) -> Callable[[], Checkpoint] | None:
-    """What the TUI reads first while the whole run loads: the tree alone (a big run's tree
-    shows in a second or two); None when the run's index is current, as that gives the whole
-    run sooner than tree.json alone."""
-    from ari_mem_tui.checkpoint import index  # noqa: PLC0415 - as in open_run
-    from ari_mem_tui.checkpoint.load import load_tree_only  # noqa: PLC0415
-
-    path = Path(options.checkpoint)
-    if options.index and index.is_current(path):
-        return None
-    return lambda: load_tree_only(path)
+        step(total, total, "search index")
+        ranker = make_ranker(ckpt, options.embedder) if options.rank else None
+        run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
+    run.save_index = later[0] if later else None
+    return run

@@ -25,7 +25,6 @@ from pathlib import Path
 from textual import events
 
 from ari_mem_tui.run import Run, RunOptions, open_run
-from ari_mem_tui.run import tree_first as run_tree_first
 from ari_mem_tui.tui.app import AriMemApp
 
 Timings = tuple[float, float, float, list[float], list[float]]
@@ -34,12 +33,11 @@ Timings = tuple[float, float, float, list[float], list[float]]
 async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> Timings:
     def opener(progress) -> Run:  # as `cmd_open` builds it (RunOptions is frozen)
         options = RunOptions(checkpoint=path, embedder=embedder, index_behind=True)
-        return open_run(options, on_step=getattr(progress, "step", None), on_progress=progress)
+        return open_run(options, progress.step, progress, progress.tree if tree_first else None)
 
     start = time.perf_counter()
     app = AriMemApp(
         opener,
-        tree_opener=run_tree_first(RunOptions(checkpoint=path)) if tree_first else None,
         theme="textual-dark",
         remember_theme=False,
         blink=False,

@@ -84,14 +84,13 @@ def test_a_reopen_comes_from_the_index_and_equals_a_fresh_load(tmp_path, index_r
 
 
 def test_a_changed_file_is_read_again(tmp_path, index_root):
-    from ari_mem_tui.run import RunOptions, tree_first
-
     path = _run(tmp_path / "run")
-    assert not index.is_current(path) and tree_first(RunOptions(checkpoint=path)) is not None
-    load_checkpoint(path, use_index=True)
-    assert index.is_current(path)
-    assert tree_first(RunOptions(checkpoint=path)) is None  # the TUI goes straight to the index
-    assert tree_first(RunOptions(checkpoint=path, index=False)) is not None
+    assert not index.is_current(path)
+    trees: list = []
+    load_checkpoint(path, use_index=True, on_tree=trees.append)
+    assert index.is_current(path) and len(trees) == 1  # a fresh load shows its tree first
+    load_checkpoint(path, use_index=True, on_tree=trees.append)
+    assert len(trees) == 1  # the index gives the whole run at once: no tree alone
     with (path / "memory_access.jsonl").open("a") as out:
         out.write(json.dumps(read_event(T0 + 30, "b", "inherit:get_node_memory", ["a"])) + "\n")
     assert not index.is_current(path) and index.load(path) is None
@@ -146,13 +145,24 @@ def test_one_nodes_cow_rows_built_alone_equal_the_whole_logs(demo_ckpt, index_ro
         assert alone[node_id] == again[node_id] == whole.get(node_id, [])
 
 
-def test_an_index_saved_behind_appears_in_the_background(tmp_path, index_root):
-    import time
+def test_an_index_handed_over_is_written_only_when_run(tmp_path, index_root):
+    path = _run(tmp_path / "run")
+    jobs: list = []
+    fresh = load_checkpoint(path, use_index=True, defer_index=jobs.append)
+    assert len(jobs) == 1 and not index.is_current(path)
+    assert jobs[0]() and index.is_current(path)
+    _same(fresh, load_checkpoint(path, use_index=True))
+
+
+def test_the_tui_writes_a_fresh_loads_index_when_it_chooses(tmp_path, index_root):
+    from ari_mem_tui.run import RunOptions, open_run
 
     path = _run(tmp_path / "run")
-    fresh = load_checkpoint(path, use_index=True, save_behind=True)
-    deadline = time.monotonic() + 20
-    while not index.is_current(path) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert index.is_current(path)
-    _same(fresh, load_checkpoint(path, use_index=True))
+    options = RunOptions(checkpoint=path, embedder="bm25", index_behind=True)
+    run = open_run(options)
+    assert run.save_index is not None and not index.is_current(path)  # not written yet
+    assert run.save_index() and index.is_current(path)
+    again = open_run(options)
+    assert again.save_index is None  # read from the index: nothing to write
+    assert [e.id for e in again.checkpoint.entries] == [e.id for e in run.checkpoint.entries]
+    assert open_run(RunOptions(checkpoint=path, embedder="bm25")).save_index is None

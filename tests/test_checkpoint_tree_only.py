@@ -1,4 +1,5 @@
-"""`load_tree_only` (the TUI's fast first view) and the load's step reports."""
+"""The tree alone (the TUI's fast first view: `on_tree`, `load_tree_only`) and the load's step
+reports."""
 
 from __future__ import annotations
 
@@ -17,6 +18,29 @@ def test_tree_only_has_the_full_loads_tree_and_no_memory(tmp_path: Path) -> None
     assert sorted(tree.graph.edges) == sorted(full.graph.edges)
     assert tree.tree_source == full.tree_source
     assert full.entries and not tree.entries and not tree.access_events and not tree.writes
+
+
+def test_the_load_hands_its_tree_over_before_reading_memory(tmp_path: Path) -> None:
+    path = write_tiny_checkpoint(tmp_path / "tiny")
+    seen: list = []
+    full = load_checkpoint(
+        path, on_step=lambda _n, _m, part: seen.append(part), on_tree=seen.append
+    )
+    assert seen[:2] == ["tree", seen[1]] and seen[2:] == list(LOAD_STEPS[1:])
+    tree = seen[1]
+    assert list(tree.nodes) == list(full.nodes) and tree.roots == full.roots
+    assert tree.run_id == full.run_id and tree.tree_source == full.tree_source
+    # the rest of the load fills the full checkpoint, never the tree already handed over
+    assert full.entries and not tree.entries and not tree.access_events and not tree.writes
+
+
+def test_no_tree_is_handed_over_when_there_is_none(tmp_path: Path) -> None:
+    trees: list = []
+    load_checkpoint(tmp_path / "missing", on_tree=trees.append)
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "empty" / "tree.json").write_text("{not json", encoding="utf-8")
+    load_checkpoint(tmp_path / "empty", on_tree=trees.append)
+    assert trees == []
 
 
 def test_tree_only_on_bad_input_is_a_problem(tmp_path: Path) -> None:

@@ -476,6 +476,27 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
     assert str(tiny) in seen["run"].source_label
 
 
+async def test_the_tui_writes_the_index_after_the_first_hits(tiny: Path, monkeypatch) -> None:
+    """`cmd_open`'s opener leaves a first open's index to the app, which writes it once the
+    first hits and the audit are done; the next open of the same files reads it."""
+    import argparse
+
+    from ari_mem_tui.checkpoint import index
+    from ari_mem_tui.cli.commands import run_openers
+    from ari_mem_tui.tui.app import AriMemApp
+
+    monkeypatch.setenv(index.INDEX_ENV, str(tiny.parent / "index-root"))
+    opener = run_openers(argparse.Namespace(checkpoint=tiny, embedder="bm25"))(tiny)
+    for fresh in (True, False):
+        app = AriMemApp(opener, theme="textual-dark", remember_theme=False, blink=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            assert app.query_one("#hits-pane").replay is not None
+            assert (app.run_data.save_index is not None) is fresh
+            title = str(app.query_one("#audit-title", Static).content)
+            assert "auditing" not in title and index.is_current(tiny)
+
+
 def _blocking_opener(path: Path, release, blocked, fail: bool = False):
     """`cmd_open`'s path (open_run with the app's load steps) that stops inside the load, at
     its "memory" part, until `release` is set — as a 10,000-node run keeps it busy for 15 s."""
@@ -490,7 +511,7 @@ def _blocking_opener(path: Path, release, blocked, fail: bool = False):
                 if fail:
                     raise OSError("backup unreadable")
 
-        return open_run(RunOptions(checkpoint=path, embedder="bm25"), on_step=step)
+        return open_run(RunOptions(checkpoint=path, embedder="bm25"), step, on_tree=progress.tree)
 
     return opener
 
@@ -506,13 +527,11 @@ async def _wait_for(pilot, condition) -> None:
 async def test_tree_is_navigable_while_memory_loads(tiny: Path) -> None:
     import threading
 
-    from ari_mem_tui.checkpoint.load import load_tree_only
     from ari_mem_tui.tui.app import AriMemApp
 
     release, blocked = threading.Event(), threading.Event()
     app = AriMemApp(
         _blocking_opener(tiny, release, blocked),
-        tree_opener=lambda: load_tree_only(tiny),
         theme="textual-dark",
         remember_theme=False,
         blink=False,
@@ -548,14 +567,12 @@ async def test_tree_is_navigable_while_memory_loads(tiny: Path) -> None:
 async def test_memory_failing_after_the_tree_keeps_the_tree(tiny: Path) -> None:
     import threading
 
-    from ari_mem_tui.checkpoint.load import load_tree_only
     from ari_mem_tui.tui.app import AriMemApp
 
     release, blocked = threading.Event(), threading.Event()
     release.set()
     app = AriMemApp(
         _blocking_opener(tiny, release, blocked, fail=True),
-        tree_opener=lambda: load_tree_only(tiny),
         theme="textual-dark",
         remember_theme=False,
         blink=False,

@@ -8,7 +8,6 @@ the CoW write log, which draws on all of them.
 from __future__ import annotations
 
 import gc
-import threading
 from collections.abc import Callable
 from pathlib import Path
 
@@ -33,7 +32,15 @@ from ari_mem_tui.checkpoint.tree import TreeResult, load_tree, raw_node_list
 from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import Checkpoint, CoreBlocks, MemoryEntry, Problem
 
-__all__ = ["LOAD_STEPS", "StepFn", "checkpoint_hash", "load_checkpoint", "load_tree_only"]
+__all__ = [
+    "LOAD_STEPS",
+    "DeferFn",
+    "StepFn",
+    "TreeFn",
+    "checkpoint_hash",
+    "load_checkpoint",
+    "load_tree_only",
+]
 
 STALE_BACKUP_S = 300.0  # a backup whose newest entry is this much older than the tree is stale
 
@@ -41,32 +48,43 @@ STALE_BACKUP_S = 300.0  # a backup whose newest entry is this much older than th
 # so a caller can say how far a long load (14 s on 10,000 nodes) has got.
 LOAD_STEPS = ("tree", "memory", "trace logs", "access log", "reads and writes")
 StepFn = Callable[[int, int, str], None]
+TreeFn = Callable[[Checkpoint], None]  # given the tree alone, as soon as it is read
+DeferFn = Callable[[Callable[[], bool]], None]  # given a fresh load's index write, to run later
 
 
 def load_checkpoint(
-    path: Path, on_step: StepFn | None = None, use_index: bool = False, save_behind: bool = False
+    path: Path,
+    on_step: StepFn | None = None,
+    use_index: bool = False,
+    on_tree: TreeFn | None = None,
+    defer_index: DeferFn | None = None,
 ) -> Checkpoint:
     """Load everything readable under `path`; what is not readable becomes `ckpt.problems`.
 
+    `on_tree(tree)` is called once the tree is read, with a Checkpoint of the tree alone (as
+    `load_tree_only` gives), so a caller can show it while the rest loads (not on a reopen from
+    the index: that gives the whole run at once).
+
     With `use_index`, a run whose files are unchanged since it was last loaded comes from its
     persistent index (checkpoint/index.py, in the cache dir), and a fresh load writes one:
-    before returning, or with `save_behind` in a daemon thread (the TUI shows the run meanwhile;
-    quitting first leaves no index, never a broken one: it appears by an atomic rename).
+    before returning, or, with `defer_index`, when the caller runs the write it is handed (the
+    TUI: once the first hits are on screen, as it would compete with them for the one CPU the
+    GIL gives; quitting first leaves no index, never a broken one: it appears by a rename).
     """
     path, on_step = Path(path), on_step or _no_step
     if not use_index:
-        return _without_gc(_load, path, on_step)
+        return _without_gc(_load, path, on_step, on_tree)
     cached = _without_gc(index.load, path)
     if cached is not None:
         for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once
             on_step(number, len(LOAD_STEPS), name)
         return cached
     before = index.run_key(path, None)
-    ckpt = _without_gc(_load, path, on_step)
+    ckpt = _without_gc(_load, path, on_step, on_tree)
     if ckpt.tree_source is None:
         return ckpt
-    if save_behind:  # (gc stays on: it is process-wide, and the encoder makes few objects)
-        threading.Thread(target=index.save, args=(ckpt, before), daemon=True).start()
+    if defer_index is not None:  # (gc stays on then: it is process-wide)
+        defer_index(lambda: index.save(ckpt, before))
     else:
         _without_gc(index.save, ckpt, before)
     return ckpt
@@ -81,6 +99,19 @@ def load_tree_only(path: Path) -> Checkpoint:
     ckpt = Checkpoint(path=Path(path))
     _without_gc(_read_tree_into, ckpt)
     return ckpt
+
+
+def _tree_alone(ckpt: Checkpoint) -> Checkpoint:
+    """A Checkpoint sharing `ckpt`'s tree, which the rest of the load does not change."""
+    return Checkpoint(
+        path=ckpt.path,
+        run_id=ckpt.run_id,
+        tree_source=ckpt.tree_source,
+        nodes=ckpt.nodes,
+        graph=ckpt.graph,
+        roots=ckpt.roots,
+        problems=list(ckpt.problems),
+    )
 
 
 def _without_gc(fn: Callable, *args):
@@ -127,7 +158,7 @@ def _read_tree_into(ckpt: Checkpoint) -> TreeResult | None:
     return tree
 
 
-def _load(path: Path, on_step: StepFn) -> Checkpoint:
+def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpoint:
     ckpt = Checkpoint(path=path)
     problems = ckpt.problems
     total = len(LOAD_STEPS)
@@ -135,6 +166,8 @@ def _load(path: Path, on_step: StepFn) -> Checkpoint:
     tree = _read_tree_into(ckpt)
     if tree is None:
         return ckpt
+    if on_tree is not None and ckpt.nodes:
+        on_tree(_tree_alone(ckpt))
     on_step(2, total, LOAD_STEPS[1])
     ckpt.experiment_goal = _experiment_goal(path, tree, problems)
     ids = EntryIds()

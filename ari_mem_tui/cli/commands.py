@@ -323,20 +323,21 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
 
 # ---------------------------------------------------------------- the TUI and the demo
 def run_openers(args: argparse.Namespace):
-    """The TUI's (opener, tree_opener) for a run, with `args`' options; remembers the run as
-    recently opened (the config dir) when called."""
-    from ari_mem_tui.run import open_run, tree_first
+    """The TUI's opener for a run, with `args`' options; remembers the run as recently opened
+    (the config dir) when called."""
+    from ari_mem_tui.run import open_run
     from ari_mem_tui.workspace import remember_run
 
     def openers(run_path: Path):
-        # the index of a first open is written while the run is already on screen
+        # the index of a first open is written once the run is on screen (Run.save_index)
         options = dataclasses.replace(run_options(args), checkpoint=run_path, index_behind=True)
         remember_run(run_path)
 
-        def opener(progress) -> Run:  # a tui.workers.LoadProgress: (done, total), .step(n, m, part)
-            return open_run(options, on_step=getattr(progress, "step", None), on_progress=progress)
+        def opener(progress) -> Run:  # a tui.workers.LoadProgress, or a plain ProgressFn
+            step, tree = getattr(progress, "step", None), getattr(progress, "tree", None)
+            return open_run(options, step, progress, tree)
 
-        return opener, tree_first(options)
+        return opener
 
     return openers
 
@@ -359,13 +360,11 @@ def cmd_open(args: argparse.Namespace) -> int:
         return run_app(
             None, title=str(path), export_to=export_to, workspace=path, run_factory=openers
         )
-    opener, tree_opener = openers(path)
     return run_app(
-        opener,
+        openers(path),
         title=str(path),
         export_to=export_to,
         initial_node=getattr(args, "node", None),
-        tree_opener=tree_opener,
     )
 
 

@@ -193,3 +193,6 @@ class Run:
     checkpoint: Checkpoint
     ranker: Any  # an ari_mem_tui.search ranker (embedded, BM25 or Letta)
     source_label: str  # "files: <path>" or "letta: <url> agent <name>"
+    # a fresh load's index, not written yet (RunOptions.index_behind): the TUI runs it once the
+    # first hits are shown; None when there is nothing to write
+    save_index: Callable[[], bool] | None = None

@@ -48,9 +48,9 @@ from ari_mem_tui.tui.widgets.panes import BURST_GAP, Panes
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.status_bar import LoadingNote, StatusBar
 from ari_mem_tui.tui.widgets.tree_pane import TreePane
-from ari_mem_tui.tui.workers import Opener, TreeOpener
+from ari_mem_tui.tui.workers import Opener
 
-RunFactory = Callable[[Path], tuple[Opener, TreeOpener]]  # a workspace's run → its openers
+RunFactory = Callable[[Path], Opener]  # a workspace's run → its opener
 
 DEFAULT_THEME = "textual-dark"
 AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
@@ -76,19 +76,17 @@ class AriMemApp(App[None]):
         blink: bool = True,
         initial_node: str | None = None,
         open_useful: bool = False,
-        tree_opener: TreeOpener | None = None,
         workspace: Path | None = None,
         run_factory: RunFactory | None = None,
         burst_gap: float = BURST_GAP,
     ) -> None:
         super().__init__()
         # a workspace: the run picker first (opener None), W goes back to it; run_factory
-        # gives the (opener, tree_opener) of the run picked (tui/screens/runs.py)
+        # gives the opener of the run picked (tui/screens/runs.py)
         self.workspace = workspace
         self.burst_gap = burst_gap  # printable keys closer than this are text (widgets/panes.py)
         self.run_factory = run_factory
         self.opener = opener
-        self.tree_opener = tree_opener
         self.run_data: Run | None = None
         self.tree_ckpt: Checkpoint | None = None  # the tree alone, until run_data arrives
         self.export_to = export_to
@@ -109,7 +107,7 @@ class AriMemApp(App[None]):
         self.current_id: str | None = None
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
-        self._audit_pending: Checkpoint | None = None  # loaded, audit not started yet
+        self._pending: Run | None = None  # loaded; its audit (and index) not started yet
         self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
@@ -190,7 +188,7 @@ class AriMemApp(App[None]):
 
     @property
     def ckpt(self) -> Checkpoint | None:
-        """The run's checkpoint; while its memory loads, the tree alone (see `tree_opener`)."""
+        """The run's checkpoint; while its memory loads, the tree alone (`LoadProgress.tree`)."""
         return self.run_data.checkpoint if self.run_data else self.tree_ckpt
 
     @property
@@ -203,8 +201,7 @@ class AriMemApp(App[None]):
     def _load(self, keep: bool) -> None:
         if self.opener is None:
             return  # a workspace whose run is not picked yet
-        tree_first = self.tree_opener if self.ckpt is None else None
-        workers.load_run(self, self.opener, tree_first, keep)
+        workers.load_run(self, self.opener, keep, show_tree=self.ckpt is None)
 
     @on(msg.LoadStep)
     def _show_step(self, message: msg.LoadStep) -> None:
@@ -270,9 +267,10 @@ class AriMemApp(App[None]):
         self.tree_pane.show_run(run.checkpoint, expand_roots=not keep, expanded=expanded)
         self.current_id = None
         self._choose_first(run.checkpoint, selected)
-        # the audit waits for the first replay: both want the one CPU that the GIL gives, and
-        # the hits of the node on screen come first (a big run's audit takes many seconds)
-        self._audit_pending = self.ckpt
+        # the audit and the index write wait for the first replay: all want the one CPU that
+        # the GIL gives, and the hits of the node on screen come first (on a big run each of
+        # them takes seconds)
+        self._pending = run
         self.set_timer(AUDIT_WAITS_S, self._start_audit)
         self.loaded_count += 1
 
@@ -288,14 +286,15 @@ class AriMemApp(App[None]):
     # ------------------------------------------------------------------ audit
 
     def _start_audit(self) -> None:
-        if self._audit_pending is not None and self._audit_pending is self.ckpt:
-            self._audit_pending = None
-            self._run_audit()
+        if self._pending is not None and self._pending is self.run_data:
+            self._run_audit(self._pending)
+            self._pending = None
 
     @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
-    def _run_audit(self) -> None:
-        if self.ckpt is not None:
-            workers.audit_run(self, self.ckpt)
+    def _run_audit(self, run: Run) -> None:
+        workers.audit_run(self, run.checkpoint)
+        if run.save_index is not None:  # the next open of these files reads the index
+            run.save_index()
 
     @on(msg.AuditDone)
     def _show_audit(self, message: msg.AuditDone) -> None:
@@ -442,7 +441,7 @@ class AriMemApp(App[None]):
         assert self.run_factory is not None
         for group in ("load", "audit"):
             self.workers.cancel_group(self, group)
-        self.opener, self.tree_opener = self.run_factory(path)
+        self.opener = self.run_factory(path)
         self.run_data = self.tree_ckpt = None
         self.current_id = self.initial_node = None
         self.tabs.set_run(None)

@@ -34,15 +34,22 @@ from ari_mem_tui.tui.widgets.detail import AuditRow
 
 ProgressFn = Callable[[int, int], None]  # (done, total) while vectors are computed
 Opener = Callable[[ProgressFn], Run]  # given a `LoadProgress`, usable as a plain ProgressFn
-TreeOpener = Callable[[], Checkpoint]  # the tree alone (fast), shown while the opener runs
 
 
 class LoadProgress:
     """What the app hands its opener: call it (done, total) for vector progress; its `step`
-    (n, m, part) says which of the load's m parts has started (`open_run`'s `args.load_step`)."""
+    (n, m, part) says which of the load's m parts has started, and `tree` shows the tree alone
+    while the rest loads (`open_run`'s on_step, on_progress and on_tree)."""
 
-    def __init__(self, app: MessagePump) -> None:
+    def __init__(self, app: MessagePump, show_tree: bool = True) -> None:
         self.app = app
+        self.show_tree = show_tree  # a reload keeps the run on screen until the new one is in
+
+    def tree(self, ckpt: Checkpoint) -> None:
+        if self.show_tree and _live():
+            drawn = threading.Event()
+            self.app.post_message(TreeRead(ckpt, drawn))
+            drawn.wait(1.0)  # let the tree reach the screen before the load takes the GIL again
 
     def __call__(self, done: int, total: int) -> None:
         self.app.post_message(VectorProgress(done, total))
@@ -55,29 +62,16 @@ def _live() -> bool:
     return not get_current_worker().is_cancelled
 
 
-def load_run(app: MessagePump, opener: Opener, tree_opener: TreeOpener | None, keep: bool) -> None:
-    """The tree alone first (when `tree_opener` is given), then the whole run."""
-    if tree_opener is not None:
-        _load_tree_first(app, tree_opener)
+def load_run(app: MessagePump, opener: Opener, keep: bool, show_tree: bool) -> None:
+    """The whole run; with `show_tree`, its tree alone as soon as it is read."""
     try:
-        run = opener(LoadProgress(app))
+        run = opener(LoadProgress(app, show_tree))
     except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
         if _live():
             app.post_message(LoadFailed(exc))
         return
     if _live():  # a newer load (follow, reload) has started: it wins
         app.post_message(RunLoaded(run, keep))
-
-
-def _load_tree_first(app: MessagePump, tree_opener: TreeOpener) -> None:
-    try:
-        ckpt = tree_opener()
-    except Exception:  # noqa: BLE001 - the full load meets the same error and reports it
-        return
-    if ckpt.nodes and _live():
-        drawn = threading.Event()
-        app.post_message(TreeRead(ckpt, drawn))
-        drawn.wait(1.0)  # let the tree reach the screen before the full load takes the GIL
 
 
 def replay_node(app: MessagePump, run: Run, key: ReplayKey) -> None:
