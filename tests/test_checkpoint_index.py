@@ -166,3 +166,20 @@ def test_the_tui_writes_a_fresh_loads_index_when_it_chooses(tmp_path, index_root
     assert again.save_index is None  # read from the index: nothing to write
     assert [e.id for e in again.checkpoint.entries] == [e.id for e in run.checkpoint.entries]
     assert open_run(RunOptions(checkpoint=path, embedder="bm25")).save_index is None
+
+
+def test_a_reopened_runs_trace_logs_outlive_a_rewritten_index(tmp_path, index_root):
+    """Trace logs of a reopen are views into the mapped index, read when asked for: the index
+    rewritten meanwhile (a follow reload) must not change what the open run shows."""
+    path = _run(tmp_path / "run")
+    fresh = load_checkpoint(path)
+    load_checkpoint(path, use_index=True)
+    shown = load_checkpoint(path, use_index=True)
+    [stored] = list(index_root.glob("*/index.msgpack"))
+    inode = stored.stat().st_ino
+    assert index.save(fresh, index.run_key(path, None))  # a new file, renamed over the old
+    assert stored.stat().st_ino != inode
+    stored.unlink()
+    for node_id, node in fresh.nodes.items():
+        assert shown.nodes[node_id].trace_log == node.trace_log
+    assert any(node.trace_log for node in shown.nodes.values())

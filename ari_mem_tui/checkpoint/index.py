@@ -6,13 +6,15 @@ is $ARI_MEM_TUI_CACHE or the user's cache dir; $ARI_MEM_TUI_INDEX names another 
 hash of its first and last 64 KiB, with the loader's own source; any difference and the run is
 loaded from its files again and the index rewritten. The index is msgpack (data only, never
 code): the records' field values, rebuilt into the same models on reopen. Trace logs stay
-undecoded bytes, as after a fresh load; the CoW log is not stored but built again, from the same
-inputs, when it is first read.
+undecoded bytes, as after a fresh load: views into the memory-mapped index, read from disk only
+when a node's trace is; the CoW log is not stored but built again, from the same inputs, when it
+is first read.
 """
 
 from __future__ import annotations
 
 import hashlib
+import mmap
 import os
 import stat
 import tempfile
@@ -39,10 +41,11 @@ from ari_mem_tui.model import (
     Problem,
 )
 
-FORMAT = 6  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
+FORMAT = 7  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
 # the CoW log's (accepted, rejected) counts and its rows stay undecoded until first read;
 # 4: entries and events are msgspec Structs, written and read as such; 5: no CoW rows;
-# 6: the key alone in the first section (is_current)
+# 6: the key alone in the first section (is_current); 7: the trace logs in a last section of
+# their own, read through a memory map
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
@@ -145,13 +148,12 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
     key = run_key(ckpt.path, ckpt.run_id)
     if before[0] != key[0] or any(item not in key[1] for item in before[1]):
         return False  # something changed while it was read: the next open reads it again
-    nodes = [  # rebuilt ancestors are not stored: the edges give them again, lazily
-        [
-            node.model_dump(exclude=_REBUILT if node.scope_reconstructed else _KEPT),
-            node.trace_json(),
-        ]
+    # rebuilt ancestors are not stored: the edges give them again, lazily
+    nodes = [
+        node.model_dump(exclude=_REBUILT if node.scope_reconstructed else _KEPT)
         for node in ckpt.nodes.values()
     ]
+    traces = [node.trace_json() for node in ckpt.nodes.values()]
     head = {"key": key, "run_id": ckpt.run_id}  # alone, so `is_current` reads only this
     body = {
         "tree_source": ckpt.tree_source,
@@ -159,6 +161,7 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
         "roots": ckpt.roots,
         "edges": list(ckpt.graph.edges),
         "nodes": nodes,
+        "trace_sizes": [len(trace) for trace in traces],
         "core": ckpt.core.model_dump(),
         "letta_embedding_config": ckpt.letta_embedding_config,
         "access_summary": ckpt.access_summary,
@@ -173,6 +176,7 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
         # the bulk records are Structs: msgspec writes and reads them without a Python loop
         sections.append(encoder.encode(ckpt.entries))
         sections.append(encoder.encode(ckpt.access_events))
+        sections.append(b"".join(traces))  # JSON as the file had it: sliced, never decoded
         # no CoW rows: they follow from the entries, events and trace logs, and building them
         # only to store them took longer than building them again when they are first read
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -195,8 +199,11 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
 
 
 def _sections(path: Path) -> list[memoryview]:
-    """Views into the file's bytes (no copies: a 10k-node run's index is hundreds of MB)."""
-    data = memoryview(path.read_bytes())
+    """Views into the file, memory-mapped (no copies: a 10k-node run's index is hundreds of MB,
+    and the pages of trace logs nobody reads are never read from disk). The index is replaced by
+    a rename, never written in place, so the mapped file does not change under the views."""
+    with path.open("rb") as handle:
+        data = memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
     sections, pos = [], 0
     while pos < len(data):
         size = int.from_bytes(data[pos : pos + 8], "little")
@@ -248,9 +255,21 @@ def load(path: Path) -> Checkpoint | None:
         if not _current(head, Path(path)):
             return None  # a stale index is not read further
         sections = _sections(stored)
-        return _rebuild(Path(path), head["run_id"], msgspec.msgpack.decode(sections[1]), sections)
+        body = msgspec.msgpack.decode(sections[1])
+        ckpt = _rebuild(Path(path), head["run_id"], body, sections)
+        _forget_decoded(sections)
+        return ckpt
     except Exception:  # noqa: BLE001 - a damaged or foreign index is only a missed shortcut
         return None
+
+
+def _forget_decoded(sections: list[memoryview]) -> None:
+    """Let the kernel drop the mapped pages already decoded into objects (only the trace logs'
+    are read again), so they do not stay in the process's memory."""
+    mapped = sections[0].obj
+    if isinstance(mapped, mmap.mmap) and hasattr(mapped, "madvise"):
+        done = len(mapped) - len(sections[-1])  # every section before the trace logs
+        mapped.madvise(mmap.MADV_DONTNEED, 0, done - done % mmap.PAGESIZE)
 
 
 def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryview]) -> Checkpoint:
@@ -263,8 +282,10 @@ def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryvi
     ckpt = Checkpoint(path=path)
     ckpt.run_id, ckpt.tree_source = run_id, body["tree_source"]
     ckpt.experiment_goal = body["experiment_goal"]
-    for fields, trace in body["nodes"]:
-        fields["trace_log"] = JsonStrings(trace)
+    traces, start = sections[4], 0
+    for fields, size in zip(body["nodes"], body["trace_sizes"], strict=True):
+        fields["trace_log"] = JsonStrings(traces[start : start + size])
+        start += size
         node = Node.model_validate(fields)
         ckpt.nodes[node.id] = node
     graph = nx.DiGraph()

@@ -53,8 +53,8 @@ class JsonStrings:
 
     __slots__ = ("raw",)
 
-    def __init__(self, raw: bytes | msgspec.Raw) -> None:
-        self.raw = raw
+    def __init__(self, raw: bytes | msgspec.Raw | memoryview) -> None:
+        self.raw = raw  # a view of the file's bytes, or of a reopened run's mapped index
 
     def decode(self) -> list[str]:
         return msgspec.json.decode(self.raw, type=list[str])
@@ -187,7 +187,7 @@ class Node(BaseModel):
             return bytes(trace.raw)
         return msgspec.json.encode(trace or [])
 
-    def trace_raw(self) -> bytes | msgspec.Raw | None:
+    def trace_raw(self) -> bytes | msgspec.Raw | memoryview | None:
         """The file's JSON bytes of `trace_log` while still undecoded, else None."""
         trace = self._trace
         return trace.raw if type(trace) is JsonStrings else None
