@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 T0 = 1_780_000_000.0  # an epoch in 2026
+COW = "node_id does not match current node (CoW violation)"
 
 
 def iso(ts: float) -> str:
@@ -148,6 +149,67 @@ def write_access(ckpt: Path, events: list[Any], name: str = "memory_access.jsonl
     path = ckpt / name
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(backup_bytes(events))
+    return path
+
+
+def call(tool: str, args: dict) -> str:
+    """A trace_log call line."""
+    return f"→ {tool}({json.dumps(args, ensure_ascii=False)})"
+
+
+def result(payload: Any) -> str:
+    """A trace_log result line: the MCP envelope's repr around the tool's JSON."""
+    return "  ← " + str({"result": json.dumps(payload)})
+
+
+def full_checkpoint(path: Path) -> Path:
+    """Every file the loader reads, most of them trivial: two trees, two access logs, v0.5 stores."""
+    write_tree(path, chain_tree())
+    write_tree(path, chain_tree(), name="nodes_tree.json", experiment_goal="g")
+    write_tree(path, [node("old")], name="node_1/tree.json")
+    write_backup(path, [scope("a", "x", T0), core_seed({"primary_metric": "m"})])
+    write_access(path, [write_event(T0 + 0.1, "a", "p", "x"), read_event(T0, "", "q", ["root"])])
+    write_access(path, [read_event(T0 - 5, "", "q", ["root"])], name="memory_access.17.jsonl")
+    (path / "memory_access.summary.json").write_text("{}")
+    (path / "memory_store.jsonl").write_text("{}\n")
+    (path / "memory.json").write_text("[]")
+    for name in ("experiment.md", "idea.json", "evaluation_criteria.json"):
+        (path / name).write_text("{}")
+    return path
+
+
+def write_cow_case(path: Path) -> Path:
+    """b refuses twice (into its parent a, timed by its auto entry; into root, untimed) and
+    writes its own entries; one write event has no backup entry."""
+    nodes = chain_tree()
+    auto_text = "Tool add_memory: " + json.dumps(
+        {"result": json.dumps({"ok": False, "error": COW})}
+    )
+    nodes[3]["trace_log"] = [  # b tries to write into its parent a, then writes its own entry
+        call("add_memory", {"node_id": "a", "text": "overwrite parent", "metadata": {"k": 1}}),
+        result({"ok": False, "error": COW}),
+        call("add_memory", {"node_id": "b", "text": "mine"}),
+        result({"ok": True, "id": "p2"}),
+        call("clear_node_memory", {"node_id": "root"}),
+        "  ← " + str({"result": json.dumps({"removed": 0, "error": COW})}),
+    ]
+    write_tree(path, nodes)
+    backup = [
+        scope("a", "a finding", T0 + 150, {"type": "finding"}),
+        scope("b", auto_text, T0 + 210, {"step": 3, "tool": "add_memory"}),
+        scope("b", "mine", T0 + 220),
+        scope("b", "Tool clear_node_memory: lost", T0 + 225, {"step": 5, "tool": "x"}),
+    ]
+    write_backup(path, backup)
+    write_access(
+        path,
+        [
+            write_event(T0 + 150.2, "a", "p0", "a finding", {"type": "finding"}),
+            write_event(T0 + 210.1, "b", "p1", auto_text, {"step": 3, "tool": "add_memory"}),
+            write_event(T0 + 220.1, "b", "p2", "mine"),
+            write_event(T0 + 400, "b", "p3", "after the backup"),
+        ],
+    )
     return path
 
 

@@ -8,38 +8,19 @@ from pathlib import Path
 
 import pytest
 from checkpoint_helpers import (
+    COW,
     T0,
     chain_tree,
-    core_seed,
     dir_fingerprint,
+    full_checkpoint,
     node,
-    read_event,
     scope,
-    write_access,
     write_backup,
-    write_event,
     write_tree,
 )
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.cli import main
-
-COW = "node_id does not match current node (CoW violation)"
-
-
-def full_checkpoint(path):
-    write_tree(path, chain_tree())
-    write_tree(path, chain_tree(), name="nodes_tree.json", experiment_goal="g")
-    write_tree(path, [node("old")], name="node_1/tree.json")
-    write_backup(path, [scope("a", "x", T0), core_seed({"primary_metric": "m"})])
-    write_access(path, [write_event(T0 + 0.1, "a", "p", "x"), read_event(T0, "", "q", ["root"])])
-    write_access(path, [read_event(T0 - 5, "", "q", ["root"])], name="memory_access.17.jsonl")
-    (path / "memory_access.summary.json").write_text("{}")
-    (path / "memory_store.jsonl").write_text("{}\n")
-    (path / "memory.json").write_text("[]")
-    for name in ("experiment.md", "idea.json", "evaluation_criteria.json"):
-        (path / name).write_text("{}")
-    return path
 
 
 def test_loading_writes_nothing(tmp_path):

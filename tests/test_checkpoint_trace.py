@@ -6,13 +6,15 @@ import json
 import warnings
 
 from checkpoint_helpers import (
+    COW,
     T0,
+    call,
     chain_tree,
     node,
+    result,
     scope,
-    write_access,
     write_backup,
-    write_event,
+    write_cow_case,
     write_tree,
 )
 from hypothesis import given, settings
@@ -27,16 +29,6 @@ from ari_mem_tui.checkpoint.trace_log import (
     parse_trace_log,
     rejection_reason,
 )
-
-COW = "node_id does not match current node (CoW violation)"
-
-
-def call(tool, args):
-    return f"→ {tool}({json.dumps(args, ensure_ascii=False)})"
-
-
-def result(payload):
-    return "  ← " + str({"result": json.dumps(payload)})
 
 
 def test_calls_and_results_are_paired_and_decoded():
@@ -194,36 +186,7 @@ def test_nodes_without_read_calls_are_counted_not_parsed(tmp_path):
 
 
 def _cow_case(tmp_path):
-    nodes = chain_tree()
-    auto_text = "Tool add_memory: " + json.dumps(
-        {"result": json.dumps({"ok": False, "error": COW})}
-    )
-    nodes[3]["trace_log"] = [  # b tries to write into its parent a, then writes its own entry
-        call("add_memory", {"node_id": "a", "text": "overwrite parent", "metadata": {"k": 1}}),
-        result({"ok": False, "error": COW}),
-        call("add_memory", {"node_id": "b", "text": "mine"}),
-        result({"ok": True, "id": "p2"}),
-        call("clear_node_memory", {"node_id": "root"}),
-        "  ← " + str({"result": json.dumps({"removed": 0, "error": COW})}),
-    ]
-    write_tree(tmp_path, nodes)
-    backup = [
-        scope("a", "a finding", T0 + 150, {"type": "finding"}),
-        scope("b", auto_text, T0 + 210, {"step": 3, "tool": "add_memory"}),
-        scope("b", "mine", T0 + 220),
-        scope("b", "Tool clear_node_memory: lost", T0 + 225, {"step": 5, "tool": "x"}),
-    ]
-    write_backup(tmp_path, backup)
-    write_access(
-        tmp_path,
-        [
-            write_event(T0 + 150.2, "a", "p0", "a finding", {"type": "finding"}),
-            write_event(T0 + 210.1, "b", "p1", auto_text, {"step": 3, "tool": "add_memory"}),
-            write_event(T0 + 220.1, "b", "p2", "mine"),
-            write_event(T0 + 400, "b", "p3", "after the backup"),
-        ],
-    )
-    return load_checkpoint(tmp_path)
+    return load_checkpoint(write_cow_case(tmp_path))
 
 
 def test_cow_log_rows(tmp_path):
