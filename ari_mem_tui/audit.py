@@ -91,8 +91,7 @@ def audit(ckpt: Checkpoint) -> AuditReport:
             ts=w.ts,
             targets=[w.target_node],
         )
-        for w in ckpt.writes
-        if not w.accepted
+        for w in ckpt.rejected_writes()  # (not ckpt.writes: one row per memory entry)
     ]
     return report
 

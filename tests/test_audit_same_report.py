@@ -47,11 +47,12 @@ def _auto(tool: str, error: str) -> str:
 
 
 def write_orderings(path: Path) -> Path:
-    """The CoW log's order rules met at once: rejections timed by auto entries (two at the same
-    ts in two nodes), untimed ones in nodes whose latest accepted write is later than their
-    timed ones, a write logged by another node than the entry's, a node known only from its
-    memory; and reads of every audited tool, one call spelled with JSON escapes."""
-    nodes = chain_tree()  # root → a → b, and c under root
+    """The CoW log's order rules met at once: rejections timed by auto entries, a tie between
+    two nodes listed in another order than their memory's, untimed rejections (one between two
+    timed ones of its node, one in a node whose latest accepted write is an access-log write
+    without a backup entry), a node known only from its memory; and reads of every audited
+    tool, one call spelled with JSON escapes that a byte scan for tool names would miss."""
+    nodes = chain_tree()  # root → a → b, and c under root: a's trace comes before c's
     nodes[1]["trace_log"] = [
         call("add_memory", {"node_id": "root", "text": "into root"}),
         result({"ok": False, "error": COW}),
@@ -68,9 +69,11 @@ def write_orderings(path: Path) -> Path:
         "  ← {'result': '1'}",
     ]
     nodes[2]["trace_log"] = [
+        call("add_memory", {"node_id": "a", "text": "into a"}),
+        result({"ok": False, "error": NOT_SET}),
         call("clear_node_memory", {"node_id": "root"}),
         "  ← " + str({"result": json.dumps({"removed": 0, "error": COW})}),
-        call("add_memory", {"node_id": "a", "text": "into a"}),
+        call("add_memory", {"node_id": "b", "text": "into b"}),
         result({"ok": False, "error": NOT_SET}),
     ]
     # b's only call, with its tool name written as JSON escapes (valid JSON, same string)
@@ -78,14 +81,17 @@ def write_orderings(path: Path) -> Path:
     write_tree(path, nodes)
     tree = path / "tree.json"
     tree.write_text(tree.read_text().replace("→ search_memory", "→ \\u0073earch_memory"))
+    add = {"tool": "add_memory"}
     write_backup(
         path,
-        [
-            scope("a", _auto("add_memory", COW), T0 + 300, {"step": 2, "tool": "add_memory"}),
-            scope("c", _auto("add_memory", NOT_SET), T0 + 300, {"step": 1, "tool": "add_memory"}),
-            scope("c", "c's", T0 + 500),
+        [  # c's memory first: c's rows come before a's in the whole log
+            scope("c", _auto("add_memory", NOT_SET), T0 + 300, add),
+            scope("c", _auto("add_memory", NOT_SET), T0 + 350, add),
+            scope("c", "c's", T0 + 200),
+            scope("a", _auto("add_memory", COW), T0 + 350, {"step": 2, **add}),
             scope("b", "b's", T0 + 100),
-            scope("ghost", _auto("add_memory", COW), T0 + 50, {"tool": "add_memory"}),
+            scope("ghost", _auto("add_memory", COW), T0 + 50, add),
+            scope("ghost", _auto("add_memory", COW), T0 + 600, add),
             scope("ghost", "a lost node's note", T0 + 40),
         ],
     )
@@ -93,8 +99,8 @@ def write_orderings(path: Path) -> Path:
         path,
         [
             write_event(T0 + 100.1, "b", "pb", "b's"),
-            write_event(T0 + 500.1, "c", "pc", "c's"),
-            write_event(T0 + 900, "a", "pb2", "b's"),  # logged by a, about b's entry below
+            write_event(T0 + 200.1, "c", "pc", "c's"),
+            write_event(T0 + 900, "a", "pa", "a's, not in the backup"),
             read_event(T0 + 310, "a", "q", ["root", "c"], results=[{"entry_id": "pc"}]),
             read_event(T0 + 320, "a", "inherit:get_node_memory", ["c"]),
         ],
@@ -127,13 +133,15 @@ def _reference(path: Path) -> tuple[dict, list]:
 
 
 def assert_same_audit(path: Path, index_root: Path) -> None:
-    report, _rejected = _reference(path)
+    report, rejected = _reference(path)
     opened = [load_checkpoint(path)]
     for _ in range(3):  # the first writes the index, the others reopen from it
         opened.append(load_checkpoint(path, use_index=True))
     assert index.load(path) is not None  # (the later two were reopened from it)
     for ckpt in opened:
         assert audit(ckpt).model_dump() == report
+        assert "_pending_writes" in ckpt.__dict__  # the audit built no accepted row
+        assert ckpt.rejected_writes() == rejected  # the same rows, fields and order
 
 
 @pytest.fixture
@@ -173,13 +181,15 @@ def test_same_audit_on_damaged_runs(tmp_path, index_root, small_ckpt, how) -> No
 
 def test_the_orderings_run_has_what_it_is_built_for(tmp_path, index_root) -> None:
     report, rejected = _reference(write_orderings(tmp_path / "run"))
-    rows = [(w.current_node, w.target_node, w.ts, w.source) for w in rejected]
+    rows = [(w.current_node, w.target_node, w.ts) for w in rejected]
     assert rows == [
-        ("ghost", "", T0 + 50, "auto_entry"),
-        ("a", "root", T0 + 300, "trace_log"),
-        ("c", "a", T0 + 300, "trace_log"),
-        ("c", "root", None, "trace_log"),  # after c's latest write, T0 + 500
-        ("a", "c", None, "trace_log"),  # after a's latest: b's entry, logged by a at T0 + 900
+        ("ghost", "", T0 + 50),
+        ("c", "a", T0 + 300),
+        ("c", "b", T0 + 350),  # a tie: c's memory comes first
+        ("c", "root", None),  # after c's latest row, not after the row before it in the trace
+        ("a", "root", T0 + 350),
+        ("ghost", "", T0 + 600),
+        ("a", "c", None),  # after a's latest write, the access log's at T0 + 900
     ]
     leaks = {(f["node_id"], f["tool"], tuple(f["targets"])) for f in report["leaks"]}
     assert ("b", "search_memory", ()) not in leaks  # (b's own search hit nothing)

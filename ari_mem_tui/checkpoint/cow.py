@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
@@ -30,6 +30,11 @@ def _row(**fields: Any) -> CowWrite:
     return CowWrite.model_validate(fields)
 
 
+def _written(entry: MemoryEntry, event: AccessEvent | None) -> tuple[str, float | None]:
+    """The node current when an entry was written, and when: its write event's, else its own."""
+    return (event.node_id, event.ts) if event else (entry.node_id, entry.ts)
+
+
 def accepted_rows(entries: list[MemoryEntry], joined: dict[str, AccessEvent]) -> list[CowWrite]:
     """One row per node-scope entry; `joined` maps entry ids to their write events."""
     rows = []
@@ -38,10 +43,11 @@ def accepted_rows(entries: list[MemoryEntry], joined: dict[str, AccessEvent]) ->
             continue
         event = joined.get(entry.id)
         from_log = entry.source == (event.source if event else None)
+        current_node, ts = _written(entry, event)
         rows.append(
             _row(
-                ts=event.ts if event else entry.ts,
-                current_node=event.node_id if event else entry.node_id,
+                ts=ts,
+                current_node=current_node,
                 target_node=entry.node_id,
                 tool="add_memory",
                 accepted=True,
@@ -133,16 +139,19 @@ def _auto_ts(auto: tuple[MemoryEntry, str] | None, event_ts: dict[str, float]) -
     return event_ts.get(entry.id, entry.ts)
 
 
-def order_rows(rows: list[CowWrite]) -> list[CowWrite]:
-    """Time order; a row without ts stays right after the rows its node had before it."""
+def order_rows(rows: list[CowWrite], latest: Mapping[str, float] | None = None) -> list[CowWrite]:
+    """Time order; a row without ts stays right after the rows its node had before it, and
+    after `latest[node]`, the latest ts of that node's rows left out of `rows`, if any."""
     keyed = []
     last: dict[str, float] = {}
+    latest = latest or {}
     for seq, row in enumerate(rows):
         if row.ts is not None:
             last[row.current_node] = row.ts
             key = row.ts
         else:
-            key = last.get(row.current_node, -math.inf)
+            node = row.current_node
+            key = max(last.get(node, -math.inf), latest.get(node, -math.inf))
         keyed.append((key, seq, row))
     keyed.sort(key=lambda item: (item[0], item[1]))
     return [item[2] for item in keyed]
@@ -187,8 +196,8 @@ class CowLog:
         groups: dict[str, list[MemoryEntry]] = {}
         for entry in self.entries:
             if entry.kind == "node_scope":
-                event = self.joined.get(entry.id)
-                groups.setdefault(event.node_id if event else entry.node_id, []).append(entry)
+                current_node = _written(entry, self.joined.get(entry.id))[0]
+                groups.setdefault(current_node, []).append(entry)
         return groups
 
     @cached_property
@@ -212,6 +221,30 @@ class CowLog:
         for rows in per_node.values():  # per node: timed rows by ts, untimed ones where they fell
             rows[:] = _node_order(rows)
         return order_rows([row for rows in per_node.values() for row in rows])
+
+    def rejected_in_order(self) -> list[CowWrite]:
+        """The rejected rows in the order the whole log (`self()`) gives them, without its
+        accepted rows (one per entry). That order is: nodes as they first appear (accepted rows
+        first), each node's rows in `_node_order`, then all by ts, where a row without ts takes
+        its node's latest ts before it, accepted rows included."""
+        groups: dict[str, list[CowWrite]] = {}
+        for row in self.rejected:
+            groups.setdefault(row.current_node, []).append(row)
+        rank = {node_id: place for place, node_id in enumerate(self.by_current_node)}
+        nodes = sorted(groups, key=lambda node_id: rank.get(node_id, len(rank)))  # stable
+        rows = [row for node_id in nodes for row in _node_order(groups[node_id])]
+        return order_rows(rows, self._latest_accepted(groups))
+
+    def _latest_accepted(self, nodes: Iterable[str]) -> dict[str, float]:
+        """Each node's latest ts among its accepted rows (the nodes without one are left out)."""
+        latest = {}
+        for node_id in nodes:
+            entries = self.by_current_node.get(node_id, [])
+            stamps = [_written(e, self.joined.get(e.id))[1] for e in entries]
+            timed = [ts for ts in stamps if ts is not None]
+            if timed:
+                latest[node_id] = max(timed)
+        return latest
 
     def for_node(self, node_id: str) -> list[CowWrite]:
         """The rows whose current node is `node_id`, as the whole log lists them (its order

@@ -120,14 +120,26 @@ class Checkpoint:
     def node_writes(self, node_id: str) -> list[CowWrite]:
         """The CoW rows whose current node is `node_id`; while the log is deferred, only
         these are built (when its builder can: `for_node`), not the whole run's."""
-        pending = self.__dict__.get("_pending_writes")
-        for_node = getattr(pending[0], "for_node", None) if pending is not None else None
+        for_node = self._writes_builder("for_node")
         if for_node is None:
             return self.writes_by_node.get(node_id, [])
         built = self.__dict__.setdefault("_node_writes", {})
         if node_id not in built:
             built[node_id] = for_node(node_id)
         return built[node_id]
+
+    def rejected_writes(self) -> list[CowWrite]:
+        """The CoW log's rejected rows, in its order; while the log is deferred, only these
+        are built (when its builder can: `rejected_in_order`), not one row per entry."""
+        rejected_in_order = self._writes_builder("rejected_in_order")
+        if rejected_in_order is None:
+            return [write for write in self.writes if not write.accepted]
+        return rejected_in_order()
+
+    def _writes_builder(self, name: str) -> Callable[..., Any] | None:
+        """The method `name` of the deferred CoW log's builder (None: built, or no such one)."""
+        pending = self.__dict__.get("_pending_writes")
+        return getattr(pending[0], name, None) if pending is not None else None
 
     def write_counts(self) -> tuple[int, int]:
         """(accepted, rejected) rows of the CoW log, without building it when still deferred."""
