@@ -182,6 +182,17 @@ def test_nodes_without_read_calls_are_counted_not_parsed(tmp_path):
     assert [c.tool for c in ckpt.trace_calls["a"]] == ["run_code", "nop"]
 
 
+def test_a_tool_name_spelled_with_json_escapes_is_parsed_too(tmp_path):
+    from ari_mem_tui.checkpoint.trace_log import some_trace_calls
+
+    write_tree(tmp_path, [node("a", trace_log=[call("search_memory", {"query": "q"})])])
+    tree = tmp_path / "tree.json"
+    tree.write_text(tree.read_text().replace("→ search_memory", "→ \\u0073earch_memory"))
+    ckpt = load_checkpoint(tmp_path)
+    needed, count = some_trace_calls(ckpt.nodes, {"search_memory"})
+    assert count == 1 and [c.tool for c in needed["a"]] == ["search_memory"]
+
+
 # ---- the CoW log ----
 
 

@@ -29,6 +29,7 @@ GUARDED_TOOLS = frozenset({"add_memory", "clear_node_memory", "consolidate_node_
 _TOOL_NAME = re.compile(r"[A-Za-z_][\w.:-]*")
 # what parse_trace_line calls a "call" line, as one regex (for counting without parsing)
 _CALL_LINE = re.compile(r"\s*→\s*[A-Za-z_][\w.:-]*(?:\(|\s*\Z)")
+_ESCAPED_ASCII = re.compile(rb"\\u00[2-7][0-9a-fA-F]")  # JSON's \u0020 … \u007f
 
 
 @dataclass
@@ -212,6 +213,13 @@ def parse_trace_logs(nodes: dict[str, Node]) -> dict[str, list[TraceCall]]:
     return result
 
 
+def _may_hold(data: bytes, needles: list[bytes]) -> bool:
+    """Whether the JSON bytes of a trace_log may hold one of the ASCII `needles` once decoded.
+    JSON writers leave ASCII as it is, but a JSON string may spell any character as an escape
+    (`\\u0073` for `s`): bytes with an escaped printable ASCII character are always parsed."""
+    return _ESCAPED_ASCII.search(data) is not None or any(needle in data for needle in needles)
+
+
 def some_trace_calls(
     nodes: dict[str, Node], tools: Collection[str]
 ) -> tuple[dict[str, list[TraceCall]], int]:
@@ -224,9 +232,8 @@ def some_trace_calls(
     for node_id, node in nodes.items():
         raw = node.trace_raw()
         data = None if raw is None else bytes(raw)  # (a Raw has no `in`; bytes' is C-fast)
-        if data is not None and not any(needle in data for needle in needles):
-            # none of those calls can be in it (names and markers are ASCII, so JSON leaves
-            # them as they are): only count the calls, with one C regex per line
+        if data is not None and not _may_hold(data, needles):
+            # none of those calls can be in it: only count the calls, one C regex per line
             count = sum(1 for line in node.trace_lines() if _CALL_LINE.match(line))
             found = None
         else:
