@@ -72,7 +72,7 @@ def audit(ckpt: Checkpoint) -> AuditReport:
     seen: set[tuple] = set()
     for event in ckpt.access_events:
         _audit_event(ckpt, event, report, seen)
-    for node_id, calls in ckpt.trace_calls.items():
+    for node_id, calls in ckpt.read_tool_calls().items():  # what _audit_call can judge
         for call in calls:
             _audit_call(ckpt, node_id, call, report, seen)
     report.rejected_writes = [

@@ -33,8 +33,9 @@ from checkpoint_helpers import (
 )
 from tui_helpers import write_tiny_checkpoint
 
-from ari_mem_tui.audit import audit
+from ari_mem_tui.audit import BULK_TOOLS, INHERIT_TOOLS, SEARCH_TOOLS, audit
 from ari_mem_tui.checkpoint import index
+from ari_mem_tui.checkpoint.attribution import READ_TOOLS
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.demo import write_demo
 
@@ -141,6 +142,7 @@ def assert_same_audit(path: Path, index_root: Path) -> None:
     for ckpt in opened:
         assert audit(ckpt).model_dump() == report
         assert "_pending_writes" in ckpt.__dict__  # the audit built no accepted row
+        assert "_pending_trace_calls" in ckpt.__dict__  # and parsed only the read calls
         assert ckpt.rejected_writes() == rejected  # the same rows, fields and order
 
 
@@ -196,3 +198,9 @@ def test_the_orderings_run_has_what_it_is_built_for(tmp_path, index_root) -> Non
     assert ("a", "bulk_get_node_memory", ("b",)) in leaks
     violations = {(f["node_id"], tuple(f["targets"])) for f in report["scope_violations"]}
     assert violations == {("a", ("c",)), ("b", ("c",))}  # b's escaped call is read too
+
+
+def test_every_tool_the_audit_judges_is_one_the_loader_parses_ahead() -> None:
+    """The audit reads `Checkpoint.read_tool_calls()`: the loader's READ_TOOLS calls while the
+    whole parse waits. A call of any other tool gives no finding (`_audit_call`)."""
+    assert {*SEARCH_TOOLS, *INHERIT_TOOLS, *BULK_TOOLS} <= READ_TOOLS

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -110,6 +110,16 @@ class Checkpoint:
             return pending[1]
         return sum(len(calls) for calls in self.trace_calls.values())
 
+    def read_tool_calls(self) -> Mapping[str, list[TraceCall]]:
+        """Each node's trace_log calls, in trace order, or at least those of the read tools
+        (attribution.READ_TOOLS): while `trace_calls` is deferred, the subset the loader parsed
+        for the attribution and the CoW log (the deferred log's `trace_calls`), not every call."""
+        if "_pending_trace_calls" in self.__dict__:
+            parsed = self._pending_log("trace_calls")
+            if parsed is not None:
+                return parsed
+        return self.trace_calls
+
     def defer_writes(self, build: Callable[[], list[CowWrite]], counts: tuple[int, int]) -> None:
         """Leave `writes` (and `writes_by_node`) to `build()`, run on their first read;
         `counts` is (accepted, rejected) of what it will give."""
@@ -120,7 +130,7 @@ class Checkpoint:
     def node_writes(self, node_id: str) -> list[CowWrite]:
         """The CoW rows whose current node is `node_id`; while the log is deferred, only
         these are built (when its builder can: `for_node`), not the whole run's."""
-        for_node = self._writes_builder("for_node")
+        for_node = self._pending_log("for_node")
         if for_node is None:
             return self.writes_by_node.get(node_id, [])
         built = self.__dict__.setdefault("_node_writes", {})
@@ -131,13 +141,13 @@ class Checkpoint:
     def rejected_writes(self) -> list[CowWrite]:
         """The CoW log's rejected rows, in its order; while the log is deferred, only these
         are built (when its builder can: `rejected_in_order`), not one row per entry."""
-        rejected_in_order = self._writes_builder("rejected_in_order")
+        rejected_in_order = self._pending_log("rejected_in_order")
         if rejected_in_order is None:
             return [write for write in self.writes if not write.accepted]
         return rejected_in_order()
 
-    def _writes_builder(self, name: str) -> Callable[..., Any] | None:
-        """The method `name` of the deferred CoW log's builder (None: built, or no such one)."""
+    def _pending_log(self, name: str) -> Any:
+        """The deferred CoW log builder's `name` (None: the log is built, or has no such one)."""
         pending = self.__dict__.get("_pending_writes")
         return getattr(pending[0], name, None) if pending is not None else None
 
