@@ -10,7 +10,7 @@ Pipeline and BFTS-select reads are the run's own machinery, never leaks.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -122,34 +122,41 @@ def _audit_event(
     ref = _event_ref(event)
     how = f" ({event.reader_how})" if event.reader_how else ""
     scope = list(event.ancestor_ids or [])
-    allowed = allowed_scope(ckpt, reader)
-    passages = _event_passages(ckpt, event, allowed)
+    join = lambda: _event_passages(ckpt, event, allowed_scope(ckpt, reader))
     if event.query == "inherit:get_node_memory":
-        read = Read("get_node_memory", event.query, scope, passages, ref + how, event.ts)
+        read = Read("get_node_memory", event.query, scope, join, ref + how, event.ts)
         _leak_targets(ckpt, reader, read, scope, report, seen)
     elif event.query == "inherit:bulk_get_node_memory":
-        read = Read("bulk_get_node_memory", event.query, scope, passages, ref + how, event.ts)
+        read = Read("bulk_get_node_memory", event.query, scope, join, ref + how, event.ts)
         _leak_targets(ckpt, reader, read, scope, report, seen)
     else:
         hit_nodes = [str(r.get("src_node_id") or "") for r in event.results]
-        read = Read("search_memory", event.query or "", scope, passages, ref + how, event.ts)
+        read = Read("search_memory", event.query or "", scope, join, ref + how, event.ts)
         _judge_search(ckpt, reader, read, hit_nodes, report, seen)
 
 
 class Read:
-    """One read under judgement: how it was made and what it returned."""
+    """One read under judgement: how it was made and what it returned, joined only when a
+    finding asks (`passages`): most reads give none, and a big run has hundreds of thousands."""
 
     def __init__(
         self,
         tool: str,
         query: str | None,
         scope: list[str],
-        passages: list[Passage],
+        join: Callable[[], list[Passage]],
         ref: str,
         ts: float | None,
     ) -> None:
-        self.tool, self.query, self.scope, self.passages = tool, query, scope, passages
+        self.tool, self.query, self.scope, self.join = tool, query, scope, join
         self.ref, self.ts = ref, ts
+        self._passages: list[Passage] | None = None
+
+    @property
+    def passages(self) -> list[Passage]:
+        if self._passages is None:
+            self._passages = self.join()
+        return self._passages
 
 
 def _passage(
@@ -225,19 +232,19 @@ def _audit_call(
     if node_id not in ckpt.nodes or call.args is None:
         return
     ref = f"trace_log of {node_id} #{call.index}"
-    passages = _call_passages(ckpt, call, allowed_scope(ckpt, node_id))
+    join = lambda: _call_passages(ckpt, call, allowed_scope(ckpt, node_id))
     if call.tool in SEARCH_TOOLS:
         scope = [str(a) for a in call.args.get("ancestor_ids") or []]
         query = str(call.args.get("query") or "")
-        read = Read(call.tool, query, scope, passages, ref, None)
+        read = Read(call.tool, query, scope, join, ref, None)
         _judge_search(ckpt, node_id, read, _result_nodes(call.result), report, seen)
     elif call.tool in INHERIT_TOOLS:
         target = str(call.args.get("node_id") or "")
-        read = Read(call.tool, None, [target], passages, ref, None)
+        read = Read(call.tool, None, [target], join, ref, None)
         _leak_targets(ckpt, node_id, read, [target], report, seen)
     elif call.tool in BULK_TOOLS:
         targets = [str(t) for t in call.args.get("node_ids") or call.args.get("ids") or []]
-        read = Read(call.tool, None, targets, passages, ref, None)
+        read = Read(call.tool, None, targets, join, ref, None)
         _leak_targets(ckpt, node_id, read, targets, report, seen)
 
 
