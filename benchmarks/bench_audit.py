@@ -3,9 +3,10 @@
 Each measurement is a child process that opens the run with `load_checkpoint(path,
 use_index=True)` (the first child of a run, with an empty index folder, is a fresh load that
 writes the index; the others reopen from it, as the TUI does), collects garbage, then times
-`audit(ckpt)` alone, with RSS from /proc/self/statm before and after. The report's digest
+`audit(ckpt)` alone, with RSS from /proc/self/statm before and after (and its file-backed part:
+a reopened run's trace logs are memory-mapped from the index). The report's digest
 (sha256 of its model dump) is printed, so two versions of the code can be checked to agree.
-Medians of REPEAT reopens, one fresh load; the load average (`uptime`) before and after each run.
+Medians of REPEAT fresh loads and REPEAT reopens; the load average (`uptime`) before and after each run.
 
     python benchmarks/bench_audit.py --ckpt /tmp/bench12-demos/demo-10000-200000 --repeat 3
     python benchmarks/bench_audit.py --demo 2000 --demo-dir /tmp/bench-audit-demos
@@ -31,9 +32,11 @@ from pathlib import Path
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint.load import load_checkpoint
 
-def rss():
+def rss():  # (resident, its file-backed part) in bytes
     with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+        fields = f.read().split()
+    page = os.sysconf("SC_PAGE_SIZE")
+    return int(fields[1]) * page, int(fields[2]) * page
 
 ckpt = load_checkpoint(Path(sys.argv[1]), use_index=True)
 gc.collect()
@@ -43,7 +46,8 @@ report = audit(ckpt)
 wall = time.perf_counter() - t
 after = rss()
 dump = json.dumps(report.model_dump(), sort_keys=True).encode()
-print(json.dumps({"wall": wall, "rss_before": before, "rss_added": after - before,
+print(json.dumps({"wall": wall, "rss_before": before[0], "rss_added": after[0] - before[0],
+                  "file_added": after[1] - before[1],
                   "digest": hashlib.sha256(dump).hexdigest()[:16],
                   "findings": [len(report.problems), len(report.scope_violations),
                                len(report.leaks), len(report.rejected_writes)]}))
@@ -67,23 +71,29 @@ def uptime() -> str:
 
 def bench(path: Path, repeat: int) -> dict:
     before = uptime()
-    with tempfile.TemporaryDirectory(prefix="bench-audit-index-") as index_root:
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "ARI_MEM_TUI_INDEX": index_root}
-        fresh = child(path, env)  # an empty index folder: a fresh load, which writes the index
-        reopened = [child(path, env) for _ in range(repeat)]
-    digests = {r["digest"] for r in [fresh, *reopened]}
-    return {
-        "run": str(path),
-        "fresh_audit_s": round(fresh["wall"], 2),
-        "fresh_added_rss_mb": round(fresh["rss_added"] / 2**20),
-        "reopen_audit_s": round(statistics.median(r["wall"] for r in reopened), 2),
-        "reopen_added_rss_mb": round(statistics.median(r["rss_added"] for r in reopened) / 2**20),
-        "reopen_rss_before_mb": round(statistics.median(r["rss_before"] for r in reopened) / 2**20),
-        "findings": fresh["findings"],  # problems, scope violations, leaks, rejected writes
-        "digest": digests.pop() if len(digests) == 1 else sorted(digests),
-        "uptime_before": before,
-        "uptime_after": uptime(),
-    }
+    fresh, reopened = [], []
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="bench-audit-index-") as index_root:
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "ARI_MEM_TUI_INDEX": index_root}
+            fresh.append(child(path, env))  # an empty index folder: a fresh load writes it
+            reopened.append(child(path, env))
+    digests = {r["digest"] for r in [*fresh, *reopened]}
+    result = {"run": str(path), "repeat": repeat}
+    for label, runs in (("fresh", fresh), ("reopen", reopened)):
+        result[f"{label}_audit_s"] = round(statistics.median(r["wall"] for r in runs), 2)
+        result[f"{label}_added_rss_mb"] = _mb(runs, "rss_added")
+        # of which file-backed: pages of the index's memory-mapped trace logs, which the kernel
+        # may drop (the rest is the heap)
+        result[f"{label}_added_file_mb"] = _mb(runs, "file_added")
+    result["rss_before_reopen_mb"] = _mb(reopened, "rss_before")
+    result["findings"] = fresh[0]["findings"]  # problems, scope violations, leaks, rejected
+    result["digest"] = digests.pop() if len(digests) == 1 else sorted(digests)
+    result["uptime_before"], result["uptime_after"] = before, uptime()
+    return result
+
+
+def _mb(runs: list[dict], key: str) -> int:
+    return round(statistics.median(r[key] for r in runs) / 2**20)
 
 
 def demo_run(nodes: str, out: Path) -> Path:
