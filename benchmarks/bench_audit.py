@@ -29,6 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 CHILD = """
 import gc, hashlib, json, os, sys, time
 from pathlib import Path
+import ari_mem_tui
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint.load import load_checkpoint
 
@@ -49,6 +50,7 @@ dump = json.dumps(report.model_dump(), sort_keys=True).encode()
 print(json.dumps({"wall": wall, "rss_before": before[0], "rss_added": after[0] - before[0],
                   "file_added": after[1] - before[1],
                   "digest": hashlib.sha256(dump).hexdigest()[:16],
+                  "code": str(Path(ari_mem_tui.__file__).parent.parent),
                   "findings": [len(report.problems), len(report.scope_violations),
                                len(report.leaks), len(report.rejected_writes)]}))
 """
@@ -58,6 +60,7 @@ def child(path: Path, env: dict[str, str]) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, str(path)],
         env=env,
+        cwd=ROOT,  # `python -c` puts the working directory first on sys.path: ROOT's code
         capture_output=True,
         text=True,
         check=True,
@@ -78,7 +81,7 @@ def bench(path: Path, repeat: int) -> dict:
             fresh.append(child(path, env))  # an empty index folder: a fresh load writes it
             reopened.append(child(path, env))
     digests = {r["digest"] for r in [*fresh, *reopened]}
-    result = {"run": str(path), "repeat": repeat}
+    result = {"run": str(path), "code": fresh[0]["code"], "repeat": repeat}
     for label, runs in (("fresh", fresh), ("reopen", reopened)):
         result[f"{label}_audit_s"] = round(statistics.median(r["wall"] for r in runs), 2)
         result[f"{label}_added_rss_mb"] = _mb(runs, "rss_added")

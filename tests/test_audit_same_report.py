@@ -194,8 +194,7 @@ def test_the_orderings_run_has_what_it_is_built_for(tmp_path, index_root) -> Non
         ("a", "c", None),  # after a's latest write, the access log's at T0 + 900
     ]
     leaks = {(f["node_id"], f["tool"], tuple(f["targets"])) for f in report["leaks"]}
-    assert ("b", "search_memory", ()) not in leaks  # (b's own search hit nothing)
-    assert ("a", "bulk_get_node_memory", ("b",)) in leaks
+    assert {("a", "get_node_memory", ("c",)), ("a", "bulk_get_node_memory", ("b",))} <= leaks
     violations = {(f["node_id"], tuple(f["targets"])) for f in report["scope_violations"]}
     assert violations == {("a", ("c",)), ("b", ("c",))}  # b's escaped call is read too
 
