@@ -78,10 +78,11 @@ def rejection_of_auto_entry(entry: MemoryEntry) -> tuple[str, str] | None:
 
 def rejected_rows(
     entries_by_node: dict[str, list[MemoryEntry]],
-    trace_calls: dict[str, list[TraceCall]],
-    event_ts: dict[str, float],
+    trace_calls: Mapping[str, list[TraceCall]],
+    joined: Mapping[str, AccessEvent],
 ) -> list[CowWrite]:
-    """Rejections from trace_logs, each matched in order to the node's auto entries of its tool."""
+    """Rejections from trace_logs, each matched in order to the node's auto entries of its tool
+    (which time it); `joined` maps entry ids to their write events."""
     rows = []
     nodes = list(dict.fromkeys([*trace_calls, *entries_by_node]))
     for node_id in nodes:
@@ -100,7 +101,7 @@ def rejected_rows(
             text = args.get("text", args.get("content", ""))
             rows.append(
                 _row(
-                    ts=_auto_ts(auto, event_ts),
+                    ts=_auto_ts(auto, joined),
                     current_node=node_id,
                     target_node=target if isinstance(target, str) else "",
                     tool=call.tool,
@@ -118,7 +119,7 @@ def rejected_rows(
             for entry, reason in left:
                 rows.append(
                     _row(
-                        ts=_auto_ts((entry, reason), event_ts),
+                        ts=_auto_ts((entry, reason), joined),
                         current_node=node_id,
                         target_node="",
                         tool=tool,
@@ -132,11 +133,14 @@ def rejected_rows(
     return rows
 
 
-def _auto_ts(auto: tuple[MemoryEntry, str] | None, event_ts: dict[str, float]) -> float | None:
+def _auto_ts(
+    auto: tuple[MemoryEntry, str] | None, joined: Mapping[str, AccessEvent]
+) -> float | None:
+    """When the refused write was made: when its auto entry was written."""
     if auto is None:
         return None
     entry = auto[0]
-    return event_ts.get(entry.id, entry.ts)
+    return _written(entry, joined.get(entry.id))[1]
 
 
 def order_rows(rows: list[CowWrite], latest: Mapping[str, float] | None = None) -> list[CowWrite]:
@@ -204,14 +208,10 @@ class CowLog:
     def joined(self) -> dict[str, AccessEvent]:
         return {e.joined_entry: e for e in self.events if e.joined_entry}
 
-    @cached_property
-    def event_ts(self) -> dict[str, float]:
-        return {entry_id: event.ts for entry_id, event in self.joined.items()}
-
     @property
     def rejected(self) -> list[CowWrite]:
         if self._rejected is None:
-            self._rejected = rejected_rows(self.by_node, self.trace_calls, self.event_ts)
+            self._rejected = rejected_rows(self.by_node, self.trace_calls, self.joined)
         return self._rejected
 
     def __call__(self) -> list[CowWrite]:
@@ -255,7 +255,7 @@ class CowLog:
         else:
             own = {node_id: self.by_node.get(node_id, [])}
             calls = {node_id: self.trace_calls.get(node_id, [])}
-            rows += rejected_rows(own, calls, self.event_ts)
+            rows += rejected_rows(own, calls, self.joined)
         return _node_order(rows)
 
 
