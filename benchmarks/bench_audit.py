@@ -42,12 +42,12 @@ def rss():  # (resident, its file-backed part) in bytes
 ckpt = load_checkpoint(Path(sys.argv[1]), use_index=True)
 gc.collect()
 before = rss()
-t = time.perf_counter()
+t, cpu = time.perf_counter(), time.process_time()
 report = audit(ckpt)
-wall = time.perf_counter() - t
+wall, cpu = time.perf_counter() - t, time.process_time() - cpu
 after = rss()
 dump = json.dumps(report.model_dump(), sort_keys=True).encode()
-print(json.dumps({"wall": wall, "rss_before": before[0], "rss_added": after[0] - before[0],
+print(json.dumps({"wall": wall, "cpu": cpu, "rss_before": before[0], "rss_added": after[0] - before[0],
                   "file_added": after[1] - before[1],
                   "digest": hashlib.sha256(dump).hexdigest()[:16],
                   "code": str(Path(ari_mem_tui.__file__).parent.parent),
@@ -84,6 +84,8 @@ def bench(path: Path, repeat: int) -> dict:
     result = {"run": str(path), "code": fresh[0]["code"], "repeat": repeat}
     for label, runs in (("fresh", fresh), ("reopen", reopened)):
         result[f"{label}_audit_s"] = round(statistics.median(r["wall"] for r in runs), 2)
+        # CPU seconds of the process: less at the mercy of other load on the machine
+        result[f"{label}_audit_cpu_s"] = round(statistics.median(r["cpu"] for r in runs), 2)
         result[f"{label}_added_rss_mb"] = _mb(runs, "rss_added")
         # of which file-backed: pages of the index's memory-mapped trace logs, which the kernel
         # may drop (the rest is the heap)
