@@ -14,6 +14,7 @@ from ari_mem_tui.search.quantized import (
     IntKernel,
     exact_scores,
     matmul_integer_model,
+    to_blocks,
     top_k_exact,
 )
 
@@ -46,13 +47,28 @@ def test_the_onnx_kernel_gives_numpys_integers():
     rng = np.random.default_rng(3)
     kernel = IntKernel(48)
     assert kernel.session is not None, kernel.note  # the real onnxruntime path, not the fallback
-    columns = rng.integers(-127, 128, size=(48, 1000), dtype=np.int8)
+    codes = rng.integers(-127, 128, size=(1000, 48), dtype=np.int8)
+    blocks = to_blocks(codes, 32)
+    assert blocks.shape == (32, 48, 32)  # 1000 rows: 31 full blocks and one padded
     for _ in range(5):
         query = rng.integers(-127, 128, size=48, dtype=np.int8)
-        expected = columns.astype(np.int64).T @ query.astype(np.int64)
-        assert np.array_equal(kernel.dots(query, columns), expected)
-    assert kernel.dots(query, np.zeros((48, 0), np.int8)).shape == (0,)
+        expected = codes.astype(np.int64) @ query.astype(np.int64)
+        dots = kernel.dots(query, blocks)
+        assert np.array_equal(dots[:1000], expected) and not dots[1000:].any()
+        prefix = blocks[:10]  # the first 320 rows: a view, read in place
+        assert prefix.base is blocks and np.array_equal(kernel.dots(query, prefix), expected[:320])
+    assert kernel.dots(query, blocks[:0]).shape == (0,)
     assert matmul_integer_model(48).startswith(b"\x08\x08")  # ir_version 8, the first field
+
+
+def test_the_numpy_fallback_gives_the_same_integers():
+    rng = np.random.default_rng(4)
+    kernel = IntKernel(16)
+    kernel.session = None  # as when onnxruntime is missing
+    codes = rng.integers(-127, 128, size=(70, 16), dtype=np.int8)
+    query = rng.integers(-127, 128, size=16, dtype=np.int8)
+    dots = kernel.dots(query, to_blocks(codes, 8))
+    assert np.array_equal(dots[:70], codes.astype(np.int64) @ query.astype(np.int64))
 
 
 @pytest.mark.parametrize("seed", range(4))
