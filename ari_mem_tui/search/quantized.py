@@ -9,8 +9,9 @@ each row, ‖x − x̃‖, and the query's, ‖q − q̃‖, Cauchy–Schwarz bo
     |q·x − q̃·x̃| ≤ ‖q‖·‖x − x̃‖ + ‖q − q̃‖·‖x̃‖            (plus a margin for float rounding)
 
 so every row lies in [lo, hi]. With τ the k-th largest `lo`, a row whose `hi` is below τ is beaten
-by k rows outright and cannot be in the top k. The few rows left are rescored exactly and
-sorted, ties by pool order: the window is the one a full exact pass gives, ties included.
+by k rows outright and cannot be in the top k (`candidates`). The few rows left are rescored
+exactly and sorted, ties by pool order (`best_first`): the window is the one a full exact pass
+gives, ties included.
 
 "Exact" is `exact_scores`: each row's products in float64 (a product of two float32 is exact
 there), summed per row by numpy's fixed pairwise order, so a row's score never depends on which
@@ -22,7 +23,6 @@ window" depend on how it was computed.)
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 import numpy as np
 
@@ -129,7 +129,7 @@ def to_blocks(codes: np.ndarray, block: int = KERNEL_BLOCK) -> np.ndarray:
     count = -(-len(codes) // block)
     padded = np.zeros((count * block, codes.shape[1]), dtype=np.int8)
     padded[: len(codes)] = codes
-    return np.ascontiguousarray(padded.reshape(count, block, -1).transpose(0, 2, 1))
+    return np.ascontiguousarray(padded.reshape(count, block, codes.shape[1]).transpose(0, 2, 1))
 
 
 # ---- quantised rows and their bounds ----
@@ -215,24 +215,20 @@ class Int8Index:
         return exact_scores(self.matrix, query, rows)
 
 
-def top_k_exact(
-    lo: np.ndarray,
-    hi: np.ndarray,
-    exact_of: Callable[[np.ndarray], np.ndarray],
-    k: int,
-) -> np.ndarray:
-    """Indices of the k best exact scores, best first, ties by lower index.
+def candidates(lo: np.ndarray, hi: np.ndarray, k: int) -> np.ndarray:
+    """Rows that may be among the k best: those whose `hi` reaches τ, the k-th largest `lo`.
 
-    `lo`/`hi` bound every score (−inf for rows out of the pool); `exact_of(indices)` gives the
-    exact scores of some rows. Only rows that could still be in the top k are rescored.
+    Any other row is beaten outright by the k rows whose `lo` is at least τ. Rows out of the
+    pool may carry lo = hi = −inf, as long as k is at most the number of rows in it.
     """
-    live = lo[lo > -np.inf]  # the pool as of a time: numpy's introselect is up to 20x
-    # slower on an array half full of equal values (-inf) than on the values that can matter
-    k = min(k, len(live))
     if k <= 0:
         return np.zeros(0, dtype=np.int64)
-    tau = np.partition(live, len(live) - k)[len(live) - k] if k < len(lo) else -np.inf
-    candidates = np.flatnonzero((hi >= tau) & (hi > -np.inf))
-    scores = exact_of(candidates)
-    order = np.lexsort((candidates, -scores))[:k]
-    return candidates[order]
+    if k >= len(lo):
+        return np.arange(len(lo))
+    tau = np.partition(lo, len(lo) - k)[len(lo) - k]
+    return np.flatnonzero(hi >= tau)
+
+
+def best_first(ids: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
+    """The k `ids` with the best exact `scores`, best first, ties by lower id."""
+    return ids[np.lexsort((ids, -scores))[:k]]
