@@ -19,6 +19,7 @@ from ari_mem_tui.search.quantized import (
     candidates,
     exact_scores,
     matmul_integer_model,
+    quantize_query,
     to_blocks,
 )
 
@@ -47,6 +48,11 @@ def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
+def rowwise(dots: np.ndarray) -> np.ndarray:
+    """The kernel's blocks × parts × rows answer as parts × all rows."""
+    return dots.transpose(1, 0, 2).reshape(dots.shape[1], -1)
+
+
 def test_the_onnx_kernel_gives_numpys_integers():
     rng = np.random.default_rng(3)
     kernel = IntKernel(48)
@@ -54,14 +60,15 @@ def test_the_onnx_kernel_gives_numpys_integers():
     codes = rng.integers(-127, 128, size=(1000, 48), dtype=np.int8)
     blocks = to_blocks(codes, 32)
     assert blocks.shape == (32, 48, 32)  # 1000 rows: 31 full blocks and one padded
-    for _ in range(5):
-        query = rng.integers(-127, 128, size=48, dtype=np.int8)
-        expected = codes.astype(np.int64) @ query.astype(np.int64)
-        dots = kernel.dots(query, blocks)
-        assert np.array_equal(dots[:1000], expected) and not dots[1000:].any()
+    for parts in (1, 2, 2, 3):
+        query = rng.integers(-127, 128, size=(parts, 48), dtype=np.int8)
+        expected = query.astype(np.int64) @ codes.astype(np.int64).T
+        dots = rowwise(kernel.dots(query, blocks))
+        assert np.array_equal(dots[:, :1000], expected) and not dots[:, 1000:].any()
         prefix = blocks[:10]  # the first 320 rows: a view, read in place
-        assert prefix.base is blocks and np.array_equal(kernel.dots(query, prefix), expected[:320])
-    assert kernel.dots(query, blocks[:0]).shape == (0,)
+        assert prefix.base is blocks
+        assert np.array_equal(rowwise(kernel.dots(query, prefix)), expected[:, :320])
+    assert kernel.dots(query, blocks[:0]).size == 0
     assert matmul_integer_model(48).startswith(b"\x08\x08")  # ir_version 8, the first field
 
 
@@ -70,9 +77,19 @@ def test_the_numpy_fallback_gives_the_same_integers():
     kernel = IntKernel(16)
     kernel.session = None  # as when onnxruntime is missing
     codes = rng.integers(-127, 128, size=(70, 16), dtype=np.int8)
-    query = rng.integers(-127, 128, size=16, dtype=np.int8)
-    dots = kernel.dots(query, to_blocks(codes, 8))
-    assert np.array_equal(dots[:70], codes.astype(np.int64) @ query.astype(np.int64))
+    query = rng.integers(-127, 128, size=(2, 16), dtype=np.int8)
+    dots = rowwise(kernel.dots(query, to_blocks(codes, 8)))
+    assert np.array_equal(dots[:, :70], query.astype(np.int64) @ codes.astype(np.int64).T)
+
+
+def test_a_two_part_query_is_much_closer_than_one_part():
+    rng = np.random.default_rng(5)
+    query = unit_rows(rng, 1, 384)[0]
+    codes, scales, err, norm = quantize_query(query)
+    rebuilt = (codes.astype(np.float64) * scales[:, None]).sum(axis=0)
+    assert err == pytest.approx(float(np.linalg.norm(query.astype(np.float64) - rebuilt)))
+    one_part_err = float(np.linalg.norm(query - codes[0] * scales[0]))
+    assert err < one_part_err / 100 and norm == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("seed", range(4))
