@@ -210,7 +210,7 @@ class Int8Index:
         lies between them. Only those rows are read."""
         n = len(self) if rows is None else min(rows, len(self))
         q_codes, q_scales, q_err, q_norm = quantize_query(query)
-        dots = self.kernel.dots(q_codes, self.blocks[: -(-n // KERNEL_BLOCK)])
+        dots = self.kernel.dots(q_codes, self.blocks[: -(-n // self.blocks.shape[2])])
         # Σ scale·dot over the parts (the float32 rounding is within the margin's _ROUNDING)
         approx = np.einsum("bpr,p->br", dots.astype(np.float32), q_scales.astype(np.float32))
         approx = approx.reshape(-1)[:n]
