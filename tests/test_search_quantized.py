@@ -20,6 +20,7 @@ from ari_mem_tui.search.quantized import (
     exact_scores,
     matmul_integer_model,
     quantize_query,
+    threshold,
     to_blocks,
 )
 
@@ -35,12 +36,25 @@ def reference_window(matrix: np.ndarray, query: np.ndarray, k: int, mask=None) -
 
 def fast_window(index: Int8Index, query: np.ndarray, k: int, mask=None) -> list[int]:
     lo, hi = index.bounds(query)
-    if mask is not None:
-        lo[~mask] = -np.inf
-        hi[~mask] = -np.inf
-        k = min(k, int(mask.sum()))
-    rows = candidates(lo, hi, k)
+    live = np.arange(len(lo)) if mask is None else np.flatnonzero(mask)
+    rows = live[candidates(lo[live], hi[live], k)]
     return [int(i) for i in best_first(rows, index.exact(query, rows), k)]
+
+
+@pytest.mark.parametrize("n", [50, 8191, 8192, 30_000, 100_003])
+def test_threshold_is_reached_by_k_rows_and_close_to_the_kth(n: int):
+    rng = np.random.default_rng(n)
+    spread = rng.standard_normal(n).astype(np.float32)
+    tied = rng.integers(0, 5, size=n).astype(np.float32)  # heavy ties
+    clustered = np.sort(spread)  # the best rows all in a run (rows in write order)
+    periodic = np.where(np.arange(n) % 4096 == 7, 10.0, spread).astype(np.float32)  # one group
+    for lo in (spread, tied, clustered, periodic):
+        for k in [k for k in (1, 5, 200, 511, 512, 5000) if k <= n]:
+            tau = threshold(lo, k)
+            kth = np.sort(lo)[::-1][k - 1]
+            assert np.count_nonzero(lo >= tau) >= k and tau <= kth
+    if n >= 8192:  # grouped: at random, τ is near the k-th largest (few extra candidates)
+        assert np.count_nonzero(spread >= threshold(spread, 200)) < 1.2 * 200
 
 
 def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
