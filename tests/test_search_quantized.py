@@ -332,6 +332,8 @@ def test_as_of_windows_equal_the_full_exact_pass(seed: int, tmp_path):
                 got = ranker.rank(query, k, before_ts=before)
                 assert got.pool_size == int(kept.sum())
                 assert [e.id for e in got.window] == [entries[i].id for i in order[:k]]
+            window = [e.id for e in got.window]  # the scores behind that order, exactly
+            assert got.order_fn(window) == [(-full[i], int(i)) for i in order[:k]]
             probe = [entries[i].id for i in range(0, n, 23)]
             expect = [
                 int(np.flatnonzero(order == i)[0]) if kept[i] else None for i in range(0, n, 23)

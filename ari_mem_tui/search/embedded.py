@@ -87,8 +87,7 @@ class DistinctRows:
     """
 
     def __init__(self, keys: Sequence[str], ts: np.ndarray) -> None:
-        first_seen = {key: None for key in keys}
-        ids = {key: i for i, key in enumerate(first_seen)}
+        ids = {key: i for i, key in enumerate(dict.fromkeys(keys))}  # in order of first use
         rows = np.array([ids[key] for key in keys], dtype=np.int64)
         first = np.full(len(ids), np.inf)
         np.fmin.at(first, rows, ts)  # fmin: an entry without ts (NaN) does not count here...
@@ -97,7 +96,7 @@ class DistinctRows:
         order = np.lexsort((first, ~always))  # stable: ties keep pool order
         relabel = np.empty_like(order)
         relabel[order] = np.arange(len(order))
-        listed = list(first_seen)
+        listed = list(ids)
         self.keys = [listed[i] for i in order]  # row -> text key
         self.of_entry = relabel[rows]  # pool index -> row
         self._always = int(always.sum())
