@@ -1,6 +1,8 @@
 """The int8 replay path: its bounds hold, and its top_k window is exactly the full exact pass's
 (order and ties included) on random vectors, on vectors built to tie, and on the demo's texts
-embedded by the real model; the lazy global ranks equal the eager ones."""
+embedded by the real model; the lazy global ranks equal the eager ones. As of a time, only a
+prefix of the distinct rows is bounded: that prefix is exactly the rows of the as-of pool, and
+the windows still equal the full pass's (ts tied or missing, texts shared across ts)."""
 
 from __future__ import annotations
 
@@ -8,13 +10,18 @@ import numpy as np
 import pytest
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
-from ari_mem_tui.search.embedded import EmbeddingRanker, Pool
+from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.search.embedded import DistinctRows, EmbeddingRanker, Pool
 from ari_mem_tui.search.quantized import (
     Int8Index,
     IntKernel,
+    best_first,
+    candidates,
     exact_scores,
     matmul_integer_model,
-    top_k_exact,
+    quantize_query,
+    threshold,
+    to_blocks,
 )
 
 
@@ -29,12 +36,25 @@ def reference_window(matrix: np.ndarray, query: np.ndarray, k: int, mask=None) -
 
 def fast_window(index: Int8Index, query: np.ndarray, k: int, mask=None) -> list[int]:
     lo, hi = index.bounds(query)
-    if mask is not None:
-        lo[~mask] = -np.inf
-        hi[~mask] = -np.inf
-        k = min(k, int(mask.sum()))
-    picked = top_k_exact(lo, hi, lambda rows: index.exact(query, rows), k)
-    return [int(i) for i in picked]
+    live = np.arange(len(lo)) if mask is None else np.flatnonzero(mask)
+    rows = live[candidates(lo[live], hi[live], k)]
+    return [int(i) for i in best_first(rows, index.exact(query, rows), k)]
+
+
+@pytest.mark.parametrize("n", [50, 8191, 8192, 30_000, 100_003])
+def test_threshold_is_reached_by_k_rows_and_close_to_the_kth(n: int):
+    rng = np.random.default_rng(n)
+    spread = rng.standard_normal(n).astype(np.float32)
+    tied = rng.integers(0, 5, size=n).astype(np.float32)  # heavy ties
+    clustered = np.sort(spread)  # the best rows all in a run (rows in write order)
+    periodic = np.where(np.arange(n) % 4096 == 7, 10.0, spread).astype(np.float32)  # one group
+    for lo in (spread, tied, clustered, periodic):
+        for k in [k for k in (1, 5, 200, 511, 512, 5000) if k <= n]:
+            tau = threshold(lo, k)
+            kth = np.sort(lo)[::-1][k - 1]
+            assert np.count_nonzero(lo >= tau) >= k and tau <= kth
+    if n >= 8192:  # grouped: at random, τ is near the k-th largest (few extra candidates)
+        assert np.count_nonzero(spread >= threshold(spread, 200)) < 1.2 * 200
 
 
 def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
@@ -42,17 +62,48 @@ def unit_rows(rng: np.random.Generator, n: int, dim: int) -> np.ndarray:
     return rows / np.linalg.norm(rows, axis=1, keepdims=True)
 
 
+def rowwise(dots: np.ndarray) -> np.ndarray:
+    """The kernel's blocks × parts × rows answer as parts × all rows."""
+    return dots.transpose(1, 0, 2).reshape(dots.shape[1], -1)
+
+
 def test_the_onnx_kernel_gives_numpys_integers():
     rng = np.random.default_rng(3)
     kernel = IntKernel(48)
     assert kernel.session is not None, kernel.note  # the real onnxruntime path, not the fallback
-    columns = rng.integers(-127, 128, size=(48, 1000), dtype=np.int8)
-    for _ in range(5):
-        query = rng.integers(-127, 128, size=48, dtype=np.int8)
-        expected = columns.astype(np.int64).T @ query.astype(np.int64)
-        assert np.array_equal(kernel.dots(query, columns), expected)
-    assert kernel.dots(query, np.zeros((48, 0), np.int8)).shape == (0,)
+    codes = rng.integers(-127, 128, size=(1000, 48), dtype=np.int8)
+    blocks = to_blocks(codes, 32)
+    assert blocks.shape == (32, 48, 32)  # 1000 rows: 31 full blocks and one padded
+    for parts in (1, 2, 2, 3):
+        query = rng.integers(-127, 128, size=(parts, 48), dtype=np.int8)
+        expected = query.astype(np.int64) @ codes.astype(np.int64).T
+        dots = rowwise(kernel.dots(query, blocks))
+        assert np.array_equal(dots[:, :1000], expected) and not dots[:, 1000:].any()
+        prefix = blocks[:10]  # the first 320 rows: a view, read in place
+        assert prefix.base is blocks
+        assert np.array_equal(rowwise(kernel.dots(query, prefix)), expected[:, :320])
+    assert kernel.dots(query, blocks[:0]).size == 0
     assert matmul_integer_model(48).startswith(b"\x08\x08")  # ir_version 8, the first field
+
+
+def test_the_numpy_fallback_gives_the_same_integers():
+    rng = np.random.default_rng(4)
+    kernel = IntKernel(16)
+    kernel.session = None  # as when onnxruntime is missing
+    codes = rng.integers(-127, 128, size=(70, 16), dtype=np.int8)
+    query = rng.integers(-127, 128, size=(2, 16), dtype=np.int8)
+    dots = rowwise(kernel.dots(query, to_blocks(codes, 8)))
+    assert np.array_equal(dots[:, :70], query.astype(np.int64) @ codes.astype(np.int64).T)
+
+
+def test_a_two_part_query_is_much_closer_than_one_part():
+    rng = np.random.default_rng(5)
+    query = unit_rows(rng, 1, 384)[0]
+    codes, scales, err, norm = quantize_query(query)
+    rebuilt = (codes.astype(np.float64) * scales[:, None]).sum(axis=0)
+    assert err == pytest.approx(float(np.linalg.norm(query.astype(np.float64) - rebuilt)))
+    one_part_err = float(np.linalg.norm(query - codes[0] * scales[0]))
+    assert err < one_part_err / 100 and norm == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("seed", range(4))
@@ -191,3 +242,101 @@ def test_lazy_replay_ranks_equal_the_eager_ones():
             assert not lazy.ranks_pending
             assert lazy.model_dump() == eager.model_dump()
     assert seen_missed > 4
+
+
+# ---- the as-of prefix: distinct rows ordered by first write, only the live ones bounded ----
+
+
+def random_stamps(rng: np.random.Generator, n: int) -> list[float | None]:
+    """Few distinct values (many ties), about one in eight missing."""
+    return [None if rng.random() < 0.125 else float(rng.integers(0, 12)) for _ in range(n)]
+
+
+def as_of_times(stamps: list[float | None]) -> list[float | None]:
+    """None, before all, at every stamp (ties), between stamps, after all, and the odd floats."""
+    known = sorted({s for s in stamps if s is not None})
+    between = [s + 0.5 for s in known]
+    return [None, -1.0, *known, *between, 99.0, np.nan, -np.inf, np.inf]
+
+
+def kept_mask(stamps: list[float | None], before: float | None) -> np.ndarray:
+    """The rule, written out: in the pool unless its ts is known and not before `before`."""
+    return np.array([before is None or s is None or not s >= before for s in stamps])
+
+
+def make_stamped(i: int, text: str, ts: float | None) -> MemoryEntry:
+    return MemoryEntry(id=f"e{i:05d}", kind="node_scope", node_id="n", text=text, ts=ts, source="t")
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_distinct_rows_live_prefix_is_the_as_of_pool(seed: int):
+    rng = np.random.default_rng(seed)
+    n = 300
+    keys = [f"k{int(i)}" for i in rng.integers(0, 90, size=n)]  # shared by entries of any ts
+    stamps = random_stamps(rng, n)
+    ts = np.array([np.nan if s is None else s for s in stamps])
+    rows = DistinctRows(keys, ts)
+    assert [rows.keys[r] for r in rows.of_entry] == keys
+    for before in as_of_times(stamps):
+        kept = kept_mask(stamps, before)
+        live = set(rows.of_entry[kept].tolist())
+        assert live == set(range(rows.live(before)))  # the live rows are exactly a prefix
+        pool = Pool([make_stamped(i, "x", s) for i, s in enumerate(stamps)])
+        assert pool.size_before(before) == int(kept.sum())
+        assert np.array_equal(pool.kept(np.arange(n), before), kept)
+    picked = rng.permutation(len(rows))[:25]
+    entries, which = rows.entries(picked)
+    assert np.array_equal(rows.of_entry[entries], picked[which])  # each entry's own row
+    expect = [i for r in picked for i in range(n) if rows.of_entry[i] == r]  # pool order
+    assert entries.tolist() == expect
+
+
+def tying_vectors(rng: np.random.Generator, count: int, dim: int = 384) -> np.ndarray:
+    """Vectors on a 1/16 grid (exact float64 scores), half the mirror images of the others: a
+    mirror-symmetric query scores a vector and its mirror exactly alike."""
+    base = rng.integers(-8, 9, size=(count // 2, dim)).astype(np.float32) / 16
+    return np.concatenate([base, base[:, ::-1]])
+
+
+def symmetric_query(rng: np.random.Generator, dim: int = 384) -> np.ndarray:
+    half = rng.integers(-8, 9, size=dim // 2).astype(np.float32) / 16
+    return np.concatenate([half, half[::-1]])
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_as_of_windows_equal_the_full_exact_pass(seed: int, tmp_path):
+    """The ranker's prefix path against the definition, on a pool whose texts repeat across
+    entries of different (tied, missing) ts, whose vectors tie exactly, for as-of times before,
+    at, between and after the stamps."""
+    rng = np.random.default_rng(50 + seed)
+    vectors = np.concatenate([tying_vectors(rng, 160), unit_rows(rng, 75, 384)])  # 235 rows
+    texts = [f"text {i}" for i in range(len(vectors))]
+    n = 700
+    picks = rng.integers(0, len(texts), size=n)
+    stamps = random_stamps(rng, n)
+    entries = [make_stamped(i, texts[p], s) for i, (p, s) in enumerate(zip(picks, stamps))]
+    queries = {f"query {j}": symmetric_query(rng) for j in range(3)}
+    queries["random query"] = unit_rows(rng, 1, 384)[0]
+    fake = _Vectors({**dict(zip(texts, vectors)), **queries})
+    ranker = EmbeddingRanker(Pool(entries), cache_dir=tmp_path, background=False, embedder=fake)
+    assert ranker.usable
+    ties = 0
+    for query in queries:
+        full = ranker.scores(query)
+        ties += len(full) - len(np.unique(full))
+        for before in as_of_times(stamps):
+            kept = kept_mask(stamps, before)
+            masked = np.where(kept, full, -np.inf)
+            order = np.lexsort((np.arange(n), -masked))[: int(kept.sum())]
+            for k in (1, 7, 64, 200, 1000):
+                got = ranker.rank(query, k, before_ts=before)
+                assert got.pool_size == int(kept.sum())
+                assert [e.id for e in got.window] == [entries[i].id for i in order[:k]]
+            window = [e.id for e in got.window]  # the scores behind that order, exactly
+            assert got.order_fn(window) == [(-full[i], int(i)) for i in order[:k]]
+            probe = [entries[i].id for i in range(0, n, 23)]
+            expect = [
+                int(np.flatnonzero(order == i)[0]) if kept[i] else None for i in range(0, n, 23)
+            ]
+            assert got.global_ranks(probe) == expect
+    assert ties > n  # exact ties between entries (shared texts and mirrored vectors) were there

@@ -21,7 +21,7 @@ from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.model import MemoryEntry
 from ari_mem_tui.search import bm25_cache
 from ari_mem_tui.search import embedder as minilm
-from ari_mem_tui.search.quantized import Int8Index, top_k_exact
+from ari_mem_tui.search.quantized import Int8Index, best_first, candidates
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
 from ari_mem_tui.search.startup import node_query
 from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
@@ -41,7 +41,11 @@ def _stop_all() -> None:
 
 
 class Pool:
-    """The entries a ranker ranks, in pool order (the checkpoint's entry order)."""
+    """The entries a ranker ranks, in pool order (the checkpoint's entry order).
+
+    As of a time t, the pool is the entries written before t; entries without ts are kept at
+    every t (unknown ≠ later). Every as-of question below answers by that one rule.
+    """
 
     def __init__(self, entries: Sequence[MemoryEntry]) -> None:
         self.entries = list(entries)
@@ -49,15 +53,74 @@ class Pool:
         self.ts = np.array(
             [e.ts if e.ts is not None else np.nan for e in self.entries], dtype=np.float64
         )
+        self._sorted_ts = np.sort(self.ts)  # NaN (no ts) sorts last
+        self._no_ts = int(np.isnan(self.ts).sum())
 
     def __len__(self) -> int:
         return len(self.entries)
 
-    def mask_before(self, before_ts: float | None) -> np.ndarray | None:
-        """Entries written before `before_ts` (entries without ts are kept: unknown ≠ later)."""
+    def kept(self, idx: np.ndarray | slice, before_ts: float | None) -> np.ndarray:
+        """Which of the entries `idx` are in the pool as of `before_ts`."""
+        ts = self.ts[idx]
+        return np.ones(len(ts), dtype=bool) if before_ts is None else ~(ts >= before_ts)
+
+    def size_before(self, before_ts: float | None) -> int:
+        """How many entries are in the pool as of `before_ts`, without a pass over them."""
         if before_ts is None:
-            return None
-        return ~(self.ts >= before_ts)
+            return len(self)
+        # NaN sorts last and searchsorted orders alike: a NaN before_ts counts all, as `kept`
+        return int(np.searchsorted(self._sorted_ts, before_ts)) + self._no_ts
+
+    def cut(self, scores: np.ndarray, before_ts: float | None) -> np.ndarray:
+        """`scores` (one per entry, changed in place) with −inf for entries out of the pool."""
+        if before_ts is not None:
+            scores[~self.kept(slice(None), before_ts)] = -np.inf
+        return scores
+
+
+class DistinctRows:
+    """The distinct vectors of a pool, ordered by first write, and the entries using each.
+
+    Rows used by an entry without ts come first (in every as-of pool), then the others by
+    their first write, the earliest ts among their entries. So the rows with an entry in the
+    pool as of t are the first `live(t)`, and a replay reads only that prefix of the int8 index.
+    """
+
+    def __init__(self, keys: Sequence[str], ts: np.ndarray) -> None:
+        ids = {key: i for i, key in enumerate(dict.fromkeys(keys))}  # in order of first use
+        rows = np.array([ids[key] for key in keys], dtype=np.int64)
+        first = np.full(len(ids), np.inf)
+        np.fmin.at(first, rows, ts)  # fmin: an entry without ts (NaN) does not count here...
+        always = np.zeros(len(ids), dtype=bool)
+        always[rows[np.isnan(ts)]] = True  # ...but puts its row in front
+        order = np.lexsort((first, ~always))  # stable: ties keep pool order
+        relabel = np.empty_like(order)
+        relabel[order] = np.arange(len(order))
+        listed = list(ids)
+        self.keys = [listed[i] for i in order]  # row -> text key
+        self.of_entry = relabel[rows]  # pool index -> row
+        self._always = int(always.sum())
+        self._first = first[order][self._always :]  # ascending
+        self._by_row = np.argsort(self.of_entry, kind="stable")  # entries grouped by row
+        self._starts = np.searchsorted(self.of_entry[self._by_row], np.arange(len(order) + 1))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def live(self, before_ts: float | None) -> int:
+        """How many rows have an entry in the pool as of `before_ts` (the first ones)."""
+        if before_ts is None:
+            return len(self)
+        return self._always + int(np.searchsorted(self._first, before_ts))  # NaN: all
+
+    def entries(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The pool indices of the entries using `rows`, and for each the position in `rows`
+        of its row."""
+        starts, ends = self._starts[rows], self._starts[rows + 1]
+        counts = ends - starts
+        which = np.repeat(np.arange(len(rows)), counts)
+        within = np.arange(len(which)) - np.repeat(np.cumsum(counts) - counts, counts)
+        return self._by_row[starts[which] + within], which
 
 
 def ranking_from_scores(
@@ -65,12 +128,10 @@ def ranking_from_scores(
 ) -> Ranking:
     """Rank by score descending, ties in pool order; out-of-pool (as-of) entries get no rank."""
     scores = np.array(scores, dtype=np.result_type(np.asarray(scores).dtype, np.float32))
-    mask = pool.mask_before(before_ts)
-    if mask is not None:
-        scores[~mask] = -np.inf
-    size = len(pool) if mask is None else int(mask.sum())
+    pool.cut(scores, before_ts)
+    size = pool.size_before(before_ts)
     window_idx = top_window(scores, min(top_k, size))
-    return lazy_ranking(pool, window_idx, size, lambda: scores, mask, used, note)
+    return lazy_ranking(pool, window_idx, size, lambda: scores, before_ts, used, note)
 
 
 def lazy_ranking(
@@ -78,7 +139,7 @@ def lazy_ranking(
     window_idx: Sequence[int],
     size: int,
     all_scores: Callable[[], np.ndarray],
-    mask: np.ndarray | None,
+    before_ts: float | None,
     used: str,
     note: str = "",
     some_scores: Callable[[np.ndarray], np.ndarray] | None = None,
@@ -99,8 +160,7 @@ def lazy_ranking(
     def known(entry_ids: list[str]) -> tuple[np.ndarray, np.ndarray]:
         idx = np.array([pool.index.get(e, -1) for e in entry_ids], dtype=np.int64)
         ok = idx >= 0
-        if mask is not None and ok.any():
-            ok[ok] = mask[idx[ok]]  # entries outside the as-of pool have no rank
+        ok[ok] = pool.kept(idx[ok], before_ts)  # entries outside the as-of pool have no rank
         return idx, ok
 
     def ranks_of(entry_ids: list[str]) -> list[int | None]:
@@ -242,8 +302,8 @@ class EmbeddingRanker:
         self._bm25: BM25Ranker | None = None
         self._bm25_lock = threading.Lock()
         self._ready = threading.Event()
-        self._unique: np.ndarray | None = None  # distinct-text vectors
-        self._rows = np.zeros(0, dtype=np.int64)  # pool index -> row of _unique
+        self._unique: np.ndarray | None = None  # distinct-text vectors, rows as in _distinct
+        self._distinct = DistinctRows([], np.zeros(0))
         self._query_cache: dict[str, np.ndarray] = {}
         self._thread: threading.Thread | None = None
         self.embedder = embedder
@@ -320,11 +380,9 @@ class EmbeddingRanker:
     def _plan(self) -> tuple[list[int], list[str]]:
         """Load what the cache has; return the distinct-text rows still missing, and their texts."""
         keys = [text_key(e.text) for e in self.pool.entries]
-        distinct = list(dict.fromkeys(keys))
+        self._distinct = DistinctRows(keys, self.pool.ts)
+        distinct = self._distinct.keys
         row_of = {k: r for r, k in enumerate(distinct)}
-        self._rows = np.array([row_of[k] for k in keys], dtype=np.int64)
-        self._identity_rows = len(distinct) == len(keys)  # every text distinct: no gather needed
-        self._distinct = distinct
         self._unique_buf = np.zeros((len(distinct), self.embedder.dim), dtype=np.float32)
         cached_keys, cached = self.cache.load()
         have = np.zeros(len(distinct), dtype=bool)
@@ -360,7 +418,7 @@ class EmbeddingRanker:
 
             vecs = self.embedder.embed(texts[start : start + SEGMENT_ROWS], progress=report)
             self._unique_buf[rows] = vecs
-            self.cache.add([self._distinct[r] for r in rows], vecs)
+            self.cache.add([self._distinct.keys[r] for r in rows], vecs)
         self._finish()
 
     def _finish(self) -> None:
@@ -385,29 +443,30 @@ class EmbeddingRanker:
 
     # ---- ranking ----
     def _rank_int8(self, vec: np.ndarray, top_k: int, before_ts: float | None) -> Ranking:
-        """The exact top_k from int8 bounds and a few exact rescores (see search.quantized)."""
-        index, rows, identity = self._int8, self._rows, self._identity_rows
-        lo, hi = index.bounds(vec)
-        if not identity:
-            lo, hi = lo[rows], hi[rows]
-        mask = self.pool.mask_before(before_ts)
-        if mask is not None:
-            lo[~mask] = -np.inf
-            hi[~mask] = -np.inf
-        size = len(self.pool) if mask is None else int(mask.sum())
+        """The exact top_k from int8 bounds and a few exact rescores (see search.quantized).
+
+        Only the distinct rows in the as-of pool are bounded: a prefix (`DistinctRows`). τ is
+        taken over rows, not entries: each of these rows has an entry in the pool, so k rows
+        whose lo reaches τ still beat, by k entries, every entry of a row whose hi is below it.
+        The candidate rows' entries in the pool are then sorted by exact score, ties by pool
+        order.
+        """
+        index, distinct = self._int8, self._distinct
+        size = self.pool.size_before(before_ts)
+        lo, hi = index.bounds(vec, distinct.live(before_ts))
+        rows = candidates(lo, hi, min(top_k, size))
+        entries, which = distinct.entries(rows)
+        kept = self.pool.kept(entries, before_ts)
+        scores = index.exact(vec, rows)[which[kept]]
+        window = best_first(entries[kept], scores, top_k)
 
         def some(picked: np.ndarray) -> np.ndarray:
-            return index.exact(vec, picked if identity else rows[picked])
+            return index.exact(vec, distinct.of_entry[picked])
 
         def every() -> np.ndarray:
-            scores = index.exact(vec)
-            scores = scores if identity else scores[rows]
-            if mask is not None:
-                scores[~mask] = -np.inf
-            return scores
+            return self.pool.cut(index.exact(vec)[distinct.of_entry], before_ts)
 
-        window = top_k_exact(lo, hi, some, min(top_k, size))
-        return lazy_ranking(self.pool, window, size, every, mask, "minilm", some_scores=some)
+        return lazy_ranking(self.pool, window, size, every, before_ts, "minilm", some_scores=some)
 
     def _fallback(self) -> BM25Ranker:
         with self._bm25_lock:
@@ -432,8 +491,7 @@ class EmbeddingRanker:
         assert self._unique is not None
         if not len(self.pool):
             return np.zeros(0)
-        scores = self._int8.exact(self.query_vector(query))
-        return scores if self._identity_rows else scores[self._rows]
+        return self._int8.exact(self.query_vector(query))[self._distinct.of_entry]
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
         if self.usable:
