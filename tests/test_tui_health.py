@@ -147,3 +147,27 @@ async def test_tables_cut_for_size_say_so_and_where_the_rest_is(starved, monkeyp
         entries = text_of(screen.query_one("#health-entries-title"))
         never = screen.result.entries.never_by_descendant
         assert never >= 1 and f"0 of {never:,} shown" in entries
+
+
+async def test_numbers_asked_for_while_computing_get_the_focus_when_they_come(starved):
+    """GIVEN the Health view computing WHEN `n` shows the numbers while their tables are still
+    empty (no focus stop) THEN the nodes table takes the focus once it has rows: `j` moves in
+    it."""
+    app = slow_app(starved, delay=0.2)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("H")
+        screen = app.screen
+        assert isinstance(screen, HealthScreen) and screen.computing
+        await pilot.press("n")  # not press(): that waits for the worker
+        await pilot.pause()
+        nodes = screen.query_one("#health-nodes")
+        assert screen.result is None and nodes.row_count == 0 and app.focused is not nodes
+        for _ in range(500):
+            if screen.result is not None:
+                break
+            await pilot.pause(0.02)
+        await idle(pilot)
+        assert app.focused is nodes and nodes.cursor_row == 0
+        await press(pilot, "j")
+        assert nodes.cursor_row == 1

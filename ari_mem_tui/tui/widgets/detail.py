@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.containers import HorizontalScroll, Vertical, VerticalScroll
+from textual.containers import HorizontalScroll, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from ari_mem_tui.checkpoint import Checkpoint
@@ -31,7 +31,7 @@ from ari_mem_tui.render.words import cut_note, plural, pool_words
 from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
 from ari_mem_tui.tui.screens.entry import RowDetail
-from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.tui.widgets.tables import TablePane, VimTable
 
 # ---------------------------------------------------------------- Saw
 
@@ -174,7 +174,7 @@ def write_detail(write: CowWrite) -> RowDetail:
     return RowDetail(title, fields, write.text, write.current_node or write.target_node)
 
 
-class WritesPane(Vertical):
+class WritesPane(TablePane):
     """This node's CoW log; `w` switches to the whole run's."""
 
     BORDER_TITLE = "Writes"
@@ -398,7 +398,7 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "bright_bla
 SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 
 
-class AuditPane(Vertical):
+class AuditPane(TablePane):
     """The run's problems and findings; Enter jumps to the row's node."""
 
     BORDER_TITLE = "Audit"
