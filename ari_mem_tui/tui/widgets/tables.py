@@ -62,7 +62,7 @@ class VimTable(DataTable):
         leave of the pane's width, so the table fits its pane instead of scrolling sideways;
         wide, WIDE_TEXT characters. Columns named in `wide_only` are shown only when wide."""
         rows = list(rows)
-        super().clear(columns=True)  # not self.clear: no focus to settle halfway
+        super().clear(columns=True)  # not self.clear: that forgets what this fill is given
         self._last_fill = (columns, rows, reserve, wide_only)
         self._generation += 1
         pane, wide = self._pane_width(), self.wide
@@ -96,6 +96,8 @@ class VimTable(DataTable):
         self._settle_focus()
 
     def clear(self, columns: bool = False) -> Self:
+        """Empty: also forget the last fill, which a resize or `z` would otherwise bring back."""
+        self._last_fill = None
         super().clear(columns)
         self._settle_focus()
         return self
