@@ -17,7 +17,7 @@ from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.filter import FilterScreen
 from ari_mem_tui.tui.screens.help import HelpScreen
 from ari_mem_tui.tui.widgets.run_tree import RunTree
-from tests.tui_app_helpers import make_app, press, settle
+from tests.tui_app_helpers import make_app, press, settle, wait_for
 from tests.tui_helpers import HOSTILE, IDS, append_node
 
 # the tree opens as: root, A, B (root expanded); these keys walk to nodes
@@ -516,14 +516,6 @@ def _blocking_opener(path: Path, release, blocked, fail: bool = False):
     return opener
 
 
-async def _wait_for(pilot, condition) -> None:
-    for _ in range(500):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("timed out waiting")
-
-
 async def test_tree_is_navigable_while_memory_loads(tiny: Path) -> None:
     import threading
 
@@ -538,7 +530,7 @@ async def test_tree_is_navigable_while_memory_loads(tiny: Path) -> None:
     )
     async with app.run_test(size=(120, 40)) as pilot:
         try:
-            await _wait_for(pilot, lambda: app.tree_ckpt is not None and blocked.is_set())
+            await wait_for(pilot, lambda: app.tree_ckpt is not None and blocked.is_set())
             await pilot.pause(0.1)
             assert app.run_data is None and app.current_id == IDS["R"]
             loading = app.query_one("#memory-loading", Static)

@@ -3,6 +3,7 @@ no model), and helpers that wait until the app has finished what a key started."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -50,6 +51,16 @@ async def idle(pilot: Pilot) -> None:
             break
         await pilot.pause(0.01)
     await pilot.pause()
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str = "") -> None:
+    """Until `condition()` holds (10 s at most): a wait on what a step needs, never a guess at
+    how long it takes on a loaded machine."""
+    for _ in range(500):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting{': ' + what if what else ''}")
 
 
 async def press(pilot: Pilot, *keys: str) -> None:
