@@ -15,7 +15,16 @@ from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.health import HealthScreen
-from tests.tui_app_helpers import idle, make_app, press, settle, wait_for
+from tests.tui_app_helpers import (
+    app_with,
+    blocking_opener,
+    idle,
+    make_app,
+    press,
+    settle,
+    settle_keys,
+    wait_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +67,7 @@ def gated_app(path: Path) -> tuple[AriMemApp, GatedRanker]:
         run.ranker = gated
         return run
 
-    app = AriMemApp(opener, theme="textual-dark", remember_theme=False, blink=False)
+    app = app_with(opener)
     return app, gated
 
 
@@ -156,13 +165,29 @@ async def test_the_worker_keeps_keys_answered_and_esc_interrupts_it(starved):
         assert not isinstance(app.screen, HealthScreen)
 
 
-async def test_health_before_the_memory_loaded_says_so(starved):
-    app, _ = gated_app(starved)
+async def test_health_before_the_memory_loaded_says_so(starved, monkeypatch):
+    """GIVEN the run's memory still loading (held inside the load; the tree is up) WHEN H THEN
+    it says so and opens nothing; once the memory is in, H opens the Health view. (It set
+    run_data to None while the real load ran on, and lost the race when that finished first.)"""
+    from ari_mem_tui.checkpoint import index
+
+    monkeypatch.setenv(index.INDEX_ENV, "off")  # an index of the run would skip the held step
+    release, blocked = threading.Event(), threading.Event()
+    app = app_with(blocking_opener(starved, release, blocked))
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
-        app.run_data = None
-        await pilot.press("H")
-        await pilot.pause()
-        assert not isinstance(app.screen, HealthScreen)
+        try:
+            await wait_for(pilot, lambda: app.tree_ckpt is not None and blocked.is_set())
+            await pilot.press("H")
+            await pilot.pause()
+            await settle_keys(pilot)  # H ran (the burst guard holds a single letter a moment)
+            assert app.run_data is None, "the load finished before it was released"
+            assert any("still loading" in n.message for n in app._notifications)
+            assert not isinstance(app.screen, HealthScreen)
+        finally:
+            release.set()
+        await settle(pilot)
+        await press(pilot, "H")
+        assert isinstance(app.screen, HealthScreen)
 
 
 async def test_tables_cut_for_size_say_so_and_where_the_rest_is(starved, monkeypatch):
