@@ -42,15 +42,17 @@ def tiny(tmp_path: Path) -> Path:
 
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """No test touches the user's cache: XDG_CACHE_HOME points into the session's tmp dir."""
+    """No test touches the user's cache: XDG_CACHE_HOME points into the session's tmp dir, and
+    a developer's ARI_MEM_TUI_CACHE (which every cache of ours follows first) is set aside."""
     cache = tmp_path_factory.mktemp("xdg-cache")
-    old = os.environ.get("XDG_CACHE_HOME")
+    old = {name: os.environ.pop(name, None) for name in ("XDG_CACHE_HOME", "ARI_MEM_TUI_CACHE")}
     os.environ["XDG_CACHE_HOME"] = str(cache)
     yield cache
-    if old is None:
-        os.environ.pop("XDG_CACHE_HOME", None)
-    else:
-        os.environ["XDG_CACHE_HOME"] = old
+    for name, value in old.items():
+        if value is None:
+            os.environ.pop(name, None)
+        else:
+            os.environ[name] = value
 
 
 @pytest.fixture(scope="session")

@@ -462,6 +462,24 @@ def test_demo_checkpoint_is_cached_under_xdg_cache_home(_isolated_cache: Path) -
     assert (first / "tree.json").stat().st_mtime_ns == stamp  # reused, not rewritten
 
 
+def test_the_demo_cache_follows_ari_mem_tui_cache_as_every_cache_does(
+    _isolated_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GIVEN $ARI_MEM_TUI_CACHE WHEN the demo is cached THEN it is written there, where the
+    vectors and the run index go too; without it, in the user's cache dir as before."""
+    from ari_mem_tui.checkpoint.index import index_root
+    from ari_mem_tui.search.vector_cache import cache_root as vectors_root
+
+    chosen = tmp_path / "chosen"
+    monkeypatch.setenv("ARI_MEM_TUI_CACHE", str(chosen))
+    assert demo.cache_root() == vectors_root() == chosen and index_root() == chosen / "index"
+    path = demo.demo_checkpoint(nodes=4, seed=3)
+    assert path == chosen / "demo-n4-s3" and (path / "tree.json").is_file()
+    assert not (_isolated_cache / "ari-mem-tui" / "demo-n4-s3").exists()
+    monkeypatch.delenv("ARI_MEM_TUI_CACHE")
+    assert demo.cache_root() == vectors_root() == _isolated_cache / "ari-mem-tui"
+
+
 def test_demo_without_out_opens_the_cached_checkpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     from ari_mem_tui.cli import commands
 

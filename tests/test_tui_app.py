@@ -17,7 +17,7 @@ from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.filter import FilterScreen
 from ari_mem_tui.tui.screens.help import HelpScreen
 from ari_mem_tui.tui.widgets.run_tree import RunTree
-from tests.tui_app_helpers import make_app, press, settle
+from tests.tui_app_helpers import app_with, blocking_opener, make_app, press, settle, wait_for
 from tests.tui_helpers import HOSTILE, IDS, append_node
 
 # the tree opens as: root, A, B (root expanded); these keys walk to nodes
@@ -497,48 +497,14 @@ async def test_the_tui_writes_the_index_after_the_first_hits(tiny: Path, monkeyp
             assert "auditing" not in title and index.is_current(tiny)
 
 
-def _blocking_opener(path: Path, release, blocked, fail: bool = False):
-    """`cmd_open`'s path (open_run with the app's load steps) that stops inside the load, at
-    its "memory" part, until `release` is set — as a 10,000-node run keeps it busy for 15 s."""
-    from ari_mem_tui.run import RunOptions, open_run
-
-    def opener(progress):
-        def step(n: int, m: int, part: str) -> None:
-            progress.step(n, m, part)
-            if part == "memory":
-                blocked.set()
-                assert release.wait(30), "the test never released the load"
-                if fail:
-                    raise OSError("backup unreadable")
-
-        return open_run(RunOptions(checkpoint=path, embedder="bm25"), step, on_tree=progress.tree)
-
-    return opener
-
-
-async def _wait_for(pilot, condition) -> None:
-    for _ in range(500):
-        if condition():
-            return
-        await pilot.pause(0.02)
-    raise AssertionError("timed out waiting")
-
-
 async def test_tree_is_navigable_while_memory_loads(tiny: Path) -> None:
     import threading
 
-    from ari_mem_tui.tui.app import AriMemApp
-
     release, blocked = threading.Event(), threading.Event()
-    app = AriMemApp(
-        _blocking_opener(tiny, release, blocked),
-        theme="textual-dark",
-        remember_theme=False,
-        blink=False,
-    )
+    app = app_with(blocking_opener(tiny, release, blocked))
     async with app.run_test(size=(120, 40)) as pilot:
         try:
-            await _wait_for(pilot, lambda: app.tree_ckpt is not None and blocked.is_set())
+            await wait_for(pilot, lambda: app.tree_ckpt is not None and blocked.is_set())
             await pilot.pause(0.1)
             assert app.run_data is None and app.current_id == IDS["R"]
             loading = app.query_one("#memory-loading", Static)
@@ -567,16 +533,9 @@ async def test_tree_is_navigable_while_memory_loads(tiny: Path) -> None:
 async def test_memory_failing_after_the_tree_keeps_the_tree(tiny: Path) -> None:
     import threading
 
-    from ari_mem_tui.tui.app import AriMemApp
-
     release, blocked = threading.Event(), threading.Event()
     release.set()
-    app = AriMemApp(
-        _blocking_opener(tiny, release, blocked, fail=True),
-        theme="textual-dark",
-        remember_theme=False,
-        blink=False,
-    )
+    app = app_with(blocking_opener(tiny, release, blocked, fail=True))
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.run_data is None and app.ckpt is app.tree_ckpt

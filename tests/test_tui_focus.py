@@ -47,7 +47,7 @@ async def test_the_focused_pane_is_lit_and_the_footer_follows_it(tiny: Path) -> 
         assert {"e", "m", "f", "slash", "right_square_bracket", "q", "question_mark"} <= on_tree
         assert not on_tree & {"M", "a", "s", "i"}
         await press(pilot, "right_square_bracket")
-        assert app.focused is app.query_one("#hits-table")
+        assert app.focused is app.query_one(HitsPane)  # the root has no hits: no empty table
         assert border_colour(app, HitsPane) == lit and border_colour(app, "#tree-pane") == dim
         on_hits = shown_keys(app)
         assert {"M", "a", "s", "i", "left_square_bracket", "q"} <= on_hits
@@ -215,7 +215,7 @@ async def test_new_keys_can_be_remapped(tiny: Path, tmp_path: Path, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await press(pilot, "ctrl+right")
-        assert app.focused is app.query_one("#hits-table")
+        assert app.focused is app.query_one(HitsPane)  # the root has no hits: no empty table
         await press(pilot, "z")
         assert app.focused is app.tree_widget
         await pilot.press("down", "x")  # no settling: x is instant
@@ -395,3 +395,96 @@ async def test_a_number_key_moves_focus_to_the_new_tab_and_keeps_it(
         await pilot.pause(0.3)
         writes = app.query_one("#writes-table")
         assert went == [writes] and app.focused is writes and app.tabs.active == "writes"
+
+
+def _is_empty_table(widget) -> bool:
+    return isinstance(widget, VimTable) and (widget.row_count == 0 or widget.has_class("empty"))
+
+
+async def _tab_round(pilot) -> list:
+    """Every widget Tab lands on, round the screen back to where it started."""
+    start, seen = pilot.app.focused, []
+    for _ in range(len(pilot.app.screen.focus_chain) + 2):
+        await press(pilot, "tab")
+        seen.append(pilot.app.focused)
+        if seen[-1] is start:
+            return seen
+    pytest.fail(f"Tab did not come round to {start!r}: {seen!r}")
+
+
+async def _go_to(pilot, node_id: str) -> None:
+    pilot.app.jump_to(node_id)
+    await idle(pilot)
+    assert pilot.app.query_one(HitsPane).replay.node_id == node_id
+
+
+async def test_an_empty_or_folded_hits_table_takes_no_focus(small_ckpt: Path) -> None:
+    """GIVEN the root (no hits, no recorded search) WHEN `]`, `M` (an empty missed list) and Tab
+    round the screen THEN focus never lands on an empty or folded table: `]` lights the Hits
+    pane itself. GIVEN a node with missed entries WHEN its missed list, focused, is folded with
+    `M` THEN the focus moves on to another stop of the pane, and Tab passes the list by."""
+    app = make_app(small_ckpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        root = next(iter(app.ckpt.nodes))
+        await _go_to(pilot, root)
+        await press(pilot, "right_square_bracket")
+        assert app.focused is app.query_one(HitsPane)
+        assert not any(_is_empty_table(w) for w in await _tab_round(pilot))
+        await press(pilot, "M")
+        missed = app.query_one("#missed-table", VimTable)
+        assert not missed.has_class("empty") and missed.row_count == 0  # shown, empty
+        assert missed not in await _tab_round(pilot)
+        with_missed = next(nid for nid in app.ckpt.nodes if _replay_missed(app, nid))
+        await _go_to(pilot, with_missed)
+        assert missed.row_count > 0
+        await press(pilot, "right_square_bracket")
+        for _ in range(len(app.screen.focus_chain)):
+            if app.focused is missed:
+                break
+            await press(pilot, "tab")
+        assert app.focused is missed  # with rows it is a stop
+        await press(pilot, "M")  # folded under the focus
+        assert app.focused is not missed and not _is_empty_table(app.focused)
+        assert app.query_one(HitsPane) in app.focused.ancestors_with_self
+        assert missed not in await _tab_round(pilot)
+
+
+def _replay_missed(app, node_id: str) -> bool:
+    from ari_mem_tui.search.replay import replay
+
+    return bool(replay(app.ckpt, node_id, app.run_data.ranker).missed)
+
+
+async def test_an_empty_writes_or_audit_table_leaves_the_focus_to_its_pane(
+    small_ckpt: Path,
+) -> None:
+    """GIVEN a node without writes WHEN `]` and `4` THEN the Writes pane holds the focus (lit,
+    its keys in the footer), not its empty table; `w` (whole run: rows) gives the table the
+    focus, `w` again (this node: none) gives it back to the pane. The same for the Audit table
+    when an audit finds nothing."""
+    from ari_mem_tui.tui.widgets.detail import AuditPane, WritesPane
+
+    app = make_app(small_ckpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        silent = next(n for n in app.ckpt.nodes if not list(app.ckpt.node_writes(n)))
+        await _go_to(pilot, silent)
+        await press(pilot, "right_square_bracket", "4")
+        writes_pane, writes = app.query_one(WritesPane), app.query_one("#writes-table", VimTable)
+        assert app.tabs.active == "writes" and writes.row_count == 0
+        assert app.focused is writes_pane
+        assert border_colour(app, WritesPane) != border_colour(app, "#tree-pane")
+        assert "w" in shown_keys(app)
+        assert writes not in await _tab_round(pilot)
+        await press(pilot, "w")
+        assert writes.row_count > 0 and app.focused is writes
+        await press(pilot, "w")
+        assert writes.row_count == 0 and app.focused is writes_pane
+        await press(pilot, "6")
+        audit = app.query_one("#audit-table", VimTable)
+        assert app.focused is audit and audit.row_count > 0
+        app.audit_pane.set_audit([], "no leaks or scope violations")  # an audit of nothing
+        await pilot.pause()
+        assert app.focused is app.query_one(AuditPane)
+        assert audit not in await _tab_round(pilot)

@@ -3,18 +3,28 @@ that keeps the UI answering keys and stops on Esc. The run is tests/health_helpe
 
 from __future__ import annotations
 
-import time
+import threading
 from pathlib import Path
 
 import pytest
 from health_helpers import A1, A2, write_starved_run
 from textual.widgets import ContentSwitcher, Sparkline, Static
+from textual.worker import NoActiveWorker, get_current_worker
 
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.health import HealthScreen
-from tests.tui_app_helpers import idle, make_app, press, settle
+from tests.tui_app_helpers import (
+    app_with,
+    blocking_opener,
+    idle,
+    make_app,
+    press,
+    settle,
+    settle_keys,
+    wait_for,
+)
 
 
 @pytest.fixture(scope="module")
@@ -22,24 +32,53 @@ def starved(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_starved_run(tmp_path_factory.mktemp("tui-health") / "20260101000000_starved")
 
 
-class SlowRanker:
-    """The real BM25 ranking, each call delayed: a small run that computes like a big one."""
+class GatedRanker:
+    """The real BM25 ranking, whose calls from the Health view's worker wait while the test
+    holds the gate: a small run that computes for as long as a test needs it to, however loaded
+    the machine is. (The app's own searches, e.g. of the node it opens on, always pass.)"""
 
-    def __init__(self, inner, delay: float) -> None:
-        self.inner, self.delay, self.name = inner, delay, inner.name
+    def __init__(self) -> None:
+        self.inner = None
+        self.name = "bm25"
+        self.open = threading.Event()
+        self.open.set()  # open until a test closes it (the app's own first searches pass)
+        self.waiting = threading.Event()  # a call is waiting at the closed gate
 
     def rank(self, query, top_k, before_ts=None):
-        time.sleep(self.delay)
+        if not self.open.is_set() and in_health_worker():
+            self.waiting.set()
+            assert self.open.wait(30), "the test never opened the gate"
         return self.inner.rank(query, top_k, before_ts=before_ts)
 
 
-def slow_app(path: Path, delay: float) -> AriMemApp:
+def in_health_worker() -> bool:
+    try:
+        return get_current_worker().group == "health"
+    except NoActiveWorker:
+        return False
+
+
+def gated_app(path: Path) -> tuple[AriMemApp, GatedRanker]:
+    gated = GatedRanker()
+
     def opener(_progress):
         run = open_run(RunOptions(checkpoint=path, embedder="bm25"))
-        run.ranker = SlowRanker(run.ranker, delay)
+        gated.inner, gated.name = run.ranker, run.ranker.name
+        run.ranker = gated
         return run
 
-    return AriMemApp(opener, theme="textual-dark", remember_theme=False, blink=False)
+    app = app_with(opener)
+    return app, gated
+
+
+async def computing_health(pilot, gated: GatedRanker) -> HealthScreen:
+    """`H` with the gate closed: the Health view, its worker held inside its first search."""
+    gated.open.clear()
+    await pilot.press("H")
+    await wait_for(pilot, gated.waiting.is_set, "the health worker's first search")
+    screen = pilot.app.screen
+    assert isinstance(screen, HealthScreen) and screen.computing
+    return screen
 
 
 def text_of(widget: Static) -> str:
@@ -97,36 +136,58 @@ async def test_an_entry_row_opens_the_entry(starved):
 
 
 async def test_the_worker_keeps_keys_answered_and_esc_interrupts_it(starved):
-    app = slow_app(starved, delay=0.4)  # 4 searches: 1.6 s of computing at least
+    """GIVEN the Health view computing (its worker held inside a search, as a big run keeps it
+    busy) WHEN `n` is pressed THEN the view answers at once; WHEN Esc THEN the work is
+    interrupted, not finished: once the search in hand returns, it stops with the nodes done so
+    far, says INTERRUPTED and is not kept; the view stays until a second Esc."""
+    app, gated = gated_app(starved)
     async with app.run_test(size=(100, 30)) as pilot:
         await settle(pilot)
-        await pilot.press("H")
-        await pilot.pause(0.2)
-        screen = app.screen
-        assert isinstance(screen, HealthScreen) and screen.computing
+        screen = await computing_health(pilot, gated)
         switcher = screen.query_one("#health-views", ContentSwitcher)
         await pilot.press("n")
-        await pilot.pause()
-        assert switcher.current == "health-numbers"  # answered while the worker runs
-        assert screen.computing and screen.result is None
+        await wait_for(pilot, lambda: switcher.current == "health-numbers", "`n` answered")
+        assert screen.computing and screen.result is None  # answered while the worker runs
         await pilot.press("escape")  # interrupts, does not leave
+        progress = screen.query_one("#health-progress-text", Static)
+        await wait_for(pilot, lambda: "interrupting" in text_of(progress), "Esc answered")
+        assert screen.computing and screen.result is None  # still inside its search
+        gated.open.set()  # the search in hand returns; every later one would pass at once
+        await wait_for(pilot, lambda: not screen.computing, "the worker to stop")
         await idle(pilot)
-        assert app.screen is screen and not screen.computing
+        assert app.screen is screen
         assert screen.result is not None and not screen.result.complete
-        assert len(screen.result.nodes) < 5
+        total = len(app.ckpt.nodes)
+        assert len(screen.result.nodes) < total, "it ran to the end: Esc did not interrupt it"
         assert "INTERRUPTED" in text_of(screen.query_one("#health-title"))
         assert app.health_result is None  # an interrupted result is not kept
         await press(pilot, "escape")
         assert not isinstance(app.screen, HealthScreen)
 
 
-async def test_health_before_the_memory_loaded_says_so(starved):
-    app = slow_app(starved, delay=0.0)
+async def test_health_before_the_memory_loaded_says_so(starved, monkeypatch):
+    """GIVEN the run's memory still loading (held inside the load; the tree is up) WHEN H THEN
+    it says so and opens nothing; once the memory is in, H opens the Health view. (It set
+    run_data to None while the real load ran on, and lost the race when that finished first.)"""
+    from ari_mem_tui.checkpoint import index
+
+    monkeypatch.setenv(index.INDEX_ENV, "off")  # an index of the run would skip the held step
+    release, blocked = threading.Event(), threading.Event()
+    app = app_with(blocking_opener(starved, release, blocked))
     async with app.run_test(size=(100, 30), notifications=True) as pilot:
-        app.run_data = None
-        await pilot.press("H")
-        await pilot.pause()
-        assert not isinstance(app.screen, HealthScreen)
+        try:
+            await wait_for(pilot, lambda: app.tree_ckpt is not None and blocked.is_set())
+            await pilot.press("H")
+            await pilot.pause()
+            await settle_keys(pilot)  # H ran (the burst guard holds a single letter a moment)
+            assert app.run_data is None, "the load finished before it was released"
+            assert any("still loading" in n.message for n in app._notifications)
+            assert not isinstance(app.screen, HealthScreen)
+        finally:
+            release.set()
+        await settle(pilot)
+        await press(pilot, "H")
+        assert isinstance(app.screen, HealthScreen)
 
 
 async def test_tables_cut_for_size_say_so_and_where_the_rest_is(starved, monkeypatch):
@@ -147,3 +208,24 @@ async def test_tables_cut_for_size_say_so_and_where_the_rest_is(starved, monkeyp
         entries = text_of(screen.query_one("#health-entries-title"))
         never = screen.result.entries.never_by_descendant
         assert never >= 1 and f"0 of {never:,} shown" in entries
+
+
+async def test_numbers_asked_for_while_computing_get_the_focus_when_they_come(starved):
+    """GIVEN the Health view computing WHEN `n` shows the numbers while their tables are still
+    empty (no focus stop) THEN the nodes table takes the focus once it has rows: `j` moves in
+    it."""
+    app, gated = gated_app(starved)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        screen = await computing_health(pilot, gated)
+        switcher = screen.query_one("#health-views", ContentSwitcher)
+        await pilot.press("n")  # not press(): that waits for the worker
+        await wait_for(pilot, lambda: switcher.current == "health-numbers", "`n` answered")
+        nodes = screen.query_one("#health-nodes")
+        assert screen.result is None and nodes.row_count == 0 and app.focused is not nodes
+        gated.open.set()
+        await wait_for(pilot, lambda: screen.result is not None, "the result")
+        await idle(pilot)
+        assert app.focused is nodes and nodes.cursor_row == 0
+        await press(pilot, "j")
+        assert nodes.cursor_row == 1

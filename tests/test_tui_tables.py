@@ -398,3 +398,27 @@ async def test_at_80_columns_the_status_line_keeps_the_runs_folder(tmp_path: Pat
         await settle(pilot)
         shown = app.query_one("#status-source", Static).render().plain
         assert shown.startswith("files: ") and shown.endswith("the-run-folder") and "…" in shown
+
+
+async def test_hits_cleared_by_a_failed_search_stay_cleared_on_z(tiny: Path) -> None:
+    """GIVEN B1's hits shown WHEN its search fails (the server went away, `a` asked again) and
+    `z` then refits the tables THEN the Hits table stays empty: the cleared table does not
+    bring back the rows of its last fill, under the error."""
+
+    class GoneServer:
+        name = "letta:http://gone"
+
+        def rank(self, query, top_k, before_ts=None):
+            raise ConnectionError("server went away")
+
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, *TO_B1)
+        table = app.query_one("#hits-table", VimTable)
+        assert table.row_count > 0
+        app.run_data.ranker = GoneServer()
+        await press(pilot, "a")  # the pool of today: searched again, and it fails
+        assert table.row_count == 0
+        await press(pilot, "z")
+        assert table.row_count == 0

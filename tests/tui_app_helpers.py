@@ -3,6 +3,7 @@ no model), and helpers that wait until the app has finished what a key started."
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from textual.pilot import Pilot
@@ -24,11 +25,34 @@ def opener_for(path: Path, label: str | None = None):
     return opener
 
 
-def make_app(path: Path, label: str | None = None, **kwargs) -> AriMemApp:
+def blocking_opener(path: Path, release, blocked, fail: bool = False):
+    """`cmd_open`'s path (open_run with the app's load steps) that stops inside the load, at
+    its "memory" part, until `release` is set — as a 10,000-node run keeps it busy for 15 s."""
+
+    def opener(progress):
+        def step(n: int, m: int, part: str) -> None:
+            progress.step(n, m, part)
+            if part == "memory":
+                blocked.set()
+                assert release.wait(30), "the test never released the load"
+                if fail:
+                    raise OSError("backup unreadable")
+
+        return open_run(RunOptions(checkpoint=path, embedder="bm25"), step, on_tree=progress.tree)
+
+    return opener
+
+
+def app_with(opener, **kwargs) -> AriMemApp:
+    """The app on `opener` as the tests run it: the theme pinned and not remembered, no blink."""
     kwargs.setdefault("theme", "textual-dark")
     kwargs.setdefault("remember_theme", False)
     kwargs.setdefault("blink", False)
-    return AriMemApp(opener_for(path, label), **kwargs)
+    return AriMemApp(opener, **kwargs)
+
+
+def make_app(path: Path, label: str | None = None, **kwargs) -> AriMemApp:
+    return app_with(opener_for(path, label), **kwargs)
 
 
 async def settle(pilot: Pilot, loads: int = 1) -> None:
@@ -50,6 +74,16 @@ async def idle(pilot: Pilot) -> None:
             break
         await pilot.pause(0.01)
     await pilot.pause()
+
+
+async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str = "") -> None:
+    """Until `condition()` holds (10 s at most): a wait on what a step needs, never a guess at
+    how long it takes on a loaded machine."""
+    for _ in range(500):
+        if condition():
+            return
+        await pilot.pause(0.02)
+    raise AssertionError(f"timed out waiting{': ' + what if what else ''}")
 
 
 async def press(pilot: Pilot, *keys: str) -> None:

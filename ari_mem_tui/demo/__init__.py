@@ -472,8 +472,13 @@ def write_demo(
     return out
 
 
+CACHE_ENV = "ARI_MEM_TUI_CACHE"  # as search.vector_cache and checkpoint.index (not imported)
+
+
 def cache_root() -> Path:
-    return Path(user_cache_dir("ari-mem-tui"))
+    """$ARI_MEM_TUI_CACHE, else the user's cache dir: where every cache of ours lives."""
+    chosen = os.environ.get(CACHE_ENV)
+    return Path(chosen).expanduser() if chosen else Path(user_cache_dir("ari-mem-tui"))
 
 
 def demo_checkpoint(nodes: int = 40, seed: int = 7, record: Recorder | None = None) -> Path:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint import Checkpoint
-from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui.widgets.detail import AuditRow
 
 SECTIONS = (
@@ -17,7 +16,9 @@ SECTIONS = (
 
 
 def audit_rows(ckpt: Checkpoint, report=None) -> tuple[list[AuditRow], str]:
-    """(rows, one-line summary) for the whole run (of `report`, when it was computed already)."""
+    """(rows, verdict) for the whole run (of `report`, when it was computed already). The rows
+    carry every count (the Audit title counts them); the verdict says only what they cannot:
+    that there was no leak and no scope violation ("" when there was one)."""
     report = report if report is not None else audit(ckpt)
     rows: list[AuditRow] = []
     for attr, kind in SECTIONS:
@@ -25,9 +26,5 @@ def audit_rows(ckpt: Checkpoint, report=None) -> tuple[list[AuditRow], str]:
             node_id = finding.node_id if finding.node_id in ckpt.nodes else None
             text = finding.explanation + (f"  [{finding.ref}]" if finding.ref else "")
             rows.append(AuditRow(finding.severity, kind, node_id, text))
-    leaks, violations = len(report.leaks), len(report.scope_violations)
-    if not leaks and not violations:
-        summary = "no leaks or scope violations"
-    else:
-        summary = f"{plural(leaks, 'leak')}, {plural(violations, 'scope violation')}"
-    return rows, summary
+    clean = not report.leaks and not report.scope_violations
+    return rows, "no leaks or scope violations" if clean else ""

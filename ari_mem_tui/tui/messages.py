@@ -159,7 +159,8 @@ class VectorsReady(Message):
 
 
 class AuditDone(Message):
-    """The audit of `ckpt`: the Audit tab's rows, its summary line, the findings per node."""
+    """The audit of `ckpt`: the Audit tab's rows, its verdict (`summary`: what the rows cannot
+    say, tui/audit_rows.py), the findings per node."""
 
     def __init__(
         self, ckpt: Checkpoint, rows: list[AuditRow], summary: str, by_node: dict[str, list]

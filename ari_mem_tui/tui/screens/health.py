@@ -218,6 +218,9 @@ class HealthScreen(Screen[None]):
                 style="bold",
             )
         )
+        shown = self.query_one("#health-views", ContentSwitcher).current == "health-numbers"
+        if shown and not isinstance(self.focused, VimTable):
+            nodes.focus()  # `n` came while computing: the table was empty, no focus stop
 
     # ------------------------------------------------------------------ keys
     def action_back(self) -> None:

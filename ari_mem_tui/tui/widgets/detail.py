@@ -9,7 +9,7 @@ from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.containers import HorizontalScroll, Vertical, VerticalScroll
+from textual.containers import HorizontalScroll, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from ari_mem_tui.checkpoint import Checkpoint
@@ -31,7 +31,7 @@ from ari_mem_tui.render.words import cut_note, plural, pool_words
 from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
 from ari_mem_tui.tui.screens.entry import RowDetail
-from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.tui.widgets.tables import TablePane, VimTable
 
 # ---------------------------------------------------------------- Saw
 
@@ -174,7 +174,7 @@ def write_detail(write: CowWrite) -> RowDetail:
     return RowDetail(title, fields, write.text, write.current_node or write.target_node)
 
 
-class WritesPane(Vertical):
+class WritesPane(TablePane):
     """This node's CoW log; `w` switches to the whole run's."""
 
     BORDER_TITLE = "Writes"
@@ -398,7 +398,7 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "bright_bla
 SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 
 
-class AuditPane(Vertical):
+class AuditPane(TablePane):
     """The run's problems and findings; Enter jumps to the row's node."""
 
     BORDER_TITLE = "Audit"
@@ -408,14 +408,15 @@ class AuditPane(Vertical):
         self.rows: list[AuditRow] = []
         self.ui_problems: list[AuditRow] = []  # what went wrong in the app (load, search)
         self.audit_rows: list[AuditRow] = []  # the audit's findings
+        self.verdict = ""  # what the audit's rows cannot say (tui/audit_rows.py)
 
     def compose(self) -> ComposeResult:
         yield Static(Text("auditing…", style="italic"), id="audit-title")
         yield VimTable(id="audit-table")
 
-    def set_audit(self, rows: list[AuditRow], summary: str) -> tuple[int, int]:
-        self.audit_rows = rows
-        return self._redraw(summary)
+    def set_audit(self, rows: list[AuditRow], verdict: str) -> tuple[int, int]:
+        self.audit_rows, self.verdict = rows, verdict
+        return self._redraw()
 
     def add_problem(self, row: AuditRow) -> tuple[int, int]:
         if all(r.text != row.text for r in self.ui_problems):
@@ -424,26 +425,26 @@ class AuditPane(Vertical):
 
     def forget(self) -> None:
         """Another run is opening."""
-        self.ui_problems, self.audit_rows = [], []
+        self.ui_problems, self.audit_rows, self.verdict = [], [], ""
 
-    def _redraw(self, summary: str = "") -> tuple[int, int]:
+    def _redraw(self) -> tuple[int, int]:
         """Show the app's problems, then the audit's rows; (problems, findings) among them."""
         rows = self.ui_problems + self.audit_rows
-        self.show(rows, summary)
+        self.show(rows)
         problems = sum(1 for r in rows if r.kind in ("problem", "load", "search"))
         return problems, len(rows) - problems
 
-    def show(self, rows: list[AuditRow], summary: str = "") -> None:
+    def show(self, rows: list[AuditRow]) -> None:
+        """The title counts the rows by kind, each kind once, then gives the audit's verdict
+        where the rows cannot; the border says "Audit" already, so the title is counts only."""
         self.rows = rows
         counts: dict[str, int] = {}
         for row in rows:
             counts[row.kind] = counts.get(row.kind, 0) + 1
-        title = Text("Audit ", style="bold")
-        title.append(
-            ", ".join(kind_count(k, n) for k, n in counts.items()) or "nothing found", style=""
-        )
-        if summary:
-            title.append(" · " + preview(summary, 200), style="bright_black")
+        said = ", ".join(kind_count(k, n) for k, n in counts.items())
+        title = Text(said or "nothing found", style="bold")
+        if said and self.verdict:
+            title.append(" · " + self.verdict, style="bright_black")
         self.query_one("#audit-title", Static).update(title)
         self.query_one("#audit-table", VimTable).fill(
             ["sev", "kind", "node", "what"],

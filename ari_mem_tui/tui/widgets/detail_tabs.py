@@ -36,7 +36,7 @@ from ari_mem_tui.tui.messages import (
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.widgets.detail import CorePane, NodePane, SawPane, WritesPane
 from ari_mem_tui.tui.widgets.hits import HitsPane
-from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.tui.widgets.tables import next_stop
 
 
 class KeyedTab(TabPane):
@@ -113,10 +113,17 @@ class DetailTabs(TabbedContent):
             strip.can_focus = False
 
     def focus_main(self) -> bool:
-        """Focus the shown tab's main widget (its table, its text); False when there is none."""
+        """Focus the shown tab's main widget (its table, its text), drawn first if it is stale;
+        an empty table passes it on to the tab's next stop. False when the tab has none."""
         pane = self.get_pane(self.active) if self.active else None
         target = pane.main_widget() if isinstance(pane, KeyedTab) else None
-        if target is None or not target.focusable:
+        if target is None:
+            return False
+        if self.active in self._stale:
+            self._refresh_tab(self.active)  # now: an old node's rows would decide the stop
+        if not target.focusable:
+            target = next_stop(target, within=pane)
+        if target is None:
             return False
         target.focus()
         return True
@@ -168,10 +175,10 @@ class DetailTabs(TabbedContent):
         pane = self.query_one(WritesPane)
         focused = self.app.focused
         self.active = "writes"
+        pane.toggle_scope(ckpt, self.node_id)
         if focused is not None and self in focused.ancestors and pane not in focused.ancestors:
             # focus left in another tab's table would switch the tabs back to it
-            pane.query_one(VimTable).focus()
-        pane.toggle_scope(ckpt, self.node_id)
+            self.focus_main()
 
     def copy_target(self, node_id: str | None) -> str | None:
         """`y`: the entry under the cursor of a focused hits or writes table, else `node_id`."""

@@ -169,7 +169,7 @@ class HitsPane(VerticalScroll):
         yield VimTable(id="recorded-table")
 
     def on_mount(self) -> None:
-        self.query_one("#missed-table").set_class(True, "empty")
+        self.query_one("#missed-table", VimTable).collapse(True)
         self.query_one("#missed-title").display = False
         if hasattr(self.app, "wide_columns"):  # wide (`z`): the whole header on any screen
             self.watch(self.app, "wide_columns", lambda wide: self.set_class(wide, "-wide"))
@@ -226,8 +226,7 @@ class HitsPane(VerticalScroll):
     def _show_missed(self) -> None:
         replay = self.replay
         visible = bool(self.show_missed and replay is not None)
-        # a DataTable whose `display` flips is not repainted (Textual 8.2.8): collapse it instead
-        self.query_one("#missed-table").set_class(not visible, "empty")
+        self.query_one("#missed-table", VimTable).collapse(not visible)
         self.query_one("#missed-title").display = visible
         if not visible or replay is None:
             return
@@ -260,10 +259,10 @@ class HitsPane(VerticalScroll):
                     style="bright_black",
                 )
             )
-            table.set_class(True, "empty")
+            table.collapse(True)
             table.clear(columns=True)
             return
-        table.set_class(False, "empty")
+        table.collapse(False)
         text = Text.assemble(
             ("Recorded ", "bold"), f"at {fmt_ts(rec.ts)}: ", preview(rec.query, 200)
         )

@@ -1,5 +1,9 @@
 """A DataTable with vim keys, and a helper to fill it with safe cells.
 
+An empty table is no focus stop (Tab, `]`, 1–6 pass it by; one emptied under the focus passes
+it on to the next stop of its pane), and a pane that holds one table stands in for it while it
+is empty, so its tab still takes the focus, its keys and its lit border.
+
 Narrow or wide, as k9s does (`z`, the app's `wide_columns`): narrow (the default) keeps the
 columns a reader needs and gives the text column what they leave of the pane, so a table never
 scrolls sideways; wide shows every column (those a pane names `wide_only` too) and WIDE_TEXT
@@ -9,11 +13,13 @@ characters of text, scrolling sideways. A row's whole text is one key away in bo
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from rich.text import Text
 from textual.binding import BindingType
-from textual.widgets import DataTable
+from textual.containers import Vertical
+from textual.widget import Widget
+from textual.widgets import DataTable, Input
 
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.tui import keys
@@ -56,8 +62,8 @@ class VimTable(DataTable):
         leave of the pane's width, so the table fits its pane instead of scrolling sideways;
         wide, WIDE_TEXT characters. Columns named in `wide_only` are shown only when wide."""
         rows = list(rows)
+        super().clear(columns=True)  # not self.clear: that forgets what this fill is given
         self._last_fill = (columns, rows, reserve, wide_only)
-        self.clear(columns=True)
         self._generation += 1
         pane, wide = self._pane_width(), self.wide
         self._filled_as = (pane, wide)
@@ -87,6 +93,36 @@ class VimTable(DataTable):
             self.add_column(column, key=column, width=width)
         for key, texts in prepared:
             self.add_row(*texts, key=f"{self._generation}|{key}")
+        self._settle_focus()
+
+    def clear(self, columns: bool = False) -> Self:
+        """Empty: also forget the last fill, which a resize or `z` would otherwise bring back."""
+        self._last_fill = None
+        super().clear(columns)
+        self._settle_focus()
+        return self
+
+    def collapse(self, collapsed: bool) -> None:
+        """Fold the table to nothing (the `empty` class, app.tcss) or open it again: a DataTable
+        whose `display` flips is not repainted (Textual 8.2.8)."""
+        self.set_class(collapsed, "empty")
+        self._settle_focus()
+
+    def allow_focus(self) -> bool:
+        """No rows, or collapsed: no focus stop."""
+        return self.row_count > 0 and not self.has_class("empty") and super().allow_focus()
+
+    def _settle_focus(self) -> None:
+        """After the rows changed: focus left on the table, now empty, goes to the next stop of
+        its pane; focus on a pane that stood in for it while it was empty comes back to it."""
+        if not self.is_attached:
+            return
+        screen = self.screen
+        focused = screen.focused
+        if focused is self and not self.allow_focus():
+            screen.set_focus(next_stop(self))
+        elif focused in self.ancestors and not focused.allow_focus() and self.allow_focus():
+            screen.set_focus(self)
 
     def _pane_width(self) -> int:
         parent = self.parent
@@ -138,3 +174,30 @@ def cell_text(value: object, width: int = 70) -> Text:
     if value is None:
         return Text("–", style="bright_black")
     return Text(preview(value, width))
+
+
+class TablePane(Vertical):
+    """A pane around one VimTable (Writes, Audit): while the table is empty the pane is the
+    focus stop in its place, so `]` and 1–6 still land in its tab."""
+
+    def allow_focus(self) -> bool:
+        return not any(table.allow_focus() for table in self.query(VimTable))
+
+
+def next_stop(widget: Widget, within: Widget | None = None) -> Widget | None:
+    """Where the focus goes from `widget`, which cannot take it: the next stop after it in the
+    nearest container around it that has one (going round that container, as Tab does), up to
+    `within` (default: the screen). Never a text box: it would take the letters meant as
+    commands."""
+    chain = [w for w in widget.screen.focus_chain if w is not widget and not isinstance(w, Input)]
+    for container in widget.ancestors:
+        if not isinstance(container, Widget):
+            break
+        order = {w: i for i, w in enumerate(container.walk_children(with_self=True))}
+        inside = [w for w in chain if w in order]
+        if inside:
+            mine = order[widget]
+            return min(inside, key=lambda w: (order[w] < mine, order[w]))
+        if container is within:
+            break
+    return None
