@@ -84,6 +84,7 @@ print(json.dumps(m))
 def child(path: Path, mode: str, env: dict[str, str], code: str = CHILD, *extra: str) -> dict:
     out = subprocess.run(
         [sys.executable, "-c", code, str(path), mode, *extra],
+        cwd=ROOT,  # `python -c` puts the working directory first: measure this checkout's code
         env=env,
         capture_output=True,
         text=True,

@@ -179,9 +179,13 @@ class CowLog:
     ) -> None:
         self.entries, self.events, self.trace_calls = entries, events, trace_calls
         self._rejected: list[CowWrite] | None = None
-        if counts is None:
-            counts = (sum(len(group) for group in self.by_node.values()), len(self.rejected))
-        self.counts = counts
+        if counts is not None:
+            self.__dict__["counts"] = counts
+
+    @cached_property
+    def counts(self) -> tuple[int, int]:
+        """(accepted, rejected) rows, counted on first use: the TUI never asks at open."""
+        return sum(len(group) for group in self.by_node.values()), len(self.rejected)
 
     # the tables below wait for a first use: a reopened run may never read its CoW log
 

@@ -306,7 +306,7 @@ def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryvi
     # node's rows parsing only that node's trace_log
     calls = TraceCallsByNode(ckpt.nodes, READ_TOOLS)
     cow = CowLog(ckpt.entries, ckpt.access_events, calls, tuple(body["write_counts"]))
-    ckpt.defer_writes(cow, cow.counts)
+    ckpt.defer_writes(cow)
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()
     return ckpt

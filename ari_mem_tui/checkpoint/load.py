@@ -185,7 +185,7 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     ckpt.entries = _grouped([*ckpt.entries, *orphans])
     attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed)
     cow = CowLog(ckpt.entries, ckpt.access_events, needed)
-    ckpt.defer_writes(cow, cow.counts)  # one row per entry: built when first read
+    ckpt.defer_writes(cow)  # one row per entry: built when first read
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), count)
     ckpt.reindex()
     return ckpt

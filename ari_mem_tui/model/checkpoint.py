@@ -120,10 +120,10 @@ class Checkpoint:
                 return parsed
         return self.trace_calls
 
-    def defer_writes(self, build: Callable[[], list[CowWrite]], counts: tuple[int, int]) -> None:
-        """Leave `writes` (and `writes_by_node`) to `build()`, run on their first read;
-        `counts` is (accepted, rejected) of what it will give."""
-        self.__dict__["_pending_writes"] = (build, counts)
+    def defer_writes(self, build: Callable[[], list[CowWrite]]) -> None:
+        """Leave `writes` (and `writes_by_node`) to `build()`, run on their first read (its
+        `counts`, `for_node` and `rejected_in_order`, when it has them, answer without it)."""
+        self.__dict__["_pending_writes"] = (build, None)  # (as _Deferred reads it)
         self.__dict__.pop("_writes_by_node", None)
         self.__dict__.pop("_node_writes", None)
 
@@ -153,9 +153,9 @@ class Checkpoint:
 
     def write_counts(self) -> tuple[int, int]:
         """(accepted, rejected) rows of the CoW log, without building it when still deferred."""
-        pending = self.__dict__.get("_pending_writes")
-        if pending is not None:
-            return pending[1]
+        counts = self._pending_log("counts")
+        if counts is not None:
+            return counts
         accepted = sum(1 for write in self.writes if write.accepted)
         return accepted, len(self.writes) - accepted
 
