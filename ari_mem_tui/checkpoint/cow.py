@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from functools import cached_property
 from typing import Any
 
+from ari_mem_tui.checkpoint.bulk import without_gc
 from ari_mem_tui.checkpoint.trace_log import REJECTION_MARKERS, rejection_reason
 from ari_mem_tui.model import AccessEvent, CowWrite, MemoryEntry, TraceCall
 
@@ -185,7 +186,7 @@ class CowLog:
     @cached_property
     def counts(self) -> tuple[int, int]:
         """(accepted, rejected) rows, counted on first use: the TUI never asks at open."""
-        return sum(len(group) for group in self.by_node.values()), len(self.rejected)
+        return without_gc(lambda: (sum(map(len, self.by_node.values())), len(self.rejected)))
 
     # the tables below wait for a first use: a reopened run may never read its CoW log
 

@@ -7,7 +7,6 @@ the CoW write log, which draws on all of them.
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Callable
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from ari_mem_tui.checkpoint import index
 from ari_mem_tui.checkpoint.access_log import read_access_log, read_access_summary
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS, attribute_reads
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, BackupResult, read_backup
+from ari_mem_tui.checkpoint.bulk import without_gc
 from ari_mem_tui.checkpoint.core import approximate_core, core_from_seed
 from ari_mem_tui.checkpoint.cow import CowLog
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
@@ -73,20 +73,20 @@ def load_checkpoint(
     """
     path, on_step = Path(path), on_step or _no_step
     if not use_index:
-        return _without_gc(_load, path, on_step, on_tree)
-    cached = _without_gc(index.load, path)
+        return without_gc(_load, path, on_step, on_tree)
+    cached = without_gc(index.load, path)
     if cached is not None:
         for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once
             on_step(number, len(LOAD_STEPS), name)
         return cached
     before = index.run_key(path, None)
-    ckpt = _without_gc(_load, path, on_step, on_tree)
+    ckpt = without_gc(_load, path, on_step, on_tree)
     if ckpt.tree_source is None:
         return ckpt
     if defer_index is not None:  # (gc stays on then: it is process-wide)
         defer_index(lambda: index.save(ckpt, before))
     else:
-        _without_gc(index.save, ckpt, before)
+        without_gc(index.save, ckpt, before)
     return ckpt
 
 
@@ -97,7 +97,7 @@ def load_tree_only(path: Path) -> Checkpoint:
     will show; memory, core blocks, logs and the CoW log stay empty.
     """
     ckpt = Checkpoint(path=Path(path))
-    _without_gc(_read_tree_into, ckpt)
+    without_gc(_read_tree_into, ckpt)
     return ckpt
 
 
@@ -112,18 +112,6 @@ def _tree_alone(ckpt: Checkpoint) -> Checkpoint:
         roots=ckpt.roots,
         problems=list(ckpt.problems),
     )
-
-
-def _without_gc(fn: Callable, *args):
-    # The loader allocates hundreds of thousands of acyclic objects on big runs; the cyclic
-    # collector would re-scan them over and over (a third of the load time) for nothing.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return fn(*args)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _no_step(_n: int, _m: int, _name: str) -> None:
