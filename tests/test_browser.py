@@ -24,6 +24,12 @@ from browser_helpers import (
 REASON = missing_reason()
 
 
+def dossiers(folder):
+    """The dossiers written, not the hidden temp file one is written into before its rename
+    (`*.md` matches it too, and it is gone by the time it would be read)."""
+    return sorted(p for p in folder.glob("*.md") if not p.name.startswith("."))
+
+
 @pytest.mark.skipif(REASON is not None, reason=REASON or "")
 def test_served_app_answers_keys_in_chromium_and_every_process_stops(small_ckpt, tmp_path):
     exports = tmp_path / "exports"
@@ -34,7 +40,7 @@ def test_served_app_answers_keys_in_chromium_and_every_process_stops(small_ckpt,
         press(driver, "e")  # export the selected node's dossier: it asks first, y writes
         settled_screenshot(driver)
         press(driver, "y")
-        written = wait_for(lambda: sorted(exports.glob("*.md")), timeout=60)
+        written = wait_for(lambda: dossiers(exports), timeout=60)
         assert written, "pressing e in the page wrote no dossier"
         text = written[0].read_text(encoding="utf-8")
         node_short = written[0].name.split("-")[0]  # <node short id>-<run short>-<hash>.md
@@ -64,7 +70,7 @@ def test_served_workspace_opens_on_the_picker_and_enter_opens_a_run(tmp_path):
         press(driver, "e")  # it asks first, y writes
         settled_screenshot(driver)
         press(driver, "y")
-        written = wait_for(lambda: sorted(exports.glob("*.md")), timeout=60)
+        written = wait_for(lambda: dossiers(exports), timeout=60)
         assert written, "Enter on the picker opened no run (e wrote no dossier)"
         assert RUNS[2] in written[0].read_text(encoding="utf-8")  # the newest run, first row
     assert group_gone(server.pid)
