@@ -22,6 +22,7 @@ from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
 from ari_mem_tui.model import Checkpoint, MemoryEntry, Node
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
+from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker, run_backend
 from ari_mem_tui.search.rankers import Ranker
 from ari_mem_tui.search.replay import (
     DEFAULT_LIMIT,
@@ -79,6 +80,13 @@ def compute_health(
         if progress is not None and (done + 1) % every == 0:
             progress(done + 1, total)
     report.ranker = ", ".join(name for name, _ in used.most_common()) or report.ranker
+    if used:
+        backend = run_backend(ckpt)
+        handle = ckpt.letta_embedding_config
+        most = used.most_common(1)[0][0]
+        report.fidelity = ranker_fidelity(
+            ranker, most, backend, handle, recording_ranker(backend, handle)
+        )
     searched = [n for n in report.nodes if n.searched]
     report.searched = len(searched)
     report.starved = sum(1 for n in searched if n.starved)

@@ -325,7 +325,7 @@ def test_live_restore_is_byte_for_byte_and_default_saw_equals_every_recorded_sea
         assert "openai/text-embedding-3-small per settings.json" in data["recorded"]["ranker"]
         assert data["recorded"]["differences"] == 0, node_id
         assert not any(h["mark"] for h in data["hits"] + data["recorded"]["hits"]), node_id
-        assert data["ranker_note"] == ""
+        assert data["fidelity"]["note"] == "" and data["fidelity"]["exact"] is True
 
 
 # ---- phase "embed-down": the server is up, its embedding endpoint is not ---------------------

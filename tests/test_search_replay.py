@@ -357,7 +357,8 @@ def test_keyword_overlap_scores_of_the_in_memory_backend_are_not_turned_into_ran
     # same entries at the same ranks: the unknown global ranks and the incomparable scores
     # are not differences
     assert rec.differences == 0 and not any(h.mark for h in result.hits)
-    assert "in-memory" in result.ranker_note and "different rankers" in result.ranker_note
+    assert "in-memory" in result.fidelity.note and "different rankers" in result.fidelity.note
+    assert result.fidelity.exact is False
     assert any("keyword overlap" in n for n in result.notes)
     # one in-memory 0.5 on the 0.01 grid does not make the recording Letta's
     from ari_mem_tui.search.replay import recorded_backend
@@ -379,7 +380,7 @@ def test_a_replay_with_another_query_is_not_compared_with_the_recording():
     assert result.recorded.differences == 0 and not any(h.mark for h in result.hits)
 
 
-def test_the_ranker_note_names_the_recordings_embedder_from_settings_json():
+def test_the_fidelity_names_the_recordings_embedder_from_settings_json():
     """settings.json's letta_embedding_config (ARI's dashboard keeps it there) names what a
     Letta recording was ranked by: the local ranker's own handle means no difference to excuse;
     another handle is named in the note; none keeps the note real runs have always had."""
@@ -405,25 +406,34 @@ def test_the_ranker_note_names_the_recordings_embedder_from_settings_json():
 
     unnamed = replay(ckpt, "node_0001", NamedRanker("minilm"))
     assert unnamed.recorded.ranker == "a Letta server's embedder (scores 1 − 0.01·rank)"
-    assert unnamed.ranker_note == (
+    assert unnamed.fidelity.exact is False
+    assert unnamed.fidelity.label == "stand-in: local MiniLM"
+    assert unnamed.fidelity.note == (
         "recorded by a Letta server's embedder (scores 1 − 0.01·rank), replayed with local "
-        "minilm: different rankers, so differences are expected; replay with --letta-url on "
-        "the same server and they should vanish"
+        "MiniLM: different rankers, so differences are expected; replay with --letta-url on "
+        "the same server, or --embedder run with --embed-url and --embed-model naming the run's "
+        "embedding model, and they should vanish"
     )
     ckpt.letta_embedding_config = LETTA_HANDLE
     same = replay(ckpt, "node_0001", NamedRanker("minilm"))
-    assert same.ranker_note == "" and same.recorded.differences == 0
+    assert same.fidelity.note == "" and same.recorded.differences == 0
+    assert same.fidelity.exact is True
+    assert same.fidelity.label == f"exact: local MiniLM, the run's embedding model ({LETTA_HANDLE})"
     assert f"this tool's minilm ({LETTA_HANDLE}) per settings.json" in same.recorded.ranker
     stand_in = replay(ckpt, "node_0001", NamedRanker("bm25"))
-    assert "replayed with local bm25: different rankers" in stand_in.ranker_note
-    assert stand_in.ranker_note.endswith("; replay with local minilm and they should vanish")
+    assert "replayed with local BM25: different rankers" in stand_in.fidelity.note
+    assert stand_in.fidelity.note.endswith("; replay with local minilm and they should vanish")
     ckpt.letta_embedding_config = "openai/text-embedding-3-small"
     other = replay(ckpt, "node_0001", NamedRanker("minilm"))
-    assert "embedding with openai/text-embedding-3-small per settings.json" in other.ranker_note
-    assert other.ranker_note.endswith("--letta-url on the same server and they should vanish")
-    assert replay(ckpt, "node_0001", NamedRanker("letta:http://x")).ranker_note == ""
+    assert "embedding with openai/text-embedding-3-small per settings.json" in other.fidelity.note
+    assert "--embedder run ranks with the run's embedding model" in other.fidelity.note
+    assert other.fidelity.note.endswith("--letta-url on the same server, and they should vanish")
+    letta = replay(ckpt, "node_0001", NamedRanker("letta:http://x"))
+    assert letta.fidelity.note == "" and letta.fidelity.exact is True
+    assert letta.fidelity.label == "exact: ranked by the Letta server (http://x)"
     # an in-memory recording is no Letta server's: the handle does not apply to it
     ckpt.letta_embedding_config = LETTA_HANDLE
     ckpt.access_events = [startup_read([{**rows[0], "score": 0.25}, {**rows[1], "score": 0.25}])]
     overlap = replay(ckpt, "node_0001", NamedRanker("minilm"))
-    assert overlap.recorded.backend == "in_memory" and "in-memory" in overlap.ranker_note
+    assert overlap.recorded.backend == "in_memory" and "in-memory" in overlap.fidelity.note
+    assert overlap.fidelity.exact is False and overlap.fidelity.label.startswith("stand-in")

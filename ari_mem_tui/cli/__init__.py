@@ -18,7 +18,8 @@ from ari_mem_tui import __version__
 from ari_mem_tui.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREADABLE
 from ari_mem_tui.cli.options import DEFAULT_LIMIT
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
-from ari_mem_tui.run import EMBEDDERS
+from ari_mem_tui.run import EMBEDDERS, LOCAL_EMBEDDERS
+from ari_mem_tui.search.run_model import DEFAULT_DEADLINE, KEY_ENV
 
 
 def add_letta_options(parser: argparse.ArgumentParser) -> None:
@@ -49,6 +50,37 @@ def add_letta_options(parser: argparse.ArgumentParser) -> None:
         "--no-letta",
         action="store_true",
         help="ignore $LETTA_BASE_URL and use the checkpoint's own files",
+    )
+
+
+def add_ranker_options(parser: argparse.ArgumentParser, help_text: str | None = None) -> None:
+    """--embedder, and the run's embedding model behind `--embedder run` (the one ranker that
+    sends anything: only when asked for, here or by the config file's "embedder": "run")."""
+    parser.add_argument(
+        "--embedder",
+        choices=EMBEDDERS,
+        default=None,
+        help=help_text
+        or "minilm (default: local), bm25 (local, instant), or run: the run's own embedding"
+        " model through its endpoint, ranked as its Letta server ranked (SENDS every memory"
+        " text with ARI's footer, and the queries, to that endpoint)",
+    )
+    group = parser.add_argument_group(
+        "the run's embedding model (--embedder run)",
+        f"The API key is read from ${KEY_ENV} only (never a flag, never printed).",
+    )
+    group.add_argument(
+        "--embed-url",
+        help="OpenAI-compatible endpoint (POST URL/embeddings); default: from the run's"
+        " embedding handle (settings.json, or the agent's with --letta-url)",
+    )
+    group.add_argument("--embed-model", help="model name sent; default: the handle's")
+    group.add_argument(
+        "--embed-deadline",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        help=f"seconds for every vector the run needs, retries included (default"
+        f" {DEFAULT_DEADLINE:g}); past it the local ranker answers",
     )
 
 
@@ -105,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
         " the first node with an audit finding, else the deepest completed node on the"
         " best-scoring lineage",
     )
-    p_open.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_ranker_options(p_open)
     add_export_option(p_open)
     add_letta_options(p_open)
     add_limit_options(p_open)
@@ -117,7 +149,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--nodes", type=int, default=40, help="number of nodes (default 40)")
     p_demo.add_argument("--entries", type=int, default=None, help="approximate entry count")
     p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
-    p_demo.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    p_demo.add_argument("--embedder", choices=LOCAL_EMBEDDERS, default=None)
     p_demo.add_argument(
         "--recordings",
         choices=("auto", "minilm", "keywords"),
@@ -168,11 +200,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rank today's whole pool instead, later writes included",
     )
-    p_saw.add_argument(
-        "--embedder",
-        choices=EMBEDDERS,
-        default=EMBEDDERS[0],
-        help="local ranker: minilm (default; fills its vector cache first) or bm25 (instant)",
+    add_ranker_options(
+        p_saw,
+        "minilm (default; local, fills its vector cache first), bm25 (local, instant), or run:"
+        " the run's own embedding model through its endpoint, ranked as its Letta server"
+        " ranked (SENDS every memory text with ARI's footer, and the query, to that endpoint)",
     )
     add_letta_options(p_saw)
     add_limit_options(p_saw)
@@ -210,7 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_health.add_argument(
         "--all-entries", action="store_true", help="with --json: every entry's retrievals"
     )
-    p_health.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_ranker_options(p_health)
     add_letta_options(p_health)
     add_limit_options(p_health)
 
@@ -222,7 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine)"
     )
     p_serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p_serve.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    p_serve.add_argument("--embedder", choices=LOCAL_EMBEDDERS, default=None)
     add_limit_options(p_serve)
 
     p_restore = sub.add_parser(
@@ -283,6 +315,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_OK
+    if hasattr(args, "embedder"):
+        from ari_mem_tui.cli.options import settle_embedder
+
+        settle_embedder(args)  # the flag, else the config file's choice, else minilm
     if getattr(args, "max", None):
         from ari_mem_tui.checkpoint.limits import apply
 

@@ -42,10 +42,14 @@ def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
 def _open(args: argparse.Namespace, rank: bool = True) -> Run | None:
     """The run (from the files, or with memory from --letta-url), or None after a one-line
     message on stderr. `rank=False` builds no local ranker (commands that replay nothing)."""
-    from ari_mem_tui.run import open_run
+    from ari_mem_tui.run import RANKER_STEP, open_run
+
+    def announce(_n: int, _m: int, part: str) -> None:
+        if part.startswith(RANKER_STEP):  # where the run ranker sends texts: before it does
+            say(part.removeprefix(RANKER_STEP))
 
     try:
-        run = open_run(run_options(args, rank=rank))
+        run = open_run(run_options(args, rank=rank), on_step=announce)
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
         say(f"cannot read {args.checkpoint}: {exc}")
         return None
@@ -79,7 +83,12 @@ def wait_for_vectors(
     last_shown = started - PROGRESS_EVERY  # the first line at once
     first_done: tuple[float, int] | None = None
     shown = False
+    told: str | None = None  # the ranker's failure, said once, on its own line
     while not wait(0.2):
+        if _new_failure(ranker, told):
+            if shown and tty:
+                print(file=stream)  # off the progress line being rewritten
+            told = _tell_failure(ranker)
         now = time.monotonic()
         if not show or now - last_shown < PROGRESS_EVERY:
             continue
@@ -89,13 +98,45 @@ def wait_for_vectors(
             first_done = (now, done)
         elapsed = now - started
         line = progress_line(
-            done, total, elapsed, first_done, now, EMBEDDER_TIP if tip is None else tip
+            done,
+            total,
+            elapsed,
+            first_done,
+            now,
+            EMBEDDER_TIP if tip is None else tip,
+            _progress_label(ranker),
         )
         line = clean(line, False)
         print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
         shown = True
     if show and shown and tty:
         print(file=stream)
+    if _new_failure(ranker, told):
+        _tell_failure(ranker)
+
+
+def _progress_label(ranker: object) -> str:
+    """What the vectors are being made for: the run's endpoint, or (the default) MiniLM."""
+    if getattr(ranker, "error", None) is None:
+        label = getattr(ranker, "progress_label", "")
+        if label:
+            return label
+    return "embedding memory texts for MiniLM"
+
+
+def _new_failure(ranker: object, told: str | None) -> bool:
+    """The run ranker has failed (and it has not been said yet)."""
+    error = getattr(ranker, "error", None)
+    run_model = str(getattr(ranker, "name", "")).startswith("run")
+    return run_model and bool(error) and error != told
+
+
+def _tell_failure(ranker: object) -> str:
+    """Say the run ranker's failure in one line: the progress that follows is MiniLM's, which
+    stands in, and the user knows why."""
+    error = str(getattr(ranker, "error", ""))
+    say(f"{error}; the local MiniLM ranker answers instead, labelled stand-in")
+    return error
 
 
 # ---------------------------------------------------------------- saw / audit / summary

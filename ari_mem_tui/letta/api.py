@@ -21,6 +21,7 @@ import letta_client
 from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.letta.errors import LettaUnavailable, mask_secrets, safe_url
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
+from ari_mem_tui.search.redact import url_secrets
 
 AGENT_ID_RE = re.compile(r"^agent-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ARI_AGENT_PREFIX = "ari_agent_"
@@ -31,15 +32,6 @@ MAX_ROWS = 20_000  # ARI's hard cap on a full listing
 SERVER_VERSION = "0.16."  # the server generation letta-client 1.12.1 matches
 
 T = TypeVar("T")
-
-
-def _url_secrets(url: str) -> tuple[str, ...]:
-    """The parts of a URL that may be keys: its password and its query values."""
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError, TypeError):
-        return ()
-    return tuple(v for v in (parsed.password, *parsed.params.values()) if v)
 
 
 __all__ = ["LettaConnection", "LettaUnavailable"]
@@ -58,7 +50,7 @@ class LettaConnection:
         real_url = str(url).rstrip("/")
         self.url = safe_url(real_url)  # what messages show: no credentials, no query
         self.timeout = timeout
-        self._secrets = (api_key, *_url_secrets(real_url))
+        self._secrets = (api_key, *url_secrets(real_url))
         try:
             httpx.URL(real_url)
         except (httpx.InvalidURL, ValueError, TypeError) as exc:
@@ -272,6 +264,14 @@ class LettaConnection:
             server_error="; its embedding endpoint may be failing",
         )
         return list(response.results)
+
+    def embedding_config(self, agent_id: str) -> dict[str, Any] | None:
+        """The agent's `embedding_config` (endpoint, model, dim, handle), or None."""
+        agent = self.call(
+            f"reading agent {agent_id}", lambda: self.client.agents.retrieve(agent_id)
+        )
+        config = getattr(agent, "embedding_config", None)
+        return config.model_dump() if config is not None else None
 
     def block(self, agent_id: str, label: str) -> str | None:
         """A core block's value; None when the agent has no block with that label."""

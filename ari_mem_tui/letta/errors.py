@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
+
+from ari_mem_tui.search.redact import mask_secrets, safe_url
+
+__all__ = ["LettaUnavailable", "check_url", "mask_secrets", "safe_url"]
 
 
 class LettaUnavailable(RuntimeError):
@@ -12,20 +16,6 @@ class LettaUnavailable(RuntimeError):
     refused, an agent not found, and a search the server failed (its embedding endpoint).
     The CLI prints it and exits 2; the TUI catches it and keeps what it already shows.
     """
-
-
-def safe_url(url: str) -> str:
-    """`url` as messages may show it: without user:password@ and without ?query or #fragment,
-    where keys are often passed (`http://admin:KEY@host`, `?api_key=KEY`)."""
-    try:
-        parts = urlsplit(str(url))
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "<an unparseable URL>"
-    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
 
 
 def check_url(url: str) -> str:
@@ -38,11 +28,3 @@ def check_url(url: str) -> str:
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise LettaUnavailable(f"--letta-url {safe_url(url)} is not an http(s) URL")
     return url
-
-
-def mask_secrets(text: str, *secrets: str | None) -> str:
-    """`text` with every secret (API key, URL password) replaced by ***."""
-    for secret in secrets:
-        if secret and len(secret) >= 3:
-            text = text.replace(secret, "***")
-    return text

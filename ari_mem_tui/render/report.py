@@ -43,11 +43,14 @@ def progress_line(
     first: tuple[float, int] | None,
     now: float,
     tip: str = EMBEDDER_TIP,
+    what: str = "embedding memory texts for MiniLM",
 ) -> str:
     """`embedding memory texts for MiniLM: 120/5,000 (2%), 27 texts/s, about 3 min left`."""
     if not total:
-        return f"loading MiniLM and its vector cache … {elapsed:.0f} s{tip}"
-    head = f"embedding memory texts for MiniLM: {done:,}/{total:,} ({100 * done // total}%)"
+        if what.endswith("for MiniLM"):
+            return f"loading MiniLM and its vector cache … {elapsed:.0f} s{tip}"
+        return f"{what}: reading the vector cache … {elapsed:.0f} s"
+    head = f"{what}: {done:,}/{total:,} ({100 * done // total}%)"
     if first is None or now - first[0] < 0.5 or done <= first[1]:
         return f"{head}, {elapsed:.0f} s so far, estimating …{tip}"
     rate = (done - first[1]) / (now - first[0])
@@ -98,6 +101,12 @@ def saw_json(result: Replay) -> dict[str, Any]:
     return data
 
 
+def fidelity_line(r: Replay) -> Text:
+    """`ranker exact: the run's embedding model (…)`: green when it is the run's own."""
+    style = {True: "green", False: "yellow"}.get(r.fidelity.exact, "yellow")  # type: ignore[arg-type]
+    return Text.assemble(("ranker ", "bold"), (clean(r.fidelity.label or r.embedder, False), style))
+
+
 def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
     head = Text()
     head.append("node ", style="bold").append(clean(r.node_id), style="bold cyan")
@@ -109,9 +118,13 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
     console.print(line)
     console.print(Text(pool_words(r), style="bold yellow" if r.as_of is None else "bold"))
     p = r.params
-    ranker = r.embedder + (" (standing in for MiniLM, not ready)" if r.fallback else "")
-    info = f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {ranker}"
+    info = (
+        f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {r.embedder}"
+    )
     console.print(Text(clean(info, False), style="dim"))
+    console.print(fidelity_line(r))
+    if r.fidelity.note:
+        console.print(Text(clean(r.fidelity.note, False), style="yellow"))
     console.print(_hits_table(f"Hits (replayed with {clean(r.embedder, False)})", r.hits, "replay"))
     _render_diagnostics(console, r)
     if r.recorded is not None:
@@ -123,8 +136,6 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
         console.print(_hits_table(title, rec.hits, "recorded"))
         verdict = differences_words(r) + (f"; {MARKS_LEGEND}" if rec.differences else "")
         console.print(Text(verdict, style="yellow" if rec.differences else "green"))
-        if r.ranker_note:
-            console.print(Text(clean(r.ranker_note, False), style="yellow"))
     else:
         console.print(Text("recorded: not in the access log", style="dim"))
     if [h.entry_id for h in r.exact_scope] != [h.entry_id for h in r.hits]:

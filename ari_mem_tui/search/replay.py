@@ -11,10 +11,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from itertools import pairwise
 
 from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
-from ari_mem_tui.search import embedder as minilm
+from ari_mem_tui.search.fidelity import (
+    event_scores,
+    ranker_fidelity,
+    recorded_backend,
+    recording_ranker,
+)
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.startup import (
@@ -138,10 +142,16 @@ def replay(
     recorded = _recorded(ckpt, node, notes)
     embedder = _embedder_label(ranker, ranking)
     fallback = ranking is not None and embedder != ranker.name
-    ranker_note = ""
-    if recorded is not None and recorded.query == query:
+    compared = recorded is not None and recorded.query == query
+    fidelity = ranker_fidelity(
+        ranker,
+        embedder,
+        recorded.backend if compared else "unknown",
+        ckpt.letta_embedding_config,
+        recorded.ranker if compared else "",
+    )
+    if recorded is not None and compared:
         recorded.differences = mark_differences(hits, recorded.hits)
-        ranker_note = ranker_difference(recorded, embedder, ckpt.letta_embedding_config)
         if before is None and recorded.differences:
             notes.append(
                 "today's pool was ranked: entries written after the node started take window "
@@ -165,7 +175,7 @@ def replay(
         writes=list(ckpt.node_writes(node.id)),
         embedder=embedder,
         fallback=fallback,
-        ranker_note=ranker_note,
+        fidelity=fidelity,
         notes=notes,
     )
     if pending is not None:
@@ -295,89 +305,11 @@ def _branch_of(ckpt: Checkpoint, node_id: str) -> str:
     return lineage[1] if len(lineage) > 1 else lineage[0]
 
 
-ON_GRID = 1e-6  # a Letta score is 1 - 0.01 r: within float noise of a whole hundredth
-
-
-def recorded_backend(scores: list[float]) -> str:
-    """Which backend recorded these scores, in rank order (ari-checkpoint-format.md §5.2).
-
-    Letta gives the row at window rank r the score 1 - 0.01 r: every score on the 0.01 grid,
-    and, as no two rows share a rank, strictly falling until it reaches 0. ARI's in-memory
-    backend scores keyword overlap (matched query words / query words: 0.25, 0.125, 0.444…),
-    which ties and leaves the grid. Both are in [0, 1]; an in-memory 0.5 is on the grid, so one
-    recording is judged as a whole.
-    """
-    if not scores:
-        return "unknown"
-    positive = [s for s in scores if s > 0]
-    if not positive:
-        return "letta-substring"
-    on_grid = all(abs(s * 100 - round(s * 100)) < ON_GRID and 0 <= s <= 1 for s in scores)
-    falling = all(a > b for a, b in pairwise(positive))
-    zeros_last = scores[len(positive) :] == [0.0] * (len(scores) - len(positive))
-    return "letta" if on_grid and falling and zeros_last else "in_memory"
-
-
-BACKEND_WORDS = {
-    "letta": "a Letta server's embedder (scores 1 − 0.01·rank)",
-    "in_memory": "ARI's in-memory backend (keyword-overlap scores, no window ranks)",
-    "letta-substring": "a Letta v0.6 substring search (every score 0.0; no ranks)",
-    "unknown": "an unknown backend (no hits recorded)",
-}
-# the local rankers whose vectors a Letta embedding handle can name exactly (search/embedder.py)
-LOCAL_HANDLES = {minilm.MODEL_NAME: minilm.LETTA_HANDLE}
-
-
-def local_ranker_of(handle: str | None) -> str | None:
-    """The local ranker that embeds exactly as the Letta handle `handle` does, if any."""
-    return next((name for name, known in LOCAL_HANDLES.items() if known == handle), None)
-
-
-def recording_ranker(backend: str, handle: str | None) -> str:
-    """In words, what ranked a recording: the backend its scores show, and for a Letta server
-    the embedding handle settings.json names (ARI's `letta_embedding_config`), when known."""
-    if backend != "letta" or not handle:
-        return BACKEND_WORDS[backend]
-    local = local_ranker_of(handle)
-    embedder = f"this tool's {local} ({handle})" if local else handle
-    return f"a Letta server embedding with {embedder} per settings.json (scores 1 − 0.01·rank)"
-
-
-def ranker_difference(recorded: RecordedSearch, embedder: str, handle: str | None = None) -> str:
-    """Say when the recording and the replay were ranked by different rankers.
-
-    `handle` is the embedding handle settings.json names for the run's Letta server: when it is
-    the local ranker's own, recording and replay ranked alike and nothing needs saying.
-    """
-    if recorded.backend == "unknown":
-        return ""
-    if recorded.backend == "letta" and embedder.startswith("letta:"):
-        return ""  # same kind of ranker: on the same server, as of start, they should agree
-    local = local_ranker_of(handle) if recorded.backend == "letta" else None
-    if local is not None and local == embedder:
-        return ""  # the server embedded with this very ranker: as of start, they should agree
-    replayed = "the Letta server" if embedder.startswith("letta:") else f"local {embedder}"
-    advice = ""
-    if local is not None:
-        advice = f"; replay with local {local} and they should vanish"
-    elif recorded.backend == "letta":
-        advice = "; replay with --letta-url on the same server and they should vanish"
-    words = recorded.ranker or BACKEND_WORDS[recorded.backend]
-    return (
-        f"recorded by {words}, replayed with {replayed}: different rankers, so differences "
-        f"are expected{advice}"
-    )
-
-
 def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch | None:
     event, how = recorded_startup_search(ckpt, node)
     if event is None:
         return None
-    scores = []
-    for row in event.results:
-        score = row.get("score")
-        ok = isinstance(score, (int, float)) and not isinstance(score, bool)
-        scores.append(float(score) if ok else 0.0)
+    scores = event_scores(event.results)
     backend = recorded_backend(scores)
     hits: list[Hit] = []
     unresolved = 0

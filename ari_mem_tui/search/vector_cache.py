@@ -1,6 +1,6 @@
 """On-disk cache of text vectors, outside any checkpoint: embed each distinct text once, ever.
 
-Layout: `<root>/vectors/<model>/seg-*.npz`, each segment holding `keys` (sha1 hex of the text)
+Layout: `<root>/vectors/<model>/seg-*.npz` (an endpoint's model: `endpoint_folder`), each segment holding `keys` (sha1 hex of the text)
 and `vecs` (float32 rows). Segments are immutable and appear atomically (written to a temp file,
 then renamed), so any number of processes can read while one writes, and a crash mid-write
 leaves at most a stray temp file. A segment that fails to load is set aside and its vectors are
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import tempfile
 import uuid
 from pathlib import Path
@@ -25,6 +26,27 @@ MERGE_ABOVE = 16  # segments; more than this are merged on load
 
 def text_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def endpoint_folder(model: str, dim: int) -> str:
+    """The folder of an embedding endpoint's model: keyed by the model's name and dimension only
+    (never the URL or the key), so the same model's vectors serve any endpoint that serves it.
+    The name is made safe for a path; a hash of the exact name keeps two that clean alike apart."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model)[:60].strip("._") or "model"
+    digest = hashlib.sha1(model.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"endpoint-{safe}-{digest}-{int(dim)}"
+
+
+def endpoint_dims(root: Path, model: str) -> list[int]:
+    """The dimensions an endpoint's model has vectors cached for (one, unless the same name was
+    served with several)."""
+    prefix = endpoint_folder(model, 0)[:-1]
+    try:
+        names = [p.name for p in (root / "vectors").glob(prefix + "*") if p.is_dir()]
+    except OSError:
+        return []
+    dims = [name[len(prefix) :] for name in names]
+    return sorted(int(d) for d in dims if d.isdigit() and int(d) > 0)
 
 
 def cache_root(cache_dir: Path | str | None = None) -> Path:

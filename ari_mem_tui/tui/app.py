@@ -329,7 +329,10 @@ class AriMemApp(App[None]):
 
     @on(msg.ReplayShown)
     def _replay_shown(self, message: msg.ReplayShown) -> None:
-        self.status_bar.set_embedder(message.replay.embedder)
+        fidelity = message.replay.fidelity
+        self.status_bar.set_embedder(
+            message.replay.embedder, "" if fidelity.exact else fidelity.kind
+        )
         self._start_audit()
 
     @on(msg.ReplayFailed)

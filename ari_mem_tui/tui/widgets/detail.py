@@ -78,9 +78,10 @@ class SawPane(VerticalScroll):
     def show(self, replay: Replay) -> None:
         # tier 2 is the replayed search: say which pool and which ranker it came from
         head = Text(f"Tier 2 from the replay: {pool_words(replay)}", style="bright_black")
-        head.append(f" · {clean(replay.embedder, False)}", style="bright_black")
-        if replay.fallback:
-            head.append(" (MiniLM not ready yet)", style="yellow")
+        exact = replay.fidelity.exact is True
+        head.append(
+            f" · {clean(replay.fidelity.label, False)}", "bright_black" if exact else "yellow"
+        )
         self.query_one("#saw-body", Static).update(Text.assemble(head, "\n\n", tiers_text(replay)))
 
 

@@ -19,6 +19,7 @@ from ari_mem_tui.render.words import (
     mark_short,
     pool_words,
     query_words,
+    ranker_short,
 )
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
 from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
@@ -110,9 +111,7 @@ def hits_title(replay: Replay) -> Text:
     source = {"start": "query at start", "now": "query now"}.get(replay.query_source, "")
     if not source:
         source = f"custom: {preview(replay.query, 24)}"
-    ranker = clean(replay.embedder, False)
-    if replay.fallback:
-        ranker = f"{ranker}: BM25 stand-in, MiniLM building"
+    ranker = clean(ranker_short(replay), False)
     return Text(f"Hits · {pool} · {source} · {ranker}")  # Text: never parsed as markup
 
 
@@ -197,11 +196,11 @@ class HitsPane(VerticalScroll):
             preview(replay.query, 300),
         )
         header.append("\n" + pool_words(replay), style="bold" if replay.as_of else "bold yellow")
-        ranker = f" · replayed with {clean(replay.embedder, False)}"
+        ranker = f" · {clean(replay.fidelity.label or replay.embedder, False)}"
         if replay.fallback:
-            header.append(ranker + " (MiniLM not ready yet: re-run when it is)", style="yellow")
+            header.append(ranker + " (searched again when it is ready)", style="yellow")
         else:
-            header.append(ranker, style="bright_black")
+            header.append(ranker, style="bright_black" if replay.fidelity.exact else "yellow")
         other_pool = "today's pool" if replay.as_of else "as of start"
         header.append(f"\ns: query at start / now / custom · a: {other_pool}", style="bright_black")
         for note in replay.notes:
@@ -268,8 +267,8 @@ class HitsPane(VerticalScroll):
         )
         found = next((n for n in replay.notes if n.startswith(RECORDED_NOTE)), "")
         how = found.removeprefix(RECORDED_NOTE).strip(": ")
-        if replay.ranker_note:  # it names both rankers
-            text.append("\n" + preview(replay.ranker_note, 300), style="yellow")
+        if replay.fidelity.note:  # it names both rankers
+            text.append("\n" + preview(replay.fidelity.note, 300), style="yellow")
         else:
             text.append(f"\nranked by {clean(rec.ranker, False)}", style="bright_black")
         if how:
