@@ -21,7 +21,7 @@ from ari_mem_tui.cli.exits import (
     EXIT_REFUSED,
     EXIT_UNREADABLE,
 )
-from ari_mem_tui.cli.options import DEFAULT_LIMIT, letta_options, run_options
+from ari_mem_tui.cli.options import DEFAULT_LIMIT, embed_options, letta_options, run_options
 from ari_mem_tui.model import Checkpoint, NodeRefError, Run
 from ari_mem_tui.render.text import clean, json_text, say
 
@@ -397,15 +397,22 @@ def cmd_open(args: argparse.Namespace) -> int:
 
     openers = run_openers(args)
     export_to = getattr(args, "export_dir", None)
+    embed = embed_options(args)  # where `R` would send texts, if asked
     if found.kind == "workspace":
         return run_app(
-            None, title=str(path), export_to=export_to, workspace=path, run_factory=openers
+            None,
+            title=str(path),
+            export_to=export_to,
+            workspace=path,
+            run_factory=openers,
+            embed=embed,
         )
     return run_app(
         openers(path),
         title=str(path),
         export_to=export_to,
         initial_node=getattr(args, "node", None),
+        embed=embed,
     )
 
 

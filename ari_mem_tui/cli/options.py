@@ -49,10 +49,7 @@ def embed_options(args: argparse.Namespace) -> EmbedOptions:
         url=getattr(args, "embed_url", None),
         model=getattr(args, "embed_model", None),
         deadline=float(getattr(args, "embed_deadline", None) or DEFAULT_DEADLINE),
-        # validated only where it is used here (a Letta run validates its own)
-        checkpoint_hash=given_hash(getattr(args, "checkpoint_hash", None))
-        if getattr(args, "embedder", None) == "run"
-        else None,
+        checkpoint_hash=given_hash(getattr(args, "checkpoint_hash", None)),
     )
 
 

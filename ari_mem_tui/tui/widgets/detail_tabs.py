@@ -158,6 +158,15 @@ class DetailTabs(TabbedContent):
         if self.node_id and self.key not in self.replays:
             self._start_replay()
 
+    def rerank(self) -> None:
+        """The run has a new ranker: no replay of the old one is kept; the visible node is
+        searched again."""
+        self.workers.cancel_group(self, "replay")
+        self.replays.clear()
+        self._retried.clear()
+        if self.node_id:
+            self._start_replay()
+
     def set_findings(self, by_node: dict[str, list]) -> None:
         """The audit's findings per node (from the app's audit worker)."""
         self.findings = by_node

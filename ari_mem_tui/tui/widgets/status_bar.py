@@ -55,11 +55,12 @@ class StatusBar(Horizontal):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._watched: object | None = None  # the ranker whose vectors are shown
+        self._embedder = ""  # the name shown, kept while the vector count changes beside it
 
     def compose(self) -> ComposeResult:
         yield SourceLabel(id="status-source")
         yield Static("", id="status-embedder")
-        yield ProgressBar(total=None, show_eta=False, id="status-progress")
+        yield ProgressBar(total=None, show_eta=True, id="status-progress")
         yield Static("", id="status-problems")
         yield Static("", id="status-wide")
         yield Static("", id="status-follow")
@@ -72,6 +73,7 @@ class StatusBar(Horizontal):
         self.query_one(SourceLabel).label = preview(label, 300)  # one line, control chars shown
 
     def set_embedder(self, name: str, note: str = "") -> None:
+        self._embedder = name
         text = Text.assemble(("embedder ", "bright_black"), (preview(name, 30), "cyan"))
         if note:
             text.append(" " + preview(note, 40), style="yellow")
@@ -99,9 +101,12 @@ class StatusBar(Horizontal):
             done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
             if not getattr(ranker, "ready", True):
                 self.set_progress(done, total)
+                if total:  # the count beside the bar (its percentage and ETA)
+                    self.set_embedder(self._embedder, f"vectors {done:,}/{total:,}")
                 return
             timer.stop()
             self.set_progress(total, total)
+            self.set_embedder(self._embedder)
             self.post_message(VectorsReady(ranker))
 
         timer = self.set_interval(0.25, poll)
