@@ -29,6 +29,7 @@ t1=$SECONDS
 log "restored in $((SECONDS - t1)) s"
 
 export LETTA_LIVE_URL="$url" LETTA_LIVE_CKPT="$ckpt"
+export LETTA_LIVE_EMBED_URL="http://127.0.0.1:$ARI_LETTA_EMBED_PORT/v1"
 status=0
 LETTA_LIVE_PHASE=up "$PY" -m pytest -q -p no:cacheprovider -m letta_live \
     -k "not embedding_endpoint_down and not stopped_server" tests/test_letta_live.py || status=$?
