@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
-from ari_mem_tui.search.redact import mask_secrets, safe_url
+from ari_mem_tui.search.redact import mask_secrets, safe_url, url_problem
 
 __all__ = ["LettaUnavailable", "check_url", "mask_secrets", "safe_url"]
 
@@ -20,11 +18,7 @@ class LettaUnavailable(RuntimeError):
 
 def check_url(url: str) -> str:
     """`url` if it can be connected to at all; else the one-line error, before anything runs."""
-    try:
-        parts = urlsplit(str(url))
-        parts.port  # noqa: B018 - parsing the port is what raises for `http://[::1:80`
-    except ValueError as exc:
-        raise LettaUnavailable(f"--letta-url {safe_url(url)} is not a usable URL ({exc})") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise LettaUnavailable(f"--letta-url {safe_url(url)} is not an http(s) URL")
+    problem = url_problem(url)
+    if problem:
+        raise LettaUnavailable(f"--letta-url {safe_url(url)} is {problem}")
     return url

@@ -23,6 +23,19 @@ def safe_url(url: str) -> str:
     return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
 
 
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be connected to at all ("not a usable URL (…)", "not an http(s) URL"),
+    or None: checked before anything runs, so the message comes first and alone."""
+    try:
+        parts = urlsplit(str(url))
+        parts.port  # noqa: B018 - parsing the port is what raises for `http://[::1:80`
+    except ValueError as exc:
+        return f"not a usable URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "not an http(s) URL"
+    return None
+
+
 def mask_secrets(text: str, *secrets: str | None) -> str:
     """`text` with every secret (API key, URL password) replaced by ***."""
     for secret in secrets:

@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from urllib.parse import urlsplit
 
-from ari_mem_tui.search.redact import safe_url
+from ari_mem_tui.search.redact import safe_url, url_problem
 
 KEY_ENV = "ARI_MEM_TUI_EMBED_API_KEY"  # the endpoint's API key: only ever from here
 DEFAULT_DEADLINE = 600.0  # seconds for the whole build (every passage and start-up query)
@@ -130,13 +129,9 @@ def handle_defaults(handle: str | None) -> tuple[str | None, str | None, int | N
 
 def check_embed_url(url: str) -> str:
     """`url` if it is an http(s) URL; else the one line that says so (shown without secrets)."""
-    try:
-        parts = urlsplit(str(url))
-        parts.port  # noqa: B018 - parsing the port is what raises for `http://[::1:80`
-    except ValueError:
-        raise EmbedSetupError(f"--embed-url {safe_url(url)} is not a usable URL") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise EmbedSetupError(f"--embed-url {safe_url(url)} is not an http(s) URL")
+    problem = url_problem(url)
+    if problem:
+        raise EmbedSetupError(f"--embed-url {safe_url(url)} is {problem}")
     return url
 
 
