@@ -415,3 +415,13 @@ def test_a_setup_that_names_no_endpoint_answers_with_the_stand_in(tmp_path):
     )
     assert ranker.name == "run" and "no handle" in ranker.error
     assert ranker.rank("kernel", 5).used == "bm25"
+
+
+def test_the_progress_line_names_the_endpoint_with_count_rate_and_estimate():
+    from ari_mem_tui.render.report import progress_line
+
+    what = "embedding memory texts through m at http://h/v1"
+    line = progress_line(40, 200, 4.0, (1.0, 0), 3.0, "", what)
+    assert line == f"{what}: 40/200 (20%), 20 texts/s, about 8 s left"
+    assert progress_line(0, 0, 2.0, None, 2.0, "", what).startswith(f"{what}: reading the vector")
+    assert progress_line(0, 0, 2.0, None, 2.0).startswith("loading MiniLM")  # the default's own

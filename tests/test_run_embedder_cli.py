@@ -109,7 +109,7 @@ def test_an_offline_endpoint_is_one_line_and_minilm_answers_labelled(run_dir, ca
     assert data["embedder"] == "minilm" and data["fallback"] is True
     assert data["fidelity"]["exact"] is False
     assert data["fidelity"]["label"] == (
-        "stand-in: local MiniLM in place of run:text-embedding-3-small"
+        "stand-in: local MiniLM in place of run:text-embedding-3-small (unavailable)"
     )
     assert any("unavailable" in note for note in data["notes"])
 

@@ -402,6 +402,7 @@ class RankerFidelity(BaseModel):
 
     exact: bool | None = False
     label: str = ""
+    short: str = ""  # a title's few words: "exact: run:text-embedding-3-small", "stand-in: bm25"
     ranker: str = ""  # what ranked the replay, in words (endpoint without credentials)
     recorded: str = ""  # what ranked the recording, in words ("" when none was recorded)
     note: str = ""

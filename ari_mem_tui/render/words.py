@@ -53,7 +53,7 @@ FIELD_WORDS = {
 def ranker_short(replay: Replay) -> str:
     """The ranker in a title's few words: `exact: run:text-embedding-3-small`, `stand-in: bm25`
     (the full sentence is `replay.fidelity.label`)."""
-    return f"{replay.fidelity.kind}: {replay.embedder}"
+    return replay.fidelity.short or f"{replay.fidelity.kind}: {replay.embedder}"
 
 
 def query_words(replay: Replay) -> str:

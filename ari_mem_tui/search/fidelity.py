@@ -101,9 +101,12 @@ def ranker_fidelity(
         exact = False  # no embedder ranked these recordings
         label = f"stand-in: {words} (the run recorded with {BACKEND_WORDS[backend]})"
     chosen = getattr(ranker, "name", used)
+    short = f"{_kind(exact)}: {used}"
     if used != chosen:
         exact = False  # what was asked for did not answer: say so, whatever stood in
-        label = f"stand-in: {words} in place of {chosen}"
+        state = "unavailable" if getattr(ranker, "error", None) else "not ready yet"
+        label = f"stand-in: {words} in place of {LOCAL_WORDS.get(chosen, chosen)} ({state})"
+        short = f"stand-in: {used}, {chosen} {'failed' if state == 'unavailable' else 'not ready'}"
     note = ""
     if exact is None:
         note = (
@@ -115,7 +118,13 @@ def ranker_fidelity(
             f"recorded by {recorded or BACKEND_WORDS[backend]}, replayed with {words}: different"
             f" rankers, so differences are expected{_advice(backend, handle)}"
         )
-    return RankerFidelity(exact=exact, label=label, ranker=words, recorded=recorded, note=note)
+    return RankerFidelity(
+        exact=exact, label=label, short=short, ranker=words, recorded=recorded, note=note
+    )
+
+
+def _kind(exact: bool | None) -> str:
+    return RankerFidelity(exact=exact).kind
 
 
 def _replay_ranker(ranker: object, used: str, handle: str | None) -> tuple[str, bool | None, str]:

@@ -198,7 +198,7 @@ class HitsPane(VerticalScroll):
         header.append("\n" + pool_words(replay), style="bold" if replay.as_of else "bold yellow")
         ranker = f" · {clean(replay.fidelity.label or replay.embedder, False)}"
         if replay.fallback:
-            header.append(ranker + " (searched again when it is ready)", style="yellow")
+            header.append(ranker + "; searched again when it is ready", style="yellow")
         else:
             header.append(ranker, style="bright_black" if replay.fidelity.exact else "yellow")
         other_pool = "today's pool" if replay.as_of else "as of start"
