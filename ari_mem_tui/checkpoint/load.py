@@ -171,7 +171,7 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     on_step(5, total, LOAD_STEPS[4])
     orphans = join_writes(ckpt.access_events, ckpt.entries, ids, problems)
     ckpt.entries = _grouped([*ckpt.entries, *orphans])
-    attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed)
+    attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed, problems)
     cow = CowLog(ckpt.entries, ckpt.access_events, needed)
     ckpt.defer_writes(cow)  # one row per entry: built when first read
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), count)

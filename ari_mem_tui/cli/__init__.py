@@ -172,7 +172,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--embedder",
         choices=EMBEDDERS,
         default=EMBEDDERS[0],
-        help="local ranker: minilm (default; fills its vector cache first) or bm25 (instant)",
+        help=(
+            "local ranker: auto (default: the run's own where known, i.e. ARI's in-memory rule "
+            "for a run that backend recorded, else minilm), minilm (fills its vector cache "
+            "first), bm25 (instant), in-memory (ARI's in-memory backend rule)"
+        ),
     )
     add_letta_options(p_saw)
     add_limit_options(p_saw)

@@ -27,7 +27,7 @@ def letta_options(args: argparse.Namespace) -> LettaOptions | None:
 def run_options(args: argparse.Namespace, rank: bool = True) -> RunOptions:
     return RunOptions(
         checkpoint=Path(args.checkpoint),
-        embedder=getattr(args, "embedder", "minilm"),
+        embedder=getattr(args, "embedder", "auto"),
         letta=letta_options(args),
         rank=rank,
     )

@@ -293,9 +293,12 @@ class AccessEvent(AccessFields, array_like=True):
     source: str = ""  # file name
     source_line: int = 0
     reader: str | None = None  # inferred real reader node id, "pipeline", "bfts-select", or None
-    reader_how: str = ""  # why: "startup-search", "inherit-burst", "trace_log", "logged", ...
+    # why: "startup-search", "inherit-burst", "trace_log", "pipeline", "bfts-select", or
+    # "unattributed" (no reader could be established: `node_id` is only the last writer)
+    reader_how: str = ""
     joined_entry: str | None = None  # for writes: our MemoryEntry.id the event was joined to
     extra: dict[str, Any] | None = None  # the line's keys §4.2 does not list, kept as they were
+    reader_note: str = ""  # what the attribution had to assume about this read, if anything
 
     @property
     def is_inherit(self) -> bool:
@@ -414,6 +417,9 @@ class Replay(BaseModel):
     core: CoreBlocks = Field(default_factory=CoreBlocks)
     writes: list[CowWrite] = Field(default_factory=list)
     embedder: str  # the ranker that produced these hits: "minilm", "bm25", "letta:<url>"
+    # ranked by a backend rule without a window (ARI's in-memory one): no top_k, no global
+    # ranks, nothing missed; `pool.window` is None
+    windowless: bool = False
     fallback: bool = False  # BM25 stood in while the chosen ranker (MiniLM) was not ready
     # recording and replay ranked by different rankers: differences are expected (in words)
     ranker_note: str = ""

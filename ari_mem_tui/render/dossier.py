@@ -102,7 +102,8 @@ def _search_section(replay: Replay) -> list[str]:
     out += [f"- {_cell(pool_words(replay))}"]
     out += [f"- params: {_cell(json.dumps(replay.params))}"]
     out += [f"- pool: {_cell(json.dumps(replay.pool, default=str), 400)}"]
-    out += [f"- eligible ancestor entries: {replay.eligible}, missed: {len(replay.missed)}"]
+    missed = "none (no window)" if replay.windowless else len(replay.missed)
+    out += [f"- eligible ancestor entries: {replay.eligible}, missed: {missed}"]
     out += [""]
     out += _table(
         ["rank", "global", "score", "node", "kind", "mark", "text"],

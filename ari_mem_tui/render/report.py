@@ -110,7 +110,10 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
     console.print(Text(pool_words(r), style="bold yellow" if r.as_of is None else "bold"))
     p = r.params
     ranker = r.embedder + (" (standing in for MiniLM, not ready)" if r.fallback else "")
-    info = f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {ranker}"
+    window = (
+        "no top_k window" if r.windowless else f"top_k {p['top_k']} (overfetch {p['overfetch']})"
+    )
+    info = f"limit {p['limit']}  {window}  ranker {ranker}"
     console.print(Text(clean(info, False), style="dim"))
     console.print(_hits_table(f"Hits (replayed with {clean(r.embedder, False)})", r.hits, "replay"))
     _render_diagnostics(console, r)
@@ -190,7 +193,10 @@ def _render_diagnostics(console: Console, r: Replay) -> None:
             f"{window['react_step']} react"
         )
     text.append("\neligible ", style="bold").append(f"{r.eligible} ancestor entries; ")
-    text.append(f"{len(r.missed)} outside the window", style="red" if r.missed else "green")
+    if r.windowless:
+        text.append("no window: the backend scores them all, none is missed", style="green")
+    else:
+        text.append(f"{len(r.missed)} outside the window", style="red" if r.missed else "green")
     console.print(text)
     if r.missed:
         table = Table(title="Missed (eligible, ranked outside the window)", title_justify="left")
@@ -264,6 +270,10 @@ def render_audit(console: Console, report: AuditReport, source: str = "") -> Non
         ("Leaks (memory read from outside the reader's lineage)", report.leaks),
         ("Scope violations (search scope not the reader's lineage)", report.scope_violations),
         ("Rejected writes (copy-on-write)", report.rejected_writes),
+        (
+            "Unattributed reads (no reader could be established; judged on nobody)",
+            report.unattributed,
+        ),
         ("Problems while loading", report.problems),
     )
     for title, findings in sections:
