@@ -7,7 +7,6 @@ from __future__ import annotations
 import gzip
 import json
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -60,9 +59,7 @@ def test_every_start_up_search_replays_exactly_by_default(generated, run):
     pair = (together["elder"], together["younger"])
     for node_id, want in generated.planted.startup.items():
         result = replay(ckpt, node_id, run.ranker)
-        got = [
-            (ckpt.entries_by_id[h.entry_id].letta_id, h.node_id, h.score) for h in result.hits
-        ]
+        got = [(ckpt.entries_by_id[h.entry_id].letta_id, h.node_id, h.score) for h in result.hits]
         assert got == want, node_id  # exact floats: 0.4444444444444444 is 0.4444444444444444
         assert result.embedder == "in-memory" and result.windowless
         if node_id in pair:  # which of the two searches was whose is assumed (and said)
@@ -167,8 +164,7 @@ def test_audit_finds_every_planted_finding_and_nothing_else(generated, run):
         for f in [*report.leaks, *report.scope_violations, *report.rejected_writes]
     }
     planted = {
-        (f["kind"], f["node"], tuple(f["targets"]), f["tool"])
-        for f in generated.planted.findings
+        (f["kind"], f["node"], tuple(f["targets"]), f["tool"]) for f in generated.planted.findings
     }
     assert found == planted  # both directions: every planted one found, no other one
     assert len(planted) == 4 and {k for k, *_ in planted} == {
