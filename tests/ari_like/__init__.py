@@ -43,7 +43,8 @@ def _simulate(sim: Simulation, out: Path, embedding: str) -> GeneratedRun:
 def generate_in_memory(out: Path, seed: int = 19) -> GeneratedRun:
     """The run recorded by ARI's in-memory backend, written to `out`."""
     rng, clock = random.Random(seed), [START]
-    backend = InMemoryBackend(clock, AccessLog(), rng)
+    # the backend draws its uuids from its own stream: the run's timeline is the same for both
+    backend = InMemoryBackend(clock, AccessLog(), random.Random(seed + 1))
     return _simulate(Simulation(backend, clock, rng), Path(out), "letta-default")
 
 
@@ -60,7 +61,9 @@ def record_letta_run(url: str, out: Path, seed: int = 19) -> GeneratedRun:
     ckpt_hash = hashlib.sha1(str(out.resolve()).encode("utf-8")).hexdigest()[:12]
     client = Letta(base_url=url, timeout=120, max_retries=0)
     rng, clock = random.Random(seed), [START]
-    backend = LettaBackend(clock, AccessLog(), rng, client, ckpt_hash, LETTA_EMBEDDING)
+    backend = LettaBackend(
+        clock, AccessLog(), random.Random(seed + 1), client, ckpt_hash, LETTA_EMBEDDING
+    )
     run = _simulate(Simulation(backend, clock, rng), out, LETTA_EMBEDDING)
     backend.verify_mirror()
     return run

@@ -368,14 +368,14 @@ class Simulation:
 
     def steps(self, node: SimNode) -> list[tuple[str, ...]]:
         """The node's LLM calls: planted memory calls among ordinary work."""
-        ordinary = [("write_code",), ("run_bash",), ("read_file",), ("run_bash",)] * 2
+        ordinary = [("write_code",), ("run_bash",), ("read_file",), ("run_bash",)] * 3
         self.rng.shuffle(ordinary)
         calls: list[tuple[str, ...]] = []
         if node.parent_id is None:
             calls = [*node.plan.calls, ("generate_ideas",), ("survey",)]
         else:
             calls = list(node.plan.calls)
-        for item in ordinary[: self.rng.randint(4, 8)]:
+        for item in ordinary[: self.rng.randint(7, 10)]:
             calls.insert(self.rng.randint(1 if calls else 0, len(calls)), item)
         if ("run_bash",) not in calls:
             calls.append(("run_bash",))
