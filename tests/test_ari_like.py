@@ -255,3 +255,66 @@ async def test_the_tui_replays_an_in_memory_run_with_its_rule(generated) -> None
         assert replay_shown.recorded.differences == 0
         text = str(app.query_one("#status-embedder").render())
         assert "in-memory" in text
+
+
+def test_reads_are_logged_under_the_last_writer_and_bursts_precede_searches(generated, run):
+    """The run is as ARI logs it: a read names whoever wrote last ("" before the first
+    write), and every start-up search follows one inheritance read per ancestor, root first."""
+    events = [e for e in run.checkpoint.access_events if e.op == "read"]
+    first = min(run.checkpoint.access_events, key=lambda e: e.ts)
+    assert first.op == "read" and first.node_id == "" and first.reader_how == "trace_log"
+    assert first.reader == generated.planted.nodes["R"]
+    stale = [e for e in events if e.reader in run.checkpoint.nodes and e.node_id != e.reader]
+    assert len(stale) > len(events) // 2
+    for event in events:
+        if event.reader_how != "startup-search":
+            continue
+        node = run.checkpoint.nodes[event.reader]
+        burst = [
+            e.ancestor_ids[0]
+            for e in events
+            if e.reader == event.reader and e.reader_how == "inherit-burst"
+        ]
+        assert burst == list(node.ancestor_ids), event.reader
+
+
+@pytest.mark.parametrize(
+    "lost", [{"original_direction": None}, {"original_direction": "", "name": ""}]
+)
+def test_a_lost_direction_is_found_from_the_search_it_made(generated, tmp_path, lost):
+    """§2.6: an old tree lacks original_direction; `ari resume` writes it back empty (with an
+    empty name). A succeeded node's eval_summary is then its verdict: its start-up search is
+    found by its scope and time, and replays as recorded, saying how it was found."""
+    copy = tmp_path / "ckpt"
+    shutil.copytree(generated.path, copy)
+    node_id = generated.planted.nodes["A1a"]
+    tree = json.loads((copy / "tree.json").read_text(encoding="utf-8"))
+    for raw in tree["nodes"]:
+        if raw["id"] == node_id:
+            assert raw["status"] == "success"
+            raw.update(lost)
+    (copy / "tree.json").write_text(json.dumps(tree, ensure_ascii=False), encoding="utf-8")
+    opened = open_run(RunOptions(checkpoint=copy, index=False))
+    result = replay(opened.checkpoint, node_id, opened.ranker)
+    assert result.query_field == "recorded search (direction lost)"
+    assert result.recorded is not None and result.recorded.differences == 0
+    assert [h.score for h in result.hits] == [s for _, _, s in generated.planted.startup[node_id]]
+    assert any("direction is lost" in note for note in result.notes)
+
+
+def test_no_signal_decides_nothing_and_says_nothing(tmp_path):
+    from ari_mem_tui.model import Checkpoint
+
+    found = run_backend(Checkpoint(path=tmp_path))
+    assert (found.name, found.signals, found.note) == ("unknown", {}, "")
+
+
+def test_the_node_tab_says_what_the_files_cannot_tell(generated, run):
+    from ari_mem_tui.tui.widgets.detail import node_text
+
+    pair = next(p for p in generated.planted.same_direction if p["order"] == "together")
+    for node_id in (pair["elder"], pair["younger"]):
+        shown = node_text(run.checkpoint.nodes[node_id], run.checkpoint).plain
+        assert "files cannot tell" in shown
+    empty = node_text(run.checkpoint.nodes[generated.planted.empty_direction], run.checkpoint)
+    assert "(empty: ARI searched with the experiment goal)" in empty.plain

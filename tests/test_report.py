@@ -157,6 +157,7 @@ def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
         "scope_violations",
         "leaks",
         "rejected_writes",
+        "unattributed",
         "memory_source",
     }
     code, _, err = run_cli(capsys, "audit", str(tmp_path / "missing"))
