@@ -47,9 +47,7 @@ def test_live_letta_mode_replays_equal_every_recorded_start_up_search(recorded):
     assert pool > 200  # the window (top_k 200) is smaller than the pool: ranks matter
     for node_id, want in run.planted.startup.items():
         result = replay(ckpt, node_id, opened.ranker)
-        got = [
-            (ckpt.entries_by_id[h.entry_id].letta_id, h.node_id, h.score) for h in result.hits
-        ]
+        got = [(ckpt.entries_by_id[h.entry_id].letta_id, h.node_id, h.score) for h in result.hits]
         assert [g[:2] for g in got] == [w[:2] for w in want], node_id  # passages, order
         assert [g[2] for g in got] == pytest.approx([w[2] for w in want]), node_id
         assert result.recorded is not None and result.recorded.differences == 0, node_id
@@ -76,9 +74,7 @@ def test_live_recorded_run_audits_to_the_planted_findings_only(recorded):
         (f.kind, f.node_id, tuple(f.targets), f.tool)
         for f in [*report.leaks, *report.scope_violations, *report.rejected_writes]
     }
-    planted = {
-        (f["kind"], f["node"], tuple(f["targets"]), f["tool"]) for f in run.planted.findings
-    }
+    planted = {(f["kind"], f["node"], tuple(f["targets"]), f["tool"]) for f in run.planted.findings}
     assert found == planted and len(planted) == 4
     assert report.unattributed == []
     assert run.planted.quoting_entries, "the search for a refusal found its passage"
