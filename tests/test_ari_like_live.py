@@ -14,6 +14,7 @@ from letta_helpers import letta_args
 
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.cli import main
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.backends import run_backend
@@ -88,4 +89,4 @@ def test_live_recording_is_reusable_from_its_path(recorded):
     assert settings["letta_embedding_config"] == "openai/text-embedding-3-small"
     assert Path(run.path).name == RUN_ID
     opened = open_run(RunOptions(checkpoint=run.path, letta=letta_args(url), index=False))
-    assert opened.source_label.endswith(run.path.name) or "ari_agent_" in opened.source_label
+    assert opened.source_label.endswith(f"agent ari_agent_{checkpoint_hash(run.path)}")
