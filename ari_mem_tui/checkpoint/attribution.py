@@ -287,30 +287,40 @@ class Attributor:
         )
 
     def _lost_directions(self, events: list[AccessEvent]) -> None:
-        """A node whose direction is lost: its start-up search is the one search with its
-        scope and limit 5, unclaimed, made while it could start."""
+        """A node whose direction is lost: its start-up search is the first search with its
+        scope and limit 5, unclaimed and not an LLM call, made while it could start."""
+        if not self.lost:
+            return
+        shaped: dict[tuple[str, int], list[int]] = {}  # (parent, depth) -> positions
+        for position, event in enumerate(events):
+            if (
+                event.op == "read"
+                and not event.reader_how
+                and event.limit == STARTUP_LIMIT
+                and event.query
+                and not event.query.startswith("inherit:")
+                and event.ancestor_ids
+            ):
+                key = (event.ancestor_ids[-1], len(event.ancestor_ids))
+                shaped.setdefault(key, []).append(position)
         for nid in self.lost:
             lineage = self.nodes[nid].ancestor_ids
-            fits = [
-                p
-                for p, e in enumerate(events)
-                if e.op == "read"
-                and not e.reader_how
-                and e.limit == STARTUP_LIMIT
-                and e.query
-                and not e.query.startswith("inherit:")
-                and e.ancestor_ids == lineage
-                and not self._traced(e)
-                and self._could_start(nid, e.ts)
-            ]
-            if fits:
-                event = events[fits[0]]
+            for position in shaped.get((lineage[-1], len(lineage)), []):
+                event = events[position]
+                if (
+                    event.reader_how
+                    or event.ancestor_ids != lineage
+                    or self._traced(event)
+                    or not self._could_start(nid, event.ts)
+                ):
+                    continue
                 _mark(event, nid, "startup-search")
                 event.reader_note = (
                     "the node's direction is lost (no original_direction; eval_summary is its "
                     "verdict): its start-up search was found by its scope and limit"
                 )
-                self._burst(events, fits[0], nid)
+                self._burst(events, position, nid)
+                break
 
     def _traced(self, event: AccessEvent) -> bool:
         key = read_key(event)

@@ -16,11 +16,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass, field
-from itertools import pairwise
+from itertools import islice, pairwise
 
 from ari_mem_tui.model import Checkpoint
 
 ON_GRID = 1e-6  # a Letta score is 1 - 0.01 r: within float noise of a whole hundredth
+# events looked at per signal: a run has one backend, and a big run's 200k events would make
+# the first replay wait for the verdict
+SAMPLE = 5000
 UUID4 = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 
 
@@ -68,8 +71,9 @@ def _seed_signal(ckpt: Checkpoint) -> str | None:
 
 def _id_signal(ckpt: Checkpoint) -> str | None:
     kinds = Counter()
-    for event in ckpt.access_events:
-        if event.op == "write" and event.entry_id:
+    writes = (e for e in ckpt.access_events if e.op == "write")
+    for event in islice(writes, SAMPLE):
+        if event.entry_id:
             if event.entry_id.startswith("passage-"):
                 kinds["letta"] += 1
             elif UUID4.match(event.entry_id):
@@ -82,12 +86,15 @@ def _id_signal(ckpt: Checkpoint) -> str | None:
 
 
 def _score_signal(ckpt: Checkpoint) -> str | None:
-    """Judged over every recorded node-scope search: one that only in-memory scores explain
+    """Judged over the recorded node-scope searches (the first SAMPLE): one that only in-memory scores explain
     (ties, off the 0.01 grid) settles it; a 4-word query's 1.0, 0.75, 0.5 fits both."""
     kinds = set()
-    for event in ckpt.access_events:
-        if event.op != "read" or event.collection == "react_step" or event.is_inherit:
-            continue
+    searches = (
+        e
+        for e in ckpt.access_events
+        if e.op == "read" and e.collection != "react_step" and not e.is_inherit
+    )
+    for event in islice(searches, SAMPLE):
         scores = [r.get("score") for r in event.results]
         if scores and all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores):
             kinds.add(recorded_backend([float(s) for s in scores]))
