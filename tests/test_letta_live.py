@@ -235,7 +235,7 @@ def record_run_as_ari(url: str, run_dir: Path) -> dict[str, list[tuple[str, floa
             }
             for row, score in hits
         ]
-        # saw replays a node as of its first start-up read: that read is the one to compare
+        # saw replays a node as of its start-up search: the first one is the one to compare
         recorded.setdefault(event.reader, [(text_of[row.id], score) for row, score in hits])
     for record in pending:  # written after the last start: in the pool for --now only
         text = ari_passage(record, ckpt_hash)
@@ -300,7 +300,7 @@ def test_live_restore_is_byte_for_byte_and_default_saw_equals_every_recorded_sea
     for node_id, hits in recorded.items():
         assert main(["saw", str(run_dir), node_id, "--json", "--letta-url", url]) == 0
         data = json.loads(capsys.readouterr().out)
-        assert data["as_of_source"] == "first start-up read", node_id
+        assert data["as_of_source"] == "start-up search", node_id
         assert data["query_source"] == "start" and data["embedder"] == f"letta:{url}"
         want = [(text.rpartition(SEPARATOR)[0], score) for text, score in hits]
         got = [(h["text"], h["score"]) for h in data["hits"]]
