@@ -18,12 +18,18 @@ from ari_mem_tui.search.rankers import Ranking
 NAME = "in-memory"
 
 
+def query_words(query: str) -> list[str]:
+    return [word.lower() for word in (query or "").split() if word]
+
+
 def keyword_score(text: str, query: str) -> float:
     """InMemoryBackend's score: matched query words / query words (0.0 for a blank query)."""
-    words = [word.lower() for word in (query or "").split() if word]
+    return _overlap((text or "").lower(), query_words(query))
+
+
+def _overlap(lowered: str, words: list[str]) -> float:
     if not words:
         return 0.0
-    lowered = (text or "").lower()
     return sum(1 for word in words if word in lowered) / len(words)
 
 
@@ -38,12 +44,17 @@ class InMemoryRanker:
         store = [e for e in entries if e.kind == "node_scope"]
         # ARI's dict keeps insertion order: the order of the writes, which their ts follows
         self.store = sorted(store, key=lambda e: (e.ts is not None, e.ts or 0.0))
+        self.lowered = [e.text.lower() for e in self.store]  # once, not per query
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
         del top_k  # no window: every matching entry is a candidate
-        pool = [e for e in self.store if before_ts is None or e.ts is None or e.ts < before_ts]
-        blank = not (query or "").strip()
-        scored = [(keyword_score(e.text, query), e) for e in pool]
+        words, blank = query_words(query), not (query or "").strip()
+        pool = [
+            (entry, lowered)
+            for entry, lowered in zip(self.store, self.lowered, strict=True)
+            if before_ts is None or entry.ts is None or entry.ts < before_ts
+        ]
+        scored = [(_overlap(lowered, words), entry) for entry, lowered in pool]
         kept = [(s, e) for s, e in scored if s > 0 or blank]
         kept.sort(key=lambda pair: -pair[0])  # stable
         return Ranking(
