@@ -410,8 +410,9 @@ class Replay(BaseModel):
     exact_scope: list[Hit]  # what a pre-filtered search would have returned
     recorded: RecordedSearch | None
     as_of: float | None = None  # the pool was cut at this time (None: today's whole pool)
-    # always set: "first start-up read" | "created_at" (as of the node's start), "now" (today's
-    # pool, asked for), "now: start unknown" (as-of asked for, but no start time is known)
+    # always set: "start-up search" | "first start-up read" | "created_at" (as of the node's
+    # start), "now" (today's pool, asked for), "now: start unknown" (as-of asked for, but no
+    # start time is known)
     as_of_source: str | None = None
     tiers: list[Tier] = Field(default_factory=list)
     core: CoreBlocks = Field(default_factory=CoreBlocks)
