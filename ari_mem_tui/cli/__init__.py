@@ -303,6 +303,17 @@ def main(argv: list[str] | None = None) -> int:
         what = f"{type(exc).__name__}: {exc}"[:300]
         say(f"internal error: {what} (please report it; --debug shows the traceback)")
         return EXIT_INTERNAL
+    finally:
+        _say_cache_notes()
+
+
+def _say_cache_notes() -> None:
+    """What was wrong with the tool's own caches and settings (each rebuilt or ignored), once."""
+    from ari_mem_tui.checkpoint.cachefile import take_notes
+    from ari_mem_tui.render.text import say
+
+    for note in take_notes():
+        say(note)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

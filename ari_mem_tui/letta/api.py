@@ -265,7 +265,10 @@ class LettaConnection:
         """`passages.search` (ARI's route): the top_k passages in rank order (no scores)."""
         kwargs: dict[str, Any] = {"query": query, "top_k": top_k}
         if before_ts is not None:
-            kwargs["end_datetime"] = datetime.fromtimestamp(before_ts, tz=UTC)
+            try:
+                kwargs["end_datetime"] = datetime.fromtimestamp(before_ts, tz=UTC)
+            except (OverflowError, OSError, ValueError):  # past any calendar: the whole pool
+                pass
         response = self.call(
             f"searching top_k={top_k}",
             lambda: self.client.agents.passages.search(agent_id, **kwargs),

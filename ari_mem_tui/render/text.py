@@ -172,10 +172,10 @@ def fmt_iso(value: str | None) -> str:
         return "–"
     try:
         parsed = _dt.datetime.fromisoformat(value)
-    except ValueError:
+        if parsed.tzinfo is not None:  # (9999-12-31T23:59:59-14:00 is past year 9999 in UTC)
+            parsed = parsed.astimezone(_dt.UTC)
+    except (ValueError, OverflowError):
         return preview(value, 40)
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(_dt.UTC)
     return parsed.strftime("%Y-%m-%d %H:%M:%S")
 
 

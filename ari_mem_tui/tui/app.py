@@ -23,7 +23,7 @@ from textual.binding import BindingType
 from textual.reactive import var
 from textual.widgets import Footer, Input
 
-from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.checkpoint import Checkpoint, cachefile
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run
@@ -53,6 +53,7 @@ from ari_mem_tui.tui.workers import Opener
 RunFactory = Callable[[Path], Opener]  # a workspace's run → its opener
 
 DEFAULT_THEME = "textual-dark"
+CACHE_NOTES_EVERY_S = 1.0  # how often the cache notes of worker threads are looked for
 AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
 
 
@@ -146,6 +147,7 @@ class AriMemApp(App[None]):
             for widget in self.query(Input):
                 widget.cursor_blink = False
         self.status_bar.set_source("opening …")
+        self.set_interval(CACHE_NOTES_EVERY_S, self._cache_notes)
         self.status_bar.set_problems(0)
         self.follower = Follower(self, self.follow_interval, lambda: self.ckpt and self.ckpt.path)
         self.tree_widget.show_loading()
@@ -157,6 +159,11 @@ class AriMemApp(App[None]):
             self.call_after_refresh(self.action_runs)
             return
         self.call_after_refresh(self._load, keep=False)
+
+    def _cache_notes(self) -> None:
+        """Caches and settings of the tool found damaged (and rebuilt, or ignored): once each."""
+        for note in cachefile.take_notes():
+            self.notify(preview(note, 300), title="cache", severity="warning", timeout=8)
 
     def watch_theme(self, theme: str) -> None:
         if self.remember_theme:
@@ -453,6 +460,7 @@ class AriMemApp(App[None]):
         self.sub_title = str(path)
         self.tree_pane.reset()
         self.status_bar.set_source("opening …")
+        self.set_interval(CACHE_NOTES_EVERY_S, self._cache_notes)
         self._show_memory_pane(False)
         self.tree_widget.focus()
         self._load(keep=False)
