@@ -7,6 +7,7 @@ import errno
 import json
 import os
 import stat
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -166,15 +167,35 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
     else:
         return True, _depth_checked(value, data, name, problems), ""
     text = decode_utf8(data, name, problems)
+    long_ints: list[int] = []
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=lambda digits: _bounded_int(digits, long_ints))
     except json.JSONDecodeError as exc:
         return False, None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-    except ValueError as exc:  # an integer over Python's digit limit (4,300) is not JSONDecodeError
+    except ValueError as exc:
         return False, None, f"invalid JSON: {json_error(exc)}"
     except RecursionError:
         return False, None, "JSON nested too deeply"
+    if long_ints:
+        problems.append(
+            Problem(
+                file=name,
+                what=f"read {len(long_ints)} integer(s) as null (the first has {long_ints[0]:,}"
+                " digits); the rest of the file as written",
+                why=f"integers over {sys.get_int_max_str_digits():,} digits cannot be read",
+            )
+        )
     return True, _depth_checked(value, text, name, problems), ""
+
+
+def _bounded_int(digits: str, long_ints: list[int]) -> int | None:
+    """json's int for `digits`, or None (counted in `long_ints`) past Python's digit limit:
+    one such number drops that value, not the whole file."""
+    size = len(digits.lstrip("-"))
+    if size > sys.get_int_max_str_digits() > 0:
+        long_ints.append(size)
+        return None
+    return int(digits)
 
 
 def _depth_checked(value: Any, source: bytes | str, name: str, problems: list[Problem]) -> Any:

@@ -106,7 +106,7 @@ def entry_cells(u: EntryUse, width: int = 60) -> list[Any]:
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")
     for column in columns:
         table.add_column(column, no_wrap=True, overflow="ellipsis")
     for cells in rows:

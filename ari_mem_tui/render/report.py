@@ -139,7 +139,7 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
 
 
 def _hits_table(title: str, hits: list[Hit], other_side: str = "") -> Table:
-    table = Table(title=clean(title, False), title_justify="left", expand=True)
+    table = Table(title=Text(clean(title, False)), title_justify="left", expand=True)
     marks = any(h.mark for h in hits)
     table.add_column("#", justify="right")
     table.add_column("global", justify="right")

@@ -73,7 +73,7 @@ def runs_json(ws: Workspace) -> dict[str, Any]:
 
 def render_runs(console: Console, ws: Workspace) -> None:
     table = Table(
-        title=f"{len(ws.runs)} run(s) in {clean(ws.path, False)}, newest first",
+        title=Text(f"{len(ws.runs)} run(s) in {clean(ws.path, False)}, newest first"),
         title_justify="left",
     )
     narrow = console.width < 110  # size and last change go; the run's name is cut shorter

@@ -16,6 +16,7 @@ from rich.text import Text
 from ari_mem_tui.checkpoint.load import checkpoint_hash
 from ari_mem_tui.model import Checkpoint
 from ari_mem_tui.render.text import clean as clean_text
+from ari_mem_tui.render.words import plural
 
 
 def clean(text: str) -> str:
@@ -82,7 +83,7 @@ def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
     facts.add_row("tree from", Text(clean(ckpt.tree_source or "no tree")))
     facts.add_row("hash", Text(ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
     facts.add_row("memory", Text(clean(source or f"files: {ckpt.path}")))
-    facts.add_row("nodes", Text(f"{numbers['nodes']} ({numbers['roots']} roots)"))
+    facts.add_row("nodes", Text(f"{numbers['nodes']} ({plural(numbers['roots'], 'root')})"))
     facts.add_row(
         "entries",
         Text(

@@ -104,14 +104,15 @@ def _load(folder: Path, key: str, bm25s: Any, docs: int) -> Any:
 
 def _check_arrays(retriever: Any, docs: int) -> None:
     """CacheMiss unless the arrays are an index of `docs` texts that a query can read within
-    bounds: a column pointer per vocabulary word, rows below `docs`, finite scores."""
+    bounds: a column pointer per vocabulary word (bm25s keeps as many as words, the last
+    word's end being the data's), rows below `docs`, finite scores."""
     scores, vocab = retriever.scores, retriever.vocab_dict
     data, indices, indptr = scores["data"], scores["indices"], scores["indptr"]
     ids = list(vocab.values()) if isinstance(vocab, dict) else None
     ok = (
         scores.get("num_docs") == docs
         and ids is not None
-        and all(type(i) is int and 0 <= i < len(indptr) - 1 for i in ids)
+        and all(type(i) is int and 0 <= i < len(indptr) for i in ids)
         and indptr.ndim == indices.ndim == data.ndim == 1
         and len(indptr) >= 1
         and indptr[0] == 0
