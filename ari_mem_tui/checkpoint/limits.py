@@ -75,6 +75,18 @@ LIMITS: dict[str, Limit] = {
             "a larger one is ignored, with one line",
         ),
         Limit(
+            "sessions",
+            8,
+            "browser sessions `serve` runs at once (one app process each): another client is "
+            "answered 503",
+        ),
+        Limit(
+            "session-mib",
+            4096,
+            "MiB of data (heap) one app process of `serve` may hold: past it that session "
+            "ends, the server and the other sessions go on",
+        ),
+        Limit(
             "embed-chars",
             32768,
             "characters of one text given to the tokenizer (MiniLM, BM25): only this prefix "

@@ -226,13 +226,18 @@ def cmd_health(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ari_mem_tui.tui.serve import exposure_warning, serve
+    from ari_mem_tui.tui.serve import ServeError, exposure_warning, listen, serve
     from ari_mem_tui.workspace import scan
 
     path = Path(args.checkpoint)
     found = scan(path, counts=False)
     if found.kind == "none":
         say(found.message)
+        return EXIT_UNREADABLE
+    try:
+        sock = listen(args.host, args.port)  # before any banner: a busy port is one line
+    except ServeError as exc:
+        say(exc)
         return EXIT_UNREADABLE
     warning = exposure_warning(args.host, args.port)
     if warning:
@@ -243,7 +248,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    serve(path, args.host, args.port, args.embedder)
+    serve(path, sock, args.embedder)
     return EXIT_OK
 
 
