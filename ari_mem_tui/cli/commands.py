@@ -255,7 +255,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- letta-restore
 def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> int:
     from ari_mem_tui.letta.api import LettaConnection
-    from ari_mem_tui.letta.errors import LettaUnavailable, safe_url
+    from ari_mem_tui.letta.errors import LettaUnavailable, safe_url, url_secrets
     from ari_mem_tui.letta.restore import (
         WRITE_TIMEOUT,
         Refused,
@@ -263,11 +263,13 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
         restore,
         verify_restore,
     )
+    from ari_mem_tui.model.secrets import mask, remember
 
     err = err or sys.stderr
+    remember(args.letta_api_key, *url_secrets(args.letta_url or ""))
 
     def tell(line: str) -> None:
-        print(clean(line, multiline=False), file=err, flush=True)
+        print(mask(clean(line, multiline=False)), file=err, flush=True)
 
     try:
         plan = plan_restore(

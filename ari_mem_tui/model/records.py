@@ -60,7 +60,9 @@ class JsonStrings:
     def decode(self) -> list[str]:
         try:
             return msgspec.json.decode(self.raw, type=list[str])
-        except msgspec.DecodeError:  # msgspec refuses lone surrogates (`"\\ud800"`): json takes them
+        except (
+            msgspec.DecodeError
+        ):  # msgspec refuses lone surrogates (`"\\ud800"`): json takes them
             return _STRINGS.validate_python(json.loads(bytes(self.raw)))
 
     def __reduce__(self):

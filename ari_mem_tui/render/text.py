@@ -18,6 +18,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from ari_mem_tui.model import Node
+from ari_mem_tui.model.secrets import mask
 
 # bidi overrides, isolates and marks can reorder what the user reads; lone surrogates cannot be
 # encoded at all; show them all as visible code points instead
@@ -58,6 +59,19 @@ def clean(text: object, multiline: bool = True) -> str:
     return str(text if text is not None else "").translate(_MULTILINE if multiline else _ONE_LINE)
 
 
+_PASTE = {**_MULTILINE, 0x09: "\t"}  # a pasted text keeps its tabs and line breaks
+
+
+def paste_safe(text: str) -> tuple[str, int]:
+    """`text` as it may go to the clipboard, and how many characters were replaced: a paste
+    runs whatever escapes it holds (ESC, OSC, C1 such as CSI U+009B), bidi controls reorder
+    what is read, a lone surrogate cannot be encoded at all; each becomes its visible
+    stand-in, as on screen (`clean`)."""
+    safe = text.translate(_PASTE)
+    changed = 0 if safe == text else sum(1 for ch in text if ord(ch) in _PASTE and ch not in "\t\n")
+    return safe, changed
+
+
 # inside JSON strings (the only place they can be: JSON's own syntax is ASCII), every character
 # `clean` would replace is written as a \uXXXX escape: the data stays exact, the terminal safe
 _JSON_UNSAFE = re.compile(
@@ -75,7 +89,8 @@ def json_text(value: Any) -> str:
 def say(message: object, stream: Any = None) -> None:
     """One line of a message on stderr (or `stream`), made terminal-safe: messages quote paths,
     node ids and server text, any of which may hold escapes."""
-    print(f"ari-mem-tui: {clean(message, multiline=False)}", file=stream or sys.stderr)
+    text = mask(clean(message, multiline=False))  # no credential the tool was given, in any form
+    print(f"ari-mem-tui: {text}", file=stream or sys.stderr)
 
 
 def preview(text: object, width: int = 80) -> str:
