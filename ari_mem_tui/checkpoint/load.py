@@ -147,11 +147,11 @@ def _unreadable_dir(path: Path) -> str | None:
         with os.scandir(path):
             return None
     except NotADirectoryError:
-        return "not a readable directory (a file)"
+        return "a file, not a folder"
     except FileNotFoundError:
-        return "not a readable directory (no such folder)"
+        return "no such folder"
     except OSError as exc:
-        return f"not a readable directory ({exc.strerror or type(exc).__name__})"
+        return f"cannot list the folder: {exc.strerror or type(exc).__name__}"
 
 
 def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpoint:

@@ -34,8 +34,13 @@ def unreadable(ckpt: Checkpoint) -> bool:
 def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     if not unreadable(ckpt):
         return False
-    why = "; ".join(p.line() for p in ckpt.problems if p.severity == "error")
-    say(f"cannot read {name}: {why}")
+    # the path is said once: a problem about the folder itself names it again
+    lines = [
+        p.line().removeprefix(f"{p.file}: ") if p.file == str(ckpt.path) else p.line()
+        for p in ckpt.problems
+        if p.severity == "error"
+    ]
+    say(f"cannot read {name}: {'; '.join(lines)}")
     return True
 
 
@@ -143,14 +148,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ari_mem_tui.audit import audit
-    from ari_mem_tui.render.report import render_audit
+    from ari_mem_tui.render.report import audit_json, render_audit
 
     run = _open(args, rank=False)
     if run is None:
         return EXIT_UNREADABLE
     report = audit(run.checkpoint)
     if args.json:
-        print(json_text({**report.model_dump(mode="json"), "memory_source": run.source_label}))
+        print(json_text(audit_json(report, run.source_label)))
     else:
         render_audit(Console(), report, run.source_label)
     return EXIT_FINDINGS if report.has_findings else EXIT_OK

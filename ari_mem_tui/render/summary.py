@@ -16,6 +16,7 @@ from rich.text import Text
 from ari_mem_tui.checkpoint.load import checkpoint_hash
 from ari_mem_tui.model import Checkpoint
 from ari_mem_tui.render.text import clean as clean_text
+from ari_mem_tui.render.text import schema
 from ari_mem_tui.render.words import plural
 
 
@@ -51,6 +52,7 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
 
 def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
     return {
+        **schema("summary", 1),
         "path": str(ckpt.path),
         "memory_source": source or f"files: {ckpt.path}",
         "checkpoint_hash": ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
