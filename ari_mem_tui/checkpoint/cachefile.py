@@ -58,7 +58,9 @@ def decode_json(data: bytes) -> Any:
     value that deep would break whatever reads it next)."""
     try:
         value = msgspec.json.decode(data)
-    except (msgspec.DecodeError, RecursionError) as exc:
+    except RecursionError:
+        raise CacheMiss(f"nested deeper than {MAX_DEPTH} levels") from None
+    except msgspec.DecodeError as exc:
         raise CacheMiss(f"not readable JSON ({str(exc)[:80]})") from None
     if depth_exceeds(value):
         raise CacheMiss(f"nested deeper than {MAX_DEPTH} levels")

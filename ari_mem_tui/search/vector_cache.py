@@ -112,14 +112,17 @@ class VectorCache:
         try:
             with zipfile.ZipFile(io.BytesIO(data)) as archive:
                 members = archive.infolist()
-            # stored, never deflated: what is read is no bigger than the file (no zip bomb)
-            if {m.filename for m in members} != MEMBERS or any(
-                m.compress_type != zipfile.ZIP_STORED for m in members
-            ):
-                raise ValueError("not the two stored arrays of a segment")
+        except (zipfile.BadZipFile, ValueError, OSError) as exc:
+            raise cachefile.CacheMiss(f"not a zip archive ({type(exc).__name__})") from None
+        # stored, never deflated: what is read is no bigger than the file (no zip bomb)
+        if {m.filename for m in members} != MEMBERS or any(
+            m.compress_type != zipfile.ZIP_STORED for m in members
+        ):
+            raise cachefile.CacheMiss("not the two stored arrays of a segment")
+        try:
             with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
                 keys, vecs = arrays["keys"], arrays["vecs"]
-        except Exception as exc:  # noqa: BLE001 - whatever numpy or zipfile make of bad bytes
+        except Exception as exc:  # noqa: BLE001 - whatever numpy makes of bad bytes
             raise cachefile.CacheMiss(f"unreadable ({type(exc).__name__})") from None
         if keys.dtype.kind != "U" or vecs.dtype != np.float32 or keys.ndim != 1:
             raise cachefile.CacheMiss(f"arrays of type {keys.dtype} / {vecs.dtype}")
