@@ -16,6 +16,7 @@ demo's marker use it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tempfile
 import threading
@@ -60,11 +61,21 @@ def decode_json(data: bytes) -> Any:
         value = msgspec.json.decode(data)
     except RecursionError:
         raise CacheMiss(f"nested deeper than {MAX_DEPTH} levels") from None
-    except msgspec.DecodeError as exc:
-        raise CacheMiss(f"not readable JSON ({str(exc)[:80]})") from None
+    except msgspec.DecodeError:
+        value = _lenient(data)  # e.g. a lone surrogate's escape: JSON, but not to msgspec
     if depth_exceeds(value):
         raise CacheMiss(f"nested deeper than {MAX_DEPTH} levels")
     return value
+
+
+def _lenient(data: bytes) -> Any:
+    """What json makes of what msgspec refused (the data is within its size limit already)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise CacheMiss(f"nested deeper than {MAX_DEPTH} levels") from None
+    except ValueError as exc:  # JSONDecodeError, bad UTF-8, an integer of 4,301 digits
+        raise CacheMiss(f"not readable JSON ({str(exc)[:80]})") from None
 
 
 # ---------------------------------------------------------------- checksums

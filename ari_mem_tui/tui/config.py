@@ -65,7 +65,7 @@ def keymap(settings: dict[str, Any]) -> dict[str, str]:
     strings = {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, str) and v}
     kept, notes = keys.checked_keymap(strings)
     for note in notes:
-        cachefile.tell(note)
+        cachefile.tell(f"keys in {config_path()}: {note}")
     return kept
 
 

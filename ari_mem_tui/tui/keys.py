@@ -226,9 +226,9 @@ def checked_keymap(table: Mapping[str, str]) -> tuple[dict[str, str], list[str]]
         names = []
         for name in (part.strip() for part in value.split(",")):
             if not KEY_NAME.fullmatch(name):
-                notes.append(f"config: {name!r} for {key_id!r} is not a key name: ignored")
+                notes.append(f"{name!r} for {key_id!r} is not a key name: ignored")
             elif name.lower() in QUIT_KEYS and key_id != "quit":
-                notes.append(f"config: {name} for {key_id!r} ignored: Ctrl+C and Ctrl+Q quit")
+                notes.append(f"{name} for {key_id!r} ignored: Ctrl+C and Ctrl+Q quit")
             elif name not in names:
                 names.append(name)
         if key_id == "quit" and "ctrl+c" not in (n.lower() for n in names):
