@@ -34,12 +34,9 @@ def unreadable(ckpt: Checkpoint) -> bool:
 def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     if not unreadable(ckpt):
         return False
-    # the path is said once: a problem about the folder itself names it again
-    lines = [
-        p.line().removeprefix(f"{p.file}: ") if p.file == str(ckpt.path) else p.line()
-        for p in ckpt.problems
-        if p.severity == "error"
-    ]
+    from ari_mem_tui.render.summary import problem_line
+
+    lines = [problem_line(p, ckpt) for p in ckpt.problems if p.severity == "error"]
     say(f"cannot read {name}: {'; '.join(lines)}")
     return True
 
