@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,3 +121,17 @@ def one_line_error(proc: subprocess.CompletedProcess) -> str:
     assert len(lines) == 1, proc.stderr
     clean_stderr(proc.stderr)
     return lines[0]
+
+
+def wait_for_page(url: str, seconds: float = HANG_S) -> None:
+    """Until `url` answers 200 (a server started in a child process is listening)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as page:
+                if page.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{url} never answered")

@@ -13,14 +13,19 @@ import signal
 import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
 from ari_mem_tui.tui import config
-from tests.hostile_helpers import ROOT, clean_stderr, fingerprint, one_line_error, run_cli
+from tests.hostile_helpers import (
+    ROOT,
+    clean_stderr,
+    fingerprint,
+    one_line_error,
+    run_cli,
+    wait_for_page,
+)
 from tests.tui_app_helpers import make_app, settle
 from tests.tui_helpers import IDS
 
@@ -199,18 +204,6 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-def wait_for_page(url: str) -> None:
-    for _ in range(300):
-        try:
-            with urllib.request.urlopen(url, timeout=2) as page:
-                if page.status == 200:
-                    return
-        except OSError:
-            pass
-        time.sleep(0.1)
-    raise AssertionError(f"{url} never answered")
 
 
 def test_serve_on_a_path_with_brackets_says_it_literally(small_ckpt: Path, tmp_path: Path) -> None:

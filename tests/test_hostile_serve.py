@@ -17,14 +17,13 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import aiohttp
 import pytest
 
 from ari_mem_tui.tui.serve_sessions import COLUMNS, FRAME_BYTES, ROWS, clamp
-from tests.hostile_helpers import ROOT
+from tests.hostile_helpers import ROOT, wait_for_page
 
 GONE_S = 30  # a process still there after this long is left running: never a speed bound
 
@@ -81,12 +80,7 @@ def server(small_ckpt: Path, tmp_path: Path):
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            with urllib.request.urlopen(url + "/", timeout=2):
-                break
-        except OSError:
-            time.sleep(0.1)
+    wait_for_page(url + "/")
     yield proc, url
     if proc.poll() is None:
         proc.kill()
