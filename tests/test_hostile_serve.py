@@ -11,6 +11,7 @@ process ends when its socket closes, and every app process when the server stops
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import socket
@@ -66,27 +67,38 @@ async def until(condition, seconds: float = GONE_S) -> bool:
 
 
 @pytest.fixture
-def server(small_ckpt: Path, tmp_path: Path):
-    port = free_port()
-    env = {
-        **os.environ,
-        "ARI_MEM_TUI_MAX_SESSIONS": "2",
-        "ARI_MEM_TUI_CONFIG_DIR": str(tmp_path / "config"),
-        "ARI_MEM_TUI_CACHE": str(tmp_path / "cache"),
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "ari_mem_tui", "serve", str(small_ckpt), "--port", str(port),
-         "--embedder", "bm25"],
-        cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    url = f"http://127.0.0.1:{port}"
-    wait_for_page(url + "/")
-    yield proc, url
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait(30)
-    for pid in app_processes(proc.pid):
-        os.kill(pid, signal.SIGKILL)
+def serving(small_ckpt: Path, tmp_path: Path):
+    """`serve` on the small demo in a child process, with `--max` settings; yields
+    (process, url) and kills whatever is left."""
+    started: list[subprocess.Popen] = []
+
+    def start(*limits: str) -> tuple[subprocess.Popen, str]:
+        port = free_port()
+        env = {
+            **os.environ,
+            "ARI_MEM_TUI_CONFIG_DIR": str(tmp_path / "config"),
+            "ARI_MEM_TUI_CACHE": str(tmp_path / "cache"),
+        }
+        args = [arg for limit in limits for arg in ("--max", limit)]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ari_mem_tui", "serve", str(small_ckpt), "--port", str(port),
+             "--embedder", "bm25", *args],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        started.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        wait_for_page(url + "/")
+        return proc, url
+
+    yield start
+    for proc in started:
+        apps = app_processes(proc.pid)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+        for pid in apps:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
 
 
 def test_sizes_are_clamped_to_a_screen() -> None:
@@ -97,8 +109,8 @@ def test_sizes_are_clamped_to_a_screen() -> None:
     assert clamp(120, COLUMNS, 80) == 120
 
 
-async def test_hostile_clients_are_bounded_and_every_app_ends(server) -> None:
-    proc, url = server
+async def test_hostile_clients_are_bounded_and_every_app_ends(serving) -> None:
+    proc, url = serving("sessions=2")
     async with aiohttp.ClientSession() as client:
         first = await client.ws_connect(f"{url}/ws?width=20000&height=20000")
         assert await until(lambda: len(app_processes(proc.pid)) == 1)
@@ -150,3 +162,23 @@ async def test_hostile_clients_are_bounded_and_every_app_ends(server) -> None:
         assert await until(lambda: not Path(f"/proc/{orphan}").exists())
         await last.close()
     assert b"Traceback" not in proc.stderr.read()
+
+
+async def test_a_session_past_its_memory_bound_ends_alone(serving) -> None:
+    """With `--max session-mib=64` no app gets far (an allocation fails while it starts): each
+    session ends, its socket closed (an app that died sends no exit message: it stayed open),
+    and the server goes on serving the page and the next client."""
+    proc, url = serving("session-mib=64")
+    async with aiohttp.ClientSession() as client:
+        for _ in range(2):
+            socket_ = await client.ws_connect(f"{url}/ws")
+            for _ in range(400):  # the app's output, if any, then the close
+                message = await asyncio.wait_for(socket_.receive(), GONE_S)
+                if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                    break
+            assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+            assert await until(lambda: app_processes(proc.pid) == [])
+    wait_for_page(url + "/")  # the server itself is untouched
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(GONE_S) == 0

@@ -19,6 +19,7 @@ process's start and stop):
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import resource
@@ -79,6 +80,15 @@ class Session(AppService):
         )
         self._stdin = process.stdin
         return process
+
+    async def run(self) -> None:
+        """Relay the app until its output ends, then close the socket: an app that died (past
+        its memory bound, say) sends no exit message, and its socket would stay open."""
+        try:
+            await super().run()
+        finally:
+            with contextlib.suppress(Exception):  # the client may be gone already
+                await self.remote_close()
 
     async def stop(self) -> None:
         """Ask the app to quit; terminate it, then kill it, when it does not."""
