@@ -153,6 +153,8 @@ def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
     code, out, _ = run_cli(capsys, "audit", str(ckpt_dir), "--json")
     assert code == 0
     assert set(json.loads(out)) == {
+        "schema",
+        "schema_version",
         "problems",
         "scope_violations",
         "leaks",

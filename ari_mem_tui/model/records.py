@@ -9,6 +9,7 @@ JSON. All fields but identifiers are optional, because ARI's files in the wild l
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
@@ -57,7 +58,12 @@ class JsonStrings:
         self.raw = raw  # a view of the file's bytes, or of a reopened run's mapped index
 
     def decode(self) -> list[str]:
-        return msgspec.json.decode(self.raw, type=list[str])
+        try:
+            return msgspec.json.decode(self.raw, type=list[str])
+        except (
+            msgspec.DecodeError
+        ):  # msgspec refuses lone surrogates (`"\\ud800"`): json takes them
+            return _STRINGS.validate_python(json.loads(bytes(self.raw)))
 
     def __reduce__(self):
         return (JsonStrings, (bytes(self.raw),))
@@ -185,7 +191,10 @@ class Node(BaseModel):
         trace = self._trace
         if type(trace) is JsonStrings:
             return bytes(trace.raw)
-        return msgspec.json.encode(trace or [])
+        try:
+            return msgspec.json.encode(trace or [])
+        except UnicodeEncodeError:  # a lone surrogate: json writes it as its `\\ud800` escape
+            return json.dumps(trace).encode()
 
     def trace_raw(self) -> bytes | msgspec.Raw | memoryview | None:
         """The file's JSON bytes of `trace_log` while still undecoded, else None."""

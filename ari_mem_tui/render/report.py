@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ari_mem_tui.audit import AuditReport, Finding
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.render.text import clean, fmt_ts, preview
+from ari_mem_tui.render.text import clean, fmt_ts, preview, schema
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
     cut_note,
@@ -23,6 +23,7 @@ from ari_mem_tui.render.words import (
     fmt_global,
     fmt_score,
     mark_long,
+    plural,
     pool_words,
     query_words,
 )
@@ -69,7 +70,7 @@ def _duration(seconds: float) -> str:
 
 
 def saw_json(result: Replay) -> dict[str, Any]:
-    data = result.model_dump(mode="json")
+    data = {**schema("saw", 1), **result.model_dump(mode="json")}
     data["writes"] = [
         {
             k: w[k]
@@ -142,7 +143,7 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
 
 
 def _hits_table(title: str, hits: list[Hit], other_side: str = "") -> Table:
-    table = Table(title=clean(title, False), title_justify="left", expand=True)
+    table = Table(title=Text(clean(title, False)), title_justify="left", expand=True)
     marks = any(h.mark for h in hits)
     table.add_column("#", justify="right")
     table.add_column("global", justify="right")
@@ -263,6 +264,10 @@ def _render_writes(console: Console, r: Replay) -> None:
 # ---------------------------------------------------------------- audit
 
 
+def audit_json(report: AuditReport, source: str) -> dict[str, Any]:
+    return {**schema("audit", 1), **report.model_dump(mode="json"), "memory_source": source}
+
+
 def render_audit(console: Console, report: AuditReport, source: str = "") -> None:
     if source:
         console.print(Text(f"memory from {clean(source, False)}", style="dim"))
@@ -278,15 +283,27 @@ def render_audit(console: Console, report: AuditReport, source: str = "") -> Non
     )
     for title, findings in sections:
         _findings_table(console, title, findings)
-    verdict = Text()
-    if report.has_findings:
-        verdict.append(
-            f"{len(report.leaks)} leak(s), {len(report.scope_violations)} scope violation(s)",
-            style="bold red",
-        )
-    else:
-        verdict.append("no leaks, no scope violations", style="bold green")
-    console.print(verdict)
+    console.print(audit_verdict(report))
+
+
+def audit_verdict(report: AuditReport) -> Text:
+    """The closing line: every kind of finding counted (leaks and scope violations make the
+    exit code 1; rejected writes are ARI's guard working, counted beside them)."""
+    leaks, scopes = len(report.leaks), len(report.scope_violations)
+    reads = (
+        f"{plural(leaks, 'leak')}, {plural(scopes, 'scope violation')}"
+        if report.has_findings
+        else "no leaks, no scope violations"
+    )
+    verdict = Text(reads, style="bold red" if report.has_findings else "bold green")
+    rejected = len(report.rejected_writes)
+    verdict.append(
+        f", {plural(rejected, 'rejected write')}" if rejected else ", no rejected writes",
+        style="yellow" if rejected else "green",
+    )
+    if report.problems:
+        verdict.append(f"; {plural(len(report.problems), 'problem')} while loading", style="dim")
+    return verdict
 
 
 def _findings_table(console: Console, title: str, findings: list[Finding]) -> None:

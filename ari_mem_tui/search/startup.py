@@ -8,8 +8,6 @@ else the first start-up read attributed to the node (§4.5), else its `created_a
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 from ari_mem_tui.checkpoint.attribution import (
     DEFAULT_QUERY,
     QUERY_CHARS,
@@ -17,6 +15,7 @@ from ari_mem_tui.checkpoint.attribution import (
     startup_query,
 )
 from ari_mem_tui.checkpoint.attribution import start_direction as direction_at_start
+from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import AccessEvent, Checkpoint, Node
 from ari_mem_tui.search.index import replay_index
 
@@ -61,18 +60,6 @@ def node_query(ckpt: Checkpoint, node: Node, which: str = "start") -> tuple[str,
         if text:
             return text[:QUERY_CHARS], source
     return DEFAULT_QUERY, "default"
-
-
-def parse_iso(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except (ValueError, TypeError):
-        return None
-    if moment.tzinfo is None:  # ARI writes UTC; a naive stamp must not be read as local time
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
 
 
 def start_time(ckpt: Checkpoint, node: Node) -> tuple[float | None, str | None]:

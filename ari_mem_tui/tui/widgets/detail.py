@@ -258,6 +258,9 @@ class WritesPane(TablePane):
 # ---------------------------------------------------------------- Node
 
 
+CRUMBS_HEAD, CRUMBS_TAIL = 3, 12  # ancestors shown in the breadcrumb: the roots, the nearest
+
+
 class Crumb(Static):
     """One clickable ancestor in the lineage breadcrumb."""
 
@@ -362,17 +365,19 @@ class NodePane(VerticalScroll):
         crumbs.remove_children()
         widgets: list[Static] = []
         lineage = ckpt.lineage(node.id)
-        for position, nid in enumerate(lineage):
-            is_self = nid == node.id
-            label = short_id(nid) if nid in ckpt.nodes else f"{short_id(nid)}?"
-            widgets.append(
-                Crumb(
-                    nid,
-                    Text(label, style="bold reverse" if is_self else "underline"),
-                    classes="crumb",
-                )
-            )
-            if position < len(lineage) - 1:
+        shown = lineage
+        if len(lineage) > CRUMBS_HEAD + CRUMBS_TAIL:  # a widget per ancestor: 20,000 never open
+            shown = [*lineage[:CRUMBS_HEAD], None, *lineage[-CRUMBS_TAIL:]]
+        for position, nid in enumerate(shown):
+            if nid is None:
+                left_out = len(lineage) - CRUMBS_HEAD - CRUMBS_TAIL
+                widgets.append(Static(f"… {left_out:,} more …", classes="crumb-sep"))
+            else:
+                is_self = nid == node.id
+                label = short_id(nid) if nid in ckpt.nodes else f"{short_id(nid)}?"
+                style = "bold reverse" if is_self else "underline"
+                widgets.append(Crumb(nid, Text(label, style=style), classes="crumb"))
+            if position < len(shown) - 1:
                 widgets.append(Static(" › ", classes="crumb-sep"))
         crumbs.mount_all(widgets)
         self.query_one("#node-body", Static).update(node_text(node, ckpt))
