@@ -22,7 +22,8 @@ from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
 from ari_mem_tui.model import Checkpoint, MemoryEntry, Node
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
-from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker, run_backend
+from ari_mem_tui.search.backends import run_backend
+from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
 from ari_mem_tui.search.rankers import Ranker
 from ari_mem_tui.search.replay import (
     DEFAULT_LIMIT,
@@ -81,11 +82,11 @@ def compute_health(
             progress(done + 1, total)
     report.ranker = ", ".join(name for name, _ in used.most_common()) or report.ranker
     if used:
-        backend = run_backend(ckpt)
+        backend = run_backend(ckpt).name
         handle = ckpt.letta_embedding_config
         most = used.most_common(1)[0][0]
         report.fidelity = ranker_fidelity(
-            ranker, most, backend, handle, recording_ranker(backend, handle)
+            ranker, most, backend, handle, recording_ranker(backend, handle), backend
         )
     searched = [n for n in report.nodes if n.searched]
     report.searched = len(searched)
@@ -136,7 +137,8 @@ def node_health(
     row.eligible = len(eligible)
     ranking = ranker.rank(query, top_k, before_ts=started)
     used[ranking.used or getattr(ranker, "name", "?")] += 1
-    window = ranking.window
+    # a backend without a window (ARI's in-memory one) crowds nothing out: no window counts
+    window = [] if ranking.windowless else ranking.window
     row.window = len(window)
     eligible_ids = {e.id for e in eligible}
     for entry in window:
@@ -149,10 +151,12 @@ def node_health(
         else:
             row.other_branches += 1
     row.reached = row.lineage
+    if ranking.windowless:  # reached: the lineage entries the backend could return at all
+        row.reached = sum(1 for entry in ranking.window if entry.id in eligible_ids)
     if row.window:
         row.share_other = round(row.other_branches / row.window, 4)
         row.share_react = round(row.react / row.window, 4)
-    row.hits_replayed = len(post_filter(window, scope, ckpt_hash, limit))
+    row.hits_replayed = len(post_filter(ranking.window, scope, ckpt_hash, limit, ranking.scores))
     if recorded is not None:
         row.hits_recorded = min(len(recorded.results), limit)
         row.hits, row.hits_source = row.hits_recorded, "recorded"
@@ -221,7 +225,13 @@ def _notes(report: Health) -> list[str]:
         notes.append(f"hits: every node's from a replay ({report.ranker}); no search was logged")
     elif report.recorded:
         notes.append("hits: every node's from the access log (recorded)")
-    if report.searched:
+    if report.searched and report.ranker == "in-memory":
+        notes.append(
+            "ranked with ARI's in-memory rule (the run's own backend): it scores only each "
+            "node's ancestors, so no window crowds anything out; 'reached' counts the lineage "
+            "entries that match the query at all"
+        )
+    elif report.searched:
         notes.append(
             f"window shares and 'reached' come from replays ({report.ranker}) as of each node's "
             f"start: the access log records the hits, not the window"

@@ -30,17 +30,19 @@ StepFn = Callable[[int, int, str], None]  # (n, m, part): part n of m has starte
 ProgressFn = Callable[[int, int], None]  # (done, total) of a long part (Letta paging)
 TreeFn = Callable[[Checkpoint], None]  # the tree alone, while the rest loads
 
-# local MiniLM vectors, BM25 at once, or the run's own embedding model through its endpoint
-# (the only one that sends anything anywhere: asked for by name, never a default)
-EMBEDDERS = ("minilm", "bm25", "run")
-LOCAL_EMBEDDERS = EMBEDDERS[:2]
+# "auto": the run's own ranker where this tool has it locally (ARI's in-memory rule for a run
+# that backend recorded), else MiniLM; "in-memory" forces that rule on any run; "run": the run's
+# own embedding model through its endpoint (the only one that sends anything anywhere: asked
+# for by name or the config file, never a default)
+EMBEDDERS = ("auto", "minilm", "bm25", "in-memory", "run")
+LOCAL_EMBEDDERS = EMBEDDERS[:4]
 RANKER_STEP = "ranker: "  # the load step that names where the run ranker sends texts
 
 
 @dataclass(frozen=True)
 class RunOptions:
     checkpoint: Path
-    embedder: str = "minilm"  # one of EMBEDDERS
+    embedder: str = "auto"  # one of EMBEDDERS
     letta: LettaOptions | None = None  # memory and ranking from this server instead
     embed: EmbedOptions = field(default_factory=EmbedOptions)  # for embedder "run"
     rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
@@ -88,10 +90,8 @@ def open_run(
         ranker = run_model_ranker(ckpt, options.embed, None, step, total)
         run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     else:
-        from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
-
         step(total, total, "search index")
-        ranker = make_ranker(ckpt, options.embedder) if options.rank else None
+        ranker = local_ranker(ckpt, options.embedder) if options.rank else None
         run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     run.save_index = later[0] if later else None
     return run
@@ -119,3 +119,22 @@ def run_model_ranker(
     if on_step is not None:
         on_step(total, total, RANKER_STEP + said)
     return make_run_ranker(ckpt, embed, plan, error)
+
+
+def local_ranker(ckpt: Checkpoint, embedder: str) -> object:
+    """The ranker `embedder` names; "auto" takes the run's own backend rule when the files show
+    it (search/in_memory.py), else MiniLM, which then says why the backend stayed unknown."""
+    from ari_mem_tui.search.backends import run_backend  # noqa: PLC0415
+    from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
+    from ari_mem_tui.search.in_memory import InMemoryRanker  # noqa: PLC0415
+
+    if embedder == "auto":
+        backend = run_backend(ckpt)
+        if backend.in_memory:
+            return InMemoryRanker(ckpt.entries)
+        ranker = make_ranker(ckpt, "minilm")
+        ranker.backend_note = backend.note  # type: ignore[attr-defined]
+        return ranker
+    if embedder == "in-memory":
+        return InMemoryRanker(ckpt.entries)
+    return make_ranker(ckpt, embedder)

@@ -16,8 +16,15 @@ import pytest
 from fake_embeddings import error, fake_embeddings
 from search_helpers import build_tree, make_entry
 
+from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.checkpoint.passages import SEPARATOR, passage_text
-from ari_mem_tui.search.embed_client import EmbeddingClient, EndpointFailed, batches, retry_after
+from ari_mem_tui.search.embed_client import (
+    EmbeddingClient,
+    EndpointFailed,
+    batches,
+    embeddings_url,
+    retry_after,
+)
 from ari_mem_tui.search.embedded import BM25Ranker, Pool
 from ari_mem_tui.search.run_model import (
     KEY_ENV,
@@ -147,6 +154,11 @@ def test_429_is_retried_after_the_time_it_asks_for_and_5xx_with_backoff():
         got = client(fake, clock).embed(["a", "b"], clock.now + 600)
         assert len(fake.requests) == 5 and got.shape == (2, fake.dim)
     assert clock.slept == [7.0, 3.0, 2.0, 4.0]  # Retry-After as asked; then the backoff (doubled)
+
+
+def test_the_embeddings_path_goes_before_a_query():
+    assert embeddings_url("http://h:1/v1/") == "http://h:1/v1/embeddings"
+    assert embeddings_url("https://h/v1?api-version=2#x") == "https://h/v1/embeddings?api-version=2"
 
 
 def test_retry_after_may_be_an_http_date():
@@ -364,6 +376,49 @@ def test_vectors_are_cached_by_model_and_text_never_by_url(tmp_path):
             background=False,
         )
         assert len(fake.requests) > first
+
+
+def test_endpoint_segments_are_checksummed_and_a_damaged_one_is_rebuilt_and_said_once(tmp_path):
+    """The endpoint's vectors go through the same wary cache as MiniLM's (vector_cache.py,
+    checkpoint/cachefile.py): segments named by their checksum; a flipped byte is a miss."""
+    ckpt = run_ckpt()
+    cachefile.take_notes()
+    with fake_embeddings() as fake, fake_embeddings() as again:
+        first = ranker_over(ckpt, fake, tmp_path).rank("kernel cache tile", top_k=5)
+        folder = tmp_path / "cache" / "vectors" / endpoint_folder("fake-model", fake.dim)
+        segments = sorted(folder.glob("seg-*.npz"))
+        assert segments
+        for seg in segments:
+            assert seg.name == f"seg-{cachefile.checksum(seg.read_bytes())}.npz"
+        data = bytearray(segments[0].read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        segments[0].write_bytes(bytes(data))
+        rebuilt = ranker_over(ckpt, again, tmp_path)
+        assert again.requests  # the damaged segment's vectors were asked for again
+        assert [e.id for e in rebuilt.rank("kernel cache tile", top_k=5).window] == [
+            e.id for e in first.window
+        ]
+    notes = cachefile.take_notes()
+    assert len([n for n in notes if "checksum does not match" in n]) == 1, notes
+    assert "rebuilt" in notes[0] and segments[0].with_name(segments[0].name + ".corrupt").exists()
+
+
+def test_an_endpoint_cache_inside_the_checkpoint_is_neither_read_nor_written(tmp_path):
+    ckpt = build_tree([0, 0], [4, 3, 3], seed=3, path=tmp_path / "run")
+    (tmp_path / "run").mkdir()
+    cachefile.take_notes()
+    with fake_embeddings() as fake:
+        plan = plan_endpoint(EmbedOptions(url=fake.url, model="fake-model"), None, env={})
+        ranker = make_run_ranker(
+            ckpt,
+            EmbedOptions(checkpoint_hash="0123456789ab"),
+            plan,
+            cache_dir=tmp_path / "run" / "cache",
+            background=False,
+        )
+        assert ranker.usable and ranker.rank("kernel", top_k=3).used == "run:fake-model"
+    assert list((tmp_path / "run").iterdir()) == []  # nothing written into the run
+    assert any("inside the checkpoint" in note for note in cachefile.take_notes())
 
 
 def test_progress_counts_the_texts_sent(tmp_path):

@@ -133,7 +133,8 @@ def test_the_key_is_sent_but_never_shown(run_dir, capsys, monkeypatch):
             assert secret not in out and secret not in err
         assert f"key from ${KEY_ENV}" in err and "unavailable" in err
     assert "Incorrect API key provided: ***" in outputs[0].err
-    assert "forbidden for user:***" in outputs[1].err
+    # "user:urlpass" is what Basic auth encodes: masked whole (model/secrets.py)
+    assert "(HTTP 403: forbidden for ***)" in outputs[1].err
 
 
 def test_nothing_leaves_the_machine_unless_the_run_ranker_is_asked_for(

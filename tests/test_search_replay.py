@@ -27,15 +27,38 @@ def scored(ckpt, order: list[str]) -> FakeRanker:
 def test_query_prefers_direction_then_eval_summary_then_goal_then_default():
     ckpt = build_tree([0], [0, 0])
     node = ckpt.nodes["node_0001"]
+    node.status, node.name = "failed", "improve: d"
     node.original_direction, node.eval_summary = "d" * 250, "e"
     assert node_query(ckpt, node) == ("d" * 200, "original_direction")
-    node.original_direction = None
+    node.original_direction = None  # an old tree: a failed node's eval_summary is its direction
     assert node_query(ckpt, node) == ("e", "eval_summary")
     node.eval_summary = ""
     ckpt.experiment_goal = "g" * 3000
     assert node_query(ckpt, node) == ("g" * 200, "goal")
     ckpt.experiment_goal = ""
     assert node_query(ckpt, node) == ("experiment result", "default")
+
+
+def test_an_empty_direction_searches_with_the_goal_even_after_a_verdict():
+    """ARI's query is `(eval_summary or goal_text or ...)` with the eval_summary at start: an
+    empty direction meant the goal, whatever verdict the node holds today."""
+    ckpt = build_tree([0], [0, 0])
+    node = ckpt.nodes["node_0001"]
+    node.status, node.name = "success", "improve"
+    node.original_direction, node.eval_summary = "", "great [scientific_score=0.80]"
+    ckpt.experiment_goal = "# Goal\n" + "g" * 3000
+    assert node_query(ckpt, node) == (("# Goal\n" + "g" * 3000)[:200], "goal")
+
+
+def test_a_succeeded_node_without_its_direction_says_the_verdict_stands_in():
+    """§2.6: an old tree has no original_direction, a resumed one writes it back empty (with
+    no name); a succeeded node's eval_summary is then its verdict, not what it searched."""
+    ckpt = build_tree([0], [0, 0])
+    node = ckpt.nodes["node_0001"]
+    node.status, node.eval_summary = "success", "verdict"
+    for direction, name in ((None, "improve: x"), ("", "")):
+        node.original_direction, node.name = direction, name
+        assert node_query(ckpt, node) == ("verdict", "eval_summary (verdict: direction lost)")
 
 
 def test_eval_summary_option_uses_todays_summary():
@@ -437,3 +460,35 @@ def test_the_fidelity_names_the_recordings_embedder_from_settings_json():
     overlap = replay(ckpt, "node_0001", NamedRanker("minilm"))
     assert overlap.recorded.backend == "in_memory" and "in-memory" in overlap.fidelity.note
     assert overlap.fidelity.exact is False and overlap.fidelity.label.startswith("stand-in")
+
+
+def test_the_in_memory_rule_is_exact_on_in_memory_runs_only():
+    """ARI's in-memory backend rule is the run's own ranking on a run that backend recorded,
+    with or without a recording to compare (the run's files decide then); on a Letta run it is
+    a stand-in, and on a run whose backend the files do not show, unverified. No embedder, no
+    server, stands in exactly for the in-memory backend."""
+    from types import SimpleNamespace
+
+    from ari_mem_tui.search.fidelity import ranker_fidelity
+
+    rule = SimpleNamespace(name="in-memory")
+    own = ranker_fidelity(rule, "in-memory", "in_memory")
+    assert own.exact is True and own.label == "exact: ARI's in-memory backend rule"
+    assert own.note == "" and own.short == "exact: in-memory"
+    unrecorded = ranker_fidelity(rule, "in-memory", "unknown", run="in_memory")
+    assert unrecorded.exact is True and unrecorded.label == own.label
+    on_letta = ranker_fidelity(rule, "in-memory", "letta", recorded="a Letta server's embedder")
+    assert on_letta.exact is False and on_letta.label == "stand-in: ARI's in-memory backend rule"
+    assert on_letta.note.startswith(
+        "recorded by a Letta server's embedder, replayed with ARI's in-memory backend rule:"
+        " different rankers"
+    )
+    unknown = ranker_fidelity(rule, "in-memory")
+    assert unknown.exact is None and unknown.kind == "unverified"
+    assert "do not show its memory backend" in unknown.note
+    for used in ("letta:http://x", "minilm"):
+        other = ranker_fidelity(SimpleNamespace(name=used), used, "unknown", run="in_memory")
+        assert other.exact is False and "the run recorded with ARI's in-memory" in other.label
+        recorded = ranker_fidelity(SimpleNamespace(name=used), used, "in_memory")
+        assert recorded.note.endswith("replay with --embedder in-memory (the backend's own rule)"
+                                      " and they vanish")  # fmt: skip

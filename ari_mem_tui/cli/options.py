@@ -7,7 +7,8 @@ from pathlib import Path
 
 from ari_mem_tui.letta.footer import given_hash
 from ari_mem_tui.letta.options import LettaOptions
-from ari_mem_tui.run import EMBEDDERS, EmbedOptions, RunOptions
+from ari_mem_tui.model.secrets import remember, url_secrets
+from ari_mem_tui.run import EMBEDDERS, LOCAL_EMBEDDERS, EmbedOptions, RunOptions
 from ari_mem_tui.search.run_model import DEFAULT_DEADLINE
 
 DEFAULT_LIMIT = 5  # ARI's hits per start-up search
@@ -15,6 +16,7 @@ DEFAULT_LIMIT = 5  # ARI's hits per start-up search
 
 def letta_options(args: argparse.Namespace) -> LettaOptions | None:
     """The server to read from, or None for the checkpoint's own files (--no-letta, no URL)."""
+    remember(getattr(args, "letta_api_key", None), *url_secrets(getattr(args, "letta_url", "")))
     if getattr(args, "no_letta", False) or not getattr(args, "letta_url", None):
         return None
     return LettaOptions(
@@ -29,12 +31,13 @@ def letta_options(args: argparse.Namespace) -> LettaOptions | None:
 def settle_embedder(args: argparse.Namespace) -> None:
     """--embedder and --embed-url/--embed-model: the flags, else the config file's "embedder",
     "embed_url", "embed_model" (so `"embedder": "run"` there is asking for the run's model),
-    else the local MiniLM. A command whose choices lack the config's ranker keeps MiniLM."""
+    else "auto" (the run's own ranker where this tool has it locally). A command whose choices
+    lack the config's ranker (demo and serve never send anything) takes "auto"."""
     from ari_mem_tui.tui.config import load_settings  # noqa: PLC0415 - only when it matters
 
     settings = load_settings() if args.embedder is None else {}
     chosen = settings.get("embedder")
-    allowed = EMBEDDERS if hasattr(args, "embed_url") else EMBEDDERS[:2]
+    allowed = EMBEDDERS if hasattr(args, "embed_url") else LOCAL_EMBEDDERS
     if args.embedder is None:
         args.embedder = chosen if chosen in allowed else EMBEDDERS[0]
     if args.embedder == "run" and settings:

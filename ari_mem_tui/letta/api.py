@@ -19,9 +19,9 @@ import httpx
 import letta_client
 
 from ari_mem_tui.checkpoint.limits import current, hint, mib
-from ari_mem_tui.letta.errors import LettaUnavailable, mask_secrets, safe_url
+from ari_mem_tui.letta.errors import LettaUnavailable
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
-from ari_mem_tui.search.redact import url_secrets
+from ari_mem_tui.model.secrets import mask, remember, safe_url, url_secrets
 
 AGENT_ID_RE = re.compile(r"^agent-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ARI_AGENT_PREFIX = "ari_agent_"
@@ -50,12 +50,17 @@ class LettaConnection:
         real_url = str(url).rstrip("/")
         self.url = safe_url(real_url)  # what messages show: no credentials, no query
         self.timeout = timeout
-        self._secrets = (api_key, *url_secrets(real_url))
+        remember(api_key, *url_secrets(real_url))  # masked in every message, in every form
+        if api_key and not api_key.isascii():  # httpx would fail to encode the header
+            raise LettaUnavailable(
+                "the API key cannot be sent: it holds characters other than ASCII, which an"
+                " HTTP header cannot carry (check --letta-api-key or $LETTA_API_KEY)"
+            )
         try:
             httpx.URL(real_url)
         except (httpx.InvalidURL, ValueError, TypeError) as exc:
             raise LettaUnavailable(
-                f"--letta-url {self.url} is not a usable URL ({mask_secrets(str(exc), *self._secrets)})"
+                f"--letta-url {self.url} is not a usable URL ({mask(str(exc))})"
             ) from None
         answer_limit = current().letta_answer_bytes
         self.client = letta_client.Letta(
@@ -101,7 +106,7 @@ class LettaConnection:
         if "error" in outcome:
             error = outcome["error"]
             if isinstance(error, LettaUnavailable):
-                raise LettaUnavailable(mask_secrets(str(error), *self._secrets)) from None
+                raise LettaUnavailable(mask(str(error))) from None
             raise error
         return outcome["value"]
 
@@ -257,7 +262,10 @@ class LettaConnection:
         """`passages.search` (ARI's route): the top_k passages in rank order (no scores)."""
         kwargs: dict[str, Any] = {"query": query, "top_k": top_k}
         if before_ts is not None:
-            kwargs["end_datetime"] = datetime.fromtimestamp(before_ts, tz=UTC)
+            try:
+                kwargs["end_datetime"] = datetime.fromtimestamp(before_ts, tz=UTC)
+            except (OverflowError, OSError, ValueError):  # past any calendar: the whole pool
+                pass
         response = self.call(
             f"searching top_k={top_k}",
             lambda: self.client.agents.passages.search(agent_id, **kwargs),

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from ari_mem_tui.search.redact import mask_secrets, safe_url, url_problem
-
-__all__ = ["LettaUnavailable", "check_url", "mask_secrets", "safe_url"]
+from ari_mem_tui.model.secrets import safe_url, url_problem
 
 
 class LettaUnavailable(RuntimeError):

@@ -6,7 +6,8 @@ vectors in the order of `data`, as little-endian float32, and replaces an empty 
 " " first. This client does the same, in batches, with retries and backoff on 429 and 5xx
 (Retry-After honoured), within ONE wall-clock deadline for everything it is asked, and reads
 at most what the batch can honestly need. Every failure is one `EndpointFailed` line that names
-the endpoint without credentials and never holds the API key.
+the endpoint without credentials and never holds the API key (model/secrets.py masks it
+in every form).
 """
 
 from __future__ import annotations
@@ -17,11 +18,12 @@ import email.utils
 import json
 import time
 from collections.abc import Callable, Sequence
+from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import numpy as np
 
-from ari_mem_tui.search.redact import mask_secrets, safe_url, url_secrets
+from ari_mem_tui.model.secrets import mask, remember, safe_url, url_secrets
 from ari_mem_tui.search.run_model import MAX_EMBEDDING_DIM
 
 BATCH_TEXTS = 64  # texts per request (OpenAI takes 2048; smaller batches retry cheaper)
@@ -69,14 +71,18 @@ class EmbeddingClient:
         clock: Callable[[], float] = time.monotonic,
         batch_texts: int = BATCH_TEXTS,
     ) -> None:
-        self.endpoint = str(url).rstrip("/") + "/embeddings"
+        self.endpoint = embeddings_url(url)
         self.shown = safe_url(self.endpoint)
         self.model = model
         self.dim = dim
         self.requests = 0  # HTTP requests made (tests and progress read it)
         self._sleep, self._clock = sleep, clock
         self._batch_texts = max(1, batch_texts)
-        self._secrets = (api_key, *url_secrets(url))
+        remember(api_key, *url_secrets(url))  # masked in every message, in every form
+        if api_key and not api_key.isascii():
+            raise EndpointFailed(
+                "the API key cannot be sent: it holds characters other than ASCII", "refused"
+            )
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         # no redirects: a 30x must not carry the key elsewhere
         self._http = httpx.Client(headers=headers, follow_redirects=False)
@@ -224,7 +230,7 @@ class EmbeddingClient:
         if isinstance(document, dict):
             error = document.get("error", document.get("detail", document))
             document = error.get("message", error) if isinstance(error, dict) else error
-        text = " ".join(mask_secrets(str(document), *self._secrets).split())
+        text = " ".join(mask(str(document)).split())
         return text[:DETAIL_CHARS] + ("…" if len(text) > DETAIL_CHARS else "") or "no reason given"
 
     def _cause(self, exc: Exception) -> str:
@@ -234,7 +240,7 @@ class EmbeddingClient:
         text = str(inner) or type(inner).__name__
         if "refused" in text.lower():
             return "connection refused"
-        return mask_secrets(text.splitlines()[0][:120], *self._secrets)
+        return mask(text.splitlines()[0][:120])
 
 
 def _vector(item: object) -> np.ndarray | None:
@@ -253,6 +259,16 @@ def _vector(item: object) -> np.ndarray | None:
             return None
         return np.asarray(value, dtype=np.float64).astype(np.float32)  # as pgvector stores it
     return None
+
+
+def embeddings_url(url: str) -> str:
+    """`{url}/embeddings`, the path extended and any ?query kept after it (`…/v1?api-version=…`
+    becomes `…/v1/embeddings?api-version=…`, not a query ending in /embeddings)."""
+    try:
+        parts = urlsplit(str(url))
+    except ValueError:
+        return str(url).rstrip("/") + "/embeddings"  # refused by httpx with one line, later
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/embeddings", fragment=""))
 
 
 def retry_after(headers: httpx.Headers) -> float | None:

@@ -1,22 +1,21 @@
 """Which ranker ranked a recording and a replay, and whether the replay ranks as the run did.
 
-A recording's scores say which backend made it (format doc §5.2); settings.json (or a live
-agent) names the Letta embedding handle. A replay is ranked by a Letta server (`letta:<url>`),
-the run's embedding model through its endpoint (`run:<model>`), or a local model (MiniLM,
-BM25). `ranker_fidelity` turns those into one `RankerFidelity`: exact or a stand-in, in words,
-and when it is a stand-in what to do for the exact ranking. Every view renders that value.
+A recording's scores, and the run's files as a whole, say which memory backend made it
+(search/backends.py); settings.json (or a live agent) names the Letta embedding handle. A replay
+is ranked by a Letta server (`letta:<url>`), the run's embedding model through its endpoint
+(`run:<model>`), a local model (MiniLM, BM25) or ARI's in-memory backend rule (`in-memory`).
+`ranker_fidelity` turns those into one `RankerFidelity`: exact, a stand-in, or unverified (the
+files cannot tell), in words, and when it is a stand-in what to do for the exact ranking. Every
+view renders that value. Exact: a Letta server or the run's embedding model (or MiniLM, when
+the run's handle is MiniLM's) for a Letta run; ARI's in-memory rule for an in-memory run; no
+embedder for an in-memory or Letta v0.6 substring run.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from itertools import pairwise
-
-from ari_mem_tui.model import Checkpoint, RankerFidelity
+from ari_mem_tui.model import RankerFidelity
 from ari_mem_tui.search import embedder as minilm
-
-ON_GRID = 1e-6  # a Letta score is 1 - 0.01 r: within float noise of a whole hundredth
-BACKEND_SAMPLE = 50  # start-up reads looked at to tell a whole run's backend
+from ari_mem_tui.search.in_memory import NAME as IN_MEMORY
 
 BACKEND_WORDS = {
     "letta": "a Letta server's embedder (scores 1 − 0.01·rank)",
@@ -26,49 +25,12 @@ BACKEND_WORDS = {
 }
 # the local rankers whose vectors a Letta embedding handle can name exactly (search/embedder.py)
 LOCAL_HANDLES = {minilm.MODEL_NAME: minilm.LETTA_HANDLE}
-LOCAL_WORDS = {"minilm": "local MiniLM", "bm25": "local BM25"}
-
-
-def recorded_backend(scores: list[float]) -> str:
-    """Which backend recorded these scores, in rank order (ari-checkpoint-format.md §5.2).
-
-    Letta gives the row at window rank r the score 1 - 0.01 r: every score on the 0.01 grid,
-    and, as no two rows share a rank, strictly falling until it reaches 0. ARI's in-memory
-    backend scores keyword overlap (matched query words / query words: 0.25, 0.125, 0.444…),
-    which ties and leaves the grid. Both are in [0, 1]; an in-memory 0.5 is on the grid, so one
-    recording is judged as a whole.
-    """
-    if not scores:
-        return "unknown"
-    positive = [s for s in scores if s > 0]
-    if not positive:
-        return "letta-substring"
-    on_grid = all(abs(s * 100 - round(s * 100)) < ON_GRID and 0 <= s <= 1 for s in scores)
-    falling = all(a > b for a, b in pairwise(positive))
-    zeros_last = scores[len(positive) :] == [0.0] * (len(scores) - len(positive))
-    return "letta" if on_grid and falling and zeros_last else "in_memory"
-
-
-def event_scores(results: list) -> list[float]:
-    """A read event's scores in rank order (a missing or odd score reads 0.0)."""
-    scores = []
-    for row in results:
-        score = row.get("score") if isinstance(row, dict) else None
-        ok = isinstance(score, (int, float)) and not isinstance(score, bool)
-        scores.append(float(score) if ok else 0.0)
-    return scores
-
-
-def run_backend(ckpt: Checkpoint) -> str:
-    """The backend most of the run's recorded start-up searches show ("unknown": none)."""
-    seen: Counter[str] = Counter()
-    for event in ckpt.access_events:
-        if event.reader_how == "startup-search" and event.results:
-            seen[recorded_backend(event_scores(event.results))] += 1
-            if sum(seen.values()) >= BACKEND_SAMPLE:
-                break
-    seen.pop("unknown", None)
-    return seen.most_common(1)[0][0] if seen else "unknown"
+LOCAL_WORDS = {
+    "minilm": "local MiniLM",
+    "bm25": "local BM25",
+    IN_MEMORY: "ARI's in-memory backend rule",
+}
+NO_EMBEDDER = ("in_memory", "letta-substring")  # backends that ranked without any embedder
 
 
 def local_ranker_of(handle: str | None) -> str | None:
@@ -92,14 +54,18 @@ def ranker_fidelity(
     backend: str = "unknown",
     handle: str | None = None,
     recorded: str = "",
+    run: str = "unknown",
 ) -> RankerFidelity:
     """Whether ranking `used` (what the ranking says it used; `ranker` is the one chosen)
-    ranks as the run did, for a recording of `backend` ("unknown": none) and the run's
-    embedding `handle` (settings.json). `recorded` is the recording's ranker in words."""
-    words, exact, label = _replay_ranker(ranker, used, handle)
-    if backend in ("in_memory", "letta-substring"):
-        exact = False  # no embedder ranked these recordings
-        label = f"stand-in: {words} (the run recorded with {BACKEND_WORDS[backend]})"
+    ranks as the run did, for a recording of `backend` ("unknown": none to compare), the run's
+    embedding `handle` (settings.json) and the run's memory backend `run` as its files show it
+    (search/backends.py: it decides when no recording does). `recorded` is the recording's
+    ranker in words."""
+    source = backend if backend != "unknown" else run
+    words, exact, label = _replay_ranker(ranker, used, handle, source)
+    if source in NO_EMBEDDER and used != IN_MEMORY:
+        exact = False  # no embedder ranked this run: no embedding model, no server is its own
+        label = f"stand-in: {words} (the run recorded with {BACKEND_WORDS[source]})"
     chosen = getattr(ranker, "name", used)
     short = f"{_kind(exact)}: {used}"
     if used != chosen:
@@ -109,10 +75,7 @@ def ranker_fidelity(
         short = f"stand-in: {used}, {chosen} {'failed' if state == 'unavailable' else 'not ready'}"
     note = ""
     if exact is None:
-        note = (
-            f"the run's embedding handle is unknown (settings.json names none): if {words}"
-            " is the run's embedding model, these replays are exact"
-        )
+        note = _unverified(used, words)
     elif not exact and backend != "unknown":
         note = (
             f"recorded by {recorded or BACKEND_WORDS[backend]}, replayed with {words}: different"
@@ -127,8 +90,10 @@ def _kind(exact: bool | None) -> str:
     return RankerFidelity(exact=exact).kind
 
 
-def _replay_ranker(ranker: object, used: str, handle: str | None) -> tuple[str, bool | None, str]:
-    """(the ranker in words, exact?, label) of the ranking `used`, before any recording."""
+def _replay_ranker(
+    ranker: object, used: str, handle: str | None, source: str
+) -> tuple[str, bool | None, str]:
+    """(the ranker in words, exact?, label) of the ranking `used`, for a run of `source`."""
     if used.startswith("letta:"):
         url = used.removeprefix("letta:")
         return f"the Letta server at {url}", True, f"exact: ranked by the Letta server ({url})"
@@ -145,13 +110,34 @@ def _replay_ranker(ranker: object, used: str, handle: str | None) -> tuple[str, 
             return words, False, f"stand-in: {model} (the run embedded with {run_handle})"
         return words, True, f"exact: the run's embedding model ({run_handle})"
     words = LOCAL_WORDS.get(used, used)
+    if used == IN_MEMORY:  # the backend's own rule is exact on the runs that backend recorded
+        if source == "in_memory":
+            return words, True, f"exact: {words}"
+        if source == "unknown":
+            return words, None, f"unverified: {words} (the run's memory backend is unknown)"
+        return words, False, f"stand-in: {words}"
     if used in LOCAL_HANDLES and local_ranker_of(handle) == used:
         return words, True, f"exact: {words}, the run's embedding model ({handle})"
     return words, False, f"stand-in: {words}"
 
 
+def _unverified(used: str, words: str) -> str:
+    """Why the files cannot tell whether `used` ranks as the run did."""
+    if used == IN_MEMORY:
+        return (
+            "the run's files do not show its memory backend: if it was ARI's in-memory"
+            " backend, these replays are exact"
+        )
+    return (
+        f"the run's embedding handle is unknown (settings.json names none): if {words}"
+        " is the run's embedding model, these replays are exact"
+    )
+
+
 def _advice(backend: str, handle: str | None) -> str:
     """How to get the run's own ranking, for a recording of `backend`."""
+    if backend == "in_memory":
+        return f"; replay with --embedder {IN_MEMORY} (the backend's own rule) and they vanish"
     if backend != "letta":
         return ""
     local = local_ranker_of(handle)

@@ -13,12 +13,8 @@ from collections import Counter
 from collections.abc import Callable
 
 from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
-from ari_mem_tui.search.fidelity import (
-    event_scores,
-    ranker_fidelity,
-    recorded_backend,
-    recording_ranker,
-)
+from ari_mem_tui.search.backends import event_scores, recorded_backend, run_backend
+from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.startup import (
@@ -26,11 +22,16 @@ from ari_mem_tui.search.startup import (
     query_source_name,
     recorded_startup_search,
     start_time,
+    startup_notes,
 )
 from ari_mem_tui.search.tiers import build_tiers
 
 OVERFETCH = 200  # ARI_MEMORY_LETTA_OVERFETCH default
 DEFAULT_LIMIT = 5
+WINDOWLESS_NOTE = (
+    "ranked as ARI's in-memory backend does: only the reader's ancestors' entries, scored by "
+    "keyword overlap (no global window: no global ranks, nothing missed outside one)"
+)
 
 
 def top_k_for(limit: int, overfetch: int = OVERFETCH) -> int:
@@ -62,15 +63,23 @@ def eligible_entry(entry: MemoryEntry, scope: set[str], ckpt_hash: str | None) -
 
 
 def post_filter(
-    window: list[MemoryEntry], scope: set[str], ckpt_hash: str | None, limit: int
+    window: list[MemoryEntry],
+    scope: set[str],
+    ckpt_hash: str | None,
+    limit: int,
+    scores: dict[str, float] | None = None,
 ) -> list[Hit]:
-    """Keep eligible window rows in rank order (no re-sort), first `limit`, rank scores."""
+    """Keep eligible window rows in rank order (no re-sort), first `limit`, rank scores; with
+    `scores` (a backend without a window: ARI's in-memory one) its own scores, no global rank."""
     hits: list[Hit] = []
     for position, entry in enumerate(window):
         if len(hits) >= limit:
             break
         if eligible_entry(entry, scope, ckpt_hash):
-            hits.append(_hit(len(hits) + 1, position, rank_score(position), entry))
+            if scores is None:
+                hits.append(_hit(len(hits) + 1, position, rank_score(position), entry))
+            else:
+                hits.append(_hit(len(hits) + 1, -1, scores[entry.id], entry))
     return hits
 
 
@@ -133,12 +142,19 @@ def replay(
         notes.append("empty ancestor_ids (a root): ARI returns no results without searching")
     else:
         ranking = ranker.rank(query, top_k, before_ts=before)
-        hits = post_filter(ranking.window, scope, ckpt_hash, limit)
+        hits = post_filter(ranking.window, scope, ckpt_hash, limit, ranking.scores)
         if ranking.note:
             notes.append(ranking.note)
+    windowless = ranking is not None and ranking.windowless
+    if getattr(ranker, "backend_note", ""):
+        notes.append(ranker.backend_note)
 
     eligible = eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, before)
-    missed, exact, pending = _beyond_window(eligible, ranking, limit, exact_ranks)
+    if windowless:  # the backend's answer IS the pre-filtered one: nothing beyond a window
+        missed, exact, pending = [], [hit.model_copy() for hit in hits], None
+        notes.append(WINDOWLESS_NOTE)
+    else:
+        missed, exact, pending = _beyond_window(eligible, ranking, limit, exact_ranks)
     recorded = _recorded(ckpt, node, notes)
     embedder = _embedder_label(ranker, ranking)
     fallback = ranking is not None and embedder != ranker.name
@@ -149,9 +165,11 @@ def replay(
         recorded.backend if compared else "unknown",
         ckpt.letta_embedding_config,
         recorded.ranker if compared else "",
+        run_backend(ckpt).name,
     )
     if recorded is not None and compared:
-        recorded.differences = mark_differences(hits, recorded.hits)
+        same_scores = windowless and recorded.backend == "in_memory"
+        recorded.differences = mark_differences(hits, recorded.hits, same_scores)
         if before is None and recorded.differences:
             notes.append(
                 "today's pool was ranked: entries written after the node started take window "
@@ -174,6 +192,7 @@ def replay(
         core=ckpt.core,
         writes=list(ckpt.node_writes(node.id)),
         embedder=embedder,
+        windowless=windowless,
         fallback=fallback,
         fidelity=fidelity,
         notes=notes,
@@ -269,6 +288,9 @@ def _pool_stats(
     if ranking is None:
         stats["window"] = None
         return stats
+    if ranking.windowless:
+        stats["window"] = None  # the backend ranks the reader's scope only: no window
+        return stats
     scope = set(node.ancestor_ids)
     window = Counter()
     branches: Counter = Counter()
@@ -311,6 +333,8 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
         return None
     scores = event_scores(event.results)
     backend = recorded_backend(scores)
+    if backend != "unknown" and run_backend(ckpt).in_memory:
+        backend = "in_memory"  # one recording can look like Letta's (1.0, 0.5): the run decides
     hits: list[Hit] = []
     unresolved = 0
     for i, (row, score) in enumerate(zip(event.results, scores, strict=True)):
@@ -335,6 +359,7 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
         else:
             hits.append(_hit(i + 1, global_rank, score, entry))
     notes.append(f"recorded start-up search: {how}")
+    notes.extend(startup_notes(ckpt, node))
     if backend == "in_memory":
         notes.append(
             "the recording's scores are keyword overlap (ARI's in-memory backend), not "
@@ -355,12 +380,14 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
 COMPARED = ("rank", "global_rank", "score")
 
 
-def mark_differences(replayed: list[Hit], recorded: list[Hit]) -> int:
+def mark_differences(replayed: list[Hit], recorded: list[Hit], same_scores: bool = False) -> int:
     """Mark every hit that differs in entry, rank, global rank or score; count ENTRIES.
 
     A global rank or score the recording does not know (-1: in-memory scores, or Letta's 0.0
-    past rank 99) is not compared: unknown is not different. An entry in both lists counts
-    once, however many fields differ and although both sides carry the mark.
+    past rank 99) is not compared: unknown is not different, unless `same_scores` (both sides
+    scored by the same backend rule, ARI's in-memory one): then scores are compared as they
+    are. An entry in both lists counts once, however many fields differ and although both
+    sides carry the mark.
     """
     rec = {h.entry_id: h for h in recorded}
     rep = {h.entry_id: h for h in replayed}
@@ -378,18 +405,20 @@ def mark_differences(replayed: list[Hit], recorded: list[Hit]) -> int:
                 "global_rank": other.global_rank,
                 "score": other.score,
             }
-            hit.differs = [f for f in COMPARED if _differs(f, hit, other)]
+            hit.differs = [f for f in COMPARED if _differs(f, hit, other, same_scores)]
             hit.mark = "moved" if "rank" in hit.differs else ("changed" if hit.differs else "")
             if hit.differs:
                 differing.add(hit.entry_id)
     return len(differing)
 
 
-def _differs(field: str, a: Hit, b: Hit) -> bool:
+def _differs(field: str, a: Hit, b: Hit, same_scores: bool = False) -> bool:
     if field == "rank":
         return a.rank != b.rank
     if field == "global_rank":
         return a.global_rank >= 0 and b.global_rank >= 0 and a.global_rank != b.global_rank
+    if same_scores:
+        return a.score != b.score
     if a.global_rank < 0 or b.global_rank < 0:
         return False  # a score that encodes no rank cannot be compared with a rank score
     return abs(a.score - b.score) > 0.005

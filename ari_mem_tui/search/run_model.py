@@ -22,7 +22,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from ari_mem_tui.search.redact import safe_url, url_problem
+from ari_mem_tui.model.secrets import remember, safe_url, url_problem, url_secrets
 
 KEY_ENV = "ARI_MEM_TUI_EMBED_API_KEY"  # the endpoint's API key: only ever from here
 DEFAULT_DEADLINE = 600.0  # seconds for the whole build (every passage and start-up query)
@@ -93,7 +93,9 @@ class EndpointPlan:
 def api_key(env: dict[str, str] | None = None) -> str | None:
     """The endpoint's API key: only ever from $ARI_MEM_TUI_EMBED_API_KEY (never a flag, never
     shown: messages mask it, and no result holds it)."""
-    return (os.environ if env is None else env).get(KEY_ENV) or None
+    key = (os.environ if env is None else env).get(KEY_ENV) or None
+    remember(key)  # masked in every message from now on, in every form
+    return key
 
 
 def canonical_handle(handle: str | None) -> str | None:
@@ -128,7 +130,9 @@ def handle_defaults(handle: str | None) -> tuple[str | None, str | None, int | N
 
 
 def check_embed_url(url: str) -> str:
-    """`url` if it is an http(s) URL; else the one line that says so (shown without secrets)."""
+    """`url` if it is an http(s) URL; else the one line that says so (shown without secrets).
+    Its user info and query values are registered as secrets first."""
+    remember(*url_secrets(url))
     problem = url_problem(url)
     if problem:
         raise EmbedSetupError(f"--embed-url {safe_url(url)} is {problem}")
@@ -168,5 +172,11 @@ def plan_endpoint(
             + ": give --embed-url URL and --embed-model NAME"
         )
     check_embed_url(url)
-    key_set = bool(env.get(KEY_ENV))
+    key = api_key(env)
+    if key and not key.isascii():  # an HTTP header cannot carry it: say so before any call
+        raise EmbedSetupError(
+            f"the API key in ${KEY_ENV} cannot be sent: it holds characters other than ASCII,"
+            " which an HTTP header cannot carry"
+        )
+    key_set = bool(key)
     return EndpointPlan(url=url, model=model, handle=handle, dim=dim, how=how, key_set=key_set)

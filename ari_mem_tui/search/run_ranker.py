@@ -109,6 +109,7 @@ class RunModelRanker:
         *,
         deadline: float,
         cache_dir: Path | str | None = None,
+        checkpoint: Path | None = None,
         background: bool = True,
         progress: ProgressFn | None = None,
         queries: Sequence[str] = (),
@@ -127,6 +128,7 @@ class RunModelRanker:
         self._done, self._total = 0, 0
         self._deadline = deadline
         self._cache_dir = cache_root(cache_dir)
+        self._checkpoint = checkpoint  # a cache dir inside it is neither read nor written
         self._queries = [q for q in dict.fromkeys(queries) if q.strip()]
         self._vectors: dict[str, np.ndarray] = {}  # start-up query -> vector (with the build)
         self._asked: dict[str, np.ndarray] = {}  # any other query -> vector (asked on demand)
@@ -287,7 +289,8 @@ class RunModelRanker:
     def _open_cache(self, dim: int) -> None:
         if self._cache is None:
             assert self.plan is not None
-            self._cache = VectorCache(self._cache_dir, endpoint_folder(self.plan.model, dim), dim)
+            folder = endpoint_folder(self.plan.model, dim)
+            self._cache = VectorCache(self._cache_dir, folder, dim, self._checkpoint)
 
     def _remember(self, keys: list[str], vecs: np.ndarray) -> None:
         if len(keys):
@@ -371,7 +374,7 @@ class RunModelRanker:
     def _bm25_ranker(self) -> BM25Ranker:
         with self._lock:
             if self._bm25 is None:
-                self._bm25 = BM25Ranker(Pool(self.pool.entries), self._cache_dir)
+                self._bm25 = BM25Ranker(Pool(self.pool.entries), self._cache_dir, self._checkpoint)
             return self._bm25
 
     @staticmethod
@@ -399,9 +402,10 @@ def make_run_ranker(
     ckpt_hash = options.checkpoint_hash or getattr(ckpt, "checkpoint_hash", None)
     ckpt_hash = ckpt_hash or checkpoint_hash(getattr(ckpt, "path", "."))
     queries = start_queries(ckpt)
+    path = getattr(ckpt, "path", None)
 
     def stand_in() -> Ranker:
-        return EmbeddingRanker(Pool(entries), cache_dir=cache_dir, queries=queries)
+        return EmbeddingRanker(Pool(entries), cache_dir=cache_dir, queries=queries, checkpoint=path)
 
     ranker = RunModelRanker(
         LettaAsOfPool(entries),
@@ -410,6 +414,7 @@ def make_run_ranker(
         api_key(),
         deadline=options.deadline,
         cache_dir=cache_dir,
+        checkpoint=path,
         background=background,
         progress=progress,
         queries=queries,
