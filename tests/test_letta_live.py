@@ -15,15 +15,11 @@ import gzip
 import json
 import os
 import shutil
-import socket
-from collections.abc import Iterator
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
-from letta_helpers import letta_args
+from letta_helpers import embed_url, hits_of, letta_args, only_the_embedding_endpoint, saw_json
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
@@ -318,43 +314,6 @@ def test_live_restore_is_byte_for_byte_and_default_saw_equals_every_recorded_sea
 
 
 # ---- the run's embedding model without the server (--embedder run) -----------------------
-
-
-def embed_url() -> str:
-    url = os.environ.get("LETTA_LIVE_EMBED_URL")
-    if not url:
-        pytest.fail("set LETTA_LIVE_EMBED_URL (scripts/letta/live-tests.sh does)")
-    return url
-
-
-@contextmanager
-def only_the_embedding_endpoint() -> Iterator[list]:
-    """Any connection but to the embedding endpoint fails (and fails the test): proof that a
-    file-mode replay makes no Letta call, nor any other."""
-    allowed = urlsplit(embed_url()).port
-    real_connect = socket.socket.connect
-    refused: list[object] = []
-
-    def guard(self, address):
-        if not (isinstance(address, tuple) and address[1] == allowed):
-            refused.append(address)
-            raise ConnectionRefusedError(f"the test allows no connection to {address}")
-        return real_connect(self, address)
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("LETTA_BASE_URL", raising=False)
-        patch.setattr(socket.socket, "connect", guard)
-        yield refused
-    assert refused == [], f"a file-mode replay tried to connect to {refused}"
-
-
-def saw_json(capsys, *argv: str) -> dict:
-    assert main(["saw", *argv, "--json"]) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def hits_of(data: dict) -> list[tuple]:
-    return [(h["entry_id"], h["rank"], h["global_rank"], h["score"]) for h in data["hits"]]
 
 
 def test_live_file_mode_through_the_embed_server_equals_letta_mode(tmp_path, capsys):
