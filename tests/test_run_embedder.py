@@ -268,13 +268,14 @@ def run_ckpt():
     return ckpt
 
 
-def ranker_over(ckpt, fake, tmp_path: Path, **kwargs) -> RunModelRanker:
-    plan = plan_endpoint(EmbedOptions(url=fake.url, model="fake-model"), None, env={})
-    options = EmbedOptions(url=fake.url, model="fake-model", checkpoint_hash="0123456789ab")
-    ranker = make_run_ranker(ckpt, options, plan, cache_dir=tmp_path / "cache", background=False)
-    for key, value in kwargs.items():
-        setattr(ranker, key, value)
-    return ranker
+def ranker_over(
+    ckpt, fake, tmp_path: Path, model: str = "fake-model", cache: str = "cache", **kwargs
+) -> RunModelRanker:
+    """The run ranker through `fake` serving `model`, built now, its cache in tmp_path/cache."""
+    plan = plan_endpoint(EmbedOptions(url=fake.url, model=model), None, env={})
+    options = EmbedOptions(checkpoint_hash="0123456789ab")
+    cache_dir = tmp_path / cache
+    return make_run_ranker(ckpt, options, plan, cache_dir=cache_dir, background=False, **kwargs)
 
 
 def cosine_order(fake, texts: list[str], query: str, keep: list[bool]) -> list[int]:
@@ -367,14 +368,7 @@ def test_vectors_are_cached_by_model_and_text_never_by_url(tmp_path):
         assert (tmp_path / "cache" / "vectors" / folder).is_dir()
         assert "127.0.0.1" not in folder and str(fake.dim) in folder
         # another model: asked again
-        plan = plan_endpoint(EmbedOptions(url=fake.url, model="other-model"), None, env={})
-        make_run_ranker(
-            ckpt,
-            EmbedOptions(checkpoint_hash="0123456789ab"),
-            plan,
-            cache_dir=tmp_path / "cache",
-            background=False,
-        )
+        ranker_over(ckpt, fake, tmp_path, model="other-model")
         assert len(fake.requests) > first
 
 
@@ -408,14 +402,7 @@ def test_an_endpoint_cache_inside_the_checkpoint_is_neither_read_nor_written(tmp
     (tmp_path / "run").mkdir()
     cachefile.take_notes()
     with fake_embeddings() as fake:
-        plan = plan_endpoint(EmbedOptions(url=fake.url, model="fake-model"), None, env={})
-        ranker = make_run_ranker(
-            ckpt,
-            EmbedOptions(checkpoint_hash="0123456789ab"),
-            plan,
-            cache_dir=tmp_path / "run" / "cache",
-            background=False,
-        )
+        ranker = ranker_over(ckpt, fake, tmp_path, cache="run/cache")
         assert ranker.usable and ranker.rank("kernel", top_k=3).used == "run:fake-model"
     assert list((tmp_path / "run").iterdir()) == []  # nothing written into the run
     assert any("inside the checkpoint" in note for note in cachefile.take_notes())
@@ -425,15 +412,7 @@ def test_progress_counts_the_texts_sent(tmp_path):
     ckpt = build_tree([0], [70, 0])
     seen: list[tuple[int, int]] = []
     with fake_embeddings() as fake:
-        plan = plan_endpoint(EmbedOptions(url=fake.url, model="fake-model"), None, env={})
-        make_run_ranker(
-            ckpt,
-            EmbedOptions(checkpoint_hash="0123456789ab"),
-            plan,
-            cache_dir=tmp_path / "c",
-            background=False,
-            progress=lambda d, t: seen.append((d, t)),
-        )
+        ranker_over(ckpt, fake, tmp_path, progress=lambda d, t: seen.append((d, t)))
     total = 70 + 2  # the passages and the two nodes' start-up queries
     assert seen == [(64, total), (total, total)]
 
