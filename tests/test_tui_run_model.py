@@ -12,6 +12,7 @@ from textual.widgets import Static
 from ari_mem_tui.run import EmbedOptions
 from ari_mem_tui.tui.screens.confirm import ConfirmScreen
 from ari_mem_tui.tui.widgets.hits import HitsPane
+from tests.ari_like import generate_in_memory
 from tests.tui_app_helpers import make_app, press, settle, wait_for
 from tests.tui_helpers import IDS
 
@@ -51,3 +52,20 @@ async def test_r_asks_naming_what_goes_where_then_ranks_with_the_run_s_model(tin
             assert "run:fake-model" in str(status)
             await press(pilot, "R")  # asked already: said, not asked again
             assert not isinstance(app.screen, ConfirmScreen)
+
+
+async def test_r_on_an_in_memory_run_sends_nothing_and_says_why(tmp_path: Path) -> None:
+    """No embedding model ranked a run of ARI's in-memory backend: `R` asks nothing, sends
+    nothing, and points at the rule that is exact (the default; the tests' app opens with BM25)."""
+    generated = generate_in_memory(tmp_path / "ckpt")
+    with fake_embeddings() as fake:
+        app = make_app(generated.path, embed=EmbedOptions(url=fake.url, model="fake-model"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            await settle(pilot)
+            before = app.run_data.ranker
+            await press(pilot, "R")
+            assert not isinstance(app.screen, ConfirmScreen)
+            toasts = [str(n.message) for n in app._notifications]
+            assert any("in-memory backend recorded this run" in t for t in toasts), toasts
+            assert app.run_data.ranker is before  # nothing replaced, nothing built
+    assert fake.requests == []

@@ -608,6 +608,14 @@ class AriMemApp(App[None]):
         if name.startswith(("run", "letta:")):
             self.notify(f"already ranking as the run did ({name})")
             return
+        from ari_mem_tui.search.backends import run_backend  # noqa: PLC0415
+
+        if run_backend(run.checkpoint).in_memory:  # no embedding model ranked it: nothing to send
+            self.notify(
+                "ARI's in-memory backend recorded this run: no embedding model ranked it, so"
+                " nothing is sent; its own rule (--embedder in-memory, the default) is exact"
+            )
+            return
         from ari_mem_tui.search.run_model import EmbedSetupError, plan_endpoint  # noqa: PLC0415
         from ari_mem_tui.search.vector_cache import cache_root  # noqa: PLC0415
         from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415
