@@ -64,10 +64,12 @@ def open_run(
         step(total, total, "Letta server")
         run = open_letta_run(ckpt, options.letta, progress=on_progress)
     else:
-        from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
-
         step(total, total, "search index")
-        ranker = make_ranker(ckpt, options.embedder) if options.rank else None
+        ranker = None
+        if options.rank:  # summary and audit rank nothing: numpy and the rankers stay unloaded
+            from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
+
+            ranker = make_ranker(ckpt, options.embedder)
         run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     run.save_index = later[0] if later else None
     return run

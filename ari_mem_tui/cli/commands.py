@@ -66,36 +66,38 @@ def wait_for_vectors(
 
     A cold vector cache costs one MiniLM pass over every distinct text (~140 texts/s on two
     idle cores): minutes on a big run. A line goes to stderr at least every `PROGRESS_EVERY`
-    seconds (rewritten in place on a terminal), with the rate and an estimate of what is left.
+    seconds (rewritten in place on a terminal): n of N texts, the rate and an ETA, and a last
+    one at 100%.
     """
-    from ari_mem_tui.render.report import EMBEDDER_TIP, progress_line
+    from ari_mem_tui.render.progress import EMBEDDER_TIP, StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
 
     wait = getattr(ranker, "wait", None)
     if wait is None:
         return
+    progress = getattr(ranker, "progress", None)
+    if not isinstance(progress, Progress):  # a ranker without one: its done/total are read
+        progress = Progress(clock=time.monotonic)
+    own = progress is not getattr(ranker, "progress", None)
     stream = stream or sys.stderr
-    tty = stream.isatty() if tty is None else tty
-    started = time.monotonic()
-    last_shown = started - PROGRESS_EVERY  # the first line at once
-    first_done: tuple[float, int] | None = None
+    line = StatusLine(stream, stream.isatty() if tty is None else tty)
+    tip = EMBEDDER_TIP if tip is None else tip
+    last_shown = time.monotonic() - PROGRESS_EVERY  # the first line at once
     shown = False
     while not wait(0.2):
-        now = time.monotonic()
-        if not show or now - last_shown < PROGRESS_EVERY:
+        if own:
+            progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
+        if not show or time.monotonic() - last_shown < PROGRESS_EVERY:
             continue
-        last_shown = now
-        done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-        if total and first_done is None:
-            first_done = (now, done)
-        elapsed = now - started
-        line = progress_line(
-            done, total, elapsed, first_done, now, EMBEDDER_TIP if tip is None else tip
-        )
-        line = clean(line, False)
-        print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
+        last_shown = time.monotonic()
+        line.show(progress_line(progress, tip=tip))
         shown = True
-    if show and shown and tty:
-        print(file=stream)
+    if show and shown:
+        if own:
+            progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
+        if progress.total and progress.finished:  # the pass ends on its 100% line
+            line.show(progress_line(progress))
+        line.close()
 
 
 # ---------------------------------------------------------------- saw / audit / summary
