@@ -282,13 +282,11 @@ class StepEmbedder:
         return out
 
 
-def test_a_replay_ranks_with_minilm_once_its_pool_is_embedded_and_not_before(
-    tmp_path, monkeypatch
-):
+def test_a_replay_ranks_with_minilm_once_its_pool_is_embedded_and_not_before(tmp_path, monkeypatch):
     """GIVEN vectors computed in first-write order, a few rows at a time, WHEN the rows of the
     pool as of t are all embedded, THEN a replay as of t ranks with MiniLM, exactly as with
     every vector; a replay of a later pool (or today's) is BM25 and says how far its pool is."""
-    import ari_mem_tui.search.embedded as embedded
+    from ari_mem_tui.search import embedded
 
     monkeypatch.setattr(embedded, "PREFIX_ROWS", 4)
     texts = [f"{TEXTS[i % 4]} variant {i}" for i in range(12)]  # ts = index: rows in this order
