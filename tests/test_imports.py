@@ -64,3 +64,26 @@ def test_saw_with_bm25_loads_no_model_runtime(small_ckpt: Path) -> None:
     names = imported("saw", str(small_ckpt), node, "--embedder", "bm25", "--json")
     assert "bm25s" in names  # the ranker asked for
     assert not names & {"onnxruntime", "tokenizers", "textual", "letta_client", "networkx"}
+
+
+def test_the_first_demo_records_with_minilm_without_loading_the_model(tmp_path: Path) -> None:
+    """An empty vector cache: the default demo's vectors come from the package (checked by
+    hash), so its MiniLM recordings and a MiniLM `saw` need no model: its tokenizer is never
+    loaded (onnxruntime is, for the int8 ranking kernel of search/quantized.py)."""
+    env_cache = tmp_path / "cache"
+    out = tmp_path / "demo"
+    old = os.environ.get("ARI_MEM_TUI_CACHE")
+    os.environ["ARI_MEM_TUI_CACHE"] = str(env_cache)
+    try:
+        names = imported("demo", "--out", str(out))
+        assert "tokenizers" not in names
+        marker = json.loads((out / ".ari_mem_tui_demo.json").read_text())
+        assert marker["recorded_with"].endswith("all-MiniLM-L6-v2-int8")
+        node = json.loads((out / "tree.json").read_text())["nodes"][3]["id"]
+        names = imported("saw", str(out), node, "--json")
+        assert "tokenizers" not in names
+    finally:
+        if old is None:
+            os.environ.pop("ARI_MEM_TUI_CACHE", None)
+        else:
+            os.environ["ARI_MEM_TUI_CACHE"] = old

@@ -46,6 +46,17 @@ def progress_line(
     return f"{head}, {rate:,.0f} {unit}/s, ETA {duration(eta or 0)}{tip}"
 
 
+def progress_brief(progress: Progress) -> str:
+    """The status line's short form: `1,200 of 5,000 texts · ETA 2 min`."""
+    if not progress.total:
+        return f"loading … {progress.elapsed:.0f} s"
+    head = f"{progress.done:,} of {progress.total:,} {progress.unit}"
+    if progress.finished:
+        return head
+    eta = progress.eta()
+    return f"{head} · ETA {'estimating …' if eta is None else duration(eta)}"
+
+
 class StatusLine:
     """One line on a stream, rewritten in place on a terminal (each write covers the whole of
     the line before it: no stray characters when a shorter line follows a longer one), or

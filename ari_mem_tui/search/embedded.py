@@ -24,6 +24,7 @@ from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.search.quantized import Int8Index, best_first, candidates
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
+from ari_mem_tui.search.shipped import shipped_vectors
 from ari_mem_tui.search.startup import node_query
 from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
 
@@ -433,6 +434,7 @@ class EmbeddingRanker:
                 query = wanted.get(key)
                 if query is not None:
                     self._prefetched[query] = cached[pos].copy()
+        self._from_shipped(distinct, have)
         self._distinct, self._have = distinct, have
         self._advance_prefix()
         missing = [int(r) for r in np.flatnonzero(~have)]
@@ -441,6 +443,24 @@ class EmbeddingRanker:
         for entry, key in zip(self.pool.entries, keys, strict=True):
             text_of.setdefault(key, entry.text)
         return missing, [text_of[distinct.keys[r]] for r in missing]
+
+    def _from_shipped(self, distinct: DistinctRows, have: np.ndarray) -> None:
+        """Rows and queries the cache lacks but the package ships (search/shipped.py: the
+        default demo's), copied into the cache so the next run finds them there."""
+        missing = np.flatnonzero(~have)
+        queries = [q for q in self._queries if q not in self._prefetched]
+        if not len(missing) and not queries:
+            return
+        shipped = shipped_vectors()
+        found = [int(r) for r in missing if distinct.keys[r] in shipped]
+        for r in found:
+            self._unique_buf[r] = shipped[distinct.keys[r]]
+        have[found] = True
+        known = {q: shipped[k] for q in queries if (k := text_key(q)) in shipped}
+        self._prefetched.update(known)
+        keys = [distinct.keys[r] for r in found] + [text_key(q) for q in known]
+        if keys:
+            self.cache.add(keys, np.stack([shipped[k] for k in keys]))
 
     def _compute(self, missing: list[int], texts: list[str], progress: ProgressFn | None) -> None:
         """Embed the missing rows in row order, a pool prefix at a time; persist every
@@ -561,6 +581,8 @@ class EmbeddingRanker:
         if vec is not None:
             return vec
         vec = self._query_cache.get(query)
+        if vec is None:
+            vec = shipped_vectors().get(text_key(query))
         if vec is None:
             vec = self._model().embed([query])[0]
             if len(self._query_cache) > 256:

@@ -277,7 +277,7 @@ class AriMemApp(App[None]):
     @on(msg.VectorsReady)
     def _vectors_ready(self, message: msg.VectorsReady) -> None:
         if self.run_data is not None and message.ranker is self.run_data.ranker:
-            self.tabs.vectors_ready()
+            self.tabs.vectors_ready(message.complete)
 
     @on(msg.CheckpointChanged)
     def _checkpoint_changed(self) -> None:

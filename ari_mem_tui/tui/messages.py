@@ -151,11 +151,12 @@ class ReplayShown(Message):
 
 
 class VectorsReady(Message):
-    """The ranker's vectors are all computed (MiniLM): BM25 stand-ins can be searched again."""
+    """The ranker's vectors are all computed (MiniLM), or (`complete` False) more pools are:
+    BM25 stand-ins whose pool is now embedded can be searched again."""
 
-    def __init__(self, ranker: object) -> None:
+    def __init__(self, ranker: object, complete: bool = True) -> None:
         super().__init__()
-        self.ranker = ranker
+        self.ranker, self.complete = ranker, complete
 
 
 class AuditDone(Message):
