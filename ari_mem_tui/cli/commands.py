@@ -354,6 +354,8 @@ def cmd_open(args: argparse.Namespace) -> int:
     if found.kind == "none":
         say(found.message)
         return EXIT_UNREADABLE
+    if sys.stderr.isatty():  # Textual's first frame is ~0.5 s of imports away: never blank
+        print(clean(f"ari-mem-tui: opening {path} …", False), file=sys.stderr, flush=True)
     from ari_mem_tui.tui.app import run_app
 
     openers = run_openers(args)
