@@ -30,6 +30,8 @@ class RunOptions:
     rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
     index: bool = True  # reopen unchanged files from the persistent index (checkpoint/index.py)
     index_behind: bool = False  # leave a fresh load's index to `Run.save_index` (the TUI)
+    # embed every node's start-up query ahead (the TUI, health); `saw` asks for one query only
+    prefetch_queries: bool = True
 
 
 def open_run(
@@ -69,7 +71,7 @@ def open_run(
         if options.rank:  # summary and audit rank nothing: numpy and the rankers stay unloaded
             from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
 
-            ranker = make_ranker(ckpt, options.embedder)
+            ranker = make_ranker(ckpt, options.embedder, prefetch=options.prefetch_queries)
         run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     run.save_index = later[0] if later else None
     return run

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from search_helpers import make_entry
 
 from ari_mem_tui.search.embedded import (
@@ -190,6 +192,18 @@ def test_a_bm25_index_is_stored_once_and_read_back_with_the_same_scores(tmp_path
         part.write_bytes(b"garbage")
     again = BM25Ranker(pool, tmp_path)
     assert np.array_equal(again.scores("beta"), built.scores("beta"))
+
+
+@given(
+    st.lists(st.sampled_from([0.0, 0.0, 0.0, 1.5, 2.0, -1.0, float("-inf")]), max_size=60),
+    st.integers(0, 70),
+)
+def test_top_window_of_mostly_zero_scores_matches_a_stable_full_sort(values, k):
+    """BM25's pools are mostly zeros: the fast path (positives, then zeros in pool order) and
+    the selection agree with a full stable sort, with negatives and -inf (out of the pool)."""
+    scores = np.array(values, dtype=np.float64)
+    full = [int(i) for i in np.argsort(-scores, kind="stable")]
+    assert top_window(scores, min(k, len(scores))) == full[: min(k, len(scores))]
 
 
 def test_top_window_matches_a_stable_full_sort():

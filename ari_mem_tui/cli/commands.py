@@ -39,13 +39,14 @@ def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     return True
 
 
-def _open(args: argparse.Namespace, rank: bool = True) -> Run | None:
+def _open(args: argparse.Namespace, rank: bool = True, prefetch: bool = True) -> Run | None:
     """The run (from the files, or with memory from --letta-url), or None after a one-line
-    message on stderr. `rank=False` builds no local ranker (commands that replay nothing)."""
+    message on stderr. `rank=False` builds no local ranker (commands that replay nothing);
+    `prefetch=False` embeds no start-up query but the one asked for (`saw`)."""
     from ari_mem_tui.run import open_run
 
     try:
-        run = open_run(run_options(args, rank=rank))
+        run = open_run(run_options(args, rank=rank, prefetch_queries=prefetch))
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
         say(f"cannot read {args.checkpoint}: {exc}")
         return None
@@ -114,7 +115,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
     if query and which not in (None, "custom"):
         say(f"--query is a custom query: it cannot be combined with --query-from {which}")
         return EXIT_UNREADABLE
-    run = _open(args)
+    run = _open(args, prefetch=False)  # one node's query: embedded when it is asked for
     if run is None:
         return EXIT_UNREADABLE
     ckpt = run.checkpoint

@@ -219,10 +219,22 @@ def top_window(scores: np.ndarray, k: int) -> list[int]:
     if k <= 0 or n == 0:
         return []
     if k < n:
+        # BM25 scores most of a big pool 0 (no query word): the window is then its positive
+        # scores, then zeros in pool order, found without selecting among 200k values
+        positive = np.flatnonzero(scores > 0)
+        if len(positive) < k:
+            zeros = np.flatnonzero(scores == 0)
+            if len(positive) + len(zeros) >= k:
+                order = np.argsort(-scores[positive], kind="stable")
+                return [int(i) for i in positive[order]] + [
+                    int(i) for i in zeros[: k - len(positive)]
+                ]
         # the k-th best from the front: numpy's introselect is ~5x slower selecting near the
         # end of an array full of equal values (BM25's zeros, the as-of pool's -inf)
-        threshold = -np.partition(-scores, k - 1)[k - 1]
-        candidates = np.flatnonzero(scores >= threshold)
+        pool = positive if len(positive) >= k else np.arange(n)
+        values = scores[pool]
+        threshold = -np.partition(-values, k - 1)[k - 1]
+        candidates = pool[values >= threshold]
     else:
         candidates = np.arange(n)
     order = np.argsort(-scores[candidates], kind="stable")
@@ -581,13 +593,20 @@ class EmbeddingRanker:
         if vec is not None:
             return vec
         vec = self._query_cache.get(query)
-        if vec is None:
-            vec = shipped_vectors().get(text_key(query))
+        if vec is not None:
+            return vec
+        key = text_key(query)
+        vec = shipped_vectors().get(key)
+        cache = getattr(self, "cache", None)
+        if vec is None and cache is not None:
+            vec = cache.find({key}).get(key)  # embedded by an earlier run
         if vec is None:
             vec = self._model().embed([query])[0]
-            if len(self._query_cache) > 256:
-                self._query_cache.clear()
-            self._query_cache[query] = vec
+            if cache is not None:
+                cache.add([key], vec[None, :])
+        if len(self._query_cache) > 256:
+            self._query_cache.clear()
+        self._query_cache[query] = vec
         return vec
 
     def scores(self, query: str) -> np.ndarray:
@@ -626,8 +645,10 @@ def make_ranker(
     cache_dir: Path | str | None = None,
     background: bool = True,
     progress: ProgressFn | None = None,
+    prefetch: bool = True,
 ) -> Ranker:
-    """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25"."""
+    """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25".
+    `prefetch`: embed every node's start-up query ahead (those the cache lacks)."""
     pool = Pool(getattr(ckpt, "entries", []))
     if name == "bm25":
         return BM25Ranker(pool, cache_dir)
@@ -637,7 +658,7 @@ def make_ranker(
             cache_dir=cache_dir,
             background=background,
             progress=progress,
-            queries=start_queries(ckpt),
+            queries=start_queries(ckpt) if prefetch else (),
         )
     raise ValueError(f"unknown ranker {name!r} (choose minilm or bm25)")
 
