@@ -204,13 +204,20 @@ def cmd_health(args: argparse.Namespace) -> int:
     run = _open(args)
     if run is None:
         return EXIT_UNREADABLE
+    from ari_mem_tui.render.progress import StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
+
     show = sys.stderr.isatty()
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
+    nodes, line = Progress(unit="nodes"), StatusLine(sys.stderr, tty=True)
+    last = [0.0]
 
     def progress(done: int, total: int) -> None:
-        if show:
-            print(f"\rmemory health: {done}/{total}", end="", file=sys.stderr, flush=True)
+        nodes.update(done, total)
+        if show and (time.monotonic() - last[0] >= 0.2 or nodes.finished):
+            last[0] = time.monotonic()
+            line.show(progress_line(nodes, "memory health", waiting="memory health"))
 
     report = compute_health(
         run.checkpoint,
@@ -219,8 +226,7 @@ def cmd_health(args: argparse.Namespace) -> int:
         progress=progress,
         all_entries=args.all_entries,
     )
-    if show:
-        print(file=sys.stderr)
+    line.close()
     if args.json:
         sys.stdout.write(json_text(health_json(report)) + "\n")
     else:
