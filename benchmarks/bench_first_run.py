@@ -105,8 +105,10 @@ def main() -> int:
         )
         start = time.perf_counter()
         out = subprocess.run(
-            [python, "-c", CHILD], cwd=clone, env=env, capture_output=True, text=True, check=True
+            [python, "-c", CHILD], cwd=clone, env=env, capture_output=True, text=True, check=False
         )
+        if out.returncode:
+            raise SystemExit(f"the first demo failed:\n{out.stderr[-3000:]}")
         took_tui = time.perf_counter() - start
         tui = json.loads(out.stdout.strip().splitlines()[-1])
         shutil.rmtree(work / "cache", ignore_errors=True)
