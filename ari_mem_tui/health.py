@@ -27,9 +27,7 @@ from ari_mem_tui.search.rankers import Ranker
 from ari_mem_tui.search.replay import (
     DEFAULT_LIMIT,
     checkpoint_hash,
-    eligible_entries,
     eligible_entry,
-    post_filter,
     top_k_for,
 )
 from ari_mem_tui.search.startup import node_query, recorded_startup_search, start_time
@@ -136,12 +134,21 @@ def node_health(
     used[ranking.used or getattr(ranker, "name", "?")] += 1
     window = ranking.window
     row.window = len(window)
-    react = lineage = own = other = 0  # counted here: a model's attribute costs ~1 µs a set
+    # counted here, in one pass: a model's attribute costs ~1 µs a set, and the post-filter's
+    # hits (`post_filter`) are the first `limit` eligible rows of the window: only their number
+    # is kept
+    react = lineage = own = other = kept = 0
     for entry in window:
         if entry.kind != "node_scope":
             react += 1
-        elif eligible_entry(entry, scope, ckpt_hash) and _before(entry, started):
-            lineage += 1
+        elif eligible_entry(entry, scope, ckpt_hash):
+            kept += 1
+            if _before(entry, started):
+                lineage += 1
+            elif entry.node_id == node.id:
+                own += 1
+            else:
+                other += 1
         elif entry.node_id == node.id:
             own += 1
         else:
@@ -151,7 +158,7 @@ def node_health(
     if row.window:
         row.share_other = round(row.other_branches / row.window, 4)
         row.share_react = round(row.react / row.window, 4)
-    row.hits_replayed = len(post_filter(window, scope, ckpt_hash, limit))
+    row.hits_replayed = min(limit, kept)
     if recorded is not None:
         row.hits_recorded = min(len(recorded.results), limit)
         row.hits, row.hits_source = row.hits_recorded, "recorded"
@@ -182,6 +189,7 @@ class Lineages:
     def __init__(self, ckpt: Checkpoint, ckpt_hash: str | None) -> None:
         self.ckpt, self.ckpt_hash = ckpt, ckpt_hash
         self._scopes: dict[str, Container[str]] = {}
+        self._own_stamps: dict[str, tuple[int, list[float]]] = {}
         self._chain_counts: dict[str, int] | None = None
         self._tin: dict[str, int] = {}
         self._size: dict[str, int] = {}
@@ -226,10 +234,25 @@ class Lineages:
     def eligible(self, node: Node, started: float | None) -> int:
         """How many entries ARI's post-filter would keep for `node` as of `started`."""
         if not self._walked_chain(node):
-            return len(eligible_entries(self.ckpt, node.ancestor_ids, self.ckpt_hash, started))
+            total = 0
+            for ancestor in dict.fromkeys(node.ancestor_ids):
+                untimed, stamps = self._stamps(ancestor)
+                total += untimed + (
+                    len(stamps) if started is None else bisect_left(stamps, started)
+                )
+            return total
         if self._chain_counts is None:
             self._chain_counts = self._count_chains()
         return self._chain_counts.get(node.id, 0)
+
+    def _stamps(self, node_id: str) -> tuple[int, list[float]]:
+        """A node's eligible entries: how many have no ts, and the others' ts, sorted."""
+        found = self._own_stamps.get(node_id)
+        if found is None:
+            own = self._own_eligible(node_id)
+            stamps = sorted(e.ts for e in own if e.ts is not None)
+            found = self._own_stamps[node_id] = (len(own) - len(stamps), stamps)
+        return found
 
     def _own_eligible(self, node_id: str) -> list[MemoryEntry]:
         everyone: Container[str] = _Everyone()

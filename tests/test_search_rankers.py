@@ -378,3 +378,25 @@ def test_a_warm_cache_ranks_without_loading_the_model(tmp_path, monkeypatch):
     assert again.embedder is None and again.error is None
     assert again.rank("kernel tiling", 2).used == "minilm"
     assert again._bm25 is None  # nothing was missing: no BM25 index was built meanwhile
+
+
+def test_bm25_scores_equal_bm25s_own_bit_for_bit(demo_ckpt):
+    """The BM25 scores are added as bm25s adds them (without its slow np.add.at): equal to its
+    get_scores, bit for bit, on the demo's pool for every node's query."""
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.search.embedded import start_queries
+
+    ckpt = load_checkpoint(demo_ckpt)
+    ranker = BM25Ranker(Pool(ckpt.entries), None)
+    compared = 0
+    for query in [*start_queries(ckpt), "kernel tiling kernel", "the of and"]:
+        tokens = ranker._bm25s.tokenize(
+            [query], stopwords="en", stemmer=ranker._stemmer, return_ids=False, show_progress=False
+        )[0]
+        if not tokens:
+            continue
+        ours = ranker._relevance(tokens)
+        theirs = ranker._retriever.get_scores(tokens)
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+        compared += int(np.count_nonzero(theirs) > 0)
+    assert compared > 30

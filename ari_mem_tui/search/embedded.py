@@ -22,7 +22,7 @@ from ari_mem_tui.model import MemoryEntry
 from ari_mem_tui.search import bm25_cache
 from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.progress import Progress
-from ari_mem_tui.search.quantized import Int8Index, best_first, candidates
+from ari_mem_tui.search.quantized import Int8Index, best_first, candidates, threshold
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
 from ari_mem_tui.search.shipped import shipped_vectors
 from ari_mem_tui.search.startup import node_query
@@ -130,11 +130,27 @@ def ranking_from_scores(
     pool: Pool, scores: np.ndarray, top_k: int, before_ts: float | None, used: str, note: str = ""
 ) -> Ranking:
     """Rank by score descending, ties in pool order; out-of-pool (as-of) entries get no rank."""
-    scores = np.array(scores, dtype=np.result_type(np.asarray(scores).dtype, np.float32))
-    pool.cut(scores, before_ts)
+    scores = np.asarray(scores)
+    dtype = np.result_type(scores.dtype, np.float32)
     size = pool.size_before(before_ts)
-    window_idx = top_window(scores, min(top_k, size))
-    return lazy_ranking(pool, window_idx, size, lambda: scores, before_ts, used, note)
+    k = min(top_k, size)
+    # the window from the positive scores alone where they fill it (BM25: most of a big pool
+    # scores 0), without a pass over every entry; else from the whole cut array
+    positive = np.flatnonzero(scores > 0)
+    if before_ts is not None:
+        positive = positive[pool.kept(positive, before_ts)]
+    cut: list[np.ndarray] = []
+
+    def every() -> np.ndarray:
+        if not cut:
+            cut.append(pool.cut(np.array(scores, dtype=dtype), before_ts))
+        return cut[0]
+
+    if len(positive) >= k:
+        window_idx = top_window(scores[positive].astype(dtype, copy=False), k, positive)
+    else:
+        window_idx = top_window(every(), k)
+    return lazy_ranking(pool, window_idx, size, every, before_ts, used, note)
 
 
 def lazy_ranking(
@@ -213,8 +229,9 @@ def lazy_ranking(
     )
 
 
-def top_window(scores: np.ndarray, k: int) -> list[int]:
-    """Indices of the k best scores, best first, ties by lower index (stable)."""
+def top_window(scores: np.ndarray, k: int, ids: np.ndarray | None = None) -> list[int]:
+    """Indices of the k best scores, best first, ties by lower index (stable); with `ids`
+    (ascending), `scores[j]` is the score of entry `ids[j]` and entries are returned."""
     n = len(scores)
     if k <= 0 or n == 0:
         return []
@@ -225,20 +242,18 @@ def top_window(scores: np.ndarray, k: int) -> list[int]:
         if len(positive) < k:
             zeros = np.flatnonzero(scores == 0)
             if len(positive) + len(zeros) >= k:
-                order = np.argsort(-scores[positive], kind="stable")
-                return [int(i) for i in positive[order]] + [
-                    int(i) for i in zeros[: k - len(positive)]
-                ]
-        # the k-th best from the front: numpy's introselect is ~5x slower selecting near the
-        # end of an array full of equal values (BM25's zeros, the as-of pool's -inf)
+                order = positive[np.argsort(-scores[positive], kind="stable")]
+                picked = np.concatenate([order, zeros[: k - len(positive)]])
+                return [int(i) for i in (picked if ids is None else ids[picked])]
+        # τ: a value k scores reach, from the maxima of strided groups (search.quantized):
+        # a selection among 4,096 values instead of all of them
         pool = positive if len(positive) >= k else np.arange(n)
         values = scores[pool]
-        threshold = -np.partition(-values, k - 1)[k - 1]
-        candidates = pool[values >= threshold]
+        candidates = pool[values >= threshold(values, k)]
     else:
         candidates = np.arange(n)
-    order = np.argsort(-scores[candidates], kind="stable")
-    return [int(i) for i in candidates[order][:k]]
+    picked = candidates[np.argsort(-scores[candidates], kind="stable")][:k]
+    return [int(i) for i in (picked if ids is None else ids[picked])]
 
 
 class BM25Ranker:
@@ -283,7 +298,22 @@ class BM25Ranker:
         )[0]
         if not tokens:
             return np.zeros(len(self.pool))
-        return np.asarray(self._retriever.get_scores(tokens), dtype=np.float64)
+        return np.asarray(self._relevance(tokens), dtype=np.float64)
+
+    def _relevance(self, tokens: list[str]) -> np.ndarray:
+        """bm25s's `get_scores`, token by token as it adds, but with a fancy-indexed `+=`
+        instead of its `np.add.at` (~10x slower): a token's posting list names each document
+        once, so both add the same float32 values in the same order, bit for bit."""
+        retriever = self._retriever
+        if getattr(retriever, "nonoccurrence_array", None) is not None:
+            return retriever.get_scores(tokens)  # BM25L/BM25+: bm25s's own arithmetic
+        index = retriever.scores
+        data, indices, indptr = index["data"], index["indices"], index["indptr"]
+        scores = np.zeros(index["num_docs"], dtype=np.dtype(retriever.dtype))
+        for token in retriever.get_tokens_ids(tokens):
+            start, end = indptr[token], indptr[token + 1]
+            scores[indices[start:end]] += data[start:end]
+        return scores
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
         return ranking_from_scores(self.pool, self.scores(query), top_k, before_ts, "bm25")
