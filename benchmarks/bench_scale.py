@@ -58,8 +58,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import msgspec
-
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
@@ -82,23 +80,14 @@ print(json.dumps({"wall": wall, "rss": rss, "entries": numbers["entries"],
 # the floors: msgspec decodes every JSON document and line of the run (read and decompressed
 # first, untimed), keeping every object ("keep") or none ("drop"), the collector off
 FLOOR_CHILD = """
-import gc, gzip, json, resource, sys, time
+import gc, json, resource, sys, time
 from pathlib import Path
+sys.path.insert(0, sys.argv[3])
 import msgspec
+from bench_scale import read_inputs
 path, mode = Path(sys.argv[1]), sys.argv[2]
-docs, lines = [], []
-for name in ("tree.json", "nodes_tree.json"):
-    if (path / name).is_file():
-        docs.append((path / name).read_bytes())
-        break
-for log in sorted(path.glob("memory_access*.jsonl")):
-    lines += log.read_bytes().splitlines()
-backup = path / "memory_backup.jsonl.gz"
-if backup.is_file():
-    lines += gzip.decompress(backup.read_bytes()).splitlines()
-lines = [line for line in lines if line.strip()]
+docs, lines = read_inputs(path)
 size = sum(map(len, docs)) + sum(map(len, lines))
-rss0 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 decode = msgspec.json.Decoder().decode
 gc.disable()
 t = time.perf_counter()
@@ -111,7 +100,7 @@ else:
         decode(line)
 wall = time.perf_counter() - t
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"wall": wall, "rss": rss, "rss_inputs": rss0, "bytes": size}))
+print(json.dumps({"wall": wall, "rss": rss, "bytes": size}))
 """
 
 # one command in a grandchild: exit code, wall, CPU and max RSS of that process alone
@@ -164,9 +153,9 @@ def child(path: Path, mode: str, env: dict[str, str], code: str = CHILD, *extra:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def parse_floor(path: Path) -> tuple[float, int]:
-    """Seconds msgspec takes to parse tree.json, every access log and the decompressed backup
-    (read and decompressed beforehand: only the parse is timed), and the bytes parsed."""
+def read_inputs(path: Path) -> tuple[list[bytes], list[bytes]]:
+    """tree.json, and every line of the access logs and of the decompressed backup: the bytes
+    the load parses (read and decompressed before a floor's clock starts)."""
     docs: list[bytes] = []
     lines: list[bytes] = []
     for name in ("tree.json", "nodes_tree.json"):
@@ -178,14 +167,7 @@ def parse_floor(path: Path) -> tuple[float, int]:
     backup = path / "memory_backup.jsonl.gz"
     if backup.is_file():
         lines += gzip.decompress(backup.read_bytes()).splitlines()
-    decode = msgspec.json.Decoder().decode
-    start = time.perf_counter()
-    for doc in docs:
-        decode(doc)
-    for line in lines:
-        if line.strip():
-            decode(line)
-    return time.perf_counter() - start, sum(map(len, docs)) + sum(map(len, lines))
+    return docs, [line for line in lines if line.strip()]
 
 
 def uptime() -> str:
@@ -224,7 +206,7 @@ def measure_floors(path: Path, env: dict[str, str], repeat: int) -> dict:
     """Median parse-and-keep and parse-and-drop floors (seconds, max RSS) in children."""
     out = {}
     for mode in ("keep", "drop"):
-        runs = [child(path, mode, env, FLOOR_CHILD) for _ in range(repeat)]
+        runs = [child(path, mode, env, FLOOR_CHILD, str(BENCH)) for _ in range(repeat)]
         out[f"floor_{mode}_s"] = median([r["wall"] for r in runs])
         out[f"floor_{mode}_rss_mb"] = median([r["rss"] for r in runs]) / 2**20
         out["parsed_mb"] = runs[0]["bytes"] / 2**20
@@ -314,15 +296,14 @@ def bench(
     env.setdefault("ARI_MEM_TUI_CACHE", str(index_root.parent / "cache"))  # BM25, vectors
     env.setdefault("ARI_MEM_TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="bench-scale-cfg-"))
     cold = [child(path, "plain", env) for _ in range(repeat)]
-    floors = [parse_floor(path)[0] for _ in range(repeat)]
     first, reopen = [], []
     for _ in range(repeat):
         subprocess.run(["rm", "-rf", str(index_root)], check=True)
         first.append(child(path, "index", env))
         reopen.append(child(path, "index", env))
     load = median([r["wall"] for r in cold])
-    floor = median(floors)
     both = measure_floors(path, env, repeat)
+    floor = both["floor_drop_s"]
     result = {
         "run": str(path),
         "repeat": repeat,
@@ -335,7 +316,6 @@ def bench(
         "reopen_s": median([r["wall"] for r in reopen]),
         "reopen_rss_mb": median([r["rss"] for r in reopen]) / 2**20,
         "parse_floor_s": floor,
-        "parsed_mb": parse_floor(path)[1] / 2**20,
         "ratio_to_floor": load / floor if floor else None,
         **both,
         "ratio_to_keep": load / both["floor_keep_s"] if both["floor_keep_s"] else None,
