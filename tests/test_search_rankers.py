@@ -389,10 +389,12 @@ def test_bm25_scores_equal_bm25s_own_bit_for_bit(demo_ckpt):
     ckpt = load_checkpoint(demo_ckpt)
     ranker = BM25Ranker(Pool(ckpt.entries), None)
     compared = 0
-    for query in [*start_queries(ckpt), "kernel tiling kernel", "the of and"]:
+    odd = ["kernel tiling kernel", "the of and", "", "x", "Ünïcode wörds, CAPS and_under 42"]
+    for query in [*start_queries(ckpt), *odd]:
         tokens = ranker._bm25s.tokenize(
             [query], stopwords="en", stemmer=ranker._stemmer, return_ids=False, show_progress=False
         )[0]
+        assert ranker.query_tokens(query) == tokens  # bm25s's tokens, without bm25s.tokenize
         if not tokens:
             continue
         ours = ranker._relevance(tokens)

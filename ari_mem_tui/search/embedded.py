@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import re
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -29,6 +30,7 @@ from ari_mem_tui.search.startup import node_query
 from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
 
 SEGMENT_ROWS = 1024  # persist background progress every this many new vectors
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s.tokenize's default token pattern
 PREFIX_ROWS = 256  # embed this many rows at a time: each finished batch may complete a pool
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # rankers whose thread may still be embedding
 
@@ -268,6 +270,7 @@ class BM25Ranker:
         self.pool = pool
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
+        self._stops: frozenset[str] | None = None
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
         texts = [e.text if len(e.text) <= cut else e.text[:cut] for e in pool.entries]
         settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
@@ -287,18 +290,28 @@ class BM25Ranker:
         return retriever
 
     def scores(self, query: str) -> np.ndarray:
+        return np.asarray(self._scores(query), dtype=np.float64)
+
+    def _scores(self, query: str) -> np.ndarray:
+        """Every pool entry's score, in bm25s's own dtype (float32: widening it changes no
+        order, and a replay of every node of a big run would pay a copy per node)."""
         if self._retriever is None or not len(self.pool):
             return np.zeros(len(self.pool))
-        tokens = self._bm25s.tokenize(
-            [query[: self._cut]],
-            stopwords="en",
-            stemmer=self._stemmer,
-            return_ids=False,
-            show_progress=False,
-        )[0]
+        tokens = self.query_tokens(query[: self._cut])
         if not tokens:
             return np.zeros(len(self.pool))
-        return np.asarray(self._relevance(tokens), dtype=np.float64)
+        return self._relevance(tokens)
+
+    def query_tokens(self, query: str) -> list[str]:
+        """`bm25s.tokenize` of one text as the index was tokenised (lower case, its token
+        pattern, English stop words, the stemmer), without its per-call progress bars and
+        vocabulary (~1 ms a query: a health pass over 10,000 nodes makes 10,000)."""
+        if self._stops is None:
+            from bm25s.tokenization import _infer_stopwords  # noqa: PLC0415 - with bm25s
+
+            self._stops = frozenset(_infer_stopwords("en"))
+        words = [w for w in _TOKEN.findall(query.lower()) if w not in self._stops]
+        return list(self._stemmer.stemWords(words)) if words else []
 
     def _relevance(self, tokens: list[str]) -> np.ndarray:
         """bm25s's `get_scores`, token by token as it adds, but with a fancy-indexed `+=`
@@ -316,7 +329,7 @@ class BM25Ranker:
         return scores
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
-        return ranking_from_scores(self.pool, self.scores(query), top_k, before_ts, "bm25")
+        return ranking_from_scores(self.pool, self._scores(query), top_k, before_ts, "bm25")
 
 
 class EmbeddingRanker:
@@ -665,7 +678,7 @@ class EmbeddingRanker:
             )
         else:
             note = "MiniLM loading; ranked with BM25 meanwhile"
-        scores = self._fallback().scores(query)
+        scores = self._fallback()._scores(query)
         return ranking_from_scores(self.pool, scores, top_k, before_ts, "bm25", note)
 
 
