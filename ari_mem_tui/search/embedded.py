@@ -31,7 +31,8 @@ from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
 
 SEGMENT_ROWS = 1024  # persist background progress every this many new vectors
 _TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s.tokenize's default token pattern
-PREFIX_ROWS = 256  # embed this many rows at a time: each finished batch may complete a pool
+PREFIX_ROWS = 256  # embed at most this many rows at a time: each finished batch may complete pools
+FIRST_ROWS = 32  # ...and fewer at first (doubling up to PREFIX_ROWS): the earliest pools are small
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # rankers whose thread may still be embedding
 
 
@@ -521,8 +522,8 @@ class EmbeddingRanker:
         """Embed the missing rows in row order, a pool prefix at a time; persist every
         SEGMENT_ROWS new vectors."""
         unsaved: list[int] = []
-        for start in range(0, len(missing), PREFIX_ROWS):
-            rows = missing[start : start + PREFIX_ROWS]
+        for start, stop in _growing(len(missing)):
+            rows = missing[start:stop]
 
             def report(done: int, _total: int, base: int = start) -> None:
                 if self._stop.is_set():
@@ -531,12 +532,12 @@ class EmbeddingRanker:
                 if progress is not None:
                     progress(self.done, self.total)
 
-            vecs = self._model().embed(texts[start : start + PREFIX_ROWS], progress=report)
+            vecs = self._model().embed(texts[start:stop], progress=report)
             self._unique_buf[rows] = vecs
             self._have[rows] = True
             self._advance_prefix()
             unsaved += rows
-            if len(unsaved) >= SEGMENT_ROWS or start + PREFIX_ROWS >= len(missing):
+            if len(unsaved) >= SEGMENT_ROWS or stop >= len(missing):
                 self.cache.add([self._distinct.keys[r] for r in unsaved], self._unique_buf[unsaved])
                 unsaved = []
         self._finish()
@@ -680,6 +681,16 @@ class EmbeddingRanker:
             note = "MiniLM loading; ranked with BM25 meanwhile"
         scores = self._fallback()._scores(query)
         return ranking_from_scores(self.pool, scores, top_k, before_ts, "bm25", note)
+
+
+def _growing(total: int) -> list[tuple[int, int]]:
+    """(start, stop) of the batches that embed `total` rows: FIRST_ROWS, then twice as many each
+    time up to PREFIX_ROWS, so the earliest nodes' pools are complete within a few seconds."""
+    spans, start, size = [], 0, min(FIRST_ROWS, PREFIX_ROWS)
+    while start < total:
+        spans.append((start, min(total, start + size)))
+        start, size = start + size, min(PREFIX_ROWS, size * 2)
+    return spans
 
 
 def make_ranker(
