@@ -272,6 +272,7 @@ class BM25Ranker:
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
         self._stops: frozenset[str] | None = None
+        self._postings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
         texts = [e.text if len(e.text) <= cut else e.text[:cut] for e in pool.entries]
         settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
@@ -321,9 +322,15 @@ class BM25Ranker:
         retriever = self._retriever
         if getattr(retriever, "nonoccurrence_array", None) is not None:
             return retriever.get_scores(tokens)  # BM25L/BM25+: bm25s's own arithmetic
-        index = retriever.scores
-        data, indices, indptr = index["data"], index["indices"], index["indptr"]
-        scores = np.zeros(index["num_docs"], dtype=np.dtype(retriever.dtype))
+        if self._postings is None:
+            index = retriever.scores
+            # plain views of the (memory-mapped) arrays: a memmap's slice costs ~10 µs of
+            # Python, 24 of them a query
+            self._postings = tuple(
+                np.asarray(index[name]).view(np.ndarray) for name in ("data", "indices", "indptr")
+            )
+        data, indices, indptr = self._postings
+        scores = np.zeros(retriever.scores["num_docs"], dtype=np.dtype(retriever.dtype))
         for token in retriever.get_tokens_ids(tokens):
             start, end = indptr[token], indptr[token + 1]
             scores[indices[start:end]] += data[start:end]
