@@ -132,7 +132,8 @@ def node_health(
     row.eligible = lineages.eligible(node, started)
     ranking = ranker.rank(query, top_k, before_ts=started)
     used[ranking.used or getattr(ranker, "name", "?")] += 1
-    window = ranking.window
+    # a backend without a window (ARI's in-memory one) crowds nothing out: no window counts
+    window = [] if ranking.windowless else ranking.window
     row.window = len(window)
     # counted here, in one pass: a model's attribute costs ~1 µs a set, and the post-filter's
     # hits (`post_filter`) are the first `limit` eligible rows of the window: only their number
@@ -155,10 +156,14 @@ def node_health(
             other += 1
     row.react, row.lineage, row.own, row.other_branches = react, lineage, own, other
     row.reached = row.lineage
+    if ranking.windowless:  # reached: the lineage entries the backend could return at all
+        found = [e for e in ranking.window if eligible_entry(e, scope, ckpt_hash)]
+        row.reached = sum(1 for entry in found if _before(entry, started))
+        kept = len(found)
     if row.window:
         row.share_other = round(row.other_branches / row.window, 4)
         row.share_react = round(row.react / row.window, 4)
-    row.hits_replayed = min(limit, kept)
+    row.hits_replayed = min(limit, kept)  # as many as `post_filter` keeps
     if recorded is not None:
         row.hits_recorded = min(len(recorded.results), limit)
         row.hits, row.hits_source = row.hits_recorded, "recorded"
@@ -406,7 +411,13 @@ def _notes(report: Health) -> list[str]:
         notes.append(f"hits: every node's from a replay ({report.ranker}); no search was logged")
     elif report.recorded:
         notes.append("hits: every node's from the access log (recorded)")
-    if report.searched:
+    if report.searched and report.ranker == "in-memory":
+        notes.append(
+            "ranked with ARI's in-memory rule (the run's own backend): it scores only each "
+            "node's ancestors, so no window crowds anything out; 'reached' counts the lineage "
+            "entries that match the query at all"
+        )
+    elif report.searched:
         notes.append(
             f"window shares and 'reached' come from replays ({report.ranker}) as of each node's "
             f"start: the access log records the hits, not the window"

@@ -264,7 +264,9 @@ class BM25Ranker:
 
     name = "bm25"
 
-    def __init__(self, pool: Pool, cache_dir: Path | str | None = None) -> None:
+    def __init__(
+        self, pool: Pool, cache_dir: Path | str | None = None, checkpoint: Path | None = None
+    ) -> None:
         import bm25s  # noqa: PLC0415 - lazy: only a BM25 ranker needs it (~0.1 s)
         import Stemmer  # noqa: PLC0415 - with bm25s
 
@@ -278,7 +280,7 @@ class BM25Ranker:
         settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
         key = bm25_cache.pool_key(texts, settings)
         self._retriever = bm25_cache.cached_index(
-            cache_root(cache_dir), key, lambda: self._build(texts), bm25s
+            cache_root(cache_dir), key, lambda: self._build(texts), bm25s, len(texts), checkpoint
         )
 
     def _build(self, texts: list[str]) -> Any:
@@ -364,8 +366,10 @@ class EmbeddingRanker:
         progress: ProgressFn | None = None,
         embedder: object | None = None,
         queries: Sequence[str] = (),
+        checkpoint: Path | None = None,
     ) -> None:
         self.pool = pool
+        self._checkpoint = checkpoint  # a cache dir inside it is not used (cachefile)
         self._queries = list(dict.fromkeys(q for q in queries if q))  # embedded after the pool
         self._prefetched: dict[str, np.ndarray] = {}  # query vectors from the cache/prefetch
         self.queries_ready = threading.Event()
@@ -462,7 +466,9 @@ class EmbeddingRanker:
         self, progress: ProgressFn | None, before_compute: Callable[[], None] | None = None
     ) -> None:
         try:
-            self.cache = VectorCache(cache_root(self._cache_dir), minilm.MODEL_NAME, minilm.DIM)
+            self.cache = VectorCache(
+                cache_root(self._cache_dir), minilm.MODEL_NAME, minilm.DIM, self._checkpoint
+            )
             missing, texts = self._plan()
             if missing and before_compute is not None:
                 before_compute()
@@ -636,7 +642,7 @@ class EmbeddingRanker:
     def _fallback(self) -> BM25Ranker:
         with self._bm25_lock:
             if self._bm25 is None:
-                self._bm25 = BM25Ranker(self.pool, self._cache_dir)
+                self._bm25 = BM25Ranker(self.pool, self._cache_dir, self._checkpoint)
             return self._bm25
 
     def query_vector(self, query: str) -> np.ndarray:
@@ -711,8 +717,9 @@ def make_ranker(
     """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25".
     `prefetch`: embed every node's start-up query ahead (those the cache lacks)."""
     pool = Pool(getattr(ckpt, "entries", []))
+    path = getattr(ckpt, "path", None)
     if name == "bm25":
-        return BM25Ranker(pool, cache_dir)
+        return BM25Ranker(pool, cache_dir, path)
     if name == "minilm":
         return EmbeddingRanker(
             pool,
@@ -720,6 +727,7 @@ def make_ranker(
             background=background,
             progress=progress,
             queries=start_queries(ckpt) if prefetch else (),
+            checkpoint=path,
         )
     raise ValueError(f"unknown ranker {name!r} (choose minilm or bm25)")
 
