@@ -451,11 +451,27 @@ def test_a_setup_that_names_no_endpoint_answers_with_the_stand_in(tmp_path):
     assert ranker.rank("kernel", 5).used == "bm25"
 
 
-def test_the_progress_line_names_the_endpoint_with_count_rate_and_estimate():
-    from ari_mem_tui.render.report import progress_line
+def test_the_progress_line_names_the_endpoint_with_count_rate_and_estimate(tmp_path):
+    """The run ranker keeps the one Progress shape (search/progress.py); the CLI's line names
+    the endpoint, not MiniLM, while it is the run's vectors that are made."""
+    from ari_mem_tui.cli.commands import _progress_words
+    from ari_mem_tui.render.progress import progress_line
+    from ari_mem_tui.search.progress import Progress
 
-    what = "embedding memory texts through m at http://h/v1"
-    line = progress_line(40, 200, 4.0, (1.0, 0), 3.0, "", what)
-    assert line == f"{what}: 40/200 (20%), 20 texts/s, about 8 s left"
-    assert progress_line(0, 0, 2.0, None, 2.0, "", what).startswith(f"{what}: reading the vector")
-    assert progress_line(0, 0, 2.0, None, 2.0).startswith("loading MiniLM")  # the default's own
+    ckpt = build_tree([0], [70, 0])
+    with fake_embeddings() as fake:
+        ranker = ranker_over(ckpt, fake, tmp_path)
+    assert (ranker.progress.done, ranker.progress.total) == (72, 72) == (ranker.done, ranker.total)
+    words = _progress_words(ranker)
+    what = f"embedding memory texts through fake-model at {fake.url}"
+    assert words["what"] == what
+    now = [0.0]
+    progress = Progress(clock=lambda: now[0])
+    assert progress_line(progress, **words).startswith(f"{what}: reading the vector cache … 0 s")
+    progress.update(0, 200)
+    now[0] = 1.0
+    progress.update(20)
+    now[0] = 3.0
+    progress.update(60)
+    assert progress_line(progress, **words) == f"{what}: 60 of 200 texts (30%), 20 texts/s, ETA 7 s"
+    assert progress_line(Progress()).startswith("loading MiniLM")  # the default's own

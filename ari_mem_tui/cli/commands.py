@@ -13,7 +13,7 @@ import dataclasses
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ari_mem_tui.cli.exits import (
     EXIT_FINDINGS,
@@ -24,6 +24,9 @@ from ari_mem_tui.cli.exits import (
 from ari_mem_tui.cli.options import DEFAULT_LIMIT, embed_options, letta_options, run_options
 from ari_mem_tui.model import Checkpoint, NodeRefError, Run
 from ari_mem_tui.render.text import clean, json_text, say
+
+if TYPE_CHECKING:
+    from ari_mem_tui.search.progress import Progress
 
 
 def unreadable(ckpt: Checkpoint) -> bool:
@@ -41,9 +44,10 @@ def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     return True
 
 
-def _open(args: argparse.Namespace, rank: bool = True) -> Run | None:
+def _open(args: argparse.Namespace, rank: bool = True, prefetch: bool = True) -> Run | None:
     """The run (from the files, or with memory from --letta-url), or None after a one-line
-    message on stderr. `rank=False` builds no local ranker (commands that replay nothing)."""
+    message on stderr. `rank=False` builds no local ranker (commands that replay nothing);
+    `prefetch=False` embeds no start-up query but the one asked for (`saw`)."""
     from ari_mem_tui.run import RANKER_STEP, open_run
 
     def announce(_n: int, _m: int, part: str) -> None:
@@ -51,7 +55,7 @@ def _open(args: argparse.Namespace, rank: bool = True) -> Run | None:
             say(part.removeprefix(RANKER_STEP))
 
     try:
-        run = open_run(run_options(args, rank=rank), on_step=announce)
+        run = open_run(run_options(args, rank=rank, prefetch_queries=prefetch), on_step=announce)
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
         say(f"cannot read {args.checkpoint}: {exc}")
         return None
@@ -72,58 +76,60 @@ def wait_for_vectors(
 
     A cold vector cache costs one MiniLM pass over every distinct text (~140 texts/s on two
     idle cores): minutes on a big run. A line goes to stderr at least every `PROGRESS_EVERY`
-    seconds (rewritten in place on a terminal), with the rate and an estimate of what is left.
+    seconds (rewritten in place on a terminal): n of N texts, the rate and an ETA, and a last
+    one at 100%.
     """
-    from ari_mem_tui.render.report import EMBEDDER_TIP, progress_line
+    from ari_mem_tui.render.progress import EMBEDDER_TIP, StatusLine, progress_line
 
     wait = getattr(ranker, "wait", None)
     if wait is None:
         return
+    progress, own = _progress_of(ranker)
     stream = stream or sys.stderr
-    tty = stream.isatty() if tty is None else tty
-    started = time.monotonic()
-    last_shown = started - PROGRESS_EVERY  # the first line at once
-    first_done: tuple[float, int] | None = None
+    line = StatusLine(stream, stream.isatty() if tty is None else tty)
+    tip = EMBEDDER_TIP if tip is None else tip
+    last_shown = time.monotonic() - PROGRESS_EVERY  # the first line at once
     shown = False
     told: str | None = None  # the ranker's failure, said once, on its own line
     while not wait(0.2):
         if _new_failure(ranker, told):
-            if shown and tty:
-                print(file=stream)  # off the progress line being rewritten
+            if show and shown:
+                line.close()  # off the progress line being rewritten
             told = _tell_failure(ranker)
-        now = time.monotonic()
-        if not show or now - last_shown < PROGRESS_EVERY:
+            progress, own = _progress_of(ranker)  # the stand-in's counts from now on
+        if own:
+            progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
+        if not show or time.monotonic() - last_shown < PROGRESS_EVERY:
             continue
-        last_shown = now
-        done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-        if total and first_done is None:
-            first_done = (now, done)
-        elapsed = now - started
-        line = progress_line(
-            done,
-            total,
-            elapsed,
-            first_done,
-            now,
-            EMBEDDER_TIP if tip is None else tip,
-            _progress_label(ranker),
-        )
-        line = clean(line, False)
-        print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
+        last_shown = time.monotonic()
+        line.show(progress_line(progress, tip=tip, **_progress_words(ranker)))
         shown = True
-    if show and shown and tty:
-        print(file=stream)
+    if show and shown:
+        if own:
+            progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
+        if progress.total and progress.finished:  # the pass ends on its 100% line
+            line.show(progress_line(progress, **_progress_words(ranker)))
+        line.close()
     if _new_failure(ranker, told):
         _tell_failure(ranker)
 
 
-def _progress_label(ranker: object) -> str:
+def _progress_of(ranker: object) -> tuple[Progress, bool]:
+    """The ranker's own Progress, else one the caller keeps from its done/total (True)."""
+    from ari_mem_tui.search.progress import Progress
+
+    progress = getattr(ranker, "progress", None)
+    if isinstance(progress, Progress):
+        return progress, False
+    return Progress(clock=time.monotonic), True
+
+
+def _progress_words(ranker: object) -> dict[str, str]:
     """What the vectors are being made for: the run's endpoint, or (the default) MiniLM."""
-    if getattr(ranker, "error", None) is None:
-        label = getattr(ranker, "progress_label", "")
-        if label:
-            return label
-    return "embedding memory texts for MiniLM"
+    label = getattr(ranker, "progress_label", "")
+    if getattr(ranker, "error", None) is None and label:
+        return {"what": label, "waiting": f"{label}: reading the vector cache"}
+    return {}
 
 
 def _new_failure(ranker: object, told: str | None) -> bool:
@@ -155,7 +161,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
     if query and which not in (None, "custom"):
         say(f"--query is a custom query: it cannot be combined with --query-from {which}")
         return EXIT_UNREADABLE
-    run = _open(args)
+    run = _open(args, prefetch=False)  # one node's query: embedded when it is asked for
     if run is None:
         return EXIT_UNREADABLE
     ckpt = run.checkpoint
@@ -244,13 +250,20 @@ def cmd_health(args: argparse.Namespace) -> int:
     run = _open(args)
     if run is None:
         return EXIT_UNREADABLE
+    from ari_mem_tui.render.progress import StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
+
     show = sys.stderr.isatty()
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
+    nodes, line = Progress(unit="nodes"), StatusLine(sys.stderr, tty=True)
+    last = [0.0]
 
     def progress(done: int, total: int) -> None:
-        if show:
-            print(f"\rmemory health: {done}/{total}", end="", file=sys.stderr, flush=True)
+        nodes.update(done, total)
+        if show and (time.monotonic() - last[0] >= 0.2 or nodes.finished):
+            last[0] = time.monotonic()
+            line.show(progress_line(nodes, "memory health", waiting="memory health"))
 
     report = compute_health(
         run.checkpoint,
@@ -259,8 +272,7 @@ def cmd_health(args: argparse.Namespace) -> int:
         progress=progress,
         all_entries=args.all_entries,
     )
-    if show:
-        print(file=sys.stderr)
+    line.close()
     if args.json:
         sys.stdout.write(json_text(health_json(report)) + "\n")
     else:
@@ -402,6 +414,8 @@ def cmd_open(args: argparse.Namespace) -> int:
     if found.kind == "none":
         say(found.message)
         return EXIT_UNREADABLE
+    if sys.stderr.isatty():  # Textual's first frame is ~0.5 s of imports away: never blank
+        print(clean(f"ari-mem-tui: opening {path} …", False), file=sys.stderr, flush=True)
     from ari_mem_tui.tui.app import run_app
 
     openers = run_openers(args)

@@ -56,11 +56,14 @@ def embed_options(args: argparse.Namespace) -> EmbedOptions:
     )
 
 
-def run_options(args: argparse.Namespace, rank: bool = True) -> RunOptions:
+def run_options(
+    args: argparse.Namespace, rank: bool = True, prefetch_queries: bool = True
+) -> RunOptions:
     return RunOptions(
         checkpoint=Path(args.checkpoint),
         embedder=getattr(args, "embedder", None) or EMBEDDERS[0],
         letta=letta_options(args),
         rank=rank,
         embed=embed_options(args),
+        prefetch_queries=prefetch_queries,
     )

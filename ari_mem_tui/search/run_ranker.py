@@ -39,6 +39,7 @@ from ari_mem_tui.search.embedded import (
     ranking_from_scores,
     start_queries,
 )
+from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
 from ari_mem_tui.search.run_model import EmbedOptions, EndpointPlan, api_key
 from ari_mem_tui.search.vector_cache import (
@@ -125,7 +126,7 @@ class RunModelRanker:
         )
         self.error = error  # one line: why the run's model does not answer
         self.notes: list[str] = []
-        self._done, self._total = 0, 0
+        self._progress = Progress(unit="texts")  # the texts to send, n of N
         self._deadline = deadline
         self._cache_dir = cache_root(cache_dir)
         self._checkpoint = checkpoint  # a cache dir inside it is neither read nor written
@@ -175,12 +176,18 @@ class RunModelRanker:
         return self.ready and getattr(self._stand_in, "usable", True)
 
     @property
+    def progress(self) -> Progress:
+        """How far the vectors are: the run's own, or once it failed its stand-in's."""
+        stand_in = getattr(self._stand_in, "progress", None) if self.error else None
+        return stand_in if isinstance(stand_in, Progress) else self._progress
+
+    @property
     def done(self) -> int:
-        return getattr(self._stand_in, "done", 0) if self.error else self._done
+        return self.progress.done
 
     @property
     def total(self) -> int:
-        return getattr(self._stand_in, "total", 0) if self.error else self._total
+        return self.progress.total
 
     def wait(self, timeout: float | None = None) -> bool:
         start = time.monotonic()
@@ -241,16 +248,16 @@ class RunModelRanker:
                 f"{len(long)} text(s) longer than {MAX_SEND_CHARS:,} characters were not sent"
                 " (Letta refuses such inserts): they rank last"
             )
-        self._total = len(missing)
+        self._progress.update(0, len(missing))
         started = time.monotonic()
         deadline_at = started + self._deadline
         for start in range(0, len(missing), SEGMENT):
             chunk = missing[start : start + SEGMENT]
 
             def report(done: int, _total: int, base: int = start) -> None:
-                self._done = base + done
+                self._progress.update(base + done)
                 if progress is not None:
-                    progress(self._done, self._total)
+                    progress(base + done, len(missing))
 
             vecs = self._client.embed(
                 [text_of[k] for k in chunk], deadline_at, report, self._stop.is_set
@@ -265,7 +272,7 @@ class RunModelRanker:
         self._vectors = {q: found[text_key(q)] for q in self._queries if text_key(q) in found}
         self._norms = np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
         self._rows = rows
-        self._done = self._total
+        self._progress.update(len(missing))
 
     def _cached(self, keys: list[str]) -> dict[str, np.ndarray]:
         """What the cache holds of `keys`, for the plan's model at its dimension (or the one
@@ -302,7 +309,7 @@ class RunModelRanker:
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
         if not self._built.is_set():
-            note = f"the run's vectors {self._done}/{self._total} ready; ranked with BM25 meanwhile"
+            note = f"the run's vectors {self.done:,} of {self.total:,} ready; ranked with BM25 meanwhile"
             return self._answer_instead(self._bm25_ranker(), query, top_k, before_ts, note)
         if self.error is not None:
             assert self._stand_in is not None
