@@ -13,9 +13,9 @@ from textual.widgets import Checkbox, Input, Static, Tabs
 
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.screens.confirm import ConfirmScreen
+from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.tui.widgets.hits import HitsPane
 from ari_mem_tui.tui.widgets.panes import BURST_GAP, TypeAhead
-from ari_mem_tui.tui.widgets.tables import VimTable
 from tests.tui_app_helpers import idle, make_app, press, settle, settle_keys
 from tests.tui_helpers import IDS
 

@@ -15,9 +15,9 @@ from ari_mem_tui.tui.commands import ACTIONS
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.help import HelpScreen, keys_table
+from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES
 from ari_mem_tui.tui.widgets.run_tree import RunTree
-from ari_mem_tui.tui.widgets.tables import VimTable
 from tests.tui_app_helpers import make_app, press, settle
 from tests.tui_helpers import IDS
 

@@ -12,9 +12,9 @@ from textual.widgets import DataTable, Static
 
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.tui.screens.entry import EntryScreen
+from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.tui.widgets import detail
 from ari_mem_tui.tui.widgets.hits import hits_title
-from ari_mem_tui.tui.widgets.tables import VimTable
 from tests.tui_app_helpers import idle, make_app, press, settle
 from tests.tui_helpers import HOSTILE
 

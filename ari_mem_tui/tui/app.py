@@ -11,13 +11,10 @@ pane) and talk to the app with messages too.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.reactive import var
@@ -28,15 +25,14 @@ from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config, keys, workers
-from ari_mem_tui.tui import messages as msg
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
 from ari_mem_tui.tui.follow import Follower
+from ari_mem_tui.tui.lifecycle import RunFactory, RunLifecycle
 from ari_mem_tui.tui.messages import ReplayKey
-from ari_mem_tui.tui.screens.entry import EntryScreen
+from ari_mem_tui.tui.routing import Routing
 from ari_mem_tui.tui.screens.help import HelpScreen
 from ari_mem_tui.tui.widgets.detail import (
     AuditPane,
-    AuditRow,
     CorePane,
     NodePane,
     SawPane,
@@ -50,13 +46,10 @@ from ari_mem_tui.tui.widgets.status_bar import LoadingNote, StatusBar
 from ari_mem_tui.tui.widgets.tree_pane import TreePane
 from ari_mem_tui.tui.workers import Opener
 
-RunFactory = Callable[[Path], Opener]  # a workspace's run → its opener
-
 DEFAULT_THEME = "textual-dark"
-AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
 
 
-class AriMemApp(App[None]):
+class AriMemApp(RunLifecycle, Routing, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "ari-mem-tui"
     COMMANDS = App.COMMANDS | {ActionCommands, NodeCommands}
@@ -187,199 +180,8 @@ class AriMemApp(App[None]):
         return self.tabs.replays
 
     @property
-    def ckpt(self) -> Checkpoint | None:
-        """The run's checkpoint; while its memory loads, the tree alone (`LoadProgress.tree`)."""
-        return self.run_data.checkpoint if self.run_data else self.tree_ckpt
-
-    @property
     def following(self) -> bool:
         return self.follower.on
-
-    # ------------------------------------------------------------------ loading
-
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="load")
-    def _load(self, keep: bool) -> None:
-        if self.opener is None:
-            return  # a workspace whose run is not picked yet
-        workers.load_run(self, self.opener, keep, show_tree=self.ckpt is None)
-
-    @on(msg.LoadStep)
-    def _show_step(self, message: msg.LoadStep) -> None:
-        if self.run_data is None:  # on a reload the loaded run stays until the new one is in
-            note = self.query_one(LoadingNote)
-            note.show_step(message.n, message.m, message.part, self.tree_ckpt is not None)
-
-    def _show_memory_pane(self, ready: bool) -> None:
-        """The tabs once the run is loaded (or failed to); before that, the loading note."""
-        self.tabs.display = ready
-        self.query_one(LoadingNote).display = not ready
-
-    @on(msg.VectorProgress)
-    def _show_progress(self, message: msg.VectorProgress) -> None:
-        self.status_bar.set_progress(message.done, message.total)
-
-    @on(msg.TreeRead)
-    def _tree_loaded(self, message: msg.TreeRead) -> None:
-        self.call_after_refresh(message.drawn.set)
-        if self.ckpt is not None:
-            return  # the full run (or another tree) is already shown
-        ckpt = self.tree_ckpt = message.ckpt
-        self.status_bar.set_source("tree shown · loading memory …")
-        self.tree_pane.show_run(ckpt, expand_roots=True)
-        self._choose_first(ckpt, self.initial_node)
-
-    def _choose_first(self, ckpt: Checkpoint, wanted: str | None) -> None:
-        """The node asked for, else a useful one (widgets/tree_pane.py)."""
-        asked = self.initial_node is not None
-        if target := self.tree_pane.open_first(ckpt, wanted, self.open_useful, asked):
-            self.choose(target)
-
-    @on(msg.LoadFailed)
-    def _load_failed(self, message: msg.LoadFailed) -> None:
-        exc = message.error
-        if self.ckpt is None:
-            self.tree_widget.root.set_label(Text("could not open the run", style="bold red"))
-        text = f"{type(exc).__name__}: {exc}"
-        self.notify(preview(text, 300), title="could not open the run", severity="error")
-        self._add_ui_problem(AuditRow("error", "load", None, text))
-        if self.run_data is None:
-            self._show_memory_pane(True)  # the Audit tab says what went wrong
-            self.query_one(HitsPane).show_error(f"could not load the run's memory: {text}")
-            self.status_bar.set_source("tree only" if self.tree_ckpt else "nothing loaded")
-        self.loaded_count += 1
-
-    @on(msg.RunLoaded)
-    def _loaded(self, message: msg.RunLoaded) -> None:
-        run = message.run
-        # the tree shown while memory loaded: keep where the user has gone in it
-        keep = message.keep or self.tree_ckpt is not None
-        expanded = self.tree_widget.expanded_ids() if keep else []
-        selected = self.current_id if keep else self.initial_node
-        self.run_data, self.tree_ckpt = run, None
-        self._show_memory_pane(True)
-        self.tabs.set_run(run)
-        self.follower.rebase()
-        if not keep:
-            self.tree_widget.focus()
-        self.status_bar.set_source(run.source_label)
-        self.status_bar.set_embedder(getattr(run.ranker, "name", "?"))
-        self.status_bar.watch_vectors(run.ranker)
-        self.tree_pane.show_run(run.checkpoint, expand_roots=not keep, expanded=expanded)
-        self.current_id = None
-        self._choose_first(run.checkpoint, selected)
-        # the audit and the index write wait for the first replay: all want the one CPU that
-        # the GIL gives, and the hits of the node on screen come first (on a big run each of
-        # them takes seconds)
-        self._pending = run
-        self.set_timer(AUDIT_WAITS_S, self._start_audit)
-        self.loaded_count += 1
-
-    @on(msg.VectorsReady)
-    def _vectors_ready(self, message: msg.VectorsReady) -> None:
-        if self.run_data is not None and message.ranker is self.run_data.ranker:
-            self.tabs.vectors_ready()
-
-    @on(msg.CheckpointChanged)
-    def _checkpoint_changed(self) -> None:
-        self._load(keep=True)
-
-    # ------------------------------------------------------------------ audit
-
-    def _start_audit(self) -> None:
-        if self._pending is not None and self._pending is self.run_data:
-            self._run_audit(self._pending)
-            self._pending = None
-
-    @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
-    def _run_audit(self, run: Run) -> None:
-        workers.audit_run(self, run.checkpoint)
-        if run.save_index is not None:  # the next open of these files reads the index
-            run.save_index()
-
-    @on(msg.AuditDone)
-    def _show_audit(self, message: msg.AuditDone) -> None:
-        if message.ckpt is not self.ckpt:
-            return
-        self.tree_widget.set_findings(message.by_node)
-        self.tabs.set_findings(message.by_node)
-        if target := self.tree_pane.move_to_finding(message.ckpt, message.by_node, self.current_id):
-            self.choose(target)
-        self.status_bar.set_problems(*self.audit_pane.set_audit(message.rows, message.summary))
-
-    def _add_ui_problem(self, row: AuditRow) -> None:
-        self.status_bar.set_problems(*self.audit_pane.add_problem(row))
-
-    # ------------------------------------------------------------------ choosing a node
-
-    def on_tree_node_highlighted(self, event: RunTree.NodeHighlighted) -> None:
-        if event.node.data is not None and event.node.data.first_id:
-            self.choose(event.node.data.first_id)
-
-    def choose(self, node_id: str) -> None:
-        """Show `node_id` everywhere; its search runs in a worker."""
-        ckpt = self.ckpt
-        if ckpt is None or node_id not in ckpt.nodes:
-            return
-        if node_id == self.current_id:
-            return
-        # the query source (at start / now / custom), limit and pool are remembered across nodes
-        self.current_id = node_id
-        self.tree_widget.set_selection(node_id)
-        self.tabs.choose(node_id)
-
-    @on(msg.ReplayShown)
-    def _replay_shown(self, message: msg.ReplayShown) -> None:
-        self.status_bar.set_embedder(message.replay.embedder)
-        self._start_audit()
-
-    @on(msg.ReplayFailed)
-    def _replay_failed(self, message: msg.ReplayFailed) -> None:
-        text = message.text
-        self._start_audit()
-        self.notify(preview(text, 300), title="search failed", severity="error")
-        self._add_ui_problem(AuditRow("error", "search", message.key.node_id, text))
-
-    @on(msg.JumpToNode)
-    def _jump_message(self, message: msg.JumpToNode) -> None:
-        self.jump_to(message.node_id)
-
-    def jump_to(self, node_id: str) -> None:
-        ckpt = self.ckpt
-        if ckpt is None:
-            return
-        if node_id not in ckpt.nodes:
-            self.notify(f"no node {preview(node_id, 60)} in this run", severity="warning")
-            return
-        self.tree_pane.select(node_id)
-        self.choose(node_id)
-
-    @on(msg.OpenEntry)
-    def _open_entry(self, message: msg.OpenEntry) -> None:
-        ckpt = self.ckpt
-        entry = ckpt.entries_by_id.get(message.entry_id) if ckpt else None
-        row = message.row
-        if entry is None and row is None:
-            self.notify("that entry is not in the loaded memory", severity="warning")
-            return
-        if row is None:
-            self.push_screen(EntryScreen(entry), self._went_to)
-            return
-        if entry is None:
-            row = replace(row, title=row.title + " (entry not in the loaded memory)")
-        self.push_screen(EntryScreen(replace(row, entry=entry)), self._went_to)
-
-    @on(msg.ViewRow)
-    def _view_row(self, message: msg.ViewRow) -> None:
-        self.push_screen(EntryScreen(message.row), self._went_to)
-
-    def _went_to(self, node_id: str | None) -> None:
-        """`o` in a row's view: go to the row's node."""
-        if node_id:
-            self.jump_to(node_id)
-
-    @on(msg.Notice)
-    def _notice(self, message: msg.Notice) -> None:
-        self.notify(message.text, severity=message.severity)
 
     # ------------------------------------------------------------------ actions
 
@@ -436,27 +238,6 @@ class AriMemApp(App[None]):
         back = self.opener is not None
         self.push_screen(RunPickerScreen(self.workspace, can_go_back=back), picked)
 
-    def open_checkpoint(self, path: Path) -> None:
-        """Leave the open run (if any) and load the run at `path` (from the run picker)."""
-        assert self.run_factory is not None
-        for group in ("load", "audit"):
-            self.workers.cancel_group(self, group)
-        self.opener = self.run_factory(path)
-        self.run_data = self.tree_ckpt = None
-        self.current_id = self.initial_node = None
-        self.tabs.set_run(None)
-        self.tabs.params = self.tabs.params._replace(query=None)  # the same settings
-        self.query_one(HitsPane).forget_query()
-        self.status_bar.watch_vectors(None)
-        self.audit_pane.forget()
-        self.health_result = None
-        self.sub_title = str(path)
-        self.tree_pane.reset()
-        self.status_bar.set_source("opening …")
-        self._show_memory_pane(False)
-        self.tree_widget.focus()
-        self._load(keep=False)
-
     def action_health(self) -> None:
         """The run's memory health (tui/screens/health.py), computed once per loaded run."""
         run = self.run_data
@@ -508,7 +289,7 @@ class AriMemApp(App[None]):
 
     def action_toggle_wide(self) -> None:
         """`z`: every table wide (all columns, long text, sideways scroll) or narrow (it fits);
-        the tables watch `wide_columns` (widgets/tables.py)."""
+        the tables watch `wide_columns` (tui/tables.py)."""
         self.wide_columns = not self.wide_columns
         self.status_bar.set_wide(self.wide_columns)
 

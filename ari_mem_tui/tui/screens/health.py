@@ -40,7 +40,7 @@ from ari_mem_tui.render.health import (
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import cut_note
 from ari_mem_tui.tui.messages import HealthDone, HealthProgress, JumpToNode, OpenEntry
-from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.tui.tables import VimTable
 
 NODE_ROWS = 300  # a DataTable of 10k rows takes over a second to fill: the worst first
 ENTRY_ROWS = 100

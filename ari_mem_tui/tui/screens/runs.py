@@ -23,7 +23,7 @@ from ari_mem_tui.model.workspace import RunInfo, Workspace
 from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.tui.messages import RunsCounted
-from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.workspace import CountCache, newest_first, run_info, scan
 
 

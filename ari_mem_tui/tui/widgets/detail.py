@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich import box
 from rich.table import Table
 from rich.text import Text
@@ -30,8 +28,8 @@ from ari_mem_tui.render.text import (
 from ari_mem_tui.render.words import cut_note, plural, pool_words
 from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
-from ari_mem_tui.tui.screens.entry import RowDetail
-from ari_mem_tui.tui.widgets.tables import TablePane, VimTable
+from ari_mem_tui.tui.rows import AuditRow, RowDetail
+from ari_mem_tui.tui.tables import TablePane, VimTable
 
 # ---------------------------------------------------------------- Saw
 
@@ -371,14 +369,6 @@ class NodePane(VerticalScroll):
 
 
 # ---------------------------------------------------------------- Audit
-
-
-@dataclass
-class AuditRow:
-    severity: str  # "error" | "warning" | "info"
-    kind: str  # "problem", "leak", "scope violation", "rejected write", …
-    node_id: str | None
-    text: str
 
 
 # the Audit title's nouns per row kind: "1 scope violation, 2 rejected writes"

@@ -34,9 +34,9 @@ from ari_mem_tui.tui.messages import (
     SearchParams,
 )
 from ari_mem_tui.tui.screens.compare import CompareScreen
+from ari_mem_tui.tui.tables import next_stop
 from ari_mem_tui.tui.widgets.detail import CorePane, NodePane, SawPane, WritesPane
 from ari_mem_tui.tui.widgets.hits import HitsPane
-from ari_mem_tui.tui.widgets.tables import next_stop
 
 
 class KeyedTab(TabPane):

@@ -22,8 +22,8 @@ from ari_mem_tui.render.words import (
 )
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
 from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
-from ari_mem_tui.tui.screens.entry import RowDetail
-from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.tui.rows import RowDetail
+from ari_mem_tui.tui.tables import VimTable
 
 MARK_STYLES = {
     "replay-only": "yellow",
