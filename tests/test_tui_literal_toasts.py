@@ -10,6 +10,7 @@ from pathlib import Path
 
 from textual.widgets._toast import Toast
 
+from ari_mem_tui.render.text import clean
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.widgets.detail import WritesPane
 from tests.tui_app_helpers import make_app, press, settle
@@ -52,7 +53,7 @@ async def test_copying_bracketed_entry_text_shows_it_literally(tmp_path: Path) -
             await press(pilot, "j")
         assert writes.current_text() == HOSTILE
         await press(pilot, "y")
-        assert app.last_copied == HOSTILE
+        assert app.last_copied == clean(HOSTILE)  # its escape copied as a symbol (clipboard.py)
         texts = await _toast_texts(pilot)
         assert any("copied metrics=[red]x[/red]" in text for text in texts), texts
         assert app.is_running

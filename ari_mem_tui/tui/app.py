@@ -22,9 +22,9 @@ from textual.widgets import Footer, Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config, keys, workers
+from ari_mem_tui.tui.clipboard import copy_text
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
 from ari_mem_tui.tui.follow import Follower
 from ari_mem_tui.tui.lifecycle import RunFactory, RunLifecycle
@@ -338,12 +338,9 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.tabs.compare(self.current_id)
 
     def action_copy(self) -> None:
-        text = self.tabs.copy_target(self.current_id)
-        if not text:
-            return
-        self.copy_to_clipboard(text)
-        self.last_copied = text
-        self.notify(f"copied {preview(text, 40)}")
+        """`y`: the entry under the cursor, else the node id (tui/clipboard.py)."""
+        if text := self.tabs.copy_target(self.current_id):
+            self.last_copied = copy_text(self, text)
 
     def action_export(self) -> None:
         self.tabs.export(self.export_to)
