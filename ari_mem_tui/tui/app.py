@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.reactive import var
@@ -31,6 +32,7 @@ from ari_mem_tui.tui.lifecycle import RunFactory, RunLifecycle
 from ari_mem_tui.tui.messages import ReplayKey
 from ari_mem_tui.tui.routing import Routing
 from ari_mem_tui.tui.screens.help import HelpScreen
+from ari_mem_tui.tui.typing import PHRASE_GAP, TypingGuard
 from ari_mem_tui.tui.widgets.detail import (
     AuditPane,
     CorePane,
@@ -40,7 +42,7 @@ from ari_mem_tui.tui.widgets.detail import (
 )
 from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES, DetailTabs
 from ari_mem_tui.tui.widgets.hits import HitsPane
-from ari_mem_tui.tui.widgets.panes import BURST_GAP, Panes
+from ari_mem_tui.tui.widgets.panes import Panes
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.status_bar import LoadingNote, StatusBar
 from ari_mem_tui.tui.widgets.tree_pane import TreePane
@@ -71,13 +73,14 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         open_useful: bool = False,
         workspace: Path | None = None,
         run_factory: RunFactory | None = None,
-        burst_gap: float = BURST_GAP,
+        phrase_gap: float = PHRASE_GAP,
     ) -> None:
         super().__init__()
         # a workspace: the run picker first (opener None), W goes back to it; run_factory
         # gives the opener of the run picked (tui/screens/runs.py)
         self.workspace = workspace
-        self.burst_gap = burst_gap  # printable keys closer than this are text (widgets/panes.py)
+        # a phrase typed into the app goes to the find box, not to the commands (tui/typing.py)
+        self.typing_guard = TypingGuard(self, phrase_gap, self._typed)
         self.run_factory = run_factory
         self.opener = opener
         self.run_data: Run | None = None
@@ -110,10 +113,18 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         del markup
         super().notify(message, markup=False, **kwargs)
 
+    async def on_event(self, event: events.Event) -> None:
+        """Keys and pastes meet the typing guard here, in the app's queue, in the order they
+        came, before they are handed to the focused widget."""
+        typed = isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded
+        if typed and self.typing_guard.takes(event):
+            return
+        await super().on_event(event)
+
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
-        with Panes(id="main", gap=self.burst_gap, on_text=self._typed):
+        with Panes(id="main"):
             yield TreePane(id="tree-pane")
             with DetailTabs(id="tabs", initial="hits"):
                 for index, (name, pane) in enumerate(zip(keys.TABS, PANES, strict=True)):
@@ -282,7 +293,16 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.query_one("#query-input", Input).focus()  # at once, as action_tab does
 
     def action_escape(self) -> None:
-        self.tree_pane.close_find()
+        """Esc: from the tabs, back to the tree; in the tree, clear the find, else the filter."""
+        focused = self.focused
+        if focused is not None and self.tabs in focused.ancestors_with_self:
+            self.action_focus_tree()
+            return
+        cleared, target = self.tree_pane.escape()
+        if target:
+            self.choose(target)
+        if cleared:
+            self.notify(f"{cleared} cleared")
 
     def action_toggle_tree(self) -> None:
         self.query_one(Panes).toggle_tree()
@@ -315,9 +335,10 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
     def action_find(self) -> None:
         self.tree_pane.open_find()
 
-    def _typed(self, text: str) -> None:
-        """Keys typed in a burst, or pasted, outside a text box: they are text, for the find box."""
-        self.tree_pane.open_find(append=text)
+    def _typed(self, text: str, new: bool) -> None:
+        """A phrase typed, or text pasted, outside a text box: a new find, or more of the one
+        just begun (tui/typing.py)."""
+        self.tree_pane.open_find(text, new)
 
     def action_find_next(self) -> None:
         self.tree_pane.find_step(1)
@@ -329,7 +350,8 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.tree_pane.open_filter()
 
     def action_clear_filter(self) -> None:
-        self.tree_pane.clear_filter()
+        if target := self.tree_pane.clear_filter():
+            self.choose(target)
 
     def action_mark(self) -> None:
         self.tabs.mark(self.current_id)

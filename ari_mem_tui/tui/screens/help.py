@@ -91,11 +91,15 @@ them wide, as k9s does: every column (the Hits kind and entry; the Writes tool, 
 source), 200 characters of text, scrolling sideways (`←` `→`), and the whole Hits header.
 Enter shows a row in full either way.
 
-Typing safety: every letter is a command, so printable keys that arrive in a burst (a paste, or
-typing faster than single presses, under 40 ms apart) are text for the find box, and a single
-command letter waits those 40 ms before it runs. Text boxes (find, query, limit) keep their
-letters. `e` asks before it writes a dossier: `y` writes, any other key cancels. `q` quits at
-once; with `"confirm_quit": true` in the config file it asks first (`y` quits).
+Typing safety: every letter is a command, and a single key runs at once. A phrase typed into
+the wrong window goes to the find box instead: a key bound to nothing here (`x`, `o`, `7`) starts
+a phrase, and so do two different letters within 0.3 s of each other, unless the second is a move
+(`j k h l g G`) or the same letter again (`n n`); digits and brackets chain as commands (`2 ]`).
+Typing runs faster than that (120 ms a key), so at most a phrase's first letter runs, and the
+find box holds the whole phrase, in place of the old find; pasted text goes there too. Text
+boxes (find, query, limit) keep their letters. `e` asks before it writes a dossier: `y` writes,
+any other key cancels. `q` quits at once; with `"confirm_quit": true` in the config file it
+asks first (`y` quits). `Esc` goes back to the tree, and there clears the find, then the filter.
 
 ## Keys
 """

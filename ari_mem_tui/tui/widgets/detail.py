@@ -80,6 +80,7 @@ class SawPane(VerticalScroll):
         if replay.fallback:
             head.append(" (MiniLM not ready yet)", style="yellow")
         self.query_one("#saw-body", Static).update(Text.assemble(head, "\n\n", tiers_text(replay)))
+        self.border_title = Text(f"Saw · {short_id(replay.node_id)}")  # the node, tree folded
 
 
 # ---------------------------------------------------------------- Core
@@ -114,8 +115,9 @@ class CorePane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node.", style="italic"), id="core-body")
 
-    def show(self, core: CoreBlocks, started: float | None) -> None:
+    def show(self, node_id: str, core: CoreBlocks, started: float | None) -> None:
         self.query_one("#core-body", Static).update(core_text(core, started))
+        self.border_title = Text(f"Core · {short_id(node_id)}")  # the node, tree folded
 
 
 # ---------------------------------------------------------------- Writes
@@ -364,6 +366,7 @@ class NodePane(VerticalScroll):
                 widgets.append(Static(" › ", classes="crumb-sep"))
         crumbs.mount_all(widgets)
         self.query_one("#node-body", Static).update(node_text(node, ckpt))
+        self.border_title = Text(f"Node · {short_id(node.id)}")  # the node, tree folded
         metrics = self.query_one("#node-metrics", Static)
         metrics.update(metrics_table(node) if node.metrics else Text("no metrics", style="italic"))
 

@@ -21,7 +21,7 @@ from ari_mem_tui.render.words import (
     query_words,
 )
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
-from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
+from ari_mem_tui.tui.messages import OpenEntry, ReplayKey, RerunSearch
 from ari_mem_tui.tui.rows import RowDetail
 from ari_mem_tui.tui.tables import VimTable
 
@@ -105,15 +105,26 @@ def diagnostics_text(replay: Replay) -> Text:
 
 
 def hits_title(replay: Replay) -> Text:
-    """The Hits pane's border title: which pool, which query, which ranker, in a few words."""
-    pool = "as of start" if replay.as_of is not None else "today's pool"
-    source = {"start": "query at start", "now": "query now"}.get(replay.query_source, "")
-    if not source:
-        source = f"custom: {preview(replay.query, 24)}"
+    """The Hits pane's border title: whose search, which pool, which query, which ranker, in a
+    few words (with the tree folded away, the title is where the node is named)."""
     ranker = clean(replay.embedder, False)
     if replay.fallback:
         ranker = f"{ranker}: BM25 stand-in, MiniLM building"
-    return Text(f"Hits · {pool} · {source} · {ranker}")  # Text: never parsed as markup
+    as_of = replay.as_of is not None
+    return _title(replay.node_id, as_of, replay.query_source, replay.query, ranker)
+
+
+def searching_title(key: ReplayKey) -> Text:
+    """The title while `key`'s search runs: the settings asked for, not the last result's."""
+    return _title(key.node_id, key.as_of, key.query_from, key.query or "", "searching …")
+
+
+def _title(node_id: str, as_of: bool, source: str, query: str, ranker: str) -> Text:
+    pool = "as of start" if as_of else "today's pool"
+    words = {"start": "query at start", "now": "query now"}.get(source)
+    words = words or f"custom: {preview(query, 24)}"
+    # Text: never parsed as markup
+    return Text(f"Hits · {short_id(node_id)} · {pool} · {words} · {ranker}")
 
 
 def header_line(replay: Replay) -> Text:
@@ -180,8 +191,11 @@ class HitsPane(VerticalScroll):
         box.update(findings_text(findings))
         box.display = bool(findings)
 
-    def show_loading(self, node_id: str) -> None:
-        self.query_one("#hits-diag", Static).update(Text(f"searching for {short_id(node_id)} …"))
+    def show_loading(self, key: ReplayKey) -> None:
+        self.border_title = searching_title(key)
+        self.query_one("#hits-diag", Static).update(
+            Text(f"searching for {short_id(key.node_id)} …")
+        )
 
     def show_error(self, message: str) -> None:
         self.replay = None
@@ -306,18 +320,17 @@ class HitsPane(VerticalScroll):
         self.query_one("#query-input", Input).value = ""
 
     def cycle_query(self) -> None:
-        """`s`: at start → now → custom → at start; custom without text asks for one first."""
-        order = list(QUERY_SOURCES)
-        self.query_from = order[(order.index(self.query_from) + 1) % len(order)]
-        self.notify(f"query: {QUERY_SOURCE_WORDS[self.query_from]}")
-        field = self.query_one("#query-input", Input)
-        if self.query_from == "custom" and not self.custom:
-            field.focus()
-            self.query_one("#hits-diag", Static).update(
-                Text("custom query: type it above and press Enter", style="bold cyan")
-            )
-            return
-        field.value = self.custom if self.query_from == "custom" else ""
+        """`s`: at start → now → custom → at start. Custom is in the cycle once a query has been
+        typed (`i`, then Enter); before that `s` goes from now back to at start and says how
+        to type one: it never puts the focus in the box, where the next `s` would be typed."""
+        order = [q for q in QUERY_SOURCES if q != "custom" or self.custom]
+        current = self.query_from if self.query_from in order else order[0]
+        self.query_from = order[(order.index(current) + 1) % len(order)]
+        self.query_one("#query-input", Input).value = (
+            self.custom if self.query_from == "custom" else ""
+        )
+        hint = "" if self.custom else " (i: type a custom query, Enter runs it)"
+        self.notify(f"query: {QUERY_SOURCE_WORDS[self.query_from]}{hint}")
         self._rerun()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
