@@ -134,24 +134,38 @@ def short_id(node_id: str) -> str:
 
 
 LABEL_SHORT = {"ablation": "ablate", "validation": "valid"}
+LABEL_TINY = {
+    "draft": "drf",
+    "improve": "imp",
+    "debug": "dbg",
+    "ablation": "abl",
+    "validation": "val",
+}
 
 
-def node_label(node: Node, writes: int) -> Text:
-    """The tree label of a node: glyph, short id, label, score, memory write count."""
+def node_label(node: Node, writes: int, width: int | None = None, tiny: bool = False) -> Text:
+    """The tree label of a node: glyph, short id, label, score, memory write count; in `width`
+    cells when given. A narrow tree never cuts a number (`0.5` for 0.52, `✎6` for ✎68 would
+    read as other values): the label is shortened (`improve` → `imp`; `tiny`: always, so a
+    narrow tree's rows read alike), then the write count, the label and the score are left
+    out, in that order, and only then is the id cut, with a `…` where it is cut."""
     glyph, colour = status_glyph(node.status)
-    label = LABEL_SHORT.get(node.label or "", node.label or "?")
-    text = Text.assemble(
-        (glyph, colour),
-        " ",
-        (short_id(node.id), "bold"),
-        " ",
-        (f"{preview(label, 7):<7}", label_style(node.label)),
-        " ",
-        score_text(node.score),
-    )
-    if writes:
-        text.append(f" ✎{writes}", style="cyan")
-    return text
+    name = node.label or "?"
+    head = Text.assemble((glyph, colour), " ", (short_id(node.id), "bold"))
+    score = Text.assemble(" ", score_text(node.score))
+    count = Text(f" ✎{writes}", style="cyan") if writes else Text("")
+    style = label_style(node.label)
+    full = Text.assemble(" ", (f"{preview(LABEL_SHORT.get(name, name), 7):<7}", style))
+    short = Text.assemble(" ", (f"{preview(LABEL_TINY.get(name, name), 3):<3}", style))
+    label = short if tiny else full
+    for parts in ((label, score, count), (short, score, count), (short, score), (score,), ()):
+        text = Text.assemble(head, *parts)
+        if width is None or text.cell_len <= width:
+            return text
+    if width <= 1:
+        return Text("…")
+    head.truncate(width - 1)
+    return head.append("…", style="bright_black")
 
 
 def fmt_ts(ts: float | None, short: bool = False, time_only: bool = False) -> str:

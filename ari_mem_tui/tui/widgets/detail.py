@@ -30,6 +30,7 @@ from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
 from ari_mem_tui.tui.rows import AuditRow, RowDetail
 from ari_mem_tui.tui.tables import TablePane, VimTable
+from ari_mem_tui.tui.widgets.preview import Previewed, RowPreview
 
 # ---------------------------------------------------------------- Saw
 
@@ -174,10 +175,11 @@ def write_detail(write: CowWrite) -> RowDetail:
     return RowDetail(title, fields, write.text, write.current_node or write.target_node)
 
 
-class WritesPane(TablePane):
+class WritesPane(Previewed, TablePane):
     """This node's CoW log; `w` switches to the whole run's."""
 
     BORDER_TITLE = "Writes"
+    PREVIEWED = "writes-table"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -187,6 +189,7 @@ class WritesPane(TablePane):
     def compose(self) -> ComposeResult:
         yield Static("", id="writes-title")
         yield VimTable(id="writes-table")
+        yield RowPreview(id="writes-preview")
 
     def show(self, ckpt: Checkpoint, node_id: str | None) -> None:
         if self.whole_run or node_id is None:
@@ -230,13 +233,19 @@ class WritesPane(TablePane):
             reserve=True,
             wide_only=WRITE_WIDE if whole else (*WRITE_WIDE, "by"),
         )
+        self.update_preview()
+
+    def row_detail(self, table_id: str, key: str) -> RowDetail | None:
+        del table_id  # one table
+        index = int(key) if key.isdigit() else -1
+        return write_detail(self.rows[index]) if 0 <= index < len(self.rows) else None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter / `v`: the write in full (its whole text and reason, every field)."""
         event.stop()
-        index = int(VimTable.plain_key(event.row_key.value) or 0)
-        if 0 <= index < len(self.rows):
-            self.post_message(ViewRow(write_detail(self.rows[index])))
+        detail = self.row_detail("", VimTable.plain_key(event.row_key.value) or "")
+        if detail is not None:
+            self.post_message(ViewRow(detail))
 
     def current_text(self) -> str | None:
         key = self.query_one("#writes-table", VimTable).current_key
@@ -391,10 +400,11 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "bright_bla
 SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 
 
-class AuditPane(TablePane):
-    """The run's problems and findings; Enter jumps to the row's node."""
+class AuditPane(Previewed, TablePane):
+    """The run's problems and findings; Enter shows one in full, `o` there goes to its node."""
 
     BORDER_TITLE = "Audit"
+    PREVIEWED = "audit-table"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -406,6 +416,7 @@ class AuditPane(TablePane):
     def compose(self) -> ComposeResult:
         yield Static(Text("auditing…", style="italic"), id="audit-title")
         yield VimTable(id="audit-table")
+        yield RowPreview(id="audit-preview")
 
     def set_audit(self, rows: list[AuditRow], verdict: str) -> tuple[int, int]:
         self.audit_rows, self.verdict = rows, verdict
@@ -458,14 +469,20 @@ class AuditPane(TablePane):
             ),
             reserve=True,
         )
+        self.update_preview()
+
+    def row_detail(self, table_id: str, key: str) -> RowDetail | None:
+        del table_id  # one table
+        index = int(key) if key.isdigit() else -1
+        if not 0 <= index < len(self.rows):
+            return None
+        row = self.rows[index]
+        fields = (("severity", row.severity), ("kind", row.kind), ("node", row.node_id))
+        return RowDetail(f"audit: {row.kind}", fields, row.text, row.node_id)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter / `v`: the finding in full; `o` there goes to its node."""
         event.stop()
-        index = int(VimTable.plain_key(event.row_key.value) or 0)
-        if 0 <= index < len(self.rows):
-            row = self.rows[index]
-            fields = (("severity", row.severity), ("kind", row.kind), ("node", row.node_id))
-            self.post_message(
-                ViewRow(RowDetail(f"audit: {row.kind}", fields, row.text, row.node_id))
-            )
+        detail = self.row_detail("", VimTable.plain_key(event.row_key.value) or "")
+        if detail is not None:
+            self.post_message(ViewRow(detail))

@@ -24,6 +24,7 @@ from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
 from ari_mem_tui.tui.messages import OpenEntry, ReplayKey, RerunSearch
 from ari_mem_tui.tui.rows import RowDetail
 from ari_mem_tui.tui.tables import VimTable
+from ari_mem_tui.tui.widgets.preview import Previewed, RowPreview
 
 MARK_STYLES = {
     "replay-only": "yellow",
@@ -137,7 +138,7 @@ def header_line(replay: Replay) -> Text:
     return line
 
 
-class HitsPane(VerticalScroll):
+class HitsPane(Previewed, VerticalScroll):
     """Hits of the selected node; Enter on a row opens the entry.
 
     The pane owns the search settings, remembered across nodes: the query source (`s` cycles
@@ -146,6 +147,7 @@ class HitsPane(VerticalScroll):
     """
 
     BORDER_TITLE = "Hits"
+    PREVIEWED = "hits-table"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -178,6 +180,7 @@ class HitsPane(VerticalScroll):
         yield VimTable(id="missed-table")
         yield Static("", id="recorded-title", classes="section")
         yield VimTable(id="recorded-table")
+        yield RowPreview(id="hits-preview")
 
     def on_mount(self) -> None:
         self.query_one("#missed-table", VimTable).collapse(True)
@@ -201,6 +204,7 @@ class HitsPane(VerticalScroll):
         self.replay = None
         self.query_one("#hits-diag", Static).update(Text(preview(message, 400), style="bold red"))
         self.query_one("#hits-table", VimTable).clear()
+        self.row_preview.show(None)
 
     def show(self, replay: Replay) -> None:
         self.replay = replay
@@ -236,6 +240,7 @@ class HitsPane(VerticalScroll):
             )
         self._show_missed()
         self._show_recorded()
+        self.update_preview()
 
     def _show_missed(self) -> None:
         replay = self.replay
