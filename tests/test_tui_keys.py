@@ -76,6 +76,7 @@ async def test_a_remapped_key_works_and_the_old_one_no_longer_fires(
     app = make_app(tiny)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
+        assert any("no key called nonsense" in n.message for n in app._notifications)
         assert app.current_id == IDS["R"]
         await press(pilot, "m")
         assert app.tabs.marked_id is None  # m no longer marks: bound to nothing, it is text
@@ -86,7 +87,6 @@ async def test_a_remapped_key_works_and_the_old_one_no_longer_fires(
         assert app.tabs.marked_id == IDS["R"]
         await press(pilot, "ctrl+n")
         assert app.current_id == IDS["A"]
-        assert any("no key called nonsense" in n.message for n in app._notifications)
         palette = {title: help_text for _, title, help_text, _ in keys.palette_actions(app.keymap)}
         assert palette["Mark node"].endswith("(x)")
         await press(pilot, "question_mark")

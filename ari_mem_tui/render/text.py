@@ -168,29 +168,33 @@ def node_label(node: Node, writes: int, width: int | None = None, tiny: bool = F
     return head.append("…", style="bright_black")
 
 
-def fmt_ts(ts: float | None, short: bool = False, time_only: bool = False) -> str:
-    """Epoch seconds as an ISO-like UTC time (fixed zone: screenshots must not depend on TZ);
-    a time no calendar can hold (ts 1e20 in a hostile log) is shown as the number it is."""
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"  # the one way a time is shown, its zone named
+
+
+def fmt_ts(ts: float | None) -> str:
+    """Epoch seconds as `2026-05-28 21:52:06 UTC`: one format, in UTC, everywhere a time is
+    shown (a fixed zone: what one person reads out, another can find; screenshots do not
+    depend on TZ). A time no calendar can hold (ts 1e20 in a hostile log) is the number."""
     if ts is None:
         return "–"
     try:
-        fmt = "%H:%M:%S" if time_only else "%m-%d %H:%M:%S" if short else "%Y-%m-%d %H:%M:%S"
-        return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime(fmt)
+        return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime(TIME_FORMAT)
     except (OverflowError, OSError, ValueError):
         return str(ts)
 
 
 def fmt_iso(value: str | None) -> str:
-    """An ISO-8601 string from tree.json, shortened for display (never "Invalid Date")."""
+    """An ISO-8601 string from tree.json in the same format as `fmt_ts` (a naive one is UTC, as
+    ARI writes it); one that is no time is shown as it is (never "Invalid Date")."""
     if not value:
         return "–"
     try:
         parsed = _dt.datetime.fromisoformat(value)
     except ValueError:
         return preview(value, 40)
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(_dt.UTC)
-    return parsed.strftime("%Y-%m-%d %H:%M:%S")
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=_dt.UTC)
+    return parsed.astimezone(_dt.UTC).strftime(TIME_FORMAT)
 
 
 def pretty_json(value: Any) -> str:

@@ -168,12 +168,11 @@ def bindings(scope: str) -> list[Binding]:
 
 
 def scroll(views: Iterable[ScrollableContainer], direction: str) -> None:
-    """What a view's `scroll('down')` / `scroll('up')` does (VIEW keys)."""
+    """What a view's `scroll('down')` / `scroll('up')` does (VIEW keys), and the compare view's
+    `page_down`, `page_up`, `home`, `end` (its sides move together)."""
     for view in views:
-        if direction == "down":
-            view.scroll_down(animate=False)
-        else:
-            view.scroll_up(animate=False)
+        move = getattr(view, f"scroll_{direction}")
+        move(animate=False)
 
 
 def keys_of(key: Key, keymap: Mapping[str, str]) -> str:

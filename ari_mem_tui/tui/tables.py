@@ -17,7 +17,7 @@ from typing import ClassVar, Self
 
 from rich.text import Text
 from textual.binding import BindingType
-from textual.containers import Vertical
+from textual.containers import ScrollableContainer, Vertical
 from textual.widget import Widget
 from textual.widgets import DataTable, Input
 
@@ -146,6 +146,43 @@ class VimTable(DataTable):
         self.fill(*last)
         if 0 <= row < self.row_count:
             self.move_cursor(row=row)
+
+    # ---- paging: a table inside a pane that scrolls (Hits) lets the pane page past it ----
+
+    def _outer(self, paging: bool) -> Widget | None:
+        """The scrolling pane around this table (Hits holds several tables and findings), when
+        the keys should move it: Home/End always, PageUp/PageDown when the table shows all
+        its rows (nothing of its own to page through)."""
+        if paging and self.max_scroll_y > 0:
+            return None
+        for ancestor in self.ancestors:
+            if isinstance(ancestor, ScrollableContainer):
+                return ancestor if ancestor.max_scroll_y > 0 else None
+        return None
+
+    def action_page_down(self) -> None:
+        if pane := self._outer(paging=True):
+            pane.scroll_page_down(animate=False)
+        else:
+            super().action_page_down()
+
+    def action_page_up(self) -> None:
+        if pane := self._outer(paging=True):
+            pane.scroll_page_up(animate=False)
+        else:
+            super().action_page_up()
+
+    def action_scroll_home(self) -> None:
+        if pane := self._outer(paging=False):
+            pane.scroll_home(animate=False)
+        else:
+            super().action_scroll_home()
+
+    def action_scroll_end(self) -> None:
+        if pane := self._outer(paging=False):
+            pane.scroll_end(animate=False)
+        else:
+            super().action_scroll_end()
 
     def action_view_row(self) -> None:
         """`v`: the row in full, as Enter (the pane that owns the table opens it)."""

@@ -75,6 +75,11 @@ class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,c", "close", "Back"),
         *keys.bindings(keys.VIEW),
+        # both sides move together (the columns take no focus, so no key moves one alone)
+        Binding("pagedown,space", "scroll('page_down')", "Page down", show=False),
+        Binding("pageup", "scroll('page_up')", "Page up", show=False),
+        Binding("g,home", "scroll('home')", "Top", show=False),
+        Binding("G,end", "scroll('end')", "Bottom", show=False),
     ]
 
     def __init__(self, ckpt: Checkpoint, a: Replay, b: Replay) -> None:
@@ -97,7 +102,9 @@ class CompareScreen(Screen[None]):
         yield Static(head, id="compare-head")
         with Horizontal(id="compare-cols"):
             for side, mine, other in (("A", self.a, self.b), ("B", self.b, self.a)):
-                with VerticalScroll(classes="compare-col", id=f"compare-{side.lower()}"):
+                column = VerticalScroll(classes="compare-col", id=f"compare-{side.lower()}")
+                column.can_focus = False  # the screen's keys scroll both sides together
+                with column:
                     title = Text(
                         f"{side} (marked) " if side == "A" else f"{side} (current) ",
                         style="bold reverse",

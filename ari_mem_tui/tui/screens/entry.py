@@ -15,7 +15,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Static
+from textual.widgets import Footer, Static
 
 from ari_mem_tui.model import MemoryEntry
 from ari_mem_tui.render.text import clean, fmt_ts, pretty_json, short_id
@@ -100,6 +100,7 @@ class EntryScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="entry-body"):
             yield Static(row_text(self.detail), id="entry-text")
+        yield Footer()  # its own keys (Esc closes, y copies, o goes), not the tree's under it
 
     def action_close(self) -> None:
         self.dismiss(None)

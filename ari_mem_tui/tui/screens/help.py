@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Footer, Markdown
 
 from ari_mem_tui.render.findings import GLYPHS
 from ari_mem_tui.render.text import STATUS_GLYPHS, UNKNOWN_STATUS
@@ -140,7 +140,7 @@ class HelpScreen(ModalScreen[None]):
     come first: `pane` is (its name, its scopes in tui/keys.py)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark,f1", "dismiss", "Close"),
+        Binding("escape,q,question_mark,f1", "dismiss", "Close", show=True),
         *keys.bindings(keys.VIEW),
     ]
 
@@ -158,6 +158,7 @@ class HelpScreen(ModalScreen[None]):
                     f"# Keys of {name}\n\n{keys_table(keymap, scopes)}\n(the whole help below)\n\n"
                 )
             yield Markdown(first + HELP_TEXT + tree_legend() + "\n" + keys_table(keymap))
+        yield Footer()  # its own keys (Esc closes), not the tree's under it
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#help-body").results(VerticalScroll), direction)

@@ -75,16 +75,23 @@ class SawPane(VerticalScroll):
         yield Static(Text("Choose a node.", style="italic"), id="saw-body")
 
     def show(self, replay: Replay) -> None:
-        # tier 2 is the replayed search: say which pool and which ranker it came from
-        head = Text(f"Tier 2 from the replay: {pool_words(replay)}", style="bright_black")
-        head.append(f" · {clean(replay.embedder, False)}", style="bright_black")
-        if replay.fallback:
-            head.append(" (MiniLM not ready yet)", style="yellow")
+        # where tier 2 came from, in the words its own note uses (search/tiers.py): the search
+        # the access log recorded, else the replay (which pool, which ranker)
+        if replay.recorded is not None:
+            head = Text("Tier 2 from the recorded start-up search (access log)", "bright_black")
+        else:
+            head = Text(f"Tier 2 replayed: {pool_words(replay)}", "bright_black")
+            head.append(f" · {clean(replay.embedder, False)}")
+            if replay.fallback:
+                head.append(" (MiniLM not ready yet)", style="yellow")
         self.query_one("#saw-body", Static).update(Text.assemble(head, "\n\n", tiers_text(replay)))
         self.border_title = Text(f"Saw · {short_id(replay.node_id)}")  # the node, tree folded
 
 
 # ---------------------------------------------------------------- Core
+
+
+EMPTY_BLOCK = "– empty: ARI writes only ari_context, never persona or human"
 
 
 def core_text(core: CoreBlocks, started: float | None) -> Text:
@@ -101,12 +108,31 @@ def core_text(core: CoreBlocks, started: float | None) -> Text:
     )
     for name, value in (("persona", core.persona), ("human", core.human)):
         out.append(f"{name}\n", style="bold cyan")
-        out.append((clean(value) if value else "–") + "\n\n")
+        if value:
+            out.append(clean(value) + "\n\n")
+        else:
+            out.append(EMPTY_BLOCK + "\n\n", style="bright_black")
     out.append("ari_context\n", style="bold cyan")
     if not_yet:
         out.append("not seeded yet when this node started\n", style="bold yellow")
-    if core.ari_context:
-        out.append(clean(pretty_json(core.ari_context)) + "\n")
+    out.append_text(context_text(core.ari_context))
+    return out
+
+
+def context_text(context: dict) -> Text:
+    """`ari_context` as a reader wants it: each key, its text as text (experiment.md's lines
+    as lines, not a JSON string with `\\n` in it), other values as indented JSON."""
+    out = Text()
+    for key, value in context.items():
+        out.append(clean(key, False), style="cyan")
+        if isinstance(value, str) and "\n" not in value.strip() and len(value) <= 60:
+            out.append(f": {clean(value, False)}\n")
+        elif isinstance(value, (bool, int, float)) or value is None:
+            out.append(f": {pretty_json(value)}\n")
+        elif isinstance(value, str):
+            out.append("\n" + clean(value.strip()) + "\n")
+        else:
+            out.append("\n" + clean(pretty_json(value)) + "\n")
     return out
 
 
@@ -145,7 +171,7 @@ def write_row(write: CowWrite) -> list[object]:
         result = Text("✗", style="bold red")
     reason = preview(write.reason, REASON_WIDTH) if write.reason else None
     return [
-        fmt_ts(write.ts, short=True),
+        fmt_ts(write.ts),
         result,
         short_id(writer),
         write.tool,

@@ -38,22 +38,24 @@ RECORDED_NOTE = "recorded start-up search"
 AS_OF_LABELS = {True: "pool: as of start", False: "pool: today (a)"}
 
 
-DIFF_WIDTH = 8  # the diff column; the whole difference is in the row's view (Enter)
+DIFF_WIDTH = 8  # narrow, the diff column's marks are cut here (…); wide (`z`) says them in full
 
 
-def mark_text(hit: Hit) -> Text:
-    label = preview(mark_short(hit), DIFF_WIDTH)
+def mark_text(hit: Hit, side: str, wide: bool) -> Text:
+    """The diff cell: narrow, the short marks (`~glob,s…`); wide, what differs in full
+    (`glob 3→2 score 0.97→0.98`, recorded→replayed)."""
+    label = mark_long(hit, side) if wide else preview(mark_short(hit), DIFF_WIDTH)
     return Text(label, style=MARK_STYLES.get(hit.mark, "")) if label else Text("")
 
 
-def hit_row(hit: Hit) -> list[object]:
+def hit_row(hit: Hit, side: str = "replay", wide: bool = False) -> list[object]:
     return [
         str(hit.rank),
         fmt_global(hit),
         fmt_score(hit.score),
         short_id(hit.node_id),
         "node" if hit.kind == "node_scope" else hit.kind,
-        mark_text(hit),
+        mark_text(hit, side, wide),
         hit.entry_id,
         hit.text,
     ]
@@ -186,7 +188,13 @@ class HitsPane(Previewed, VerticalScroll):
         self.query_one("#missed-table", VimTable).collapse(True)
         self.query_one("#missed-title").display = False
         if hasattr(self.app, "wide_columns"):  # wide (`z`): the whole header on any screen
-            self.watch(self.app, "wide_columns", lambda wide: self.set_class(wide, "-wide"))
+            self.watch(self.app, "wide_columns", self._wide, init=False)
+
+    def _wide(self, wide: bool) -> None:
+        """`z`: the whole header, and the diff column in words, or narrow again."""
+        self.set_class(wide, "-wide")
+        if self.replay is not None:
+            self.show(self.replay)
 
     def show_findings(self, findings: list) -> None:
         """This node's audit findings (the read, what it returned; a rejected write's text)."""
@@ -230,7 +238,8 @@ class HitsPane(Previewed, VerticalScroll):
         self.border_title = hits_title(replay)
         self.query_one("#hits-diag", Static).update(diagnostics_text(replay))
         table = self.query_one("#hits-table", VimTable)
-        rows = ((h.entry_id, hit_row(h)) for h in replay.hits)
+        wide = bool(getattr(self.app, "wide_columns", False))
+        rows = ((h.entry_id, hit_row(h, "replay", wide)) for h in replay.hits)
         table.fill(HIT_COLUMNS, rows, reserve=True, wide_only=HIT_WIDE)
         if not replay.hits:
             self.query_one("#hits-diag", Static).update(
@@ -301,7 +310,13 @@ class HitsPane(Previewed, VerticalScroll):
         title.update(text)
         table.fill(
             HIT_COLUMNS,
-            ((f"rec:{i}:{h.entry_id}", hit_row(h)) for i, h in enumerate(rec.hits)),
+            (
+                (
+                    f"rec:{i}:{h.entry_id}",
+                    hit_row(h, "recorded", bool(getattr(self.app, "wide_columns", False))),
+                )
+                for i, h in enumerate(rec.hits)
+            ),
             reserve=True,
             wide_only=HIT_WIDE,
         )
