@@ -286,8 +286,6 @@ async def test_help_explains_every_tree_glyph_and_the_hits_numbers(tiny: Path) -
     """GIVEN the help WHEN opened THEN it names every status glyph (running's is not the tree's
     ▶), the findings glyphs, ✎, the lineage style, and pool, eligible, the window's parts,
     glob and why scores read 0.00 from rank 100; the new keys are in its key table."""
-    from textual.widgets import Markdown
-
     from ari_mem_tui.render.findings import GLYPHS
     from ari_mem_tui.render.text import STATUS_GLYPHS
     from ari_mem_tui.tui.screens.help import HelpScreen
@@ -298,7 +296,7 @@ async def test_help_explains_every_tree_glyph_and_the_hits_numbers(tiny: Path) -
         await settle(pilot)
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = app.screen.query_one(Markdown).source
+        text = app.screen.source
         for status, (glyph, _) in STATUS_GLYPHS.items():
             assert f"`{glyph}` {status}" in text
         for glyph, _ in GLYPHS.values():
@@ -388,12 +386,10 @@ async def test_confirm_quit_is_off_unless_the_file_says_true(tiny: Path, tmp_pat
 
 
 def help_source(app) -> str:
-    from textual.widgets import Markdown
-
     from ari_mem_tui.tui.screens.help import HelpScreen
 
     assert isinstance(app.screen, HelpScreen), f"no help open: {app.screen!r}"
-    return app.screen.query_one(Markdown).source
+    return app.screen.source
 
 
 def first_section(source: str) -> str:

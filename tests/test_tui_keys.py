@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import Markdown
 
 from ari_mem_tui.tui import config, keys
 from ari_mem_tui.tui.app import AriMemApp
@@ -91,6 +90,6 @@ async def test_a_remapped_key_works_and_the_old_one_no_longer_fires(
         assert palette["Mark node"].endswith("(x)")
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
-        source = app.screen.query_one(Markdown).source
+        source = app.screen.source
         assert "| `x` | Mark the current node for compare |" in source
         assert "| `m` |" not in source

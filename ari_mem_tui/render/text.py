@@ -79,9 +79,12 @@ def say(message: object, stream: Any = None) -> None:
 
 
 def preview(text: object, width: int = 80) -> str:
-    """One line of at most `width` terminal cells (CJK counts double), for table cells."""
-    line = clean(text, multiline=False).strip()
-    if len(line) <= width // 2 or cell_len(line) <= width:
+    """One line of at most `width` terminal cells (CJK counts double), for table cells. Only
+    the start of a long text is cleaned: a table of 2,000 memory texts is filled at a key."""
+    raw = str(text if text is not None else "").lstrip()
+    cut = len(raw) > width + 1
+    line = clean(raw[: width + 1], multiline=False).strip()
+    if not cut and (len(line) <= width // 2 or cell_len(line) <= width):
         return line
     return set_cell_size(line[: width + 1], max(0, width - 1)).rstrip() + "…"
 

@@ -19,7 +19,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.reactive import var
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
@@ -28,6 +28,7 @@ from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui.clipboard import copy_text
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
 from ari_mem_tui.tui.follow import Follower
+from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.lifecycle import RunFactory, RunLifecycle
 from ari_mem_tui.tui.messages import ReplayKey
 from ari_mem_tui.tui.routing import Routing
@@ -41,7 +42,7 @@ from ari_mem_tui.tui.widgets.detail import (
     WritesPane,
 )
 from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES, DetailTabs
-from ari_mem_tui.tui.widgets.hits import HitsPane
+from ari_mem_tui.tui.widgets.hits import NARROW_BELOW, HitsPane
 from ari_mem_tui.tui.widgets.panes import Panes
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.status_bar import LoadingNote, StatusBar
@@ -55,7 +56,10 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "ari-mem-tui"
     COMMANDS = App.COMMANDS | {ActionCommands, NodeCommands}
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
+        (0, "-narrow"),
+        (NARROW_BELOW, "-wide"),
+    ]
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.APP)
     wide_columns = var(False)  # `z`: the tables wide (every column) or narrow (they fit)
 
@@ -132,7 +136,7 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
                         yield pane(id=f"{name}-pane")
             yield LoadingNote(Text("loading memory …", style="italic"), id="memory-loading")
         yield StatusBar(id="status")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         # thread workers run on daemon threads: `q` must not wait for a load or a Letta call
@@ -165,6 +169,8 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
     def watch_theme(self, theme: str) -> None:
         if self.remember_theme:
             config.save_setting("theme", theme)
+        for panes in self.query(Panes):  # the borders' colours are the theme's
+            panes.light()
 
     @property
     def status_bar(self) -> StatusBar:
@@ -216,21 +222,27 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.push_screen(ConfirmScreen(question, id="confirm-quit"), answered)
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+        self._show_help(None)
 
     def action_pane_help(self) -> None:
         """F1: the help, the keys of the focused pane first (the first widget from focus up
         that names its key scopes: the tree pane, a tab; tui/keys.py)."""
-        if isinstance(self.screen, HelpScreen):
-            return
         focused = self.screen.focused
         for node in focused.ancestors_with_self if focused is not None else ():
             scopes = getattr(node, "HELP_SCOPES", ())
             if scopes:
-                self.push_screen(HelpScreen((getattr(node, "help_name", "this pane"), scopes)))
+                self._show_help((getattr(node, "help_name", "this pane"), scopes))
                 return
-        self.push_screen(HelpScreen())
+        self._show_help(None)
+
+    def _show_help(self, pane: tuple[str, tuple[str, ...]] | None) -> None:
+        """The help (on `pane`'s keys first), built once and shown again after."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        name = "help" if pane is None else f"help-{pane[0]}"
+        if not self.is_screen_installed(name):
+            self.install_screen(HelpScreen(self.keymap, pane), name)
+        self.push_screen(name)
 
     def action_runs(self) -> None:
         """The workspace's run picker; Enter there opens the run in this app."""

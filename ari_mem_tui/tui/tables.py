@@ -18,6 +18,7 @@ from typing import ClassVar, Self
 from rich.text import Text
 from textual.binding import BindingType
 from textual.containers import ScrollableContainer, Vertical
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import DataTable, Input
 
@@ -58,9 +59,12 @@ class VimTable(DataTable):
     ) -> None:
         """Replace everything; `rows` are (key, cells); str cells are made safe one-liners.
 
-        With `reserve` true the last column is the text: narrow, cut to what the other columns
+        With `reserve` true the last column is the text: narrow, as wide as the other columns
         leave of the pane's width, so the table fits its pane instead of scrolling sideways;
-        wide, WIDE_TEXT characters. Columns named in `wide_only` are shown only when wide."""
+        wide, WIDE_TEXT characters. Its cells hold WIDE_TEXT characters either way and are cut
+        (`…`) to the column as they are drawn, so a new width (a pane shown or hidden, the tree
+        folding away) changes one column's width instead of filling the table again. Columns
+        named in `wide_only` are shown only when wide."""
         rows = list(rows)
         super().clear(columns=True)  # not self.clear: that forgets what this fill is given
         self._last_fill = (columns, rows, reserve, wide_only)
@@ -71,29 +75,42 @@ class VimTable(DataTable):
         columns = [columns[i] for i in shown]
         rows = [(key, [cells[i] for i in shown if i < len(cells)]) for key, cells in rows]
         prepared: list[tuple[str, list[Text]]] = [
-            (key, [cell_text(c) for c in cells[:-1]]) for key, cells in rows
+            (key, [cell_text(c) for c in cells[:-1]] + [text_cell(cells[-1], reserve)])
+            for key, cells in rows
+            if cells
         ]
-        if reserve and wide:
-            last_width = WIDE_TEXT
-        elif reserve and pane:
-            # the last column gets what the others leave (2 cells of padding each, a scrollbar)
-            used = sum(
-                max([len(c)] + [t[i].cell_len for _, t in prepared if i < len(t)])
-                for i, c in enumerate(columns[:-1])
-            )
-            last_width = max(MIN_TEXT, pane - used - 2 * len(columns) - 2)
-        else:
-            last_width = 70
-        for (_, texts), (_, cells) in zip(prepared, rows, strict=True):
-            if cells:
-                texts.append(cell_text(cells[-1], last_width))
         # explicit widths: DataTable's auto-width can paint rows before it measured them
         for index, column in enumerate(columns):
             width = max([len(column)] + [t[index].cell_len for _, t in prepared if index < len(t)])
             self.add_column(column, key=column, width=width)
+        if columns:
+            self._fit_text_column()
         for key, texts in prepared:
             self.add_row(*texts, key=f"{self._generation}|{key}")
         self._settle_focus()
+
+    def _fit_text_column(self) -> None:
+        """Give the last column its width: narrow, what the others leave of the pane (2 cells
+        of padding each, a scrollbar), never below MIN_TEXT; wide, WIDE_TEXT; and never more
+        than its longest cell (kept as `content_width` when the table was filled)."""
+        last = self._last_fill
+        order = self.ordered_columns
+        if last is None or not order:
+            return
+        text = order[-1]
+        longest = text.content_width = text.content_width or text.width
+        if not last[2]:
+            width = min(longest, 70)
+        elif self.wide:
+            width = min(longest, WIDE_TEXT)
+        else:
+            used = sum(c.width for c in order[:-1])
+            room = self._pane_width() - used - 2 * len(order) - 2
+            width = min(longest, max(MIN_TEXT, room))
+        text.width = width
+        total = sum(c.get_render_width(self) for c in order)
+        self.virtual_size = Size(total, self.virtual_size.height)
+        self.notify_style_update()  # cells are cut to their column as drawn: draw them again
 
     def clear(self, columns: bool = False) -> Self:
         """Empty: also forget the last fill, which a resize or `z` would otherwise bring back."""
@@ -135,13 +152,19 @@ class VimTable(DataTable):
         self._refit()
 
     def _refit(self) -> None:
-        """Fill again with the same rows when the pane's width or the wide mode has changed,
+        """Fit again when the pane's width or the wide mode has changed: a new width resizes
+        the text column; wide or narrow again, the same rows are filled again (other columns),
         the cursor kept on its row."""
         last = self._last_fill
-        if last is None or self._filled_as == (self._pane_width(), self.wide):
+        now = (self._pane_width(), self.wide)
+        if last is None or self._filled_as == now:
             return
         if not last[2] and not last[3]:
             return  # nothing in it depends on the width or the mode
+        if self._filled_as[1] == now[1]:
+            self._filled_as = now
+            self._fit_text_column()
+            return
         row = self.cursor_row
         self.fill(*last)
         if 0 <= row < self.row_count:
@@ -211,6 +234,13 @@ def cell_text(value: object, width: int = 70) -> Text:
     if value is None:
         return Text("–", style="bright_black")
     return Text(preview(value, width))
+
+
+def text_cell(value: object, reserve: bool) -> Text:
+    """The last column's cell: WIDE_TEXT characters, cut with `…` to the column as drawn."""
+    text = cell_text(value, WIDE_TEXT if reserve else 70).copy()
+    text.no_wrap, text.overflow = True, "ellipsis"
+    return text
 
 
 class TablePane(Vertical):

@@ -9,13 +9,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import clean, preview, short_id
 from ari_mem_tui.render.words import pool_words
 from ari_mem_tui.tui import keys
+from ari_mem_tui.tui.key_bar import KeyBar
 
 
 def common_ancestor(ckpt: Checkpoint, a: str, b: str) -> str | None:
@@ -113,7 +114,7 @@ class CompareScreen(Screen[None]):
                     title.append_text(lineage_text(self.ckpt, mine.node_id, common))
                     yield Static(title, classes="compare-title")
                     yield Static(side_text(mine, other, side), classes="compare-body")
-        yield Footer()
+        yield KeyBar()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -15,12 +15,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ari_mem_tui.model import MemoryEntry
 from ari_mem_tui.render.text import clean, fmt_ts, pretty_json, short_id
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.clipboard import copy_text
+from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.rows import RowDetail
 
 
@@ -100,7 +101,7 @@ class EntryScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="entry-body"):
             yield Static(row_text(self.detail), id="entry-text")
-        yield Footer()  # its own keys (Esc closes, y copies, o goes), not the tree's under it
+        yield KeyBar()  # its own keys (Esc closes, y copies, o goes), not the tree's under it
 
     def action_close(self) -> None:
         self.dismiss(None)

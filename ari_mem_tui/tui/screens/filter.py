@@ -16,9 +16,10 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.strip import Strip
-from textual.widgets import Button, Footer, SelectionList, Static
+from textual.widgets import Button, SelectionList, Static
 
 from ari_mem_tui.model import NODE_LABELS, NODE_STATUSES
+from ari_mem_tui.tui.key_bar import KeyBar
 
 
 @dataclass
@@ -105,11 +106,26 @@ class FilterScreen(ModalScreen[TreeFilter | None]):
                 yield Button("Apply", id="apply", variant="primary")
                 yield Button("Clear", id="clear")
                 yield Button("Cancel", id="cancel")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#filter-status", SelectionList).border_title = "status (none: all)"
         self.query_one("#filter-label", SelectionList).border_title = "label (none: all)"
+
+    def show(self, current: TreeFilter) -> None:
+        """Open again on `current` (the app builds this screen once and shows it again)."""
+        self.current = current
+        if not self.is_mounted:
+            return  # composed from `current` when first shown
+        for list_id, chosen in (
+            ("#filter-status", current.statuses),
+            ("#filter-label", current.labels),
+        ):
+            options = self.query_one(list_id, SelectionList)
+            options.deselect_all()
+            for value in chosen:
+                options.select(value)
+        self.query_one("#filter-status").focus()
 
     def action_apply(self) -> None:
         statuses = set(self.query_one("#filter-status", SelectionList).selected)

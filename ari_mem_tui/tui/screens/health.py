@@ -21,7 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.reactive import reactive
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, DataTable, Footer, ProgressBar, Sparkline, Static
+from textual.widgets import ContentSwitcher, DataTable, ProgressBar, Sparkline, Static
 from textual.worker import get_current_worker
 
 from ari_mem_tui.health import compute_health
@@ -41,6 +41,7 @@ from ari_mem_tui.render.health import (
 )
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import cut_note
+from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import HealthDone, HealthProgress, JumpToNode, OpenEntry
 from ari_mem_tui.tui.tables import VimTable
 
@@ -102,7 +103,7 @@ class HealthScreen(Screen[None]):
                     yield VimTable(id="health-nodes")
                     yield Static("", id="health-entries-title")
                     yield VimTable(id="health-entries")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         if self.result is not None:

@@ -1,20 +1,26 @@
 """`?`: the concepts behind what the panes show, and the keys; F1: the same, the focused
-pane's keys first."""
+pane's keys first.
+
+The help is one Rich Markdown renderable in one Static: Textual's Markdown widget made a widget
+of every paragraph, list item and table cell, and styling them took seconds on a shared machine
+(issue 21 §4). The app builds each help once and shows the same screen again (tui/app.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from typing import ClassVar
 
+from rich.markdown import Markdown
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Markdown
+from textual.widgets import Static
 
 from ari_mem_tui.render.findings import GLYPHS
 from ari_mem_tui.render.text import STATUS_GLYPHS, UNKNOWN_STATUS
 from ari_mem_tui.tui import keys
+from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.keys import TEXTUAL_KEYS, help_rows
 
 HELP_TEXT = """\
@@ -144,21 +150,21 @@ class HelpScreen(ModalScreen[None]):
         *keys.bindings(keys.VIEW),
     ]
 
-    def __init__(self, pane: tuple[str, Collection[str]] | None = None) -> None:
+    def __init__(
+        self, keymap: Mapping[str, str], pane: tuple[str, Collection[str]] | None = None
+    ) -> None:
         super().__init__()
         self.pane = pane
+        first = ""
+        if pane is not None:
+            name, scopes = pane
+            first = f"# Keys of {name}\n\n{keys_table(keymap, scopes)}\n(the whole help below)\n\n"
+        self.source = first + HELP_TEXT + tree_legend() + "\n" + keys_table(keymap)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            keymap = getattr(self.app, "keymap", {})
-            first = ""
-            if self.pane is not None:
-                name, scopes = self.pane
-                first = (
-                    f"# Keys of {name}\n\n{keys_table(keymap, scopes)}\n(the whole help below)\n\n"
-                )
-            yield Markdown(first + HELP_TEXT + tree_legend() + "\n" + keys_table(keymap))
-        yield Footer()  # its own keys (Esc closes), not the tree's under it
+            yield Static(Markdown(self.source), id="help-text")
+        yield KeyBar()  # its own keys (Esc closes), not the tree's under it
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#help-body").results(VerticalScroll), direction)

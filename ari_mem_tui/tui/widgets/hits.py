@@ -36,6 +36,7 @@ HIT_COLUMNS = ["#", "glob", "score", "node", "kind", "diff", "entry", "text"]
 HIT_WIDE = ("kind", "entry")  # shown only in wide tables (`z`): the text needs the width more
 RECORDED_NOTE = "recorded start-up search"
 AS_OF_LABELS = {True: "pool: as of start", False: "pool: today (a)"}
+NARROW_BELOW = 110  # columns: a narrower screen has the one-line Hits header (the app's breakpoint)
 
 
 DIFF_WIDTH = 8  # narrow, the diff column's marks are cut here (…); wide (`z`) says them in full
@@ -187,14 +188,29 @@ class HitsPane(Previewed, VerticalScroll):
     def on_mount(self) -> None:
         self.query_one("#missed-table", VimTable).collapse(True)
         self.query_one("#missed-title").display = False
+        self.fit_header()
         if hasattr(self.app, "wide_columns"):  # wide (`z`): the whole header on any screen
             self.watch(self.app, "wide_columns", self._wide, init=False)
 
-    def _wide(self, wide: bool) -> None:
+    def _wide(self) -> None:
         """`z`: the whole header, and the diff column in words, or narrow again."""
-        self.set_class(wide, "-wide")
+        self.fit_header()
         if self.replay is not None:
             self.show(self.replay)
+
+    def fit_header(self) -> None:
+        """Below NARROW_BELOW columns the header is one line (pool and ranker are in the border
+        title) and the query box takes the as-of box's place (`a` switches the pool); wide
+        tables (`z`) bring the whole header back. Set here, widget by widget: a class on the
+        pane would have Textual restyle all of its widgets."""
+        narrow = self.app.size.width < NARROW_BELOW
+        whole = not narrow or bool(getattr(self.app, "wide_columns", False))
+        self.query_one("#hits-query").display = whole
+        self.query_one("#hits-line").display = not whole
+        self.query_one("#as-of").display = not narrow
+
+    def on_resize(self) -> None:
+        self.fit_header()
 
     def show_findings(self, findings: list) -> None:
         """This node's audit findings (the read, what it returned; a rejected write's text)."""

@@ -141,7 +141,13 @@ class TreePane(Vertical):
             if result.active and not self.tree.matched_ids:
                 self.notify(f"no node is {result.describe()}", severity="warning")
 
-        self.app.push_screen(FilterScreen(self.tree_filter), done)
+        app = self.app
+        if not app.is_screen_installed("filter"):  # built once: composing it cost a key's time
+            app.install_screen(FilterScreen(self.tree_filter), "filter")
+        screen = app.get_screen("filter")
+        assert isinstance(screen, FilterScreen)
+        screen.show(self.tree_filter)
+        app.push_screen("filter", done)
 
     def clear_filter(self) -> str | None:
         """Every node shown again, the selection in sight (returned, for the app to choose)."""
