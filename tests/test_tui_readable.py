@@ -129,3 +129,30 @@ async def test_the_tree_at_80x24_never_cuts_a_number(small_ckpt: Path) -> None:
             assert writes in ([], [str(len(ckpt.entries_by_node.get(node.id, ())))]), text
             checked += 1
         assert checked == len(ckpt.nodes)
+
+
+async def test_a_table_gives_its_text_the_room_left_at_once() -> None:
+    """GIVEN a table in an 80-column pane WHEN it is filled with long texts THEN the text column
+    gets what the other columns leave (not its header's width), with no resize needed, and a
+    narrower pane afterwards only narrows that column (the rows are not filled again)."""
+    from rich.text import Text as RichText
+    from textual.app import App
+    from textual.containers import Vertical
+
+    class One(App):
+        def compose(self):
+            with Vertical(id="pane"):
+                yield VimTable(id="t")
+
+    app = One()
+    async with app.run_test(size=(80, 10)) as pilot:
+        table = app.query_one(VimTable)
+        rows = [(str(i), ["12:00", RichText("✓"), "long text " * 30]) for i in range(3)]
+        table.fill(["time", "ok", "text"], rows, reserve=True)
+        width = table.ordered_columns[-1].width
+        assert width == table._pane_width() - 5 - 2 - 2 * 3 - 2  # time 5, ok 2 (its header)
+        generation = table._generation
+        app.query_one("#pane").styles.width = 60
+        await pilot.pause()
+        assert table.ordered_columns[-1].width == width - 20
+        assert table._generation == generation  # not filled again

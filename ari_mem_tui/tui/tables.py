@@ -41,6 +41,7 @@ class VimTable(DataTable):
         self._generation = 0  # row keys are fresh on every fill: DataTable caches by key
         self._last_fill: Fill | None = None
         self._filled_as: tuple[int, bool] = (0, False)  # (pane width, wide) of the last fill
+        self._longest_text = 0  # cells of the last column's longest cell (or its header)
 
     def on_mount(self) -> None:
         if hasattr(self.app, "wide_columns"):
@@ -83,6 +84,7 @@ class VimTable(DataTable):
         for index, column in enumerate(columns):
             width = max([len(column)] + [t[index].cell_len for _, t in prepared if index < len(t)])
             self.add_column(column, key=column, width=width)
+            self._longest_text = width  # the last column's, in the end
         if columns:
             self._fit_text_column()
         for key, texts in prepared:
@@ -92,13 +94,12 @@ class VimTable(DataTable):
     def _fit_text_column(self) -> None:
         """Give the last column its width: narrow, what the others leave of the pane (2 cells
         of padding each, a scrollbar), never below MIN_TEXT; wide, WIDE_TEXT; and never more
-        than its longest cell (kept as `content_width` when the table was filled)."""
+        than its longest cell."""
         last = self._last_fill
         order = self.ordered_columns
         if last is None or not order:
             return
-        text = order[-1]
-        longest = text.content_width = text.content_width or text.width
+        text, longest = order[-1], self._longest_text
         if not last[2]:
             width = min(longest, 70)
         elif self.wide:
