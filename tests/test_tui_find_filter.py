@@ -48,7 +48,7 @@ async def test_a_filter_shows_its_matches_expanded_and_counted(tiny: Path) -> No
             assert "X" not in line_text(labels, index) and "✓" not in line_text(labels, index)
         await press(pilot, "ctrl+s")
         tree = app.tree_widget
-        assert title_of(app.tree_pane) == "Tree · filter: label validation (2 nodes)"
+        assert title_of(app.tree_pane) == "Tree · 2 nodes · filter label validation"
         assert app.current_id == IDS["A1y"] and tree.current_id == IDS["A1y"]
         assert app.query_one("#hits-pane").replay.node_id == IDS["A1y"]
         shown = {line.node.data.first_id for line in tree._tree_lines if line.node.data}
@@ -69,14 +69,12 @@ async def test_esc_clears_the_find_then_the_filter(tiny: Path) -> None:
         await press(pilot, "f")
         app.screen.query_one("#filter-status", CheckList).select("success")
         await press(pilot, "ctrl+s", "slash", *"b1", "enter")
-        assert title_of(app.tree_pane) == (
-            "Tree · filter: status success (8 nodes) · find 'b1' 1/1"
-        )
+        assert title_of(app.tree_pane) == ("Tree · 8 nodes · filter status success · find 'b1' 1/1")
         assert app.current_id == IDS["B1"]
         await press(pilot, "right_square_bracket", "escape")  # from the tabs: back to the tree
         assert app.focused is app.tree_widget and app.tree_pane.find_text == "b1"
         await press(pilot, "escape")
-        assert title_of(app.tree_pane) == "Tree · filter: status success (8 nodes)"
+        assert title_of(app.tree_pane) == "Tree · 8 nodes · filter status success"
         assert not app.tree_widget.find_hits and not app.tree_pane.find_matches
         await press(pilot, "escape")
         assert title_of(app.tree_pane) == "Tree" and app.current_id == IDS["B1"]

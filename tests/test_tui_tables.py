@@ -275,7 +275,7 @@ async def test_pane_titles_carry_filter_find_pool_query_and_scope(tiny: Path) ->
         app.screen.query_one("#filter-status").focus()
         await press(pilot, "space", "ctrl+s")  # the first status, applied
         # the first status is `pending`: no node of the tiny run, and so no find match either
-        assert title_of(tree) == "Tree · filter: status pending (0 nodes) · find 'node_b' no match"
+        assert title_of(tree) == "Tree · 0 nodes · filter status pending · find 'node_b' no match"
         await press(pilot, "4")
         writes = app.query_one("#writes-pane")
         assert title_of(writes).startswith("Writes · node ")

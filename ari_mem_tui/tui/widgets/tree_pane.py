@@ -47,9 +47,9 @@ class TreePane(Vertical):
     def show_state(self) -> None:
         """The border title says what the tree shows: the filter and the find, while active."""
         title = Text("Tree")
-        if self.tree_filter.active:
+        if self.tree_filter.active:  # the count first: a narrow pane cuts the title's end
             count = plural(len(self.tree.matched_ids), "node")
-            title.append(f" · filter: {self.tree_filter.describe()} ({count})")
+            title.append(f" · {count} · filter {self.tree_filter.describe()}")
         if self.find_text:
             matches = self.find_matches
             where = f"{self.find_index + 1}/{len(matches)}" if matches else "no match"
