@@ -148,3 +148,14 @@ async def test_help_and_the_entry_view_show_their_own_footer(tiny: Path) -> None
         assert isinstance(app.screen, EntryScreen)
         said = footer(app)
         assert said.startswith(" esc Close ") and " y Copy text " in said and "Find" not in said
+
+
+async def test_a_click_on_a_footer_key_presses_it(tiny: Path) -> None:
+    """GIVEN the footer drawn as one line WHEN `? Help` in it is clicked THEN the help opens."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        line = footer(app)
+        await pilot.click(KeyBar, offset=(line.index("? Help") + 2, 0))
+        await press(pilot)
+        assert isinstance(app.screen, HelpScreen)
