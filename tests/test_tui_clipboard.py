@@ -8,8 +8,7 @@ import pytest
 
 from ari_mem_tui.tui import clipboard
 from ari_mem_tui.tui.clipboard import pasteable, route
-from ari_mem_tui.tui.widgets.detail import WritesPane
-from tests.tui_app_helpers import make_app, press, settle
+from tests.tui_app_helpers import cursor_to_write, make_app, press, settle
 from tests.tui_helpers import HOSTILE, IDS
 
 
@@ -52,10 +51,7 @@ async def test_y_copies_and_says_how(
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(pilot)
         await press(pilot, "j", "4")  # node A, which wrote the hostile note; Writes tab
-        app.query_one("#writes-table").focus()
-        writes = app.query_one(WritesPane)
-        while writes.current_text() != HOSTILE:
-            await press(pilot, "j")
+        await cursor_to_write(pilot, HOSTILE)
         await press(pilot, "y")
         assert app.clipboard == pasteable(HOSTILE) and "\x1b" not in app.clipboard
         messages = [n.message for n in app._notifications]

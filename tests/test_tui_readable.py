@@ -12,7 +12,7 @@ from ari_mem_tui.model import Node
 from ari_mem_tui.render.text import clean, node_label
 from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.tui.widgets.preview import RowPreview
-from tests.tui_app_helpers import make_app, press, settle
+from tests.tui_app_helpers import cursor_to_write, make_app, press, settle
 from tests.tui_helpers import HOSTILE
 
 TO_B1 = ("j", "j", "l", "l")
@@ -54,11 +54,9 @@ async def test_the_preview_is_literal_and_says_what_it_leaves_out(tiny: Path) ->
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await press(pilot, "j", "4", "right_square_bracket")
-        writes = app.query_one("#writes-pane")
+        await press(pilot, "j", "4")
         preview = app.query_one("#writes-preview", RowPreview)
-        while writes.current_text() != HOSTILE:
-            await press(pilot, "j")
+        await cursor_to_write(pilot, HOSTILE)
         assert preview.detail.text == HOSTILE
         drawn = shown(preview)
         assert "[red]x[/red]" in drawn and "␛[2J" in drawn and "\x1b" not in drawn

@@ -101,3 +101,16 @@ async def settle_keys(pilot: Pilot) -> None:
     command again, not the next letter of a phrase (tui/typing.py)."""
     pilot.app.typing_guard.typeahead.forget()
     await pilot.pause()
+
+
+async def cursor_to_write(pilot: Pilot, text: str) -> None:
+    """Focus the Writes table and go down it until the write under its cursor is `text`."""
+    from ari_mem_tui.tui.widgets.detail import WritesPane
+
+    pilot.app.query_one("#writes-table").focus()
+    writes = pilot.app.query_one(WritesPane)
+    for _ in range(len(writes.rows)):
+        if writes.current_text() == text:
+            return
+        await press(pilot, "j")
+    assert writes.current_text() == text, f"no write {text!r} in the table"

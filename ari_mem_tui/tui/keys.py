@@ -147,6 +147,10 @@ MOVES = frozenset({"down", "up", "collapse", "expand", "top", "bottom", "scroll_
 # Textual's own keys, listed in the help beside ours (not remappable here)
 TEXTUAL_KEYS = (
     ("arrows, mouse", "Move in the tree and tables (`→` expands, `←` collapses)"),
+    (
+        "`PageUp` `PageDown` `Home` `End`",
+        "Page a table; in the Hits tab, the pane past its tables; in compare, both sides",
+    ),
     ("`Tab` `Shift+Tab`", "Next / previous focusable widget (the tab strip is not one: `1`–`6`)"),
     ("`Enter`", "Expand a node / open a table's row in full (`o` there: go to its node)"),
     ("`Ctrl+P`", "Command palette (every action, jump to node, themes)"),

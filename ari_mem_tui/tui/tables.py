@@ -12,7 +12,7 @@ characters of text, scrolling sideways. A row's whole text is one key away in bo
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import ClassVar, Self
 
 from rich.text import Text
@@ -184,29 +184,24 @@ class VimTable(DataTable):
                 return ancestor if ancestor.max_scroll_y > 0 else None
         return None
 
-    def action_page_down(self) -> None:
-        if pane := self._outer(paging=True):
-            pane.scroll_page_down(animate=False)
+    def _page(self, paging: bool, move: str, own: Callable[[], None]) -> None:
+        """`move` the scrolling pane around the table (`_outer`), else the table's `own` move."""
+        if pane := self._outer(paging):
+            getattr(pane, move)(animate=False)
         else:
-            super().action_page_down()
+            own()
+
+    def action_page_down(self) -> None:
+        self._page(True, "scroll_page_down", super().action_page_down)
 
     def action_page_up(self) -> None:
-        if pane := self._outer(paging=True):
-            pane.scroll_page_up(animate=False)
-        else:
-            super().action_page_up()
+        self._page(True, "scroll_page_up", super().action_page_up)
 
     def action_scroll_home(self) -> None:
-        if pane := self._outer(paging=False):
-            pane.scroll_home(animate=False)
-        else:
-            super().action_scroll_home()
+        self._page(False, "scroll_home", super().action_scroll_home)
 
     def action_scroll_end(self) -> None:
-        if pane := self._outer(paging=False):
-            pane.scroll_end(animate=False)
-        else:
-            super().action_scroll_end()
+        self._page(False, "scroll_end", super().action_scroll_end)
 
     def action_view_row(self) -> None:
         """`v`: the row in full, as Enter (the pane that owns the table opens it)."""

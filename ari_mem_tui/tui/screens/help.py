@@ -93,9 +93,11 @@ tree, `]` the detail pane (the shown tab), `i` the Hits query box, `Esc` goes ba
 
 Tables are narrow: the columns that fit, the text taking the rest of the width (below 110
 columns the Hits header is one line; the pool and ranker are in the border title). `z` makes
-them wide, as k9s does: every column (the Hits kind and entry; the Writes tool, reason and
-source), 200 characters of text, scrolling sideways (`←` `→`), and the whole Hits header.
-Enter shows a row in full either way.
+them wide, as k9s does: every column (the Hits kind, entry and diff in words; the Writes tool,
+reason and source), 200 characters of text, scrolling sideways (`←` `→`), and the whole Hits
+header. Below a table the preview shows the row under the cursor: its fields, its whole text,
+wrapped; Enter shows the row in full either way. Each pane's title names the node it shows.
+Times read `2026-05-28 21:52:06 UTC`, one way everywhere.
 
 Typing safety: every letter is a command, and a single key runs at once. A phrase typed into
 the wrong window goes to the find box instead: a key bound to nothing here (`x`, `o`, `7`) starts
