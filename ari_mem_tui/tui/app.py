@@ -1,11 +1,12 @@
 """The Textual app: tree on the left, what the chosen node saw on the right.
 
-The app composes the panes and routes between them; it holds no search or audit logic. Its
-thread workers (tui/workers.py) call `open_run`, `search.replay.replay` and `audit.audit` (the
-same functions the CLI uses) and post their results as messages (tui/messages.py); every result
-is checked against the current selection before it is shown, so moving fast never shows stale
-hits. The panes own their chores (find and filter: the tree pane; the search settings: the Hits
-pane) and talk to the app with messages too.
+The app composes the panes and binds the keys; it holds no search or audit logic. A run's load,
+reload and audit live in `RunLifecycle` (tui/lifecycle.py), where a chosen node or a row goes in
+`Routing` (tui/routing.py), both mixed in here. Thread workers (tui/workers.py) call `open_run`,
+`search.replay.replay` and `audit.audit` (the same functions the CLI uses) and post their results
+as messages (tui/messages.py); every result is checked against the current selection before it
+is shown, so moving fast never shows stale hits. The panes own their chores (find and filter:
+the tree pane; the search settings: the Hits pane) and talk to the app with messages too.
 """
 
 from __future__ import annotations
