@@ -5,7 +5,9 @@ ARI guards writes (copy-on-write) but not reads (§4.6): the LLM may pass any `a
 the reader's lineage, the hits and inherited entries that came from outside it, and lists the
 rejected writes and the problems met while loading. Readers come from the loader's attribution
 (AccessEvent.reader) and from each node's own trace_log calls (Checkpoint.trace_calls).
-Pipeline and BFTS-select reads are the run's own machinery, never leaks.
+Pipeline and BFTS-select reads are the run's own machinery, never leaks. A read whose reader
+could not be established is judged on nobody (its logged node_id is only the last writer): it
+makes no finding and is listed apart, as unattributed.
 """
 
 from __future__ import annotations
@@ -56,6 +58,8 @@ class AuditReport(BaseModel):
     scope_violations: list[Finding] = Field(default_factory=list)
     leaks: list[Finding] = Field(default_factory=list)
     rejected_writes: list[Finding] = Field(default_factory=list)
+    # reads no reader could be found for: not findings, but where a reader may hide
+    unattributed: list[Finding] = Field(default_factory=list)
 
     @property
     def has_findings(self) -> bool:
@@ -72,6 +76,8 @@ def audit(ckpt: Checkpoint) -> AuditReport:
     seen: set[tuple] = set()
     for event in ckpt.access_events:
         _audit_event(ckpt, event, report, seen)
+        if event.op == "read" and event.reader_how == "unattributed":
+            report.unattributed.append(_unattributed(event))
     for node_id, calls in ckpt.read_tool_calls().items():  # what _audit_call can judge
         for call in calls:
             _audit_call(ckpt, node_id, call, report, seen)
@@ -94,6 +100,28 @@ def audit(ckpt: Checkpoint) -> AuditReport:
         for w in ckpt.rejected_writes()  # (not ckpt.writes: one row per memory entry)
     ]
     return report
+
+
+def _unattributed(event: AccessEvent) -> Finding:
+    tool = {
+        "inherit:get_node_memory": "get_node_memory",
+        "inherit:bulk_get_node_memory": "bulk_get_node_memory",
+    }.get(event.query or "", "search_memory")
+    logged = event.node_id or '""'
+    return Finding(
+        severity="info",
+        kind="unattributed",
+        explanation=(
+            f"{tool} read logged under {logged} (the last writer, not the reader): no reader "
+            f"could be established, so it is judged on nobody"
+        ),
+        ref=_event_ref(event),
+        ts=event.ts,
+        targets=list(event.ancestor_ids or []),
+        tool=tool,
+        query=event.query,
+        scope=list(event.ancestor_ids or []),
+    )
 
 
 def allowed_scope(ckpt: Checkpoint, reader: str) -> set[str]:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 from textual.widgets._toast import Toast
 
-from ari_mem_tui.render.text import clean
 from ari_mem_tui.tui.app import AriMemApp
 from tests.tui_app_helpers import cursor_to_write, make_app, press, settle
 from tests.tui_helpers import HOSTILE, write_tiny_checkpoint
@@ -46,9 +45,11 @@ async def test_copying_bracketed_entry_text_shows_it_literally(tmp_path: Path) -
         await press(pilot, "j", "4")  # node A, which wrote the hostile note; Writes tab
         await cursor_to_write(pilot, HOSTILE)
         await press(pilot, "y")
-        assert app.last_copied == clean(HOSTILE)  # its escape copied as a symbol (clipboard.py)
+        # the markup stays literal; the ESC a paste would run is copied as its symbol
+        assert app.last_copied == HOSTILE.replace("\x1b", "␛")
         texts = await _toast_texts(pilot)
         assert any("copied metrics=[red]x[/red]" in text for text in texts), texts
+        assert any("1 control character(s) shown as symbols" in text for text in texts), texts
         assert app.is_running
 
 

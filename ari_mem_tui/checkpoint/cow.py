@@ -3,8 +3,10 @@
 Accepted writes come from memory entries (backup or other files) and access-log write events,
 merged into one row when joined. Rejected writes are never stored by ARI; they are recovered
 from the writing node's trace_log (target and reason), timed where possible by the auto
-`Tool <name>: …` entry the node wrote about the failed call. React writes are not CoW-guarded
-and are left out.
+`Tool <name>: …` entry the node wrote about the failed call. Such an entry is the log of a
+refusal only when its tool is a guarded one and its result IS the guard's refusal; an entry
+that merely quotes one (a search that returned such a passage) is an ordinary entry. React
+writes are not CoW-guarded and are left out.
 """
 
 from __future__ import annotations
@@ -17,14 +19,16 @@ from functools import cached_property
 from typing import Any
 
 from ari_mem_tui.checkpoint.bulk import without_gc
-from ari_mem_tui.checkpoint.trace_log import REJECTION_MARKERS, rejection_reason
+from ari_mem_tui.checkpoint.jsonlines import loads_record
+from ari_mem_tui.checkpoint.trace_log import (
+    GUARDED_TOOLS,
+    REJECTION_MARKERS,
+    cow_refusal,
+    rejection_reason,
+)
 from ari_mem_tui.model import AccessEvent, CowWrite, MemoryEntry, TraceCall
 
 AUTO_ENTRY = re.compile(r"^Tool ([A-Za-z_][\w.:-]*): ")
-REASONS = {
-    "CoW violation": "node_id does not match current node (CoW violation)",
-    "ARI_CURRENT_NODE_ID not set": "ARI_CURRENT_NODE_ID not set",
-}
 
 
 def _row(**fields: Any) -> CowWrite:
@@ -64,17 +68,24 @@ def accepted_rows(entries: list[MemoryEntry], joined: dict[str, AccessEvent]) ->
 
 
 def rejection_of_auto_entry(entry: MemoryEntry) -> tuple[str, str] | None:
-    """(tool, reason) when the entry is the node's own log of a write the CoW guard refused."""
-    if not entry.text.startswith("Tool "):
+    """(tool, reason) when the entry is the node's own log of a write the CoW guard refused:
+    `"Tool <guarded tool>: " + json.dumps({"result": <the refusal as JSON>})` (§4.6). The
+    envelope of a refusal is short, never cut at ARI's 1,000 characters, so it always parses;
+    an entry of another tool, or whose result only contains a refusal's words, is none."""
+    text = entry.text
+    if not text.startswith("Tool ") or not any(m in text for m in REJECTION_MARKERS):
         return None
-    match = AUTO_ENTRY.match(entry.text)
-    if not match:
+    match = AUTO_ENTRY.match(text)
+    tool = match.group(1) if match else ""
+    if tool not in GUARDED_TOOLS or entry.metadata.get("tool", tool) != tool:
         return None
-    marker = next((m for m in REJECTION_MARKERS if m in entry.text), None)
-    if marker is None:
+    try:
+        envelope = loads_record(text[match.end() :])
+        output = loads_record(envelope["result"]) if isinstance(envelope, dict) else None
+    except (KeyError, TypeError, ValueError, RecursionError):
         return None
-    tool = entry.metadata.get("tool")
-    return (tool if isinstance(tool, str) else match.group(1)), REASONS[marker]
+    reason = cow_refusal(tool, output)
+    return (tool, reason) if reason else None
 
 
 def rejected_rows(

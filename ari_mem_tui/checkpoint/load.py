@@ -7,6 +7,7 @@ the CoW write log, which draws on all of them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -121,15 +122,9 @@ def _no_step(_n: int, _m: int, _name: str) -> None:
 def _read_tree_into(ckpt: Checkpoint) -> TreeResult | None:
     """The tree into `ckpt` (None when `ckpt.path` is no directory; a problem says so)."""
     path, problems = ckpt.path, ckpt.problems
-    if not path.is_dir():
-        problems.append(
-            Problem(
-                file=str(path),
-                what="loaded nothing",
-                why="not a readable directory",
-                severity="error",
-            )
-        )
+    why = _unreadable_dir(path)
+    if why:
+        problems.append(Problem(file=str(path), what="loaded nothing", why=why, severity="error"))
         return None
     tree = load_tree(path, problems)
     if tree.source is None:
@@ -144,6 +139,19 @@ def _read_tree_into(ckpt: Checkpoint) -> TreeResult | None:
     ckpt.run_id, ckpt.tree_source = tree.run_id, tree.source
     ckpt.nodes, ckpt.graph, ckpt.roots = tree.nodes, tree.graph, tree.roots
     return tree
+
+
+def _unreadable_dir(path: Path) -> str | None:
+    """Why `path` cannot be read as a folder (missing, a file, no permission), else None."""
+    try:
+        with os.scandir(path):
+            return None
+    except NotADirectoryError:
+        return "a file, not a folder"
+    except FileNotFoundError:
+        return "no such folder"
+    except OSError as exc:
+        return f"cannot list the folder: {exc.strerror or type(exc).__name__}"
 
 
 def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpoint:
@@ -171,7 +179,7 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     on_step(5, total, LOAD_STEPS[4])
     orphans = join_writes(ckpt.access_events, ckpt.entries, ids, problems)
     ckpt.entries = _grouped([*ckpt.entries, *orphans])
-    attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed)
+    attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed, problems)
     cow = CowLog(ckpt.entries, ckpt.access_events, needed)
     ckpt.defer_writes(cow)  # one row per entry: built when first read
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), count)
@@ -190,7 +198,7 @@ def _experiment_goal(path: Path, tree: TreeResult, problems: list[Problem]) -> s
     if usable_file(path / "experiment.md", "experiment.md", problems):
         return read_text(path / "experiment.md", "experiment.md", problems)
     document = tree.document if tree.source == "nodes_tree.json" else None
-    if document is None and (path / "nodes_tree.json").is_file():
+    if document is None and usable_file(path / "nodes_tree.json", "nodes_tree.json", []):
         document = read_json(path / "nodes_tree.json", "nodes_tree.json", [], retry=False)
     goal = document.get("experiment_goal") if isinstance(document, dict) else None
     return goal if isinstance(goal, str) else ""

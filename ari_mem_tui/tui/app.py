@@ -12,6 +12,7 @@ the tree pane; the search settings: the Hits pane) and talk to the app with mess
 from __future__ import annotations
 
 import asyncio
+import gc
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -22,8 +23,10 @@ from textual.binding import BindingType
 from textual.reactive import var
 from textual.widgets import Input
 
-from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.checkpoint import Checkpoint, cachefile
 from ari_mem_tui.model import Replay
+from ari_mem_tui.model.secrets import mask
+from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui.clipboard import copy_text
@@ -51,6 +54,7 @@ from ari_mem_tui.tui.widgets.tree_pane import TreePane
 from ari_mem_tui.tui.workers import Opener
 
 DEFAULT_THEME = "textual-dark"
+CACHE_NOTES_EVERY_S = 1.0  # how often the cache notes of worker threads are looked for
 
 
 class AriMemApp(RunLifecycle, Routing, App[None]):
@@ -116,7 +120,7 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         markup in them would crash the app (`[/x]`) or run an action (`[@click=app.quit]`).
         Widgets' own `notify` passes `markup=True` by default, so it is ignored here."""
         del markup
-        super().notify(message, markup=False, **kwargs)
+        super().notify(mask(message), markup=False, **kwargs)  # no credential, in any form
 
     async def on_event(self, event: events.Event) -> None:
         """Keys and pastes meet the typing guard here, in the app's queue, in the order they
@@ -155,6 +159,7 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
             for widget in self.query(Input):
                 widget.cursor_blink = False
         self.status_bar.set_source("opening …")
+        self.set_interval(CACHE_NOTES_EVERY_S, self._cache_notes)
         self.status_bar.set_problems(0)
         self.follower = Follower(self, self.follow_interval, lambda: self.ckpt and self.ckpt.path)
         self.tree_widget.show_loading()
@@ -166,6 +171,11 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
             self.call_after_refresh(self.action_runs)
             return
         self.call_after_refresh(self._load, keep=False)
+
+    def _cache_notes(self) -> None:
+        """Caches and settings of the tool found damaged (and rebuilt, or ignored): once each."""
+        for note in cachefile.take_notes():
+            self.notify(preview(note, 300), title="cache", severity="warning", timeout=8)
 
     def watch_theme(self, theme: str) -> None:
         if self.remember_theme:
@@ -373,9 +383,14 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.tabs.compare(self.current_id)
 
     def action_copy(self) -> None:
-        """`y`: the entry under the cursor, else the node id (tui/clipboard.py)."""
+        """`y`: the entry under the cursor, else the node id."""
         if text := self.tabs.copy_target(self.current_id):
-            self.last_copied = copy_text(self, text)
+            self.copy_text(text)
+
+    def copy_text(self, text: str, what: str = "") -> None:
+        """The one way text reaches the clipboard (tui/clipboard.py): safe to paste, by OSC 52,
+        the toast saying how (or why it cannot arrive) and what was changed."""
+        self.last_copied = copy_text(self, text, what)
 
     def action_export(self) -> None:
         self.tabs.export(self.export_to)
@@ -399,4 +414,7 @@ PANES = (HitsPane, SawPane, CorePane, WritesPane, NodePane, AuditPane)  # as key
 def run_app(opener: Opener, **kwargs: Any) -> int:
     kwargs.setdefault("open_useful", True)
     AriMemApp(opener, **kwargs).run()
+    # what the run left is freed when the process ends: a last collection over a big run's
+    # millions of objects kept the shell waiting seconds after `q`
+    gc.freeze()
     return 0

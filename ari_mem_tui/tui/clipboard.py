@@ -6,9 +6,10 @@ it arrives only with `set-clipboard on`: tmux's default, `external`, drops the s
 program inside sends it, and GNU screen never passes it on. So the toast names the route, and
 says when the copy cannot arrive and what would let it.
 
-What is copied is what is safe to paste: a memory text may hold escape sequences that a shell or
-an editor would run when pasted, so control characters are copied as the visible symbols the
-panes show (`render.text.clean`), and lone surrogates, which no UTF-8 clipboard holds, likewise.
+What is copied is what is safe to paste (`render.text.paste_safe`): a memory text may hold
+escape sequences that a shell or an editor would run when pasted, so control characters are
+copied as the visible symbols the panes show, and lone surrogates, which no UTF-8 clipboard
+holds, likewise; the toast says how many were replaced.
 """
 
 from __future__ import annotations
@@ -22,17 +23,12 @@ from typing import NamedTuple
 
 from textual.app import App
 
-from ari_mem_tui.render.text import clean, preview
+from ari_mem_tui.render.text import paste_safe, preview
 
 
 class Route(NamedTuple):
     arrives: bool  # False: the terminal in between drops OSC 52
     how: str  # for the toast
-
-
-def pasteable(text: str) -> str:
-    """`text` with nothing a terminal or shell would act on when it is pasted."""
-    return clean(text)
 
 
 @cache
@@ -71,17 +67,19 @@ def route(env: Mapping[str, str], tmux_option: str = "") -> Route:
     return Route(True, "by OSC 52 (if the terminal allows programs to set the clipboard)")
 
 
-def copy_text(app: App, text: str) -> str:
-    """Send `text` (made safe to paste) to the clipboard; return what was sent. The toast says
-    how it was sent, or why it cannot arrive."""
-    safe = pasteable(text)
+def copy_text(app: App, text: str, what: str = "") -> str:
+    """Send `text`, made safe to paste, to the clipboard and return what was sent; the toast
+    names it (`what`, else its start), says what was replaced, and how it was sent or why it
+    cannot arrive."""
+    safe, changed = paste_safe(text)
     app.copy_to_clipboard(safe)
     inside_tmux = bool(os.environ.get("TMUX"))
     way = route(os.environ, tmux_set_clipboard() if inside_tmux else "")
-    shown = preview(safe, 40)
-    changed = " (control characters as symbols)" if safe != text else ""
+    shown = what or preview(safe, 40)
+    if changed:
+        shown += f" ({changed} control character(s) shown as symbols: not safe to paste)"
     if way.arrives:
-        app.notify(f"copied {shown}{changed}\n{way.how}")
+        app.notify(f"copied {shown}\n{way.how}")
     else:
         app.notify(f"{shown} may not reach the clipboard: {way.how}", severity="warning")
     return safe

@@ -20,7 +20,6 @@ from textual.widgets import Static
 from ari_mem_tui.model import MemoryEntry
 from ari_mem_tui.render.text import clean, fmt_ts, pretty_json, short_id
 from ari_mem_tui.tui import keys
-from ari_mem_tui.tui.clipboard import copy_text
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.rows import RowDetail
 
@@ -113,7 +112,7 @@ class EntryScreen(ModalScreen[str | None]):
             self.notify("this row names no node of the run")
 
     def action_copy(self) -> None:
-        copy_text(self.app, self.text)
+        self.app.copy_text(self.text, "the entry's text")  # type: ignore[attr-defined]
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#entry-body").results(VerticalScroll), direction)
