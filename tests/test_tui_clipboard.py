@@ -1,4 +1,5 @@
-"""`y` copies by OSC 52, what is safe to paste, and says how, or why it cannot arrive."""
+"""`y` copies by OSC 52 what is safe to paste (render.text.paste_safe, tested with the hostile
+strings), and says how, or why it cannot arrive."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from ari_mem_tui.render.text import paste_safe
 from ari_mem_tui.tui import clipboard
-from ari_mem_tui.tui.clipboard import pasteable, route
+from ari_mem_tui.tui.clipboard import route
 from tests.tui_app_helpers import cursor_to_write, make_app, press, settle
 from tests.tui_helpers import HOSTILE, IDS
 
@@ -22,15 +24,6 @@ def test_the_route_says_when_osc52_cannot_arrive() -> None:
         assert not way.arrives
         assert "set-clipboard on" in way.how and f"set-clipboard {option or 'unknown'}" in way.how
     assert not route({"STY": "1234.pts-0.host"}).arrives
-
-
-def test_what_is_copied_is_safe_to_paste() -> None:
-    """GIVEN text with an escape sequence and a lone surrogate WHEN made pasteable THEN neither
-    is left, and plain text is untouched."""
-    assert pasteable("plain ids [x] and 日本語") == "plain ids [x] and 日本語"
-    safe = pasteable("a\x1b[2Jb\udc00c\x9bd")
-    assert "\x1b" not in safe and "\x9b" not in safe and "\udc00" not in safe
-    safe.encode("utf-8")  # a lone surrogate would raise here, and in the OSC 52 encoding
 
 
 @pytest.mark.parametrize("tmux", [None, "on", "external"])
@@ -53,7 +46,7 @@ async def test_y_copies_and_says_how(
         await press(pilot, "j", "4")  # node A, which wrote the hostile note; Writes tab
         await cursor_to_write(pilot, HOSTILE)
         await press(pilot, "y")
-        assert app.clipboard == pasteable(HOSTILE) and "\x1b" not in app.clipboard
+        assert app.clipboard == paste_safe(HOSTILE)[0] and "\x1b" not in app.clipboard
         messages = [n.message for n in app._notifications]
         said = next(m for m in messages if "metrics=[red]x[/red]" in m)
         if tmux == "external":
