@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import networkx as nx
 from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint.access_log import access_files
@@ -39,6 +38,7 @@ from ari_mem_tui.model import (
     MemoryEntry,
     Node,
     Problem,
+    RunGraph,
 )
 
 FORMAT = 7  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
@@ -288,7 +288,7 @@ def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryvi
         start += size
         node = Node.model_validate(fields)
         ckpt.nodes[node.id] = node
-    graph = nx.DiGraph()
+    graph = RunGraph()
     graph.add_nodes_from(ckpt.nodes)
     graph.add_edges_from(body["edges"])
     ckpt.graph, ckpt.roots = graph, body["roots"]

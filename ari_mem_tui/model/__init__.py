@@ -1,6 +1,7 @@
 """Every noun of the tool: the records read from ARI's files and the `Checkpoint` that holds them."""
 
 from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError, Run
+from ari_mem_tui.model.graph import RunGraph
 from ari_mem_tui.model.records import (
     NODE_LABELS,
     NODE_STATUSES,
@@ -43,6 +44,7 @@ __all__ = [
     "RecordedSearch",
     "Replay",
     "Run",
+    "RunGraph",
     "Tier",
     "TierLine",
     "TraceCall",

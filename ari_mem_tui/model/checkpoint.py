@@ -8,8 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
-
+from ari_mem_tui.model.graph import RunGraph
 from ari_mem_tui.model.records import (
     AccessEvent,
     CoreBlocks,
@@ -39,7 +38,7 @@ class Checkpoint:
     tree_source: str | None = None  # the file the tree came from
     experiment_goal: str = ""
     nodes: dict[str, Node] = field(default_factory=dict)  # creation order
-    graph: nx.DiGraph = field(default_factory=nx.DiGraph)  # parent -> child edges
+    graph: RunGraph = field(default_factory=RunGraph)  # parent -> child edges
     roots: list[str] = field(default_factory=list)
     entries: list[MemoryEntry] = field(default_factory=list)  # node_scope then react, file order
     core: CoreBlocks = field(default_factory=CoreBlocks)

@@ -7,9 +7,9 @@ and rebuilt when its entry or event lists are replaced or change length (live fo
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from collections import defaultdict
-
-import numpy as np
 
 from ari_mem_tui.model import AccessEvent, Checkpoint
 
@@ -19,7 +19,8 @@ _KEY = "replay_index"
 class ReplayIndex:
     def __init__(self, ckpt: Checkpoint) -> None:
         self.signature = signature(ckpt)
-        self.ts_by_kind: dict[str, np.ndarray] = {}
+        # sorted lists, not numpy: `audit` and `summary` import this and need no numpy
+        self.ts_by_kind: dict[str, list[float]] = {}
         self.untimed_by_kind: dict[str, int] = defaultdict(int)
         stamps: dict[str, list[float]] = defaultdict(list)
         for entry in ckpt.entries:
@@ -28,7 +29,7 @@ class ReplayIndex:
             else:
                 stamps[entry.kind].append(entry.ts)
         for kind, values in stamps.items():
-            self.ts_by_kind[kind] = np.sort(np.array(values, dtype=np.float64))
+            self.ts_by_kind[kind] = sorted(values)  # finite floats (the readers drop the rest)
         self.reads_by_reader: dict[str, list[AccessEvent]] = defaultdict(list)
         self.unattributed_by_query: dict[str, list[AccessEvent]] = defaultdict(list)
         for event in ckpt.access_events:
@@ -40,8 +41,11 @@ class ReplayIndex:
                 self.unattributed_by_query[event.query].append(event)
 
     def kind_count(self, kind: str, before: float | None) -> int:
-        stamps = self.ts_by_kind.get(kind, np.zeros(0))
-        timed = len(stamps) if before is None else int(np.searchsorted(stamps, before, "left"))
+        stamps = self.ts_by_kind.get(kind, [])
+        if before is None or math.isnan(before):  # NaN counts all, as numpy's searchsorted did
+            timed = len(stamps)
+        else:
+            timed = bisect_left(stamps, before)
         return timed + self.untimed_by_kind.get(kind, 0)
 
 

@@ -113,6 +113,8 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
         self._pending: Run | None = None  # loaded; its audit (and index) not started yet
+        self._audited: Checkpoint | None = None  # audited by its load (RunLoaded.audit)
+        self._audited: Checkpoint | None = None  # audited by its load (RunLoaded.audit)
         self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
