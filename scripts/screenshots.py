@@ -95,7 +95,7 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
     async with app.run_test(size=SIZE) as pilot:
 
         async def keys(*names: str) -> None:
-            for name in names:  # one at a time, as a person presses commands (tui/typing.py)
+            for name in names:  # one at a time, as a person presses commands (tui/typing_guard.py)
                 app.typing_guard.typeahead.forget()
                 await pilot.press(name)
                 await pilot.pause(0.1)

@@ -16,7 +16,7 @@ from textual.widgets import Checkbox, Input, Static, Tabs
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.screens.confirm import ConfirmScreen
 from ari_mem_tui.tui.tables import VimTable
-from ari_mem_tui.tui.typing import PHRASE_GAP, TypeAhead
+from ari_mem_tui.tui.typing_guard import PHRASE_GAP, TypeAhead
 from ari_mem_tui.tui.widgets.hits import HitsPane
 from tests.tui_app_helpers import idle, make_app, press, settle, settle_keys
 from tests.tui_helpers import IDS

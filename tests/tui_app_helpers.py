@@ -98,7 +98,7 @@ async def press(pilot: Pilot, *keys: str) -> None:
 
 async def settle_keys(pilot: Pilot) -> None:
     """As if the user paused after the last key, longer than `PHRASE_GAP`: the next letter is a
-    command again, not the next letter of a phrase (tui/typing.py)."""
+    command again, not the next letter of a phrase (tui/typing_guard.py)."""
     pilot.app.typing_guard.typeahead.forget()
     await pilot.pause()
 

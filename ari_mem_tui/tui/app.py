@@ -37,7 +37,7 @@ from ari_mem_tui.tui.lifecycle import RunFactory, RunLifecycle
 from ari_mem_tui.tui.messages import ReplayKey
 from ari_mem_tui.tui.routing import Routing
 from ari_mem_tui.tui.screens.help import HelpScreen
-from ari_mem_tui.tui.typing import PHRASE_GAP, TypingGuard
+from ari_mem_tui.tui.typing_guard import PHRASE_GAP, TypingGuard
 from ari_mem_tui.tui.widgets.detail import (
     AuditPane,
     CorePane,
@@ -88,7 +88,7 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         # a workspace: the run picker first (opener None), W goes back to it; run_factory
         # gives the opener of the run picked (tui/screens/runs.py)
         self.workspace = workspace
-        # a phrase typed into the app goes to the find box, not to the commands (tui/typing.py)
+        # a phrase typed into the app goes to the find box, not to the commands (tui/typing_guard.py)
         self.typing_guard = TypingGuard(self, phrase_gap, self._typed)
         self.run_factory = run_factory
         self.opener = opener
@@ -275,7 +275,8 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.push_screen(RunPickerScreen(self.workspace, can_go_back=back), picked)
 
     def action_health(self) -> None:
-        """The run's memory health (tui/screens/health.py), computed once per loaded run."""
+        """The run's memory health (tui/screens/health.py), computed once per loaded run; its
+        view, once complete, is built once and shown again (composing it cost a key's time)."""
         run = self.run_data
         if run is None:
             self.notify("the run's memory is still loading", severity="warning")
@@ -286,11 +287,16 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
             return
         kept = self.health_result
         cached = kept[1] if kept is not None and kept[0] is run else None
+        shown = self.get_screen("health") if self.is_screen_installed("health") else None
+        if cached is None or not isinstance(shown, HealthScreen) or shown.result is not cached:
+            if shown is not None:
+                self.uninstall_screen("health")
 
-        def keep(result: Any) -> None:
-            self.health_result = (run, result)
+            def keep(result: Any) -> None:
+                self.health_result = (run, result)
 
-        self.push_screen(HealthScreen(run, cached, keep))
+            self.install_screen(HealthScreen(run, cached, keep), "health")
+        self.push_screen("health")
 
     def action_tab(self, name: str) -> None:
         """Show tab `name`; when the detail pane had focus, its new main widget takes it."""
@@ -362,7 +368,7 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
 
     def _typed(self, text: str, new: bool) -> None:
         """A phrase typed, or text pasted, outside a text box: a new find, or more of the one
-        just begun (tui/typing.py)."""
+        just begun (tui/typing_guard.py)."""
         self.tree_pane.open_find(text, new)
 
     def action_find_next(self) -> None:

@@ -142,7 +142,7 @@ KEYS: tuple[Key, ...] = (
 # fmt: on
 BY_ID = {key.id: key for key in KEYS}
 # the moves: right after another letter they are still commands, not typing (held down, they
-# repeat; tui/typing.py), and a pane's F1 help lists them after its own keys
+# repeat; tui/typing_guard.py), and a pane's F1 help lists them after its own keys
 MOVES = frozenset({"down", "up", "collapse", "expand", "top", "bottom", "scroll_down", "scroll_up"})
 
 # Textual's own keys, listed in the help beside ours (not remappable here)

@@ -133,6 +133,7 @@ class RunLifecycle:
         if audited is not None and selected in (None, *run.checkpoint.roots):
             selected = None  # not moved off the root while loading: open where the app means
         self.run_data, self.tree_ckpt = run, None
+        self._forget_health()
         self._show_memory_pane(True)
         self.tabs.set_run(run)
         self.follower.rebase()
@@ -175,13 +176,22 @@ class RunLifecycle:
         self.query_one(HitsPane).forget_query()
         self.status_bar.watch_vectors(None)
         self.audit_pane.forget()
-        self.health_result = None
+        self._forget_health()
         self.sub_title = str(path)
         self.tree_pane.reset()
         self.status_bar.set_source("opening …")
         self._show_memory_pane(False)
         self.tree_widget.focus()
         self._load(keep=False)
+
+    def _forget_health(self) -> None:
+        """Another run: its health is to be computed, and the last run's view let go of."""
+        self.health_result = None
+        if (
+            self.is_screen_installed("health")
+            and self.get_screen("health") not in self.screen_stack
+        ):
+            self.uninstall_screen("health")
 
     # ---- the audit ----
 

@@ -157,7 +157,7 @@ class CorePane(VerticalScroll):
 WRITE_COLUMNS = ["time", "result", "by", "tool", "reason", "source", "text"]
 WRITE_WIDE = ("tool", "reason", "source")
 REASON_WIDTH = 40  # wide: the rest of a rejection's reason is in the row's view (Enter)
-WRITES_SHOWN = 500  # rows of the Writes table: `w` fills it at a key (2,000 rows took 0.3 s)
+WRITES_SHOWN = 300  # rows of the Writes table: `w` fills it at a key (2,000 rows took 0.3 s)
 REJECTED_SHOWN = 20  # rejected writes spelled out above it
 ERROR_LOG_SHOWN = 2000  # characters of a node's error_log in the Node tab
 
