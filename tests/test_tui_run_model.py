@@ -48,8 +48,13 @@ async def test_r_asks_naming_what_goes_where_then_ranks_with_the_run_s_model(tin
             hits = app.query_one(HitsPane)
             assert "run:fake-model" in str(hits.border_title)
             assert "unverified" in str(hits.border_title)  # tiny names no embedding handle
-            status = app.query_one("#status-embedder", Static).render()
-            assert "run:fake-model" in str(status)
+
+            def status() -> str:
+                return str(app.query_one("#status-embedder", Static).render())
+
+            # the status bar follows the replay shown (a message the app handles next)
+            await wait_for(pilot, lambda: "run:fake-model" in status(), "the status bar")
+            assert "unverified" in status()
             await press(pilot, "R")  # asked already: said, not asked again
             assert not isinstance(app.screen, ConfirmScreen)
 
