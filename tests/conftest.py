@@ -20,6 +20,16 @@ from ari_mem_tui.tui import config
 from tests.tui_helpers import write_tiny_checkpoint
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """`--snapshot-update` runs in one process whatever `-n` says: under xdist syrupy neither
+    removes a snapshot no test uses any more nor fails on one (each worker sees only part of the
+    suite). Runs before xdist's own configure (trylast), which starts the workers."""
+    if config.getoption("update_snapshots", False) and config.pluginmanager.has_plugin("xdist"):
+        config.option.numprocesses = 0
+        config.option.dist = "no"
+        config.option.tx = []
+
+
 @pytest.fixture(autouse=True)
 def _scrub_terminal_env(monkeypatch: pytest.MonkeyPatch) -> None:
     """A developer's NO_COLOR or TEXTUAL_THEME must not change what tests see."""
@@ -53,8 +63,15 @@ def tiny(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session", autouse=True)
 def _isolated_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """No test touches the user's cache: XDG_CACHE_HOME points into the session's tmp dir, and
-    a developer's ARI_MEM_TUI_CACHE (which every cache of ours follows first) is set aside."""
-    cache = tmp_path_factory.mktemp("xdg-cache")
+    a developer's ARI_MEM_TUI_CACHE (which every cache of ours follows first) is set aside.
+    Under xdist the workers share one, as the tests of one process do: a text MiniLM embedded
+    for one worker's test is not embedded again for the other's (the caches are written by
+    rename, for processes sharing them)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        cache = tmp_path_factory.getbasetemp().parent / "xdg-cache"  # the run's, not the worker's
+        cache.mkdir(exist_ok=True)
+    else:
+        cache = tmp_path_factory.mktemp("xdg-cache")
     old = {name: os.environ.pop(name, None) for name in ("XDG_CACHE_HOME", "ARI_MEM_TUI_CACHE")}
     os.environ["XDG_CACHE_HOME"] = str(cache)
     yield cache

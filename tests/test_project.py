@@ -1,8 +1,10 @@
 """The project's own promises: the README's set-up commands are the ones CI runs."""
 
 import re
+import shlex
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -32,3 +34,22 @@ def test_cli_help_runs_as_a_module():
     )
     for command in ("demo", "saw", "audit", "letta-restore"):
         assert command in out.stdout
+
+
+def test_the_test_extra_installs_what_addopts_asks_for():
+    """README's `python -m pytest` runs on xdist workers (addopts `-n`): CI's
+    `pip install -e '.[test]'` must bring pytest-xdist, or that command fails on a fresh clone."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    addopts = shlex.split(project["tool"]["pytest"]["ini_options"]["addopts"])
+    test_extra = project["project"]["optional-dependencies"]["test"]
+    assert "-n" in addopts
+    assert any(re.match(r"pytest-xdist\b", requirement) for requirement in test_extra)
+
+
+def test_the_live_suite_runs_in_one_process():
+    """Each `pytest -m letta_live` of scripts/letta/live-tests.sh says `-n 0`: its phases follow
+    one server's state and record the ARI-faithful run into it once."""
+    script = (ROOT / "scripts" / "letta" / "live-tests.sh").read_text(encoding="utf-8")
+    runs = [line for line in script.splitlines() if "-m pytest" in line]
+    assert len(runs) == 3
+    assert all(" -n 0 " in line and "-m letta_live" in line for line in runs)

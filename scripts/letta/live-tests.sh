@@ -33,18 +33,20 @@ log "restored in $((SECONDS - t1)) s"
 export LETTA_LIVE_URL="$url" LETTA_LIVE_CKPT="$ckpt"
 export LETTA_LIVE_EMBED_URL="http://127.0.0.1:$ARI_LETTA_EMBED_PORT/v1"
 status=0
-LETTA_LIVE_PHASE=up "$PY" -m pytest -q -p no:cacheprovider -m letta_live \
+# -n 0: one process (pyproject's addopts ask for two workers): the ARI-faithful run is recorded
+# into the one server once, by one module fixture, and the phases follow the server's state
+LETTA_LIVE_PHASE=up "$PY" -m pytest -q -p no:cacheprovider -n 0 -m letta_live \
     -k "not embedding_endpoint_down and not stopped_server" \
     tests/test_letta_live.py tests/test_ari_like_live.py || status=$?
 
 log "stopping the embedding server: searches must now fail with one clear line"
 kill -TERM "$(cat "$ARI_LETTA_RUN/embed.pid")" && rm -f "$ARI_LETTA_RUN/embed.pid"
-LETTA_LIVE_PHASE=embed-down "$PY" -m pytest -q -p no:cacheprovider -m letta_live \
+LETTA_LIVE_PHASE=embed-down "$PY" -m pytest -q -p no:cacheprovider -n 0 -m letta_live \
     -k embedding_endpoint_down tests/test_letta_live.py || status=$?
 
 log "stopping the Letta server: the tool must say it cannot reach it"
 "$HERE/stop.sh"
-LETTA_LIVE_PHASE=stopped "$PY" -m pytest -q -p no:cacheprovider -m letta_live \
+LETTA_LIVE_PHASE=stopped "$PY" -m pytest -q -p no:cacheprovider -n 0 -m letta_live \
     -k stopped_server tests/test_letta_live.py || status=$?
 
 log "live suite done in $((SECONDS - t0)) s (exit $status)"
