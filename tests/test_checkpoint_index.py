@@ -71,7 +71,7 @@ def test_a_reopen_comes_from_the_index_and_equals_a_fresh_load(tmp_path, index_r
     before = dir_fingerprint(path)
     fresh = load_checkpoint(path)
     first = load_checkpoint(path, use_index=True)
-    [stored] = list(index_root.glob("*/index.msgpack"))
+    [stored] = list(index_root.glob("*/index.bin"))
     assert index.load(path) is not None
     again = load_checkpoint(path, use_index=True)
     _same(fresh, first)
@@ -125,7 +125,7 @@ def test_index_off_writes_nothing(tmp_path, monkeypatch):
 def test_a_damaged_index_is_ignored(tmp_path, index_root):
     path = _run(tmp_path / "run")
     load_checkpoint(path, use_index=True)
-    [stored] = list(index_root.glob("*/index.msgpack"))
+    [stored] = list(index_root.glob("*/index.bin"))
     stored.write_bytes(stored.read_bytes()[:100])
     assert index.load(path) is None
     assert len(load_checkpoint(path, use_index=True).entries) == 1
@@ -175,7 +175,7 @@ def test_a_reopened_runs_trace_logs_outlive_a_rewritten_index(tmp_path, index_ro
     fresh = load_checkpoint(path)
     load_checkpoint(path, use_index=True)
     shown = load_checkpoint(path, use_index=True)
-    [stored] = list(index_root.glob("*/index.msgpack"))
+    [stored] = list(index_root.glob("*/index.bin"))
     inode = stored.stat().st_ino
     assert index.save(fresh, index.run_key(path, None))  # a new file, renamed over the old
     assert stored.stat().st_ino != inode

@@ -164,18 +164,26 @@ def _decode_eagerly(tool: str, raw: str) -> bool:
     return len(raw) <= EAGER_DECODE_CHARS or "memory" in tool or tool in CONTEXT_TOOLS
 
 
+_ARROW = re.compile(r"\s*([→←])")  # a line that may be a call or a result (the rest is not)
+
+
 def _scan(node_id: str, lines: list[str]) -> list[dict[str, Any]]:
     """Each call line with the first result line after it, as unparsed TraceCall values."""
     found: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
+    arrow = _ARROW.match
     for index, line in enumerate(lines):
-        parsed = parse_trace_line(line)
-        if parsed.kind == "call":
-            current = {"node_id": node_id, "index": index, "tool": parsed.tool}
-            current["args_raw"] = parsed.text
-            found.append(current)
-        elif parsed.kind == "result" and current is not None and "result_raw" not in current:
-            current["result_raw"] = parsed.text
+        head = arrow(line) if type(line) is str else None
+        if head is None:
+            continue  # (parse_trace_line: "other")
+        if head.group(1) == CALL_ARROW:
+            parsed = parse_trace_line(line)
+            if parsed.kind == "call":
+                current = {"node_id": node_id, "index": index, "tool": parsed.tool}
+                current["args_raw"] = parsed.text
+                found.append(current)
+        elif current is not None and "result_raw" not in current:
+            current["result_raw"] = parse_trace_line(line).text
     return found
 
 
@@ -234,7 +242,7 @@ def some_trace_calls(
         data = None if raw is None else bytes(raw)  # (a Raw has no `in`; bytes' is C-fast)
         if data is not None and not _may_hold(data, needles):
             # none of those calls can be in it: only count the calls, one C regex per line
-            count = sum(1 for line in node.trace_lines() if _CALL_LINE.match(line))
+            count = sum(map(bool, map(_CALL_LINE.match, node.trace_lines())))
             found = None
         else:
             found = _scan(node_id, node.trace_lines())

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, read_backup
-from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.load import load_tree_only
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.letta.api import LettaConnection
@@ -31,7 +30,7 @@ from ari_mem_tui.letta.footer import (
     node_footer,
     react_footer,
 )
-from ari_mem_tui.model import MemoryEntry, Problem
+from ari_mem_tui.model import Entries, EntryView, Problem
 
 AGENT_MODEL = "letta/letta-free"  # a mock: the agent's chat model is never called
 WRITE_TIMEOUT = 30.0  # one insert embeds its text on the server (~0.2 s; more when it is busy)
@@ -42,7 +41,7 @@ class RestorePlan:
     url: str
     agent: str
     ckpt_hash: str  # the hash written into every footer
-    entries: list[MemoryEntry]
+    entries: Entries  # the backup's, as columns
     core_seed: dict[str, Any] | None
     problems: list[Problem]
     # where `ckpt_hash` came from: "given" (--checkpoint-hash: the run's own), "path" (this
@@ -51,7 +50,7 @@ class RestorePlan:
     warnings: list[str] = field(default_factory=list)  # said before anything is written
 
 
-def passage_text(entry: MemoryEntry, ckpt_hash: str) -> str:
+def passage_text(entry: EntryView, ckpt_hash: str) -> str:
     """The passage ARI would have written for this entry."""
     ts = entry.ts
     if entry.kind == "node_scope":
@@ -61,7 +60,7 @@ def passage_text(entry: MemoryEntry, ckpt_hash: str) -> str:
     return encode_passage(entry.text, footer)
 
 
-def created_at(entry: MemoryEntry) -> str | None:
+def created_at(entry: EntryView) -> str | None:
     if entry.ts is None:
         return None
     try:
@@ -94,7 +93,7 @@ def plan_restore(
     if not backup.is_file():
         raise LettaUnavailable(f"no {BACKUP_FILE} in {path}: nothing to restore")
     problems: list[Problem] = []
-    result = read_backup(backup, BACKUP_FILE, EntryIds(), problems)
+    result = read_backup(backup, BACKUP_FILE, problems)
     original = given_hash(given)
     here = checkpoint_hash(path)
     warnings: list[str] = []

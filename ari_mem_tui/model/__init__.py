@@ -1,6 +1,7 @@
 """Every noun of the tool: the records read from ARI's files and the `Checkpoint` that holds them."""
 
 from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError, Run
+from ari_mem_tui.model.columns import Entries, EntryView, Events, EventView, StringTable
 from ari_mem_tui.model.records import (
     NODE_LABELS,
     NODE_STATUSES,
@@ -10,6 +11,7 @@ from ari_mem_tui.model.records import (
     CowWrite,
     EntryKind,
     Hit,
+    JsonList,
     JsonStrings,
     MemoryEntry,
     Missed,
@@ -31,8 +33,13 @@ __all__ = [
     "Checkpoint",
     "CoreBlocks",
     "CowWrite",
+    "Entries",
     "EntryKind",
+    "EntryView",
+    "EventView",
+    "Events",
     "Hit",
+    "JsonList",
     "JsonStrings",
     "MemoryEntry",
     "Missed",
@@ -43,6 +50,7 @@ __all__ = [
     "RecordedSearch",
     "Replay",
     "Run",
+    "StringTable",
     "Tier",
     "TierLine",
     "TraceCall",
