@@ -212,7 +212,9 @@ def _columns(ckpt: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
     out: dict[str, Any] = {}
     side: dict[str, Any] = {}
     strings_buf, offsets = ckpt.strings.export()
-    out["strings"], out["strings.offsets"] = strings_buf, offsets
+    out["strings"], out["strings.offsets"] = strings_buf, _as_array(offsets, "q")
+    hashes, order = ckpt.strings.hash_index()
+    out["strings.hashes"], out["strings.order"] = _as_array(hashes, "Q"), _as_array(order, "i")
     entries, events = ckpt.entries, ckpt.access_events
     for name, kind in _ENTRY_COLUMNS:
         out["e." + name] = _as_array(getattr(entries, name), kind)
@@ -233,6 +235,13 @@ def _columns(ckpt: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
         column = getattr(events, name)
         out["v." + name] = _as_array(column.values, "q")
         side["v." + name] = column.big
+    # derived previews point into these entries (not into a Letta server's, swapped in since)
+    if events.derived is not None and events.derived_from is not entries:
+        raise ValueError("the run's entries are no longer those its events were joined to")
+    derived = events.derived
+    out["v.derived"] = _as_array(
+        array("i", [-1]) * len(events) if derived is None else derived, "i"
+    )
     side["v.meta_side"], side["v.extra"] = events.meta_side, events.extra
     side["v.joined_ids"] = events.joined_ids
     rows = events.rows
@@ -543,6 +552,7 @@ def _events(sections: dict[str, memoryview], strings: StringTable, side: dict) -
     return Events(
         strings,
         **columns,
+        derived=_column(sections, "v.derived", "i"),
         preview=_texts_of(sections, "v.preview"),
         meta=_texts_of(sections, "v.meta"),
         meta_side=side["v.meta_side"],
@@ -579,10 +589,16 @@ def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) ->
     ckpt.letta_embedding_config = body["letta_embedding_config"]
     ckpt.access_summary = body["access_summary"]
     ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
-    strings = StringTable.mapped(sections["strings"], _column(sections, "strings.offsets", "q"))
+    strings = StringTable.mapped(
+        sections["strings"],
+        _column(sections, "strings.offsets", "q"),
+        _column(sections, "strings.hashes", "Q"),
+        _column(sections, "strings.order", "i"),
+    )
     side = body["side"]
     ckpt.entries = _entries(sections, strings, side)
     ckpt.access_events = _events(sections, strings, side)
+    ckpt.access_events.derived_from = ckpt.entries
     # the CoW log as the load built it, from the same inputs: built when it is first read, one
     # node's rows parsing only that node's trace_log
     calls = TraceCallsByNode(ckpt.nodes, READ_TOOLS)

@@ -181,7 +181,7 @@ def _event_meta(events: Events, row: int) -> Any:
     lenient reader could keep it."""
     if row in events.meta_side:
         return events.meta_side[row]
-    raw = events.meta.raw(row)
+    raw = events.meta_raw(row)
     return None if raw is None else bytes(raw)
 
 
@@ -211,7 +211,7 @@ def join_writes(events: Events, rows: EntryBuilder, problems: list[Problem]) -> 
             owner = strings.code(owner_of("react_step", "", value))
         else:
             owner = node[event]
-        preview = events.preview[event] or ""
+        preview = events.preview_at(event) or ""
         row = index.claim(kind, owner, ts[event], preview, meta)
         if row < 0:
             row = _entry_from_event(events, event, rows, kind, owner, meta, preview)

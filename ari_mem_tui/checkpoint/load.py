@@ -190,10 +190,12 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     on_step(5, total, LOAD_STEPS[4])
     join_writes(events, rows, problems)
     ckpt.entries, ckpt.access_events = _grouped(rows, events), events
+    events.derive_from(ckpt.entries)
     attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed)
     cow = CowLog(ckpt.entries, ckpt.access_events, needed)
     ckpt.defer_writes(cow)  # one row per entry: built when first read
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), count)
+    ckpt.strings.freeze()  # (every string is coded: their objects can go)
     ckpt.reindex()
     return ckpt
 

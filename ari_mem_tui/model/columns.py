@@ -42,9 +42,12 @@ from __future__ import annotations
 
 import hashlib
 import math
+import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import compress
+from itertools import accumulate, compress, repeat
+from operator import sub
 from typing import Any
 
 import msgspec
@@ -56,9 +59,11 @@ KIND_CODE = {kind: code for code, kind in enumerate(KINDS)}
 OPS = ("read", "write")
 OP_CODE = {op: code for code, op in enumerate(OPS)}
 NONE = -1  # the code of None in every code column
+DERIVED = -2  # a Texts start: the bytes are another table's (Events.derive_from)
 ABSENT = -2  # a result row without that key
 INHERIT = "inherit:"
 NAN = math.nan
+_MISSING = -3  # (StringTable.codes: not in the table yet)
 
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
@@ -81,25 +86,51 @@ def _str(data: Any) -> str:
 # ---- strings ----
 
 
+def string_hash(data: bytes | memoryview) -> int:
+    """A 64-bit hash of a string's UTF-8 bytes that is the same in every process (Python's
+    own str hash is salted per process, so it cannot be stored)."""
+    return zlib.crc32(data) << 32 | zlib.adler32(data)
+
+
 class StringTable:
     """The distinct strings of a run, each once; columns hold int codes into it (-1: None).
 
-    Built by `code` / `codes` as the readers go; a reopened run's table is a mapped buffer
-    with offsets, each string decoded when first read. The reverse lookup (`find`) is built on
-    first use."""
+    Built by `code` / `codes` as the readers go, through a dict; then `freeze` keeps only one
+    UTF-8 buffer with offsets (a reopened run's table is that buffer, mapped) and each string
+    is decoded when first read. A frozen table finds a string's code (`find`) through its
+    sorted hashes (`string_hash`, bisected), without a dict of every string; adding one
+    (`code`) builds the dict again."""
 
     def __init__(self, strings: Iterable[str] = ()) -> None:
         self._list: list[str | None] = list(strings)
         self._codes: dict[Any, int] | None = None
         self._buf: memoryview | None = None
         self._offsets: Sequence[int] | None = None
+        self._hashes: Sequence[int] | None = None  # sorted string_hash of every string
+        self._order: Sequence[int] | None = None  # the code of each of them
 
     @classmethod
-    def mapped(cls, buf: memoryview, offsets: Sequence[int]) -> StringTable:
+    def mapped(
+        cls,
+        buf: memoryview,
+        offsets: Sequence[int],
+        hashes: Sequence[int] | None = None,
+        order: Sequence[int] | None = None,
+    ) -> StringTable:
         table = cls()
         table._buf, table._offsets = buf, offsets
         table._list = [None] * (len(offsets) - 1)
+        table._hashes, table._order = hashes, order
         return table
+
+    def freeze(self) -> None:
+        """Keep the strings as one buffer (their objects and the dict go: ~40 MB at 10k
+        nodes); read, they are decoded one by one again."""
+        buf, offsets = self.export()
+        self._buf, self._offsets = memoryview(buf), offsets
+        self._list = [None] * (len(offsets) - 1)
+        self._codes = None
+        self._hashes = self._order = None
 
     def __len__(self) -> int:
         return len(self._list)
@@ -120,6 +151,7 @@ class StringTable:
             codes[None] = NONE
             codes[msgspec.UNSET] = ABSENT  # a result row without the key
             self._codes = codes
+            self._hashes = self._order = None  # (it grows now: the dict finds)
         return codes
 
     def code(self, value: str | None) -> int:
@@ -132,28 +164,48 @@ class StringTable:
         return found
 
     def codes(self, values: Sequence[Any]) -> array:
-        """Codes of many values at once (None → -1, msgspec.UNSET → -2), new ones added."""
+        """Codes of many values at once (None → -1, msgspec.UNSET → -2), new ones added in
+        the order they come (the loops are C's: map, compress, dict.fromkeys)."""
         codes = self._lookup()
-        try:
-            return array("i", map(codes.__getitem__, values))
-        except KeyError:
-            new = [value for value in dict.fromkeys(values) if value not in codes]
+        found = array("i", map(codes.get, values, repeat(_MISSING)))
+        if _MISSING in found:
+            new = dict.fromkeys(compress(values, map(_MISSING.__eq__, found)))
             codes.update(zip(new, range(len(self._list), len(self._list) + len(new))))
             self._list += new
-            return array("i", map(codes.__getitem__, values))
+            found = array("i", map(codes.__getitem__, values))
+        return found
 
     def find(self, value: str | None) -> int:
         """The code of `value`, or -1 when the table does not hold it."""
-        return self._lookup().get(value, NONE)
+        if self._codes is not None or value is None:
+            return self._lookup().get(value, NONE)
+        hashes, order = self.hash_index()
+        wanted = string_hash(utf8(value))
+        pos = bisect_left(hashes, wanted)
+        while pos < len(hashes) and hashes[pos] == wanted:
+            if self[order[pos]] == value:
+                return order[pos]
+            pos += 1
+        return NONE
+
+    def hash_index(self) -> tuple[Sequence[int], Sequence[int]]:
+        """(sorted hashes, their codes) of a frozen table, made on first use (or mapped)."""
+        if self._hashes is None or self._order is None:
+            buf, offsets = self._buf, self._offsets
+            if buf is None or offsets is None:
+                buf, offsets = self.export()
+            hashes = [string_hash(buf[offsets[i] : offsets[i + 1]]) for i in range(len(self))]
+            order = sorted(range(len(hashes)), key=hashes.__getitem__)
+            self._hashes = array("Q", [hashes[i] for i in order])
+            self._order = array("i", order)
+        return self._hashes, self._order
 
     def export(self) -> tuple[bytes, array]:
         """The table as one UTF-8 buffer and the offsets of its strings (for the run index)."""
+        if self._buf is not None and self._offsets is not None and self._codes is None:
+            return self._buf, self._offsets  # type: ignore[return-value]  # (frozen as it is)
         parts = [utf8(self[i]) for i in range(len(self._list))]  # type: ignore[arg-type]
-        offsets = array("q", [0])
-        total = 0
-        for part in parts:
-            total += len(part)
-            offsets.append(total)
+        offsets = array("q", accumulate(map(len, parts), initial=0))
         return b"".join(parts), offsets
 
 
@@ -213,17 +265,16 @@ class TextsBuilder:
 
     def add_many(self, items: Sequence[bytes | None]) -> None:
         """Many rows at once (None: a None row)."""
-        buf, starts, ends = self.buf, self.starts, self.ends
-        size = len(buf)
-        for data in items:
-            if data is None:
-                starts.append(-1)
-                ends.append(-1)
-            else:
-                starts.append(size)
-                size += len(data)
-                ends.append(size)
-        buf += b"".join([data for data in items if data is not None])
+        lengths = [0 if data is None else len(data) for data in items]
+        ends = array("q", accumulate(lengths, initial=len(self.buf)))
+        del ends[0]
+        starts = array("q", map(sub, ends, lengths))
+        if None in items:
+            for row in [row for row, data in enumerate(items) if data is None]:
+                starts[row] = ends[row] = -1
+        self.starts += starts
+        self.ends += ends
+        self.buf += b"".join(filter(None, items))
 
     def finish(self) -> Texts:
         return Texts(self.buf, self.starts, self.ends)
@@ -473,6 +524,9 @@ class Entries(Sequence[EntryView]):
             ids = self.ids = [None] * len(self)
         found = ids[row]
         if found is None:
+            self._made = getattr(self, "_made", 0) + 1
+            if self._made > BULK_IDS:  # a bulk reader (health): every id at once is cheaper
+                return self.all_ids()[row]
             found = ids[row] = self._make_id(row)
         return found
 
@@ -690,6 +744,7 @@ class EntryBuilder:
         return entries if rows is None else take_entries(entries, rows)
 
 
+BULK_IDS = 2000  # ids made one by one before the rest are made at once
 PREFIX_CHARS = 200  # ARI_MEMORY_ACCESS_PREVIEW_CHARS default: the join compares this much
 
 
@@ -779,10 +834,10 @@ class ResultRows:
         self.codes["type"].extend(codes([r.type for r in rows]))
         scores = [r.score for r in rows]
         self.score.extend([s if type(s) is float else NAN for s in scores])
-        self.score_state.extend([_state(s) for s in scores])
+        self.score_state.extend(map(_STATES.get, scores, repeat(_STATE_VALUE)))
         counts = [r.count for r in rows]
         self.count.extend([c if type(c) is int else None for c in counts])
-        self.count_state.extend([_state(c) for c in counts])
+        self.count_state.extend(map(_STATES.get, counts, repeat(_STATE_VALUE)))
 
     def _number(self, score: Any, count: Any) -> None:
         if score is _UNSET:
@@ -814,8 +869,7 @@ class ResultRows:
         self._number(row.get("score", _UNSET), row.get("count", _UNSET))
 
 
-def _state(value: Any) -> int:
-    return _STATE_ABSENT if value is _UNSET else (_STATE_NONE if value is None else _STATE_VALUE)
+_STATES = {_UNSET: _STATE_ABSENT, None: _STATE_NONE}  # (any other value: _STATE_VALUE)
 
 
 def _plain_row(row: Any) -> bool:
@@ -850,7 +904,7 @@ class EventView:
     collection = property(lambda self: self._t.strings[self._t.coll[self._i]])
     entry_id = property(lambda self: self._t.strings[self._t.eid[self._i]])
     text_preview = property(lambda self: self._t.preview_at(self._i))
-    metadata = property(lambda self: _json(self._t.meta.raw(self._i), self._t.meta_side, self._i))
+    metadata = property(lambda self: _json(self._t.meta_raw(self._i), self._t.meta_side, self._i))
     query = property(lambda self: self._t.strings[self._t.query[self._i]])
     ancestor_ids = property(lambda self: self._t.ancestors_at(self._i))
     limit = property(lambda self: self._t.limit[self._i])
@@ -936,6 +990,10 @@ class Events(Sequence[EventView]):
         self.joined_ids: dict[int, str] = columns.get("joined_ids") or {}  # ids of no row
         self.extra: dict[int, Any] = columns.get("extra") or {}
         self.entries: Entries | None = None  # the run's entries, which `joined` points into
+        # the entry row each joined write's preview (and metadata) are read from (-1: its own),
+        # in `derived_from`, the entries of the load (kept when a Letta server's replace them)
+        self.derived = columns.get("derived")
+        self.derived_from: Entries | None = columns.get("derived_from")
 
     @classmethod
     def empty(cls, strings: StringTable | None = None) -> Events:
@@ -994,8 +1052,50 @@ class Events(Sequence[EventView]):
 
     # -- fields --
 
+    def preview_raw(self, row: int) -> memoryview | None:
+        """The preview's bytes: its own, or the start of the entry text it was joined to."""
+        preview = self.preview
+        if preview.starts[row] == DERIVED:
+            source = self.derived_from.text.raw(self.derived[row])  # type: ignore[union-attr]
+            return source[: preview.ends[row]]  # type: ignore[index]
+        return preview.raw(row)
+
     def preview_at(self, row: int) -> str | None:
-        return self.preview[row]
+        raw = self.preview_raw(row)
+        return None if raw is None else _str(raw)
+
+    def meta_raw(self, row: int) -> memoryview | None:
+        """The metadata's JSON bytes: its own, or those of the entry it was joined to."""
+        if self.meta.starts[row] == DERIVED:
+            return self.derived_from.meta.raw(self.derived[row])  # type: ignore[union-attr]
+        return self.meta.raw(row)
+
+    def derive_from(self, entries: Entries) -> None:
+        """Keep no copy of what a joined write shares with its entry: the preview (the start of
+        the entry's text, as the join checked) and the metadata, where its bytes are the
+        entry's (a 10k-node run's 200k previews were 40 MB twice over)."""
+        preview, meta, joined = self.preview, self.meta, self.joined
+        own_preview, own_meta = TextsBuilder(), TextsBuilder()
+        derived = array("i")
+        for row in range(len(self)):
+            target = joined[row]
+            data = preview.raw(row)
+            if target < 0 or data is None:
+                own_preview.add(data)
+                own_meta.add(meta.raw(row))
+                derived.append(NONE)
+                continue
+            own_preview.starts.append(DERIVED)
+            own_preview.ends.append(len(data))
+            mine = meta.raw(row)
+            if mine is not None and row not in self.meta_side and mine == entries.meta.raw(target):
+                own_meta.starts.append(DERIVED)
+                own_meta.ends.append(DERIVED)
+            else:
+                own_meta.add(mine)
+            derived.append(target)
+        self.preview, self.meta = own_preview.finish(), own_meta.finish()
+        self.derived, self.derived_from = derived, entries
 
     def ancestors_at(self, row: int) -> list[str] | None:
         start = self.anc_start[row]
@@ -1044,7 +1144,7 @@ class Events(Sequence[EventView]):
             collection=strings[self.coll[row]] or "",
             entry_id=strings[self.eid[row]],
             text_preview=self.preview_at(row),
-            metadata=_json(self.meta.raw(row), self.meta_side, row),
+            metadata=_json(self.meta_raw(row), self.meta_side, row),
             query=strings[self.query[row]],
             ancestor_ids=self.ancestors_at(row),
             limit=self.limit[row],
@@ -1329,6 +1429,9 @@ def take_events(events: Events, rows: Sequence[int]) -> Events:
         extra=side(events.extra),
     )
     taken.entries = events.entries
+    if events.derived is not None:
+        taken.derived = array("i", [events.derived[r] for r in rows])
+        taken.derived_from = events.derived_from
     return taken
 
 

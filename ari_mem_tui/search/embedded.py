@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from ari_mem_tui.checkpoint.limits import current
-from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.model import Entries, MemoryEntry
+from ari_mem_tui.model.columns import entry_row_of_id
 from ari_mem_tui.search import bm25_cache
 from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.quantized import Int8Index, best_first, candidates
@@ -47,14 +48,25 @@ class Pool:
     every t (unknown ≠ later). Every as-of question below answers by that one rule.
     """
 
-    def __init__(self, entries: Sequence[MemoryEntry]) -> None:
-        self.entries = list(entries)
-        self.index = {e.id: i for i, e in enumerate(self.entries)}
-        self.ts = np.array(
-            [e.ts if e.ts is not None else np.nan for e in self.entries], dtype=np.float64
-        )
+    def __init__(self, entries: Sequence[MemoryEntry] | Entries) -> None:
+        if isinstance(entries, Entries):  # the run's columns: rows are views, ids looked up
+            self.entries: Sequence[Any] = entries
+            self.index: Any = _RowOfId(entries)
+            self.ts = np.frombuffer(entries.ts, dtype=np.float64)  # NaN: no ts, as below
+        else:
+            self.entries = list(entries)
+            self.index = {e.id: i for i, e in enumerate(self.entries)}
+            self.ts = np.array(
+                [e.ts if e.ts is not None else np.nan for e in self.entries], dtype=np.float64
+            )
         self._sorted_ts = np.sort(self.ts)  # NaN (no ts) sorts last
         self._no_ts = int(np.isnan(self.ts).sum())
+
+    def texts(self) -> list[str]:
+        """Every entry's text, in pool order."""
+        if isinstance(self.entries, Entries):
+            return self.entries.texts()
+        return [e.text for e in self.entries]
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -76,6 +88,17 @@ class Pool:
         if before_ts is not None:
             scores[~self.kept(slice(None), before_ts)] = -np.inf
         return scores
+
+
+class _RowOfId:
+    """`Pool.index` of a run's columns: an entry id's row (its ids computed on first use)."""
+
+    def __init__(self, entries: Entries) -> None:
+        self._entries = entries
+
+    def get(self, entry_id: str, default: int = -1) -> int:
+        row = entry_row_of_id(self._entries, entry_id)
+        return default if row < 0 else row
 
 
 class DistinctRows:
@@ -239,7 +262,7 @@ class BM25Ranker:
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
-        texts = [e.text if len(e.text) <= cut else e.text[:cut] for e in pool.entries]
+        texts = [text if len(text) <= cut else text[:cut] for text in pool.texts()]
         settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
         key = bm25_cache.pool_key(texts, settings)
         self._retriever = bm25_cache.cached_index(
@@ -379,7 +402,8 @@ class EmbeddingRanker:
 
     def _plan(self) -> tuple[list[int], list[str]]:
         """Load what the cache has; return the distinct-text rows still missing, and their texts."""
-        keys = [text_key(e.text) for e in self.pool.entries]
+        texts = self.pool.texts()
+        keys = [text_key(text) for text in texts]
         self._distinct = DistinctRows(keys, self.pool.ts)
         distinct = self._distinct.keys
         row_of = {k: r for r, k in enumerate(distinct)}
@@ -401,8 +425,8 @@ class EmbeddingRanker:
         missing = [int(r) for r in np.flatnonzero(~have)]
         self.total = len(missing)
         text_of: dict[str, str] = {}
-        for entry, key in zip(self.pool.entries, keys, strict=True):
-            text_of.setdefault(key, entry.text)
+        for text, key in zip(texts, keys, strict=True):
+            text_of.setdefault(key, text)
         return missing, [text_of[distinct[r]] for r in missing]
 
     def _compute(self, missing: list[int], texts: list[str], progress: ProgressFn | None) -> None:
