@@ -5,17 +5,20 @@ ARI guards writes (copy-on-write) but not reads (§4.6): the LLM may pass any `a
 the reader's lineage, the hits and inherited entries that came from outside it, and lists the
 rejected writes and the problems met while loading. Readers come from the loader's attribution
 (AccessEvent.reader) and from each node's own trace_log calls (Checkpoint.trace_calls).
-Pipeline and BFTS-select reads are the run's own machinery, never leaks.
+Pipeline and BFTS-select reads are the run's own machinery, never leaks. A read whose reader
+could not be established is judged on nobody (its logged node_id is only the last writer): it
+makes no finding and is listed apart, as unattributed.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from itertools import compress
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ari_mem_tui.model import AccessEvent, Checkpoint, TraceCall
+from ari_mem_tui.model import AccessEvent, Checkpoint, EventView, TraceCall
 
 Severity = Literal["info", "warning", "error"]
 SEARCH_TOOLS = ("search_memory", "search_research_memory")
@@ -56,6 +59,8 @@ class AuditReport(BaseModel):
     scope_violations: list[Finding] = Field(default_factory=list)
     leaks: list[Finding] = Field(default_factory=list)
     rejected_writes: list[Finding] = Field(default_factory=list)
+    # reads no reader could be found for: not findings, but where a reader may hide
+    unattributed: list[Finding] = Field(default_factory=list)
 
     @property
     def has_findings(self) -> bool:
@@ -70,8 +75,12 @@ def audit(ckpt: Checkpoint) -> AuditReport:
         for p in ckpt.problems
     ]
     seen: set[tuple] = set()
-    for event in ckpt.access_events:
+    events = ckpt.access_events
+    for row in compress(range(len(events)), map((0).__eq__, events.op)):  # the reads' rows
+        event = events[row]
         _audit_event(ckpt, event, report, seen)
+        if event.reader_how == "unattributed":
+            report.unattributed.append(_unattributed(event))
     for node_id, calls in ckpt.read_tool_calls().items():  # what _audit_call can judge
         for call in calls:
             _audit_call(ckpt, node_id, call, report, seen)
@@ -96,6 +105,28 @@ def audit(ckpt: Checkpoint) -> AuditReport:
     return report
 
 
+def _unattributed(event: AccessEvent) -> Finding:
+    tool = {
+        "inherit:get_node_memory": "get_node_memory",
+        "inherit:bulk_get_node_memory": "bulk_get_node_memory",
+    }.get(event.query or "", "search_memory")
+    logged = event.node_id or '""'
+    return Finding(
+        severity="info",
+        kind="unattributed",
+        explanation=(
+            f"{tool} read logged under {logged} (the last writer, not the reader): no reader "
+            f"could be established, so it is judged on nobody"
+        ),
+        ref=_event_ref(event),
+        ts=event.ts,
+        targets=list(event.ancestor_ids or []),
+        tool=tool,
+        query=event.query,
+        scope=list(event.ancestor_ids or []),
+    )
+
+
 def allowed_scope(ckpt: Checkpoint, reader: str) -> set[str]:
     """What a node may read: its ancestors and itself (§4.6)."""
     node = ckpt.nodes[reader]
@@ -112,7 +143,7 @@ def _event_ref(event: AccessEvent) -> str:
 
 
 def _audit_event(
-    ckpt: Checkpoint, event: AccessEvent, report: AuditReport, seen: set[tuple]
+    ckpt: Checkpoint, event: AccessEvent | EventView, report: AuditReport, seen: set[tuple]
 ) -> None:
     reader = event.reader
     if event.op != "read" or not reader or reader not in ckpt.nodes:

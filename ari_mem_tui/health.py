@@ -128,7 +128,8 @@ def node_health(
     row.eligible = len(eligible)
     ranking = ranker.rank(query, top_k, before_ts=started)
     used[ranking.used or getattr(ranker, "name", "?")] += 1
-    window = ranking.window
+    # a backend without a window (ARI's in-memory one) crowds nothing out: no window counts
+    window = [] if ranking.windowless else ranking.window
     row.window = len(window)
     eligible_ids = {e.id for e in eligible}
     for entry in window:
@@ -141,10 +142,12 @@ def node_health(
         else:
             row.other_branches += 1
     row.reached = row.lineage
+    if ranking.windowless:  # reached: the lineage entries the backend could return at all
+        row.reached = sum(1 for entry in ranking.window if entry.id in eligible_ids)
     if row.window:
         row.share_other = round(row.other_branches / row.window, 4)
         row.share_react = round(row.react / row.window, 4)
-    row.hits_replayed = len(post_filter(window, scope, ckpt_hash, limit))
+    row.hits_replayed = len(post_filter(ranking.window, scope, ckpt_hash, limit, ranking.scores))
     if recorded is not None:
         row.hits_recorded = min(len(recorded.results), limit)
         row.hits, row.hits_source = row.hits_recorded, "recorded"
@@ -213,7 +216,13 @@ def _notes(report: Health) -> list[str]:
         notes.append(f"hits: every node's from a replay ({report.ranker}); no search was logged")
     elif report.recorded:
         notes.append("hits: every node's from the access log (recorded)")
-    if report.searched:
+    if report.searched and report.ranker == "in-memory":
+        notes.append(
+            "ranked with ARI's in-memory rule (the run's own backend): it scores only each "
+            "node's ancestors, so no window crowds anything out; 'reached' counts the lineage "
+            "entries that match the query at all"
+        )
+    elif report.searched:
         notes.append(
             f"window shares and 'reached' come from replays ({report.ranker}) as of each node's "
             f"start: the access log records the hits, not the window"

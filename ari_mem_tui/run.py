@@ -19,13 +19,15 @@ StepFn = Callable[[int, int, str], None]  # (n, m, part): part n of m has starte
 ProgressFn = Callable[[int, int], None]  # (done, total) of a long part (Letta paging)
 TreeFn = Callable[[Checkpoint], None]  # the tree alone, while the rest loads
 
-EMBEDDERS = ("minilm", "bm25")
+# "auto": the run's own ranker where this tool has it (ARI's in-memory rule for a run that
+# backend recorded), else MiniLM; "in-memory" forces that rule on any run
+EMBEDDERS = ("auto", "minilm", "bm25", "in-memory")
 
 
 @dataclass(frozen=True)
 class RunOptions:
     checkpoint: Path
-    embedder: str = "minilm"  # one of EMBEDDERS: local MiniLM vectors, or BM25 at once
+    embedder: str = "auto"  # one of EMBEDDERS
     letta: LettaOptions | None = None  # memory and ranking from this server instead
     rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
     index: bool = True  # reopen unchanged files from the persistent index (checkpoint/index.py)
@@ -64,10 +66,27 @@ def open_run(
         step(total, total, "Letta server")
         run = open_letta_run(ckpt, options.letta, progress=on_progress)
     else:
-        from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
-
         step(total, total, "search index")
-        ranker = make_ranker(ckpt, options.embedder) if options.rank else None
+        ranker = local_ranker(ckpt, options.embedder) if options.rank else None
         run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     run.save_index = later[0] if later else None
     return run
+
+
+def local_ranker(ckpt: Checkpoint, embedder: str) -> object:
+    """The ranker `embedder` names; "auto" takes the run's own backend rule when the files show
+    it (search/in_memory.py), else MiniLM, which then says why the backend stayed unknown."""
+    from ari_mem_tui.search.backends import run_backend  # noqa: PLC0415
+    from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
+    from ari_mem_tui.search.in_memory import InMemoryRanker  # noqa: PLC0415
+
+    if embedder == "auto":
+        backend = run_backend(ckpt)
+        if backend.in_memory:
+            return InMemoryRanker(ckpt.entries)
+        ranker = make_ranker(ckpt, "minilm")
+        ranker.backend_note = backend.note  # type: ignore[attr-defined]
+        return ranker
+    if embedder == "in-memory":
+        return InMemoryRanker(ckpt.entries)
+    return make_ranker(ckpt, embedder)

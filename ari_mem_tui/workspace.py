@@ -11,6 +11,7 @@ mtime, so listing a hundred runs again is instant.
 from __future__ import annotations
 
 import json
+import math
 import os
 import re
 import time
@@ -19,8 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from platformdirs import user_config_path
 
+from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, GzipLines
 from ari_mem_tui.checkpoint.jsonfile import usable_file
 from ari_mem_tui.checkpoint.tree import read_tree_document
@@ -32,7 +35,7 @@ CONFIG_ENV = "ARI_MEM_TUI_CONFIG_DIR"
 RECENT_FILE = "recent.json"
 RECENT_KEEP = 20
 COUNTS_FILE = "run-counts.json"
-COUNTS_VERSION = 1
+COUNTS_KIND = "run-counts/2"  # the sealed file's kind: another version is counted afresh
 # files whose presence makes a folder a run (the tree, the memory, the telemetry)
 RUN_FILES = ("tree.json", "nodes_tree.json", BACKUP_FILE, "memory_access.jsonl")
 RUN_STAMP = re.compile(r"^(\d{14})_")
@@ -52,6 +55,18 @@ def is_run(path: Path) -> bool:
         return False
 
 
+def unreadable_dir(path: Path) -> bool:
+    """A folder that cannot be listed (no permission): in `checkpoints/` it is still a run's,
+    listed with its problem rather than left out."""
+    try:
+        with os.scandir(path):
+            return False
+    except NotADirectoryError:
+        return False
+    except OSError:
+        return path.is_dir()
+
+
 def _subdirs(path: Path) -> list[Path]:
     try:
         return sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
@@ -66,13 +81,13 @@ def find_runs(path: Path) -> tuple[list[Path], list[str]]:
     runs: dict[Path, None] = {}
     where: list[str] = []
 
-    def take(folder: Path, candidates: Iterable[Path]) -> None:
-        found = [c for c in candidates if is_run(c)]
+    def take(folder: Path, candidates: Iterable[Path], or_unreadable: bool = False) -> None:
+        found = [c for c in candidates if is_run(c) or (or_unreadable and unreadable_dir(c))]
         if found:
             where.append(str(folder))
             runs.update(dict.fromkeys(found))
 
-    take(path / "checkpoints", _subdirs(path / "checkpoints"))
+    take(path / "checkpoints", _subdirs(path / "checkpoints"), or_unreadable=True)
     take(path / "runs", [d / "checkpoints" for d in _subdirs(path / "runs")])
     take(path, _subdirs(path))
     return list(runs), where
@@ -138,12 +153,12 @@ def run_info(path: Path, counts: bool = True, cache: CountCache | None = None) -
     absolute = str(path.resolve())
     size, last = _disk_usage(path)
     info = RunInfo(run_id=path.name, path=absolute, folder=path.name, size=size, last_change=last)
-    info.live = (path / ".ari_pid").exists()
+    info.live = os.path.lexists(path / ".ari_pid")  # False, not an error, without permission
     if counts:
         own = cache if cache is not None else CountCache.load()
         found = own.get(path)
         if found is None:
-            found = _count(path)
+            found = _count_or_say(path)
             own.put(path, found)
             if cache is None:
                 own.save()
@@ -182,10 +197,22 @@ def _disk_usage(path: Path) -> tuple[int, float | None]:
     return total, newest
 
 
-def _count(path: Path) -> dict[str, Any]:
+def _count_or_say(path: Path) -> Counts:
+    """`_count`, or what stopped it as the row's problem: one unreadable run (a folder or a
+    backup without permission) must not end the listing of all the others."""
+    try:
+        return _count(path)
+    except OSError as exc:
+        why = f"cannot read it ({exc.strerror or type(exc).__name__})"
+        name = Path(exc.filename).name if exc.filename else path.name
+        problem = Problem(file=name, what="not counted", why=why, severity="error")
+        return Counts(problems=[problem.model_dump()])
+
+
+def _count(path: Path) -> Counts:
     """The costly numbers: node statuses from the tree, records in the backup."""
     problems: list[Problem] = []
-    found: dict[str, Any] = {"problems": []}
+    found = Counts()
     name, document, nodes = read_tree_document(path, problems)
     if name is not None:
         statuses: dict[str, int] = {}
@@ -193,22 +220,27 @@ def _count(path: Path) -> dict[str, Any]:
             status = raw.get("status") if isinstance(raw, dict) else None
             key = status if isinstance(status, str) else ""
             statuses[key] = statuses.get(key, 0) + 1
-        found["nodes"] = len(nodes)
-        found["statuses"] = statuses
+        found.nodes = len(nodes)
+        found.statuses = statuses
         if isinstance(document, dict):
             run_id = document.get("run_id")
             if isinstance(run_id, str) and run_id.strip():
-                found["run_id"] = run_id
+                found.run_id = run_id
             created = document.get("created_at")
-            found["tree_created"] = parse_iso(created) if isinstance(created, str) else None
+            found.tree_created = parse_iso(created) if isinstance(created, str) else None
     backup = path / BACKUP_FILE
     if usable_file(backup, BACKUP_FILE, problems):
         lines = GzipLines(backup)
         records = 0
-        for raw in lines:
-            if raw.strip() and b'"core_seed"' not in raw:
-                records += 1
-        found["entries"] = records
+        try:
+            for raw in lines:
+                if raw.strip() and b'"core_seed"' not in raw:
+                    records += 1
+        except OSError as exc:  # no permission, an I/O error: the tree's counts still stand
+            why = f"cannot read it ({exc.strerror or type(exc).__name__})"
+            problems.append(Problem(file=BACKUP_FILE, what="entries not counted", why=why))
+            records = None
+        found.entries = records
         if lines.stop.reason:
             problems.append(
                 Problem(
@@ -218,28 +250,53 @@ def _count(path: Path) -> dict[str, Any]:
                     why=lines.stop.reason,
                 )
             )
-    found["problems"] = [p.model_dump() for p in problems]
+    found.problems = [p.model_dump() for p in problems]
     return found
 
 
-def _apply_counts(info: RunInfo, found: dict[str, Any]) -> None:
-    statuses = found.get("statuses") or {}
-    info.nodes = found.get("nodes")
+class Counts(msgspec.Struct):
+    """The costly numbers of a run, as `_count` finds them and the count cache keeps them."""
+
+    problems: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    nodes: int | None = None
+    statuses: dict[str, int] = msgspec.field(default_factory=dict)
+    entries: int | None = None
+    run_id: str | None = None
+    tree_created: float | None = None
+
+
+def _apply_counts(info: RunInfo, found: Counts) -> None:
+    statuses = found.statuses
+    info.nodes = found.nodes
     info.completed = statuses.get("success", 0)
     info.failed = statuses.get("failed", 0)
     info.running = statuses.get("running", 0)
     info.pending = statuses.get("pending", 0)
-    info.entries = found.get("entries")
-    if found.get("run_id"):
-        info.run_id = found["run_id"]
-    if found.get("tree_created") is not None:
-        info.created, info.created_source = found["tree_created"], "tree.json created_at"
-    info.problems = [Problem(**p) for p in found.get("problems", [])]
+    info.entries = found.entries
+    if found.run_id:
+        info.run_id = found.run_id
+    if found.tree_created is not None:
+        info.created, info.created_source = found.tree_created, "tree.json created_at"
+    info.problems = [Problem.model_validate(p) for p in found.problems]
+
+
+def _checked(counts: Any) -> Counts | None:
+    """Counts of the cache's file as the typed numbers, or None when any is of the wrong shape
+    (the run is then counted again)."""
+    try:
+        found = msgspec.convert(counts, Counts)
+        for problem in found.problems:
+            Problem.model_validate(problem)
+    except (msgspec.ValidationError, ValueError):
+        return None
+    return found
 
 
 class CountCache:
     """Node and entry counts by run path, valid while the tree's and backup's size and mtime
-    are unchanged. Kept in the cache dir (never inside a run); unwritable means in-memory."""
+    are unchanged. Kept in the cache dir (never inside a run), sealed with a checksum
+    (checkpoint/cachefile.py): a damaged or foreign file is counted again, said once.
+    Unwritable means in-memory."""
 
     def __init__(self, path: Path, data: dict[str, Any]) -> None:
         self.path = path
@@ -251,14 +308,15 @@ class CountCache:
         from ari_mem_tui.search.vector_cache import cache_root  # noqa: PLC0415 - ~0.25 s
 
         path = cache_root() / COUNTS_FILE
+        data: Any = {}
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            data = {}
-        if not isinstance(data, dict) or data.get("version") != COUNTS_VERSION:
-            data = {"version": COUNTS_VERSION, "runs": {}}
-        if not isinstance(data.get("runs"), dict):
-            data["runs"] = {}
+            data = cachefile.decode_json(cachefile.read_sealed(path, COUNTS_KIND))
+        except FileNotFoundError:
+            pass
+        except cachefile.CacheMiss as exc:
+            cachefile.rebuilt("run counts cache", path, exc)
+        if not isinstance(data, dict) or not isinstance(data.get("runs"), dict):
+            data = {"runs": {}}
         return cls(path, data)
 
     @staticmethod
@@ -274,28 +332,30 @@ class CountCache:
         sig.append(len(legacy))
         return sig
 
-    def get(self, path: Path) -> dict[str, Any] | None:
+    def get(self, path: Path) -> Counts | None:
         row = self.data["runs"].get(str(path.resolve()))
         if isinstance(row, dict) and row.get("sig") == self.signature(path):
-            counts = row.get("counts")
-            return counts if isinstance(counts, dict) else None
+            return _checked(row.get("counts"))
         return None
 
-    def put(self, path: Path, counts: dict[str, Any]) -> None:
-        self.data["runs"][str(path.resolve())] = {"sig": self.signature(path), "counts": counts}
+    def put(self, path: Path, counts: Counts) -> None:
+        self.data["runs"][str(path.resolve())] = {
+            "sig": self.signature(path),
+            "counts": msgspec.to_builtins(counts),
+        }
         self.dirty = True
 
     def save(self) -> None:
         if not self.dirty:
             return
+        self.dirty = False
+        if any(cachefile.refuse_inside(self.path.parent, run) for run in self.data["runs"]):
+            return  # a cache dir inside a run it counts: never written into a checkpoint
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self.data), encoding="utf-8")
-            tmp.replace(self.path)
+            body = json.dumps(self.data).encode()  # ASCII: a lone surrogate is its \u escape
+            cachefile.write_atomic(self.path, cachefile.seal(COUNTS_KIND, body))
         except OSError:
             return
-        self.dirty = False
 
 
 # ---------------------------------------------------------------------- recent runs
@@ -308,10 +368,15 @@ def config_dir() -> Path:
 
 
 def recent_runs() -> list[dict[str, Any]]:
-    """[{path, opened}] newest first; a broken file is an empty list."""
+    """[{path, opened}] newest first; a broken file is an empty list (said once), rewritten at
+    the next open."""
+    path = config_dir() / RECENT_FILE
     try:
-        data = json.loads((config_dir() / RECENT_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = cachefile.decode_json(cachefile.read_config(path))
+    except FileNotFoundError:
+        return []
+    except cachefile.CacheMiss as exc:
+        cachefile.tell(f"recent runs list {path} ignored ({exc}): started afresh")
         return []
     rows = data.get("runs") if isinstance(data, dict) else None
     if not isinstance(rows, list):
@@ -322,6 +387,7 @@ def recent_runs() -> list[dict[str, Any]]:
         if isinstance(r, dict)
         and isinstance(r.get("path"), str)
         and isinstance(r.get("opened"), (int, float))
+        and math.isfinite(r["opened"])
     ]
     return sorted(good, key=lambda r: -r["opened"])
 
@@ -335,12 +401,9 @@ def remember_run(path: Path | str, when: float | None = None) -> bool:
     absolute = str(Path(path).expanduser().resolve())
     rows = [r for r in recent_runs() if r["path"] != absolute]
     rows.insert(0, {"path": absolute, "opened": time.time() if when is None else when})
-    target = config_dir() / RECENT_FILE
+    body = json.dumps({"runs": rows[:RECENT_KEEP]}, indent=2)  # ASCII, surrogates escaped
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"runs": rows[:RECENT_KEEP]}, indent=2), encoding="utf-8")
-        tmp.replace(target)
+        cachefile.write_atomic(config_dir() / RECENT_FILE, body.encode())
     except OSError:
         return False
     return True

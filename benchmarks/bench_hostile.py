@@ -9,7 +9,13 @@ The cases are built at run time in a temp folder, from small inputs (nothing big
   ranked by its prefix);
 - `preview-100mib`: one access-log write whose text_preview is 100 MiB;
 - `tree-nuls-1gib`: tree.json of 1 GiB of NULs, a sparse file;
-- `chain-20k`: a 20,000-deep chain of nodes without ancestor_ids.
+- `chain-20k`: a 20,000-deep chain of nodes without ancestor_ids;
+- `caches-dev-zero`: the small demo run whose BM25 index's vocabulary and run counts are
+  symlinks to /dev/zero, beside a FIFO vector segment (damaged again before every run: each run
+  meets them, refuses them and rebuilds);
+- `tui-chain-20k`: the TUI (Textual headless, 120×40, BM25) on the 20,000-deep chain, scored
+  so that it opens on the deepest node: time until the run is shown, then `q` until the app has
+  ended, and the child's peak RSS.
 
 Each command runs in a child process `--repeat` times, reading the files each time (no
 persistent index unless `--with-index`; MiniLM's vector cache is cold only on the first run); its peak RSS is the child's own
@@ -37,6 +43,7 @@ from pathlib import Path
 
 MIB = 1 << 20
 # runs one command in a grandchild and prints the grandchild's peak RSS (KiB) and wall time
+ROOT = Path(__file__).resolve().parent.parent  # children run this checkout's code
 WRAPPER = (
     "import resource, subprocess, sys, time\n"
     "t = time.monotonic()\n"
@@ -125,7 +132,91 @@ def chain(folder: Path) -> Path:
     return ckpt
 
 
+def caches_dev_zero(folder: Path) -> Path:
+    ckpt = demo(folder, "caches-dev-zero")
+    subprocess.run(  # the caches as a sound run leaves them
+        [sys.executable, "-m", "ari_mem_tui", "saw", str(ckpt), first_child(ckpt),
+         "--embedder", "bm25", "--no-letta"],
+        check=True, capture_output=True, cwd=ROOT,
+    )  # fmt: skip
+    subprocess.run(
+        [sys.executable, "-m", "ari_mem_tui", "runs", str(ckpt.parent)],
+        check=True, capture_output=True, cwd=ROOT,
+    )  # fmt: skip
+    return ckpt
+
+
+def damage_caches() -> None:
+    """/dev/zero for the BM25 vocabulary and the run counts, a FIFO for a vector segment."""
+    cache = Path(os.environ["XDG_CACHE_HOME"]) / "ari-mem-tui"
+    targets = [*cache.glob("bm25/*/vocab.index.json"), cache / "run-counts.json"]
+    for target in targets:
+        target.unlink(missing_ok=True)
+        target.symlink_to("/dev/zero")
+    segments = cache / "vectors" / "minilm"
+    segments.mkdir(parents=True, exist_ok=True)
+    fifo = segments / f"seg-{'f' * 64}.npz"
+    if not fifo.exists():
+        os.mkfifo(fifo)
+
+
+def scored_chain(folder: Path) -> Path:
+    ckpt = folder / "tui-chain-20k"
+    ckpt.mkdir()
+    nodes = [
+        {"id": f"n{i}", "parent_id": f"n{i - 1}" if i else None, "depth": i,
+         "status": "success", "metrics": {"_scientific_score": i / 20_000}}
+        for i in range(20_000)
+    ]  # fmt: skip
+    (ckpt / "tree.json").write_text(json.dumps({"run_id": "deep", "nodes": nodes}))
+    return ckpt
+
+
+# the TUI on a run in a child: seconds until shown, seconds from `q` until ended, peak KiB
+TUI_PROBE = """
+import asyncio, resource, sys, time
+from pathlib import Path
+from ari_mem_tui.run import RunOptions, open_run
+from ari_mem_tui.tui.app import AriMemApp
+
+async def main():
+    opener = lambda _p: open_run(RunOptions(checkpoint=Path(sys.argv[1]), embedder="bm25"))
+    app = AriMemApp(opener, theme="textual-dark", remember_theme=False, blink=False,
+                    open_useful=True)
+    start = time.monotonic()
+    async with app.run_test(size=(120, 40)) as pilot:
+        while app.loaded_count == 0:
+            await asyncio.sleep(0.05)
+        await pilot.pause()
+        shown = time.monotonic() - start
+        asked = time.monotonic()
+        await pilot.press("q")
+        while app.is_running:
+            await asyncio.sleep(0.01)
+        ended = time.monotonic() - asked
+    print(shown, ended, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+
+asyncio.run(main())
+"""
+
+
+def measure_tui(ckpt: Path) -> tuple[float, float, float]:
+    """(seconds until shown, seconds from q until ended, peak MiB) of the TUI on `ckpt`."""
+    out = subprocess.run(
+        [sys.executable, "-c", TUI_PROBE, str(ckpt)],
+        check=True, capture_output=True, text=True, cwd=ROOT,
+    ).stdout.split()  # fmt: skip
+    return float(out[0]), float(out[1]), int(out[2]) / 1024
+
+
 def commands(name: str, ckpt: Path) -> list[list[str]]:
+    if name == "caches-dev-zero":
+        node = first_child(ckpt)
+        return [
+            ["saw", str(ckpt), node, "--embedder", "bm25", "--no-letta"],
+            ["saw", str(ckpt), node, "--embedder", "minilm", "--no-letta"],
+            ["runs", str(ckpt.parent)],
+        ]
     if name == "chain-20k":
         node = "n19999"
     else:
@@ -147,8 +238,9 @@ def commands(name: str, ckpt: Path) -> list[list[str]]:
 
 def measure(args: list[str]) -> tuple[int, float, float]:
     out = subprocess.run(
-        [sys.executable, "-c", WRAPPER, *args], check=True, capture_output=True, text=True
-    ).stdout.split()
+        [sys.executable, "-c", WRAPPER, *args], check=True, capture_output=True, text=True,
+        cwd=ROOT,
+    ).stdout.split()  # fmt: skip
     return int(out[0]), int(out[1]) / 1024, float(out[2])
 
 
@@ -175,6 +267,8 @@ def main() -> int:
         "preview-100mib": preview_100mib,
         "tree-nuls-1gib": tree_nuls,
         "chain-20k": chain,
+        "caches-dev-zero": caches_dev_zero,
+        "tui-chain-20k": scored_chain,
     }
     print(f"load average {os.getloadavg()[0]:.1f}; {args.repeat} runs per command")
     print(f"{'case':16} {'command':90} {'exit':>4} {'peak MiB':>9} {'median s':>9} {'max s':>7}")
@@ -187,8 +281,20 @@ def main() -> int:
             ckpt = build(folder)
             built = time.monotonic() - start
             print(f"{name:16} (built in {built:.1f} s)")
+            if name == "tui-chain-20k":
+                tui = [measure_tui(ckpt) for _ in range(args.repeat)]
+                shown = statistics.median(t for t, _, _ in tui)
+                ended = max(q for _, q, _ in tui)
+                peak = max(rss for _, _, rss in tui)
+                print(
+                    f"{'':16} {'TUI: run shown (median s) / q until ended (max s)':90}"
+                    f" {'':>4} {peak:9.0f} {shown:9.2f} {ended:7.2f}"
+                )
+                worst_rss, worst_s = max(worst_rss, peak), max(worst_s, shown)
+                continue
             for command in commands(name, ckpt):
-                runs = [measure(command) for _ in range(args.repeat)]
+                damage = damage_caches if name == "caches-dev-zero" else lambda: None
+                runs = [(damage(), measure(command))[1] for _ in range(args.repeat)]
                 codes = {code for code, _, _ in runs}
                 peak = max(rss for _, rss, _ in runs)
                 times = [t for _, _, t in runs]

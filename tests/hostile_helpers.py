@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -84,3 +85,53 @@ def clean_stderr(text: str) -> None:
     """No traceback and no terminal control bytes in what the tool printed."""
     assert "Traceback" not in text, text[-2000:]
     assert not re.search(r"[\x07\x1b\x80-\x9f]", text), repr(text[-500:])
+
+
+ROOT = Path(__file__).resolve().parent.parent
+HANG_S = 120  # a command that has not ended by then is hung (a FIFO read): never a speed bound
+
+
+def run_cli(
+    *args: str, env: dict | None = None, timeout: float = HANG_S, unprivileged: bool = False
+) -> subprocess.CompletedProcess:
+    """The real CLI in a child process, from this checkout, as a user runs it. `unprivileged`:
+    without the capabilities that let root read a mode-000 file (setpriv), so permissions bite
+    as they do for anyone else."""
+    prefix: list[str] = []
+    if unprivileged and os.geteuid() == 0:
+        drop = "-dac_override,-dac_read_search"
+        prefix = ["setpriv", "--bounding-set", drop, "--inh-caps", drop]
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "ari_mem_tui", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        errors="surrogateescape",
+        timeout=timeout,
+        cwd=ROOT,
+        env={**os.environ, "COLUMNS": "200", **(env or {})},
+    )
+
+
+def one_line_error(proc: subprocess.CompletedProcess) -> str:
+    """The single stderr line of a refused command (exit 2, nothing on stdout)."""
+    assert proc.returncode == 2, (proc.returncode, proc.stdout[-500:], proc.stderr[-1000:])
+    assert proc.stdout == "", proc.stdout[-500:]
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    clean_stderr(proc.stderr)
+    return lines[0]
+
+
+def wait_for_page(url: str, seconds: float = HANG_S) -> None:
+    """Until `url` answers 200 (a server started in a child process is listening)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        try:
+            with urllib.request.urlopen(url, timeout=2) as page:
+                if page.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise AssertionError(f"{url} never answered")

@@ -64,4 +64,8 @@ def test_the_dossier_carries_the_nodes_findings(small_ckpt: Path, tmp_path: Path
     assert "## Findings (audit)" in md and "### leak:" in md and "| yes |" in md
     data = dossier_json(result, ckpt)
     assert data["findings"] and data["findings"][0]["node_id"] == reader
-    assert data["replay"]["as_of_source"] in ("first start-up read", "created_at")
+    assert data["replay"]["as_of_source"] in (
+        "start-up search",
+        "first start-up read",
+        "created_at",
+    )

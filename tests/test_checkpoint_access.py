@@ -271,7 +271,7 @@ def test_startup_search_and_inherit_burst_are_attributed(tmp_path):
         ("inherit:get_node_memory", "s1", "inherit-burst", "a"),
         ("inherit:get_node_memory", "s1", "inherit-burst", "a"),
         ("try tiling", "s1", "startup-search", "a"),
-        ("try tiling", "a", "logged", "a"),  # limit 10: not a start-up search
+        ("try tiling", None, "unattributed", "a"),  # limit 10: not a start-up search
     ]
 
 
@@ -335,9 +335,9 @@ def test_trace_log_pipeline_bfts_and_logged_reads(tmp_path):
     assert [(e.reader, e.reader_how) for e in ckpt.access_events] == [
         ("s1", "trace_log"),
         ("s1", "trace_log"),
-        ("a", "logged"),  # the one trace call was already used
+        (None, "unattributed"),  # the one trace call was taken; "a" only wrote last
         ("bfts-select", "bfts-select"),
-        (None, "logged"),  # node_id "" before BFTS ended
+        (None, "unattributed"),  # node_id "" before BFTS ended
         ("pipeline", "pipeline"),
     ]
     assert ckpt.trace_calls["s1"][0].args == {
@@ -360,6 +360,6 @@ def test_trace_calls_of_nodes_not_yet_created_are_not_used(tmp_path):
     )
     ckpt = load_checkpoint(tmp_path)
     assert [(e.reader, e.reader_how) for e in ckpt.access_events] == [
-        ("a", "logged"),
+        (None, "unattributed"),
         ("s2", "trace_log"),
     ]

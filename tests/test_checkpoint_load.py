@@ -77,7 +77,7 @@ def test_summary_json(tmp_path, capsys):
 
 def test_summary_exit_2_when_unreadable(tmp_path, capsys):
     assert main(["summary", str(tmp_path / "missing")]) == 2
-    assert "not a readable directory" in capsys.readouterr().out
+    assert "loaded nothing (no such folder)" in capsys.readouterr().out
     assert main(["summary", "--json", str(tmp_path)]) == 2  # exists, but no tree
     data = json.loads(capsys.readouterr().out)
     assert data["tree_source"] is None and data["counts"]["nodes"] == 0

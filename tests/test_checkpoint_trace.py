@@ -62,12 +62,20 @@ def test_cow_rejections_are_found_with_reason():
         "  ← " + str({"result": json.dumps({"removed": 0, "error": COW})}),
         call("add_memory", {"node_id": "me", "text": "fine"}),
         result({"ok": True, "id": "p7"}),
-        call("add_finding_memory", {"node_id": "me"}),
+        call("add_reflection", {"node_id": "me"}),  # a typed writer is guarded too
+        result({"ok": False, "error": "ARI_CURRENT_NODE_ID not set"}),
+        call("add_finding_memory", {"node_id": "me"}),  # no such ARI tool: nothing guards it
         result({"ok": False, "error": "ARI_CURRENT_NODE_ID not set"}),
     ]
     calls = parse_trace_log("me", lines)
-    assert [c.ok for c in calls] == [False, False, True, False]
-    assert [rejection_reason(c) for c in calls] == [COW, COW, None, "ARI_CURRENT_NODE_ID not set"]
+    assert [c.ok for c in calls] == [False, False, True, False, None]
+    assert [rejection_reason(c) for c in calls] == [
+        COW,
+        COW,
+        None,
+        "ARI_CURRENT_NODE_ID not set",
+        None,
+    ]
 
 
 def test_a_read_quoting_a_rejection_is_not_itself_rejected():

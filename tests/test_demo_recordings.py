@@ -73,7 +73,7 @@ def test_every_replay_agrees_with_its_recording_except_the_planted_late_insert(r
         result = replay(ckpt, node_id, ranker, with_tiers=False)
         if result.recorded is None:
             continue
-        assert result.embedder == "minilm" and result.as_of_source == "first start-up read"
+        assert result.embedder == "minilm" and result.as_of_source == "start-up search"
         assert result.recorded.backend == "letta" and LETTA_HANDLE in result.recorded.ranker
         assert result.ranker_note == ""  # recorded and replayed by the same embedder
         event, _ = recorded_startup_search(ckpt, ckpt.nodes[node_id])

@@ -53,7 +53,7 @@ def test_a_node_whose_lineage_ranks_first_is_fed(report):
 
 def test_logged_hits_win_over_the_replay_and_say_so(report):
     a2 = by_id(report, A2)
-    assert a2.started_source == "first start-up read"
+    assert a2.started_source == "start-up search"
     assert (a2.eligible, a2.hits, a2.hits_source, a2.hits_recorded) == (5, 1, "recorded", 1)
     assert (a2.hits_replayed, a2.reached) == (3, 3)
     assert a2.starved and a2.shortfall == 4

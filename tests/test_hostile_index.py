@@ -1,7 +1,7 @@
 """The run index is a file of ours, but anything can end up in its place: a FIFO, a symlink to
 /dev/zero, a sparse 2 GiB file, a flipped bit, another run's body under this run's header, a file
 someone else could write. Each is a miss: the run is read from its files, the same answer as a
-fresh load, the index written again, and the problems say so once (the next open, from the
+fresh load, the index written again, and the user is told once (the next open, from the
 rebuilt index, says nothing). Nothing is ever written into the checkpoint. Every input is built
 here, from the small demo run."""
 
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from checkpoint_helpers import dir_fingerprint
 
-from ari_mem_tui.checkpoint import index
+from ari_mem_tui.checkpoint import cachefile, index
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.render.summary import summary_json
 
@@ -42,16 +42,8 @@ def _stored(run: Path) -> Path:
     return folder / index.INDEX_FILE
 
 
-def _notes(ckpt) -> list[str]:
-    return [p.line() for p in ckpt.problems if p.file == index.NOTE_FILE]
-
-
-def _without_notes(ckpt) -> dict:
-    data = summary_json(ckpt)
-    data["problems"] = [p for p in data["problems"] if p["file"] != index.NOTE_FILE]
-    data["counts"].pop("problems")
-    data["counts"].pop("problems_by_severity")
-    return data
+def _notes() -> list[str]:
+    return [note for note in cachefile.take_notes() if note.startswith("run index")]
 
 
 def assert_miss_rebuilt_said_once(run: Path, why: str) -> None:
@@ -59,14 +51,15 @@ def assert_miss_rebuilt_said_once(run: Path, why: str) -> None:
     after comes from the rebuilt index and says nothing."""
     fresh = load_checkpoint(run)
     before = dir_fingerprint(run)
+    cachefile.take_notes()
     damaged = load_checkpoint(run, use_index=True)
-    [note] = _notes(damaged)
-    assert why in note and "wrote its index again" in note
-    assert _without_notes(damaged) == _without_notes(fresh)
+    [note] = _notes()
+    assert why in note and note.endswith(": rebuilt"), note
+    assert summary_json(damaged) == summary_json(fresh)
     assert damaged.entries == fresh.entries and damaged.access_events == fresh.access_events
     assert index.load(run) is not None  # rebuilt
     again = load_checkpoint(run, use_index=True)
-    assert _notes(again) == []
+    assert _notes() == []
     assert summary_json(again) == summary_json(fresh)
     assert dir_fingerprint(run) == before  # the checkpoint is never written
 
@@ -137,7 +130,7 @@ def test_a_sparse_index_past_the_limit_is_not_read(run, index_root, monkeypatch)
     monkeypatch.setattr(
         os, "preadv", lambda fd, bufs, at: read.append(real_preadv(fd, bufs, at)) or read[-1]
     )
-    assert_miss_rebuilt_said_once(run, "over the")
+    assert_miss_rebuilt_said_once(run, "over ")
     # none of its 2 GiB read: refused by its size alone (only the rebuilt index is read back)
     assert sum(read) < 3 * stored.stat().st_size < 64 << 20
 
@@ -149,7 +142,7 @@ def test_an_index_others_could_write_is_a_miss(run, index_root) -> None:
     assert stored.stat().st_mode & 0o077 == 0
 
 
-def _summary_cli(run: Path, env: dict[str, str]) -> tuple[int, dict]:
+def _summary_cli(run: Path, env: dict[str, str]) -> tuple[int, dict, str]:
     """`summary --json` in a child: a hang (a FIFO read) ends the test, not the suite."""
     proc = subprocess.run(
         [sys.executable, "-m", "ari_mem_tui", "summary", str(run), "--json"],
@@ -159,7 +152,7 @@ def _summary_cli(run: Path, env: dict[str, str]) -> tuple[int, dict]:
         timeout=120,
         env={**os.environ, **env},
     )
-    return proc.returncode, json.loads(proc.stdout)
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
 
 
 @pytest.mark.parametrize("what", ["fifo", "symlink-to-fifo", "symlink-to-dev-zero", "directory"])
@@ -177,10 +170,12 @@ def test_no_regular_file_in_its_place_is_a_miss_that_never_blocks(
         stored.symlink_to("/dev/zero")
     else:
         stored.mkdir()
-    code, data = _summary_cli(run, {index.INDEX_ENV: str(index_root)})
+    code, data, err = _summary_cli(run, {index.INDEX_ENV: str(index_root)})
     assert code == 0
-    notes = [p for p in data["problems"] if p["file"] == index.NOTE_FILE]
-    assert len(notes) == 1 and "its index was not used" in notes[0]["why"]
+    notes = [line for line in err.splitlines() if "run index" in line]
+    assert len(notes) == 1 and notes[0].endswith(": rebuilt"), err
+    code, data, err = _summary_cli(run, {index.INDEX_ENV: str(index_root)})
+    assert code == 0 and "run index" not in err  # from the rebuilt index, without a word
     fresh = summary_json(load_checkpoint(run))
     assert data["counts"]["entries"] == fresh["counts"]["entries"] > 0
     assert data["counts"]["events"] == fresh["counts"]["events"]
@@ -189,9 +184,10 @@ def test_no_regular_file_in_its_place_is_a_miss_that_never_blocks(
 def test_an_index_dir_inside_the_checkpoint_is_never_written(run, monkeypatch) -> None:
     monkeypatch.setenv(index.INDEX_ENV, str(run / "cache" / "index"))
     before = dir_fingerprint(run)
-    fresh = load_checkpoint(run, use_index=True)
+    cachefile.take_notes()
+    load_checkpoint(run, use_index=True)
     assert dir_fingerprint(run) == before and not (run / "cache").exists()
-    assert index.load(run) is None and _notes(fresh) == []
+    assert index.load(run) is None and _notes() == []
 
 
 def test_a_stale_index_is_rebuilt_without_a_word(run, index_root) -> None:
@@ -199,6 +195,7 @@ def test_a_stale_index_is_rebuilt_without_a_word(run, index_root) -> None:
     _stored(run)
     with (run / "memory_access.jsonl").open("a", encoding="utf-8") as log:
         log.write("\n")
+    cachefile.take_notes()
     assert index.load(run) is None
-    assert _notes(load_checkpoint(run, use_index=True)) == []
-    assert index.load(run) is not None
+    load_checkpoint(run, use_index=True)
+    assert _notes() == [] and index.load(run) is not None

@@ -305,7 +305,7 @@ def test_a_20000_deep_chain_without_ancestor_ids(tmp_path: Path, small_ckpt: Pat
     ckpt = _chain(tmp_path, 20_000)
     before = fingerprint(ckpt)
     for args, shown in (
-        (("summary", str(ckpt)), "nodes      20000 (1 roots)"),
+        (("summary", str(ckpt)), "nodes      20000 (1 root)"),
         (("audit", str(ckpt)), "rebuilt ancestor_ids of 20000 nodes"),
         (("saw", str(ckpt), "n19999", "--embedder", "bm25"), "n19999"),
     ):

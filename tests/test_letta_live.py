@@ -29,6 +29,7 @@ from ari_mem_tui.letta.errors import LettaUnavailable
 from ari_mem_tui.letta.footer import SEPARATOR
 from ari_mem_tui.letta.source import LettaRanker, open_letta_run
 from ari_mem_tui.search.replay import replay
+from tests.ari_like.backends import footer
 
 pytestmark = pytest.mark.letta_live
 
@@ -165,28 +166,12 @@ def test_live_wrong_agent_names_the_agents_that_exist(capsys) -> None:
 
 
 def ari_passage(record: dict, ckpt_hash: str) -> str:
-    """A backup record as ARI's Letta backend stores it (§3.7), written here from the spec."""
-    if record["kind"] == "node_scope":
-        footer = {
-            "collection": f"ari_node_{ckpt_hash}",
-            "node_id": record["node_id"],
-            "ari_checkpoint": ckpt_hash,
-            "kind": "node_scope",
-            "ari_metadata": record["metadata"],
-            "ts": record["ts"],
-        }
-    else:
-        meta = record["metadata"]
-        footer = {
-            "collection": f"ari_react_{ckpt_hash}",
-            "ari_checkpoint": ckpt_hash,
-            "kind": "react_step",
-            "node_id": meta.get("node_id") or "",
-            "step": meta.get("step"),
-            "ari_metadata": meta,
-            "ts": record["ts"],
-        }
-    return record["text"] + SEPARATOR + json.dumps(footer, sort_keys=True, ensure_ascii=False)
+    """A backup record as ARI's Letta backend stores it (§3.7), as the ARI-faithful run writes
+    it (tests/ari_like: from the spec, not from the code under test)."""
+    react = record["kind"] != "node_scope"
+    node_id = "" if react else record["node_id"]
+    meta = footer(ckpt_hash, node_id, record["metadata"], record["ts"], react=react)
+    return record["text"] + SEPARATOR + meta
 
 
 def backup_records(path: Path) -> list[dict]:
@@ -250,7 +235,7 @@ def record_run_as_ari(url: str, run_dir: Path) -> dict[str, list[tuple[str, floa
             }
             for row, score in hits
         ]
-        # saw replays a node as of its first start-up read: that read is the one to compare
+        # saw replays a node as of its start-up search: the first one is the one to compare
         recorded.setdefault(event.reader, [(text_of[row.id], score) for row, score in hits])
     for record in pending:  # written after the last start: in the pool for --now only
         text = ari_passage(record, ckpt_hash)
@@ -315,7 +300,7 @@ def test_live_restore_is_byte_for_byte_and_default_saw_equals_every_recorded_sea
     for node_id, hits in recorded.items():
         assert main(["saw", str(run_dir), node_id, "--json", "--letta-url", url]) == 0
         data = json.loads(capsys.readouterr().out)
-        assert data["as_of_source"] == "first start-up read", node_id
+        assert data["as_of_source"] == "start-up search", node_id
         assert data["query_source"] == "start" and data["embedder"] == f"letta:{url}"
         want = [(text.rpartition(SEPARATOR)[0], score) for text, score in hits]
         got = [(h["text"], h["score"]) for h in data["hits"]]

@@ -155,10 +155,13 @@ def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
     code, out, _ = run_cli(capsys, "audit", str(ckpt_dir), "--json")
     assert code == 0
     assert set(json.loads(out)) == {
+        "schema",
+        "schema_version",
         "problems",
         "scope_violations",
         "leaks",
         "rejected_writes",
+        "unattributed",
         "memory_source",
     }
     code, _, err = run_cli(capsys, "audit", str(tmp_path / "missing"))

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from search_helpers import make_entry
 
+from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.search.embedded import (
     BM25Ranker,
     EmbeddingRanker,
@@ -92,7 +93,8 @@ def test_ranker_reuses_the_cache_across_runs_and_rebuilds_a_corrupt_one(embedder
     third = CountingEmbedder(embedder)
     rebuilt = EmbeddingRanker(Pool(ckpt.entries), tmp_path, background=False, embedder=third)
     assert third.texts == 4 and rebuilt.usable
-    assert any("corrupt" in n for n in rebuilt.notes)
+    notes = cachefile.take_notes()
+    assert any("vector cache segment" in n and "checksum does not match" in n for n in notes)
     assert np.allclose(rebuilt.scores("gemm"), ranker.scores("gemm"), atol=1e-6)
 
 

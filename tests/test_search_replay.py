@@ -27,15 +27,38 @@ def scored(ckpt, order: list[str]) -> FakeRanker:
 def test_query_prefers_direction_then_eval_summary_then_goal_then_default():
     ckpt = build_tree([0], [0, 0])
     node = ckpt.nodes["node_0001"]
+    node.status, node.name = "failed", "improve: d"
     node.original_direction, node.eval_summary = "d" * 250, "e"
     assert node_query(ckpt, node) == ("d" * 200, "original_direction")
-    node.original_direction = None
+    node.original_direction = None  # an old tree: a failed node's eval_summary is its direction
     assert node_query(ckpt, node) == ("e", "eval_summary")
     node.eval_summary = ""
     ckpt.experiment_goal = "g" * 3000
     assert node_query(ckpt, node) == ("g" * 200, "goal")
     ckpt.experiment_goal = ""
     assert node_query(ckpt, node) == ("experiment result", "default")
+
+
+def test_an_empty_direction_searches_with_the_goal_even_after_a_verdict():
+    """ARI's query is `(eval_summary or goal_text or ...)` with the eval_summary at start: an
+    empty direction meant the goal, whatever verdict the node holds today."""
+    ckpt = build_tree([0], [0, 0])
+    node = ckpt.nodes["node_0001"]
+    node.status, node.name = "success", "improve"
+    node.original_direction, node.eval_summary = "", "great [scientific_score=0.80]"
+    ckpt.experiment_goal = "# Goal\n" + "g" * 3000
+    assert node_query(ckpt, node) == (("# Goal\n" + "g" * 3000)[:200], "goal")
+
+
+def test_a_succeeded_node_without_its_direction_says_the_verdict_stands_in():
+    """§2.6: an old tree has no original_direction, a resumed one writes it back empty (with
+    no name); a succeeded node's eval_summary is then its verdict, not what it searched."""
+    ckpt = build_tree([0], [0, 0])
+    node = ckpt.nodes["node_0001"]
+    node.status, node.eval_summary = "success", "verdict"
+    for direction, name in ((None, "improve: x"), ("", "")):
+        node.original_direction, node.name = direction, name
+        assert node_query(ckpt, node) == ("verdict", "eval_summary (verdict: direction lost)")
 
 
 def test_eval_summary_option_uses_todays_summary():

@@ -52,9 +52,11 @@ async def test_copying_bracketed_entry_text_shows_it_literally(tmp_path: Path) -
             await press(pilot, "j")
         assert writes.current_text() == HOSTILE
         await press(pilot, "y")
-        assert app.last_copied == HOSTILE
+        # the markup stays literal; the ESC a paste would run is copied as its symbol
+        assert app.last_copied == HOSTILE.replace("\x1b", "␛")
         texts = await _toast_texts(pilot)
         assert any("copied metrics=[red]x[/red]" in text for text in texts), texts
+        assert any("1 control character(s) shown as symbols" in text for text in texts), texts
         assert app.is_running
 
 

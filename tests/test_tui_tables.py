@@ -5,7 +5,6 @@ border titles carry the state (filter, find, pool, query source, ranker, writes 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 from textual.widgets import DataTable, Static
@@ -230,17 +229,11 @@ async def test_a_cut_writes_table_says_how_much_and_where_the_rest_is(
 
 
 def test_cut_notes_in_the_text_output() -> None:
-    from ari_mem_tui.model import Node
+    from ari_mem_tui.model import Checkpoint, Node
     from ari_mem_tui.tui.widgets.detail import ERROR_LOG_SHOWN, node_text
 
-    class Ckpt:
-        entries_by_node: ClassVar[dict] = {}
-
-        def children(self, _node_id: str) -> list:
-            return []
-
     node = Node(id="n1", error_log="x" * (ERROR_LOG_SHOWN + 10))
-    shown = node_text(node, Ckpt()).plain
+    shown = node_text(node, Checkpoint(path=Path("."), nodes={"n1": node})).plain
     assert f"{ERROR_LOG_SHOWN:,} of {ERROR_LOG_SHOWN + 10:,} characters shown" in shown
 
 

@@ -229,5 +229,9 @@ def test_settings_survive_a_broken_file(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path))
     (tmp_path / "config.json").write_text("{not json", encoding="utf-8")
     assert config.load_settings() == {}
+    # a file the user broke by hand (a typo among their remaps) is not replaced by one setting
+    assert not config.save_setting("theme", "nord")
+    assert (tmp_path / "config.json").read_text(encoding="utf-8") == "{not json"
+    (tmp_path / "config.json").unlink()
     assert config.save_setting("theme", "nord")
     assert config.load_settings() == {"theme": "nord"}

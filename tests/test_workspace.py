@@ -63,7 +63,7 @@ def test_listing_is_read_only_and_counts_are_cached_until_a_file_changes(tmp_pat
     assert dir_fingerprint(root) == before
     cache = workspace.CountCache.load()
     path = root / "checkpoints" / RUNS[2]
-    assert cache.get(path)["entries"] == 7
+    assert cache.get(path).entries == 7
     write_backup(path, [scope("root", "only", T0)])
     os.utime(path / "memory_backup.jsonl.gz", ns=(1, 1))  # a new mtime, whatever the clock
     assert workspace.CountCache.load().get(path) is None

@@ -43,7 +43,7 @@ _KNOWN_SET = frozenset(
     )
 )
 # names the loader sets; a log line carrying them must not pre-empt the loader's inference
-_RESERVED = ("source", "source_line", "reader", "reader_how", "joined_entry")
+_RESERVED = ("source", "source_line", "reader", "reader_how", "joined_entry", "reader_note")
 
 
 @dataclass(slots=True)

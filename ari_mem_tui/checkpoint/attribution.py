@@ -3,18 +3,28 @@
 A read event's `node_id` is whichever node last *wrote* in that process, so it is stale. The
 real reader is recovered from what the read was: a node's start-up search (its own query and
 scope), the inheritance burst just before it, an LLM call in some node's trace_log with the
-same arguments, the paper pipeline after BFTS, or the BFTS selector's react search. What is
-left keeps the logged node_id, labelled "logged". The logged node_id itself is never changed.
+same arguments, the paper pipeline after BFTS, or the BFTS selector's react search. A read none
+of these explains has no known reader ("unattributed"): its logged node_id is only the last
+writer, so nothing is charged to that node. The logged node_id itself is never changed.
+
+Siblings with the same parent and the same direction search with the same query and scope.
+Their searches are told apart by what the files hold: a node's start-up search comes after it
+was created (`created_at`) and before anything it did itself (its first write event, or a read
+logged under its id, which means it had written). Where more than one assignment fits, the
+files cannot tell: the elder is assumed to have searched first, and both searches say so
+(`AccessEvent.reader_note`, and a problem line).
 """
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left
 from collections import deque
+from itertools import compress, product
 from typing import Any
 
 from ari_mem_tui.checkpoint.values import as_int, parse_iso
-from ari_mem_tui.model import AccessEvent, Node, TraceCall
+from ari_mem_tui.model import AccessEvent, Events, EventView, Node, Problem, TraceCall
 
 STARTUP_LIMIT = 5
 QUERY_CHARS = 200
@@ -22,6 +32,8 @@ GOAL_CHARS = 1500
 DEFAULT_QUERY = "experiment result"
 BURST_WINDOW_S = 30.0  # Tier 1b reads come right before the Tier 2 search
 BURST_SCAN = 500  # inherit reads looked at backwards from a start-up search, at most
+CREATED_SLACK_S = 1.0  # created_at and the access log come from two processes' clocks
+ASSIGNMENTS_TRIED = 5000  # same-query siblings: exhaustive matching up to this many cases
 INHERIT = "inherit:get_node_memory"
 BULK = "inherit:bulk_get_node_memory"
 BULK_TOOLS = (
@@ -34,15 +46,42 @@ BULK_TOOLS = (
 READ_TOOLS = frozenset({"get_node_memory", "search_memory", "search_research_memory", *BULK_TOOLS})
 
 
-def _mark(event: AccessEvent, reader: str | None, how: str) -> None:
+def _mark(event: AccessEvent | EventView, reader: str | None, how: str) -> None:
     event.reader = reader
     event.reader_how = how
 
 
-def startup_query(node: Node, goal: str) -> str:
-    """The query ARI's working-context builder used at the node's start (§5.8)."""
-    text = node.original_direction or node.eval_summary or goal[:GOAL_CHARS] or DEFAULT_QUERY
-    return text[:QUERY_CHARS]
+def start_direction(node: Node) -> tuple[str | None, str]:
+    """The eval_summary the node had when it started (its direction, what ARI searched with),
+    and the field it comes from; (None, "") when the files no longer hold it.
+
+    `original_direction` is that text verbatim, even when empty (the planner gave none: ARI then
+    searched with the goal). Where it is missing (a tree older than the field) or was blanked by
+    a resume (§2.6: `ari resume` writes it back empty, with `name`, which a planned node always
+    has), `eval_summary` still holds the direction unless the node succeeded, when it was
+    replaced by the verdict: then the direction is lost.
+    """
+    direction = node.original_direction
+    if direction is not None and not (direction == "" and not node.name):
+        return direction, "original_direction"
+    if node.status != "success":
+        return node.eval_summary, "eval_summary"
+    return None, ""
+
+
+def goal_text(goal: str) -> str:
+    """ARI's `goal_text`: the experiment text, cut past 1500 characters with a marker."""
+    return goal if len(goal) <= GOAL_CHARS else goal[:GOAL_CHARS] + "\n...[truncated]"
+
+
+def startup_query(node: Node, goal: str) -> str | None:
+    """The query ARI's working-context builder used at the node's start (§5.8):
+    `(eval_summary or goal_text or "experiment result")[:200]`; None when the direction is
+    lost (the start-up search is then found by its scope, see `Attributor`)."""
+    direction, field = start_direction(node)
+    if not field:
+        return None
+    return (direction or goal_text(goal) or DEFAULT_QUERY)[:QUERY_CHARS]
 
 
 def read_key(event: AccessEvent) -> tuple | None:
@@ -99,19 +138,27 @@ class Attributor:
         # keyed by (query, parent, depth), the whole lineage compared only on a match: a tuple
         # of every node's ancestors would be quadratic on a deep chain
         self.startup: dict[tuple[str, str, int], list[str]] = {}
+        self.lost: list[str] = []  # nodes whose direction the files no longer hold
         for nid, node in nodes.items():
             ancestors = node.ancestor_ids
-            if ancestors:  # the root's search short-circuits and is never logged
-                key = (startup_query(node, goal), ancestors[-1], len(ancestors))
-                self.startup.setdefault(key, []).append(nid)
+            if not ancestors:  # the root's search short-circuits and is never logged
+                continue
+            query = startup_query(node, goal)
+            if query is None:
+                self.lost.append(nid)
+            else:
+                self.startup.setdefault((query, ancestors[-1], len(ancestors)), []).append(nid)
         self.calls: dict[tuple, dict[str, deque]] = {}
         for nid, calls in trace_calls.items():
             for call in calls:
                 key = call_key(call)
                 if key is not None:
                     self.calls.setdefault(key, {}).setdefault(nid, deque()).append(call)
-        self.started: set[str] = set()
         self.inherit_positions: list[int] = []  # indexes of inherit:get_node_memory reads
+        self.reads: list[int] = []  # indexes of the read events
+        self.acted: dict[str, float] = {}  # node -> its first own event (a write, or a read
+        # logged under its id, which it could only be after writing)
+        self.problems: list[Problem] = []
 
     def _closest_before(self, candidates: list[str], ts: float) -> str:
         """The candidate created most recently before ts (else the earliest created)."""
@@ -127,26 +174,164 @@ class Attributor:
     def _existed(self, node_id: str, ts: float) -> bool:
         """A node cannot have read before it was created (unknown creation: assume it could)."""
         created = self.created.get(node_id)
-        return created is None or created <= ts + 1.0
+        return created is None or created <= ts + CREATED_SLACK_S
 
-    def _startup(self, event: AccessEvent) -> str | None:
-        if event.limit != STARTUP_LIMIT or event.ancestor_ids is None:
-            return None
-        lineage = event.ancestor_ids
-        if not lineage:
-            return None
-        candidates = self.startup.get((event.query or "", lineage[-1], len(lineage)))
-        if candidates:
-            candidates = [nid for nid in candidates if self.nodes[nid].ancestor_ids == lineage]
-        if not candidates:
-            return None
-        fresh = [nid for nid in candidates if nid not in self.started] or candidates
-        reader = fresh[0] if len(fresh) == 1 else self._closest_before(fresh, event.ts)
-        self.started.add(reader)
-        return reader
+    def _could_start(self, node_id: str, ts: float) -> bool:
+        """Could a search at ts be the node's start-up search? After its creation, before the
+        node did anything itself (its start-up search is the first thing it does)."""
+        return self._existed(node_id, ts) and ts < self.acted.get(node_id, math.inf)
 
-    def _burst(self, events: list[AccessEvent], position: int, reader: str) -> None:
-        """Give the inherit reads just before a start-up search to the same reader."""
+    def _startup_groups(self, events: Events) -> dict[tuple, list[int]]:
+        """Positions of the searches shaped like a start-up search, by (query, parent, depth)."""
+        groups: dict[tuple, list[int]] = {}
+        for position in self.reads:
+            event = events[position]
+            if (
+                event.collection == "react_step"
+                or not event.query
+                or event.query.startswith("inherit:")
+                or event.limit != STARTUP_LIMIT
+            ):
+                continue
+            lineage = event.ancestor_ids
+            if not lineage:
+                continue
+            key = (event.query, lineage[-1], len(lineage))
+            if key in self.startup:
+                groups.setdefault(key, []).append(position)
+        return groups
+
+    def _assign(
+        self, events: Events, nodes: list[str], positions: list[int]
+    ) -> tuple[dict[str, int], bool]:
+        """Which search was whose start-up search: (node -> position, ambiguous).
+
+        One node takes its earliest search (its own later ones are LLM calls). Several take the
+        assignment that places the most of them, on the earliest searches, each search after
+        the node's creation and before its first own event; more than one such assignment means
+        the files cannot tell, and the one found first (elder nodes first) is taken.
+        """
+        lineage = self.nodes[nodes[0]].ancestor_ids
+        positions = [p for p in positions if events[p].ancestor_ids == lineage]
+        if not positions:
+            return {}, False
+        if len(nodes) == 1:
+            return {nodes[0]: positions[0]}, False
+        order = sorted(nodes, key=lambda n: (self.created.get(n) is None, self.created.get(n)))
+        options = [
+            [p for p in positions if self._could_start(n, events[p].ts)] + [None] for n in order
+        ]
+        if math.prod(len(o) for o in options) > ASSIGNMENTS_TRIED:
+            return self._assign_greedy(events, order, positions)
+        best: list[dict[str, int]] = []
+        best_key: tuple[int, int] | None = None
+        for choice in product(*options):
+            taken = [p for p in choice if p is not None]
+            if len(taken) != len(set(taken)):
+                continue
+            key = (-len(taken), sum(taken))
+            if best_key is None or key < best_key:
+                best, best_key = [], key
+            if key == best_key:
+                best.append({n: p for n, p in zip(order, choice, strict=True) if p is not None})
+        return best[0], len(best) > 1
+
+    def _assign_greedy(
+        self, events: Events, order: list[str], positions: list[int]
+    ) -> tuple[dict[str, int], bool]:
+        """Many same-query siblings: each search to the eldest node that could have made it."""
+        found: dict[str, int] = {}
+        ambiguous = False
+        for position in positions:
+            fits = [
+                n for n in order if n not in found and self._could_start(n, events[position].ts)
+            ]
+            if fits:
+                found[fits[0]] = position
+                ambiguous = ambiguous or len(fits) > 1
+        return found, ambiguous
+
+    def _startups(self, events: Events) -> None:
+        for key, positions in self._startup_groups(events).items():
+            nodes = self.startup[key]
+            found, ambiguous = self._assign(events, nodes, positions)
+            bursts = {}
+            for reader, position in found.items():
+                _mark(events[position], reader, "startup-search")
+                bursts[reader] = self._burst(events, position, reader)
+            if ambiguous:
+                self._say_ambiguous(events, found, bursts)
+
+    def _say_ambiguous(
+        self, events: Events, found: dict[str, int], bursts: dict[str, list[int]]
+    ) -> None:
+        readers = sorted(found, key=lambda n: found[n])
+        for reader, position in found.items():
+            others = ", ".join(n for n in readers if n != reader)
+            note = (
+                f"the files cannot tell whether this start-up read was {reader}'s or "
+                f"{others}'s (same parent, same direction, searched before either wrote): "
+                f"assumed the elder searched first"
+            )
+            for place in [position, *bursts[reader]]:
+                events[place].reader_note = note
+        lines = ", ".join(str(events[found[n]].source_line) for n in readers)
+        self.problems.append(
+            Problem(
+                file=events[found[readers[0]]].source or "memory_access.jsonl",
+                where=f"lines {lines}",
+                what=f"start-up searches of {', '.join(readers)} told apart by assumption",
+                why=(
+                    "same parent and direction, and each searched before either wrote: "
+                    "assumed the elder searched first"
+                ),
+            )
+        )
+
+    def _lost_directions(self, events: Events) -> None:
+        """A node whose direction is lost: its start-up search is the first search with its
+        scope and limit 5, unclaimed and not an LLM call, made while it could start."""
+        if not self.lost:
+            return
+        shaped: dict[tuple[str, int], list[int]] = {}  # (parent, depth) -> positions
+        for position in self.reads:
+            event = events[position]
+            if (
+                not event.reader_how
+                and event.limit == STARTUP_LIMIT
+                and event.query
+                and not event.query.startswith("inherit:")
+                and event.ancestor_ids
+            ):
+                key = (event.ancestor_ids[-1], len(event.ancestor_ids))
+                shaped.setdefault(key, []).append(position)
+        for nid in self.lost:
+            lineage = self.nodes[nid].ancestor_ids
+            for position in shaped.get((lineage[-1], len(lineage)), []):
+                event = events[position]
+                if (
+                    event.reader_how
+                    or event.ancestor_ids != lineage
+                    or self._traced(event)
+                    or not self._could_start(nid, event.ts)
+                ):
+                    continue
+                _mark(event, nid, "startup-search")
+                event.reader_note = (
+                    "the node's direction is lost (no original_direction; eval_summary is its "
+                    "verdict): its start-up search was found by its scope and limit"
+                )
+                self._burst(events, position, nid)
+                break
+
+    def _traced(self, event: AccessEvent) -> bool:
+        key = read_key(event)
+        return bool(key is not None and self.calls.get(key))
+
+    def _burst(self, events: Events, position: int, reader: str) -> list[int]:
+        """Give the inherit reads just before a start-up search to the same reader (their
+        positions are returned)."""
+        marked: list[int] = []
         ancestors = self.nodes[reader].ancestor_ids
         place = {aid: i for i, aid in enumerate(ancestors)}
         expect = len(ancestors) - 1  # walking back in time: parent first, root last
@@ -161,7 +346,9 @@ class Attributor:
             targets = event.ancestor_ids or []
             if len(targets) == 1 and place.get(targets[0], len(ancestors)) <= expect:
                 _mark(event, reader, "inherit-burst")
+                marked.append(back)
                 expect = place[targets[0]] - 1
+        return marked
 
     def _trace(self, event: AccessEvent) -> str | None:
         key = read_key(event)
@@ -179,24 +366,34 @@ class Attributor:
         by_node[reader].popleft()
         return reader
 
-    def attribute(self, events: list[AccessEvent]) -> None:
+    def _first_acts(self, events: Events) -> None:
+        """Each node's first event (read off the node and ts columns: every event counts)."""
+        strings, acted = events.strings, self.acted
+        node_of = {code: nid for nid in self.nodes if (code := strings.find(nid)) >= 0}
+        for code, ts in zip(events.node, events.ts, strict=True):
+            nid = node_of.get(code)
+            if nid is not None and nid not in acted:
+                acted[nid] = ts
+
+    def attribute(self, events: Events) -> None:
         """Set reader / reader_how on every read event (events sorted by ts)."""
-        self.inherit_positions = [
-            i for i, e in enumerate(events) if e.op == "read" and e.query == INHERIT
-        ]
-        for position, event in enumerate(events):
-            if event.op != "read":
-                continue
-            if event.collection == "react_step":
-                _mark(event, "bfts-select", "bfts-select")
-                continue
-            if event.query and not event.query.startswith("inherit:"):
-                reader = self._startup(event)
-                if reader is not None:
-                    _mark(event, reader, "startup-search")
-                    self._burst(events, position, reader)
-        for event in events:
-            if event.op != "read" or event.reader_how:
+        strings = events.strings
+        # the read events' rows, off the op column (a run has several writes to each read)
+        self.reads = list(compress(range(len(events)), map((0).__eq__, events.op)))
+        inherit, react = strings.find(INHERIT), strings.find("react_step")
+        query, coll = events.query, events.coll
+        self.inherit_positions = (
+            [row for row in self.reads if query[row] == inherit] if inherit >= 0 else []
+        )
+        self._first_acts(events)
+        for position in self.reads:
+            if react >= 0 and coll[position] == react:
+                _mark(events[position], "bfts-select", "bfts-select")
+        self._startups(events)
+        self._lost_directions(events)
+        for position in self.reads:
+            event = events[position]
+            if event.reader_how:
                 continue
             reader = self._trace(event)
             if reader is not None:
@@ -204,7 +401,7 @@ class Attributor:
             elif self._pipeline(event):
                 _mark(event, "pipeline", "pipeline")
             else:
-                _mark(event, event.node_id or None, "logged")
+                _mark(event, None, "unattributed")
 
     def _pipeline(self, event: AccessEvent) -> bool:
         return (
@@ -217,9 +414,14 @@ class Attributor:
 
 
 def attribute_reads(
-    events: list[AccessEvent],
+    events: Events,
     nodes: dict[str, Node],
     goal: str,
     trace_calls: dict[str, list[TraceCall]],
+    problems: list[Problem] | None = None,
 ) -> None:
-    Attributor(nodes, goal, trace_calls).attribute(events)
+    """Attribute every read event; what the files cannot decide goes to `problems`."""
+    attributor = Attributor(nodes, goal, trace_calls)
+    attributor.attribute(events)
+    if problems is not None:
+        problems.extend(attributor.problems)

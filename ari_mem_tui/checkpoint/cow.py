@@ -3,46 +3,52 @@
 Accepted writes come from memory entries (backup or other files) and access-log write events,
 merged into one row when joined. Rejected writes are never stored by ARI; they are recovered
 from the writing node's trace_log (target and reason), timed where possible by the auto
-`Tool <name>: …` entry the node wrote about the failed call. React writes are not CoW-guarded
-and are left out.
+`Tool <name>: …` entry the node wrote about the failed call. Such an entry is the log of a
+refusal only when its tool is a guarded one and its result IS the guard's refusal; an entry
+that merely quotes one (a search that returned such a passage) is an ordinary entry. React
+writes are not CoW-guarded and are left out.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from array import array
 from collections import deque
 from collections.abc import Iterable, Mapping
 from functools import cached_property
+from itertools import compress
 from typing import Any
 
 from ari_mem_tui.checkpoint.bulk import without_gc
-from ari_mem_tui.checkpoint.trace_log import REJECTION_MARKERS, rejection_reason
-from ari_mem_tui.model import AccessEvent, CowWrite, MemoryEntry, TraceCall
+from ari_mem_tui.checkpoint.jsonlines import loads_record
+from ari_mem_tui.checkpoint.trace_log import (
+    GUARDED_TOOLS,
+    REJECTION_MARKERS,
+    cow_refusal,
+    rejection_reason,
+)
+from ari_mem_tui.model import CowWrite, Entries, EntryView, Events, EventView, TraceCall
 
 AUTO_ENTRY = re.compile(r"^Tool ([A-Za-z_][\w.:-]*): ")
-REASONS = {
-    "CoW violation": "node_id does not match current node (CoW violation)",
-    "ARI_CURRENT_NODE_ID not set": "ARI_CURRENT_NODE_ID not set",
-}
 
 
 def _row(**fields: Any) -> CowWrite:
     return CowWrite.model_validate(fields)
 
 
-def _written(entry: MemoryEntry, event: AccessEvent | None) -> tuple[str, float | None]:
+def _written(entry: EntryView, event: EventView | None) -> tuple[str, float | None]:
     """The node current when an entry was written, and when: its write event's, else its own."""
     return (event.node_id, event.ts) if event else (entry.node_id, entry.ts)
 
 
-def accepted_rows(entries: list[MemoryEntry], joined: dict[str, AccessEvent]) -> list[CowWrite]:
-    """One row per node-scope entry; `joined` maps entry ids to their write events."""
+def accepted_rows(entries: Iterable[EntryView], joined: Joined) -> list[CowWrite]:
+    """One row per node-scope entry; `joined` gives an entry's write event."""
     rows = []
     for entry in entries:
         if entry.kind != "node_scope":
             continue
-        event = joined.get(entry.id)
+        event = joined.get(entry)
         from_log = entry.source == (event.source if event else None)
         current_node, ts = _written(entry, event)
         rows.append(
@@ -63,31 +69,39 @@ def accepted_rows(entries: list[MemoryEntry], joined: dict[str, AccessEvent]) ->
     return rows
 
 
-def rejection_of_auto_entry(entry: MemoryEntry) -> tuple[str, str] | None:
-    """(tool, reason) when the entry is the node's own log of a write the CoW guard refused."""
-    if not entry.text.startswith("Tool "):
+def rejection_of_auto_entry(entry: EntryView) -> tuple[str, str] | None:
+    """(tool, reason) when the entry is the node's own log of a write the CoW guard refused:
+    `"Tool <guarded tool>: " + json.dumps({"result": <the refusal as JSON>})` (§4.6). The
+    envelope of a refusal is short, never cut at ARI's 1,000 characters, so it always parses;
+    an entry of another tool, or whose result only contains a refusal's words, is none."""
+    text = entry.text
+    if not text.startswith("Tool ") or not any(m in text for m in REJECTION_MARKERS):
         return None
-    match = AUTO_ENTRY.match(entry.text)
-    if not match:
+    match = AUTO_ENTRY.match(text)
+    tool = match.group(1) if match else ""
+    if tool not in GUARDED_TOOLS or entry.metadata.get("tool", tool) != tool:
         return None
-    marker = next((m for m in REJECTION_MARKERS if m in entry.text), None)
-    if marker is None:
+    try:
+        envelope = loads_record(text[match.end() :])
+        output = loads_record(envelope["result"]) if isinstance(envelope, dict) else None
+    except (KeyError, TypeError, ValueError, RecursionError):
         return None
-    tool = entry.metadata.get("tool")
-    return (tool if isinstance(tool, str) else match.group(1)), REASONS[marker]
+    reason = cow_refusal(tool, output)
+    return (tool, reason) if reason else None
 
 
 def rejected_rows(
-    entries_by_node: dict[str, list[MemoryEntry]],
+    entries_by_node: Mapping[str, list[EntryView]],
     trace_calls: Mapping[str, list[TraceCall]],
-    joined: Mapping[str, AccessEvent],
+    joined: Joined,
 ) -> list[CowWrite]:
     """Rejections from trace_logs, each matched in order to the node's auto entries of its tool
-    (which time it); `joined` maps entry ids to their write events."""
+    (which time it); `joined` gives an entry's write event. `entries_by_node` may hold only the
+    entries that can be auto entries of a refusal (`CowLog.autos`)."""
     rows = []
     nodes = list(dict.fromkeys([*trace_calls, *entries_by_node]))
     for node_id in nodes:
-        autos: dict[str, deque[tuple[MemoryEntry, str]]] = {}
+        autos: dict[str, deque[tuple[EntryView, str]]] = {}
         for entry in entries_by_node.get(node_id, []):
             found = rejection_of_auto_entry(entry)
             if found:
@@ -134,14 +148,12 @@ def rejected_rows(
     return rows
 
 
-def _auto_ts(
-    auto: tuple[MemoryEntry, str] | None, joined: Mapping[str, AccessEvent]
-) -> float | None:
+def _auto_ts(auto: tuple[EntryView, str] | None, joined: Joined) -> float | None:
     """When the refused write was made: when its auto entry was written."""
     if auto is None:
         return None
     entry = auto[0]
-    return _written(entry, joined.get(entry.id))[1]
+    return _written(entry, joined.get(entry))[1]
 
 
 def order_rows(rows: list[CowWrite], latest: Mapping[str, float] | None = None) -> list[CowWrite]:
@@ -162,10 +174,41 @@ def order_rows(rows: list[CowWrite], latest: Mapping[str, float] | None = None) 
     return [item[2] for item in keyed]
 
 
+class Joined:
+    """Each entry's write event (the last one joined to it), read off the events' `joined`
+    column: by entry row; an event joined by an id of no row (hand-built) by that id."""
+
+    def __init__(self, entries: Entries, events: Events) -> None:
+        self._entries, self._events = entries, events
+        self._rows = array("i", [-1]) * len(entries)
+        self._ids: dict[str, int] = {}
+        for event, row in enumerate(events.joined):
+            if row >= 0:
+                self._rows[row] = event
+        for event, entry_id in events.joined_ids.items():
+            self._ids[entry_id] = event
+
+    def event_row(self, entry: int) -> int:
+        return self._rows[entry]
+
+    def get(self, entry: EntryView) -> EventView | None:
+        event = self._rows[entry.row] if entry.table is self._entries else -1
+        if event < 0 and self._ids:
+            event = self._ids.get(entry.id, -1)
+        return self._events[event] if event >= 0 else None
+
+
+_TOOL = b"Tool "
+_MARKERS = [marker.encode() for marker in REJECTION_MARKERS]
+
+
 class CowLog:
     """The CoW log of a load, built when it is asked for: one node's rows (`for_node`, what a
     replay shows), the counts, or the whole run's log in time order (when it is called).
 
+    It reads the run's columns (model/columns.py): the entries a refusal's auto entry can be
+    are found in the text buffer's bytes (`Tool …` holding a refusal's words), not by reading
+    every entry; the entries by current node come off the node and joined columns.
     `trace_calls` may be a lazy mapping (trace_log.TraceCallsByNode): one node's rows then
     parse only that node's trace_log. `counts`, when known (the run index stores them), spares
     the rejected rows of the whole run until the log is called.
@@ -173,8 +216,8 @@ class CowLog:
 
     def __init__(
         self,
-        entries: list[MemoryEntry],
-        events: list[AccessEvent],
+        entries: Entries,
+        events: Events,
         trace_calls: Mapping[str, list[TraceCall]],
         counts: tuple[int, int] | None = None,
     ) -> None:
@@ -186,37 +229,59 @@ class CowLog:
     @cached_property
     def counts(self) -> tuple[int, int]:
         """(accepted, rejected) rows, counted on first use: the TUI never asks at open."""
-        return without_gc(lambda: (sum(map(len, self.by_node.values())), len(self.rejected)))
+        return without_gc(lambda: (self.entries.kind_counts()["node_scope"], len(self.rejected)))
 
     # the tables below wait for a first use: a reopened run may never read its CoW log
 
     @cached_property
-    def by_node(self) -> dict[str, list[MemoryEntry]]:
-        by_node: dict[str, list[MemoryEntry]] = {}
-        for entry in self.entries:
-            if entry.kind == "node_scope":
-                by_node.setdefault(entry.node_id, []).append(entry)
-        return by_node
+    def autos(self) -> dict[str, list[EntryView]]:
+        """The node-scope entries that may log a refused write (`rejection_of_auto_entry`
+        decides), by owner, owners in the order their first entry comes."""
+        entries = self.entries
+        kind, node, text = entries.kind, entries.node, entries.text
+        buf, starts, ends = text.buf, text.starts, text.ends
+        found: dict[int, list[int]] = {}
+        for row in range(len(entries)):
+            start = starts[row]
+            if kind[row] or start < 0 or buf[start : start + 5] != _TOOL:
+                continue
+            data = bytes(buf[start : ends[row]])
+            if any(marker in data for marker in _MARKERS):
+                found.setdefault(node[row], []).append(row)
+        owners = dict.fromkeys(compress(node, map((0).__eq__, kind)))  # first-entry order
+        strings = entries.strings
+        return {
+            strings[code] or "": [entries[row] for row in found[code]]
+            for code in owners
+            if code in found
+        }
 
     @cached_property
-    def by_current_node(self) -> dict[str, list[MemoryEntry]]:
-        """Node-scope entries by the node current when they were written (the event's, if
+    def by_current_node(self) -> dict[str, list[int]]:
+        """Node-scope entry rows by the node current when they were written (the event's, if
         logged), in the order the whole log takes them."""
-        groups: dict[str, list[MemoryEntry]] = {}
-        for entry in self.entries:
-            if entry.kind == "node_scope":
-                current_node = _written(entry, self.joined.get(entry.id))[0]
-                groups.setdefault(current_node, []).append(entry)
-        return groups
+        entries, joined = self.entries, self.joined
+        event_node = self.events.node
+        groups: dict[int, list[int]] = {}
+        for row, (kind, owner) in enumerate(zip(entries.kind, entries.node, strict=True)):
+            if kind == 0:
+                event = joined.event_row(row)
+                groups.setdefault(event_node[event] if event >= 0 else owner, []).append(row)
+        strings = entries.strings
+        return {strings[code] or "": rows for code, rows in groups.items()}
+
+    def _current_entries(self, node_id: str) -> list[EntryView]:
+        entries = self.entries
+        return [entries[row] for row in self.by_current_node.get(node_id, [])]
 
     @cached_property
-    def joined(self) -> dict[str, AccessEvent]:
-        return {e.joined_entry: e for e in self.events if e.joined_entry}
+    def joined(self) -> Joined:
+        return Joined(self.entries, self.events)
 
     @property
     def rejected(self) -> list[CowWrite]:
         if self._rejected is None:
-            self._rejected = rejected_rows(self.by_node, self.trace_calls, self.joined)
+            self._rejected = rejected_rows(self.autos, self.trace_calls, self.joined)
         return self._rejected
 
     def __call__(self) -> list[CowWrite]:
@@ -244,8 +309,8 @@ class CowLog:
         """Each node's latest ts among its accepted rows (the nodes without one are left out)."""
         latest = {}
         for node_id in nodes:
-            entries = self.by_current_node.get(node_id, [])
-            stamps = [_written(e, self.joined.get(e.id))[1] for e in entries]
+            entries = self._current_entries(node_id)
+            stamps = [_written(e, self.joined.get(e))[1] for e in entries]
             timed = [ts for ts in stamps if ts is not None]
             if timed:
                 latest[node_id] = max(timed)
@@ -254,11 +319,11 @@ class CowLog:
     def for_node(self, node_id: str) -> list[CowWrite]:
         """The rows whose current node is `node_id`, as the whole log lists them (its order
         keeps each node's rows in `_node_order`), without building the others."""
-        rows = accepted_rows(self.by_current_node.get(node_id, []), self.joined)
+        rows = accepted_rows(self._current_entries(node_id), self.joined)
         if self._rejected is not None:
             rows += [row for row in self._rejected if row.current_node == node_id]
         else:
-            own = {node_id: self.by_node.get(node_id, [])}
+            own = {node_id: self.autos.get(node_id, [])}
             calls = {node_id: self.trace_calls.get(node_id, [])}
             rows += rejected_rows(own, calls, self.joined)
         return _node_order(rows)

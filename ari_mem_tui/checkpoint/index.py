@@ -18,7 +18,7 @@ A file of ours is still not trusted: it is opened only when it is a regular file
 (without following a symlink, without blocking on a FIFO), under a size limit, and every
 section's CRC, seeded with the key, is checked before anything is used, so a flipped bit or
 another run's body under this run's header is a miss: the run is loaded from its files and the
-index rewritten, and the problem list says so once. The CoW log is not stored but built again,
+index rewritten, and the user is told once (checkpoint/cachefile.py `tell`, as for every cache). The CoW log is not stored but built again,
 from the same inputs, when it is first read.
 """
 
@@ -28,6 +28,7 @@ import errno
 import hashlib
 import mmap
 import os
+import shutil
 import stat
 import tempfile
 import zlib
@@ -41,8 +42,9 @@ from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint.access_log import access_files
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS
+from ari_mem_tui.checkpoint.cachefile import rebuilt
 from ari_mem_tui.checkpoint.cow import CowLog
-from ari_mem_tui.checkpoint.limits import MIB, current
+from ari_mem_tui.checkpoint.limits import MIB, current, hint
 from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, trace_calls_of
 from ari_mem_tui.checkpoint.tree import link_ancestors
 from ari_mem_tui.model import (
@@ -69,9 +71,6 @@ _PREFIX = len(MAGIC) + 8 + 4  # magic, header size, header CRC
 ALIGN = 64
 MAX_HEADER = 64 * MIB
 _CODE = Path(__file__).resolve().parent.parent  # the package: its loader and model sources
-
-
-NOTE_FILE = "run index"  # the problem saying an index was damaged (never stored in one)
 
 
 class Damaged(Exception):
@@ -162,16 +161,20 @@ def _seed(key: list[Any]) -> int:
     return zlib.crc32(msgspec.msgpack.encode(key))
 
 
-def size_limit(key: list[Any]) -> int:
-    """The most an index of these files may weigh: what they hold (the backup as it may
-    decompress), twice over for the columns beside it, and 64 MiB. A larger file is not
-    read (a sparse 2 GiB file in its place must not be)."""
+def size_limit(key: list[Any]) -> tuple[int, str]:
+    """The most an index of these files may weigh, and in words: what they hold (the backup as
+    it may decompress) twice over for the columns beside it, and 64 MiB; never more than the
+    cache-mib limit of every cache file. A larger file is not read (a sparse 2 GiB file in its
+    place must not be)."""
     limits, total = current(), 0
     for item in key[1]:
         if len(item) == 6:
             size = item[3]
             total += limits.gzip_allowed(size) if item[0].endswith(".gz") else size
-    return 2 * total + 64 * MIB
+    run = 2 * total + 64 * MIB
+    if limits.cache_bytes < run:
+        return limits.cache_bytes, f"the cache-mib limit ({hint('cache-mib')})"
+    return run, "what its run can need"
 
 
 # ---- the columns of the tables ----
@@ -182,7 +185,7 @@ _ENTRY_COLUMNS += (("partial", "B"), ("ckpt", "i"))
 _ENTRY_TEXTS = ("text", "meta")
 _ENTRY_INTS = ("line", "step")
 _EVENT_COLUMNS = (("ts", "d"), ("op", "B"), ("node", "i"), ("coll", "i"), ("eid", "i"))
-_EVENT_COLUMNS += (("query", "i"), ("source", "i"), ("reader", "i"), ("how", "i"))
+_EVENT_COLUMNS += (("query", "i"), ("source", "i"), ("reader", "i"), ("how", "i"), ("note", "i"))
 _EVENT_COLUMNS += (("joined", "i"), ("anc_start", "q"), ("anc_end", "q"), ("anc", "i"))
 _EVENT_COLUMNS += (("res_start", "q"), ("res_end", "q"))
 _EVENT_TEXTS = ("preview", "meta")
@@ -322,7 +325,7 @@ def _sections(ckpt: Checkpoint) -> dict[str, Any]:
         "access_summary": ckpt.access_summary,
         "trace_call_count": ckpt.trace_call_count(),
         "write_counts": list(ckpt.write_counts()),
-        "problems": [p.model_dump() for p in ckpt.problems if p.file != NOTE_FILE],
+        "problems": [p.model_dump() for p in ckpt.problems],
         "side": side,
     }
     return {"body": msgspec.msgpack.encode(body), "lazy": b"".join(parts), **columns}
@@ -335,6 +338,8 @@ def _write(folder: Path, key: list[Any], run_id: str | None, sections: dict[str,
         size = memoryview(data).nbytes
         table.append([name, offset, size, zlib.crc32(data, seed)])
         offset += _aligned(size)
+    if offset > size_limit(key)[0]:  # it would never be read: not written either
+        raise ValueError("the index would be over its size limit")
     header = msgspec.msgpack.encode(
         {"format": FORMAT, "key": key, "run_id": run_id, "sections": table}
     )
@@ -349,7 +354,10 @@ def _write(folder: Path, key: list[Any], run_id: str | None, sections: dict[str,
                 size = memoryview(data).nbytes
                 out.write(data)
                 out.write(bytes(_aligned(size) - size))
-        os.replace(tmp, folder / INDEX_FILE)
+        target = folder / INDEX_FILE
+        if target.is_dir() and not target.is_symlink():  # (a rename cannot replace it)
+            shutil.rmtree(target)
+        os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -443,9 +451,9 @@ def is_current(path: Path) -> bool:
 def _check(fd: int, header: _Header, start: int) -> None:
     """Every section within the file and of its CRC (read in pieces: nothing stays in
     memory)."""
-    size, limit = os.fstat(fd).st_size, size_limit(header.key)
+    size, (limit, what) = os.fstat(fd).st_size, size_limit(header.key)
     if size > limit:
-        raise Damaged(f"{size:,} bytes, over the {limit:,} its run can need")
+        raise Damaged(f"{size:,} bytes, over {what}: {limit:,} bytes")
     seed = _seed(header.key)
     end = start
     piece = bytearray(4 * MIB)
@@ -467,10 +475,13 @@ def _check(fd: int, header: _Header, start: int) -> None:
 
 def load(path: Path) -> Checkpoint | None:
     """The run as indexed, when the index exists, is sound, and every file it was built from
-    is unchanged; else None (`load_damaged` says why, when it was damaged)."""
+    is unchanged; else None, and when it was damaged the user is told once (cachefile.tell:
+    the caller loads the files, which writes the index again)."""
     try:
         return load_or_raise(path)
-    except Damaged:
+    except Damaged as exc:
+        folder = index_dir(Path(path))
+        rebuilt("run index", folder / INDEX_FILE if folder else path, exc)
         return None
 
 

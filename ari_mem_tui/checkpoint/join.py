@@ -15,15 +15,17 @@ pair sets the entry's passage id and the event's `joined` row.
 from __future__ import annotations
 
 import math
+from array import array
 from bisect import bisect_right
 from collections import Counter
+from itertools import compress
 from typing import Any
 
 import msgspec
 
 from ari_mem_tui.checkpoint.values import as_int
 from ari_mem_tui.model import Events, Problem
-from ari_mem_tui.model.columns import KIND_CODE, NONE, PREFIX_CHARS, EntryBuilder, utf8
+from ari_mem_tui.model.columns import KIND_CODE, NONE, PREFIX_CHARS, EntryBuilder
 
 PREVIEW_CHARS = PREFIX_CHARS  # ARI_MEMORY_ACCESS_PREVIEW_CHARS default
 JOIN_TOLERANCE_S = 2.0  # event ts − entry ts: the Letta round-trip, with room to spare
@@ -129,13 +131,15 @@ class EntryIndex:
             return NONE
         return row if self._fits(row, *want) else NONE
 
-    def claim(self, kind: int, owner: int, ts: float, preview: str, meta: Any) -> int:
-        """The entry row this write is, or -1; `meta`: the event's metadata (JSON bytes, or a
-        value)."""
-        data = utf8(preview)
+    def claim(
+        self, kind: int, owner: int, ts: float, data: bytes, key: int, chars: int, meta: Any
+    ) -> int:
+        """The entry row this write is, or -1: `data` its preview's bytes, `key` the hash of
+        its first PREVIEW_CHARS characters, `chars` its length in characters; `meta` its
+        metadata (JSON bytes, or a value)."""
         want = (kind, owner, data, meta)
         found = NONE
-        key = hash((kind, owner, hash(preview[:PREVIEW_CHARS])))
+        key = hash((kind, owner, key))
         bucket = self.buckets.get(key)
         if type(bucket) is int:
             found = self._one(bucket, ts, *want)
@@ -143,7 +147,7 @@ class EntryIndex:
             if type(bucket) is list:  # (made a _Bucket once, on its first claim)
                 bucket = self.buckets[key] = self._bucket(bucket)
             found = self._nearest(bucket, ts, *want)
-        if found < 0 and len(preview) < PREVIEW_CHARS:  # a shorter configured preview
+        if found < 0 and chars < PREVIEW_CHARS:  # a shorter configured preview
             text = self.rows.text
             rows = [
                 row
@@ -185,22 +189,23 @@ def _event_meta(events: Events, row: int) -> Any:
     return None if raw is None else bytes(raw)
 
 
-def join_writes(events: Events, rows: EntryBuilder, problems: list[Problem]) -> None:
+def join_writes(events: Events, rows: EntryBuilder, problems: list[Problem]) -> bytearray:
     """Join write events to entry rows in place: the entry gets the event's passage id, the
-    event the entry's row; an event no entry matches gets an entry of its own (its preview,
-    partial), appended to `rows`."""
+    event the entry's row (`joined`, and `derived`: its preview is the start of that entry's
+    text); an event no entry matches gets an entry of its own (its preview, partial),
+    appended to `rows`. Returns, per event, whether its metadata bytes are its entry's."""
     rows.flush()
     index = EntryIndex(rows)
     strings = events.strings
-    joined = events.joined
+    joined, derived = events.joined, array("i", [NONE]) * len(events)
+    same_meta = bytearray(len(events))
     unmatched: dict[int, list[int]] = {}
     odd: Counter = Counter()
     op, coll, node, ts, eid = events.op, events.coll, events.node, events.ts, events.eid
+    hashes, chars = events.preview_hash, events.preview_chars
     kinds = {strings.find(name): KIND_CODE[name] for name in KINDS}
     kinds.pop(NONE, None)
-    for event in range(len(events)):
-        if op[event] != _WRITE:
-            continue
+    for event in compress(range(len(events)), op):  # (op 1: write)
         kind = kinds.get(coll[event])
         if kind is None:
             odd[events.source[event]] += 1
@@ -211,14 +216,22 @@ def join_writes(events: Events, rows: EntryBuilder, problems: list[Problem]) -> 
             owner = strings.code(owner_of("react_step", "", value))
         else:
             owner = node[event]
-        preview = events.preview_at(event) or ""
-        row = index.claim(kind, owner, ts[event], preview, meta)
+        raw = events.preview.raw(event)
+        data = b"" if raw is None else bytes(raw)
+        row = index.claim(kind, owner, ts[event], data, hashes[event], chars[event], meta)
         if row < 0:
-            row = _entry_from_event(events, event, rows, kind, owner, meta, preview)
+            row = _entry_from_event(
+                events, event, rows, kind, owner, meta, data.decode("utf-8", "surrogatepass")
+            )
             unmatched.setdefault(events.source[event], []).append(events.line[event] or 0)
         else:
             rows.letta[row] = eid[event]
+            if raw is not None:
+                derived[event] = row
+                same_meta[event] = isinstance(meta, bytes) and meta == rows.meta_bytes(row)
         joined[event] = row
+    events.derived = derived
+    events.preview_hash = events.preview_chars = None
     for source, lines in unmatched.items():
         shown = ", ".join(str(n) for n in lines[:5]) + (" …" if len(lines) > 5 else "")
         problems.append(
@@ -239,6 +252,7 @@ def join_writes(events: Events, rows: EntryBuilder, problems: list[Problem]) -> 
                 why="unknown collection",
             )
         )
+    return same_meta
 
 
 def _entry_from_event(

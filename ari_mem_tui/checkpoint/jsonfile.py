@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import codecs
+import errno
 import json
+import os
 import stat
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -49,6 +52,19 @@ def prune_deep(value: Any, limit: int = MAX_DEPTH) -> Any:
     return value
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not regular is, for a message: "a FIFO", "a device" ..."""
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
 def usable_file(path: Path, name: str, problems: list[Problem]) -> bool:
     """Whether `path` is a regular file to read. Something else in its place (a directory, a
     FIFO that would block a reader forever, a device like /dev/zero, a symlink loop) is a
@@ -62,42 +78,60 @@ def usable_file(path: Path, name: str, problems: list[Problem]) -> bool:
         return False
     if stat.S_ISREG(mode):
         return True
-    kind = (
-        "a directory"
-        if stat.S_ISDIR(mode)
-        else "a FIFO"
-        if stat.S_ISFIFO(mode)
-        else "a device"
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "a socket"
-        if stat.S_ISSOCK(mode)
-        else "not a regular file"
-    )
-    problems.append(Problem(file=name, what="skipped it, unread", why=f"it is {kind}"))
+    why = f"it is {file_kind(mode)}"
+    problems.append(Problem(file=name, what="skipped it, unread", why=why))
     return False
 
 
-def oversize(path: Path) -> str | None:
-    """Why `path` is too big to read whole (over the file-mib limit), or None when it is not."""
-    try:
-        size = path.stat().st_size
-    except (OSError, RuntimeError):
-        return None  # the read itself will say what is wrong
-    limit = current().file_bytes
-    if size <= limit:
-        return None
+def too_big(size: int, limit: int, name: str = "file-mib") -> str:
     return (
         f"refused unread: it is {mib(size)}, over the {mib(limit)} limit for a file read whole"
-        f" ({hint('file-mib')})"
+        f" ({hint(name)})"
     )
+
+
+def read_regular(path: Path | str, limit: int, name: str = "file-mib") -> bytes:
+    """The bytes of `path` when it is a regular file of at most `limit` bytes (the limit
+    `name`), else OSError saying why: EFBIG for the size, EINVAL for a FIFO, a device or a
+    directory, which is never opened (a FIFO would block the read forever, /dev/zero never end).
+
+    Stat'ed before it is opened, then opened without blocking and checked again (something
+    swapped in between is caught), and never read past the limit, even while it grows."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise OSError(errno.EINVAL, f"it is {file_kind(mode)}, not a regular file")
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    with open(fd, "rb", buffering=0) as handle:  # closes fd
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, f"it is {file_kind(info.st_mode)}, not a regular file")
+        if info.st_size > limit:
+            raise OSError(errno.EFBIG, too_big(info.st_size, limit, name))
+        data = _read_upto(handle, info.st_size + 1)
+        if len(data) > info.st_size:  # it grew while read: on, as far as the limit allows
+            data += _read_upto(handle, limit + 1 - len(data))
+            if len(data) > limit:
+                raise OSError(errno.EFBIG, too_big(len(data), limit, name))
+    return data
+
+
+def _read_upto(handle: Any, size: int) -> bytes:
+    """Up to `size` bytes, fewer only at the end of the file (one read() may return less than
+    asked: Linux gives at most ~2 GiB a call)."""
+    parts: list[bytes] = []
+    got = 0
+    while got < size:
+        chunk = handle.read(size - got)
+        if not chunk:
+            break
+        parts.append(chunk)
+        got += len(chunk)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def read_whole(path: Path) -> bytes:
     """The bytes of `path`, or OSError (EFBIG) when it is over the file-mib limit."""
-    why = oversize(path)
-    if why is not None:
-        raise OSError(27, why)
-    return path.read_bytes()
+    return read_regular(path, current().file_bytes)
 
 
 def decode_utf8(data: bytes, name: str, problems: list[Problem]) -> str:
@@ -120,12 +154,11 @@ def decode_utf8(data: bytes, name: str, problems: list[Problem]) -> str:
 
 def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, str]:
     """(ok, value, error text) for one read of the file."""
-    why = oversize(path)
-    if why is not None:
-        return False, None, why
     try:
-        data = path.read_bytes()
+        data = read_whole(path)
     except OSError as exc:
+        if exc.errno == errno.EFBIG and exc.strerror:
+            return False, None, exc.strerror
         return False, None, f"cannot read ({exc.__class__.__name__}: {exc.strerror or exc})"
     try:  # msgspec decodes the bytes in C; what it refuses takes json's path, for its messages
         value = msgspec.json.decode(data)
@@ -134,15 +167,35 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
     else:
         return True, _depth_checked(value, data, name, problems), ""
     text = decode_utf8(data, name, problems)
+    long_ints: list[int] = []
     try:
-        value = json.loads(text)
+        value = json.loads(text, parse_int=lambda digits: _bounded_int(digits, long_ints))
     except json.JSONDecodeError as exc:
         return False, None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-    except ValueError as exc:  # an integer over Python's digit limit (4,300) is not JSONDecodeError
+    except ValueError as exc:
         return False, None, f"invalid JSON: {json_error(exc)}"
     except RecursionError:
         return False, None, "JSON nested too deeply"
+    if long_ints:
+        problems.append(
+            Problem(
+                file=name,
+                what=f"read {len(long_ints)} integer(s) as null (the first has {long_ints[0]:,}"
+                " digits); the rest of the file as written",
+                why=f"integers over {sys.get_int_max_str_digits():,} digits cannot be read",
+            )
+        )
     return True, _depth_checked(value, text, name, problems), ""
+
+
+def _bounded_int(digits: str, long_ints: list[int]) -> int | None:
+    """json's int for `digits`, or None (counted in `long_ints`) past Python's digit limit:
+    one such number drops that value, not the whole file."""
+    size = len(digits.lstrip("-"))
+    if size > sys.get_int_max_str_digits() > 0:
+        long_ints.append(size)
+        return None
+    return int(digits)
 
 
 def _depth_checked(value: Any, source: bytes | str, name: str, problems: list[Problem]) -> Any:
@@ -211,7 +264,7 @@ def read_text(path: Path, name: str, problems: list[Problem]) -> str:
     try:
         return decode_utf8(read_whole(path), name, problems)
     except OSError as exc:
-        why = exc.strerror if exc.errno == 27 and exc.strerror else str(exc)
+        why = exc.strerror if exc.errno == errno.EFBIG and exc.strerror else str(exc)
         problems.append(Problem(file=name, what="skipped the file", why=why))
         return ""
 

@@ -63,6 +63,30 @@ LIMITS: dict[str, Limit] = {
             "MiB of one answer of a Letta server: past it the call stops, with one line",
         ),
         Limit(
+            "cache-mib",
+            1024,
+            "one file of the tool's own caches (a vector segment, a BM25 index file, the run "
+            "counts, the run index): a larger one is not read; the cache is rebuilt",
+        ),
+        Limit(
+            "config-kib",
+            1024,
+            "KiB of a settings file of the tool (config.json, recent.json, a demo's marker): "
+            "a larger one is ignored, with one line",
+        ),
+        Limit(
+            "sessions",
+            8,
+            "browser sessions `serve` runs at once (one app process each): another client is "
+            "answered 503",
+        ),
+        Limit(
+            "session-mib",
+            4096,
+            "MiB of data (heap) one app process of `serve` may hold: past it that session "
+            "ends, the server and the other sessions go on",
+        ),
+        Limit(
             "embed-chars",
             32768,
             "characters of one text given to the tokenizer (MiniLM, BM25): only this prefix "
@@ -80,6 +104,8 @@ class Limits:
     gzip_floor_bytes: int
     gzip_bytes: int
     letta_answer_bytes: int
+    cache_bytes: int
+    config_bytes: int
     embed_chars: int
 
     def gzip_allowed(self, compressed: int) -> int:
@@ -106,6 +132,8 @@ def current() -> Limits:
         gzip_floor_bytes=value("gzip-floor-mib") * MIB,
         gzip_bytes=value("gzip-mib") * MIB,
         letta_answer_bytes=value("letta-answer-mib") * MIB,
+        cache_bytes=value("cache-mib") * MIB,
+        config_bytes=value("config-kib") * 1024,
         embed_chars=value("embed-chars"),
     )
 

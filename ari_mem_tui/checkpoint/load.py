@@ -7,6 +7,7 @@ the CoW write log, which draws on all of them.
 
 from __future__ import annotations
 
+import os
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -80,26 +81,13 @@ def load_checkpoint(
     path, on_step = Path(path), on_step or _no_step
     if not use_index:
         return without_gc(_load, path, on_step, on_tree)
-    damaged = None
-    try:
-        cached = without_gc(index.load_or_raise, path)
-    except index.Damaged as exc:  # a miss: read the files, rewrite the index, say so once
-        cached, damaged = None, str(exc)
+    cached = without_gc(index.load, path)  # (a damaged index: a miss, the user told once)
     if cached is not None:
         for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once
             on_step(number, len(LOAD_STEPS), name)
         return cached
     before = index.run_key(path, None)
     ckpt = without_gc(_load, path, on_step, on_tree)
-    if damaged is not None:
-        ckpt.problems.append(
-            Problem(
-                file=index.NOTE_FILE,
-                what="read the run from its files and wrote its index again",
-                why=f"its index was not used: {damaged}",
-                severity="info",
-            )
-        )
     if ckpt.tree_source is None:
         return ckpt
     if defer_index is not None:  # (gc stays on then: it is process-wide)
@@ -140,15 +128,9 @@ def _no_step(_n: int, _m: int, _name: str) -> None:
 def _read_tree_into(ckpt: Checkpoint) -> TreeResult | None:
     """The tree into `ckpt` (None when `ckpt.path` is no directory; a problem says so)."""
     path, problems = ckpt.path, ckpt.problems
-    if not path.is_dir():
-        problems.append(
-            Problem(
-                file=str(path),
-                what="loaded nothing",
-                why="not a readable directory",
-                severity="error",
-            )
-        )
+    why = _unreadable_dir(path)
+    if why:
+        problems.append(Problem(file=str(path), what="loaded nothing", why=why, severity="error"))
         return None
     tree = load_tree(path, problems)
     if tree.source is None:
@@ -163,6 +145,19 @@ def _read_tree_into(ckpt: Checkpoint) -> TreeResult | None:
     ckpt.run_id, ckpt.tree_source = tree.run_id, tree.source
     ckpt.nodes, ckpt.graph, ckpt.roots = tree.nodes, tree.graph, tree.roots
     return tree
+
+
+def _unreadable_dir(path: Path) -> str | None:
+    """Why `path` cannot be read as a folder (missing, a file, no permission), else None."""
+    try:
+        with os.scandir(path):
+            return None
+    except NotADirectoryError:
+        return "a file, not a folder"
+    except FileNotFoundError:
+        return "no such folder"
+    except OSError as exc:
+        return f"cannot list the folder: {exc.strerror or type(exc).__name__}"
 
 
 def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpoint:
@@ -188,10 +183,10 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     events = read_access_log(path, ckpt.run_id, problems, ckpt.strings)
     ckpt.access_summary = read_access_summary(path, ckpt.run_id, problems)
     on_step(5, total, LOAD_STEPS[4])
-    join_writes(events, rows, problems)
+    same_meta = join_writes(events, rows, problems)
     ckpt.entries, ckpt.access_events = _grouped(rows, events), events
-    events.derive_from(ckpt.entries)
-    attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed)
+    events.derive_from(ckpt.entries, same_meta)
+    attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed, problems)
     cow = CowLog(ckpt.entries, ckpt.access_events, needed)
     ckpt.defer_writes(cow)  # one row per entry: built when first read
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), count)
@@ -227,10 +222,10 @@ def _grouped(rows: EntryBuilder, events: Events) -> Entries:
         moved = array("i", bytes(4 * len(order)))
         for row, old in enumerate(order):
             moved[old] = row
-        joined = events.joined
-        for event, old in enumerate(joined):
-            if old >= 0:
-                joined[event] = moved[old]
+        for column in (events.joined, events.derived):
+            for event, old in enumerate(column):
+                if old >= 0:
+                    column[event] = moved[old]
     return entries
 
 
@@ -238,7 +233,7 @@ def _experiment_goal(path: Path, tree: TreeResult, problems: list[Problem]) -> s
     if usable_file(path / "experiment.md", "experiment.md", problems):
         return read_text(path / "experiment.md", "experiment.md", problems)
     document = tree.document if tree.source == "nodes_tree.json" else None
-    if document is None and (path / "nodes_tree.json").is_file():
+    if document is None and usable_file(path / "nodes_tree.json", "nodes_tree.json", []):
         document = read_json(path / "nodes_tree.json", "nodes_tree.json", [], retry=False)
     goal = document.get("experiment_goal") if isinstance(document, dict) else None
     return goal if isinstance(goal, str) else ""

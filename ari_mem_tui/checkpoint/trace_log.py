@@ -25,7 +25,19 @@ MAX_LITERAL_CHARS = 1_000_000  # larger reprs are kept as raw text, never evalua
 EAGER_DECODE_CHARS = 4000
 CONTEXT_TOOLS = frozenset({"get_experiment_context", "get_verified_context"})
 REJECTION_MARKERS = ("CoW violation", "ARI_CURRENT_NODE_ID not set")
-GUARDED_TOOLS = frozenset({"add_memory", "clear_node_memory", "consolidate_node_memory"})
+# the MCP tools ari-core calls with cow_node_id: the CoW guard checks these, and only these
+GUARDED_TOOLS = frozenset(
+    {
+        "add_memory",
+        "clear_node_memory",
+        "add_experiment_result",
+        "add_failure_case",
+        "add_procedure_memory",
+        "add_reflection",
+        "add_reproducibility_event",
+        "consolidate_node_memory",
+    }
+)
 _TOOL_NAME = re.compile(r"[A-Za-z_][\w.:-]*")
 # what parse_trace_line calls a "call" line, as one regex (for counting without parsing)
 _CALL_LINE = re.compile(r"\s*→\s*[A-Za-z_][\w.:-]*(?:\(|\s*\Z)")
@@ -119,18 +131,31 @@ def decode_result(raw: str) -> Any:
     return value
 
 
+def cow_refusal(tool: str, output: Any) -> str | None:
+    """The CoW guard's reason when `output` (a tool's decoded result) is its refusal of a
+    guarded write (§4.6): `{"ok": false, "error": <reason>}`, or `{"removed": 0, "error": …}`
+    from clear_node_memory. Any other tool's output, however it mentions a CoW violation (a
+    search returning the passage that logged one), is not a refusal."""
+    if tool not in GUARDED_TOOLS or not isinstance(output, dict):
+        return None
+    error = output.get("error")
+    if not isinstance(error, str) or not any(marker in error for marker in REJECTION_MARKERS):
+        return None
+    return error if output.get("ok") is False or output.get("removed") == 0 else None
+
+
 def _write_ok(tool: str, result: Any, raw: str | None) -> bool | None:
-    """Accepted or rejected, for guarded writes and anything the CoW guard refused.
+    """Accepted or rejected, for guarded writes (None for every other tool).
 
     Only the call's own status counts: a read's result may quote another node's memory, and
     that memory may well mention a CoW violation (the auto `Tool add_memory` entries do).
     """
+    if tool not in GUARDED_TOOLS:
+        return None
     if isinstance(result, dict):
-        error = result.get("error")
-        if isinstance(error, str) and any(marker in error for marker in REJECTION_MARKERS):
+        if cow_refusal(tool, result):
             return False
-        if tool not in GUARDED_TOOLS:
-            return None
+        error = result.get("error")
         if isinstance(result.get("ok"), bool):
             return result["ok"]
         if error:
@@ -139,22 +164,21 @@ def _write_ok(tool: str, result: Any, raw: str | None) -> bool | None:
             return True
         return None
     # undecodable (too large, or truncated): trust the markers only for a known guarded write
-    if tool in GUARDED_TOOLS and raw and any(marker in raw for marker in REJECTION_MARKERS):
+    if raw and any(marker in raw for marker in REJECTION_MARKERS):
         return False
     return None
 
 
 def rejection_reason(call: TraceCall) -> str | None:
     """Why the CoW guard refused this call, or None when it did not."""
-    if call.ok is not False or not call.result_raw:
+    if call.tool not in GUARDED_TOOLS or call.ok is not False or not call.result_raw:
         return None
     marker = next((m for m in REJECTION_MARKERS if m in call.result_raw), None)
     if marker is None:
         return None
-    result = call.result
-    error = result.get("error") if isinstance(result, dict) else None
-    if isinstance(error, str) and marker in error:
-        return error
+    reason = cow_refusal(call.tool, call.result)
+    if reason is not None:
+        return reason
     if marker == "CoW violation":
         return "node_id does not match current node (CoW violation)"
     return "ARI_CURRENT_NODE_ID not set"

@@ -15,7 +15,13 @@ import sys
 from pathlib import Path
 
 from ari_mem_tui import __version__
-from ari_mem_tui.cli.exits import EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_OK, EXIT_UNREADABLE
+from ari_mem_tui.cli.exits import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_PIPE,
+    EXIT_UNREADABLE,
+)
 from ari_mem_tui.cli.options import DEFAULT_LIMIT
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
 from ari_mem_tui.run import EMBEDDERS
@@ -61,6 +67,33 @@ def _limit_setting(text: str) -> tuple[str, int]:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+CHECKPOINT_HELP = (
+    "the run's checkpoint folder: where ARI wrote tree.json, memory_backup.jsonl.gz and"
+    " memory_access.jsonl (its checkpoints/<run_id>/)"
+)
+EMBEDDER_HELP = (
+    "the local ranker of replayed searches: auto (default: the run's own where known, i.e. ARI's"
+    " in-memory rule for a run that backend recorded, else minilm), minilm (the first use over a"
+    " run computes its vectors, ~140 texts/s, then cached), bm25 (lexical, at once), in-memory"
+    " (ARI's in-memory backend rule)"
+)
+
+
+NODE_HELP = (
+    "a node: its id or short id (the last 8 characters, as the tree shows it), else a unique"
+    " start of either (node_ may be left out), else a unique part; any case. An ambiguous one"
+    " lists the candidates"
+)
+
+
+def add_checkpoint_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("checkpoint", type=Path, metavar="CKPT", help=CHECKPOINT_HELP)
+
+
+def add_embedder_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0], help=EMBEDDER_HELP)
+
+
 def add_export_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--export-dir",
@@ -97,15 +130,18 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p_open = sub.add_parser("open", help="open the TUI on a checkpoint (the default command)")
-    p_open.add_argument("checkpoint", type=Path)
+    p_open.add_argument(
+        "checkpoint", type=Path, metavar="CKPT|DIR", help=CHECKPOINT_HELP + ", or a workspace"
+    )
     p_open.add_argument(
         "node",
         nargs="?",
-        help="open on this node (any unique part of its id); by default on"
+        metavar="NODE",
+        help=NODE_HELP + "; by default on"
         " the first node with an audit finding, else the deepest completed node on the"
         " best-scoring lineage",
     )
-    p_open.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_embedder_option(p_open)
     add_export_option(p_open)
     add_letta_options(p_open)
     add_limit_options(p_open)
@@ -117,7 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_demo.add_argument("--nodes", type=int, default=40, help="number of nodes (default 40)")
     p_demo.add_argument("--entries", type=int, default=None, help="approximate entry count")
     p_demo.add_argument("--seed", type=int, default=7, help="random seed (default 7)")
-    p_demo.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_embedder_option(p_demo)
     p_demo.add_argument(
         "--recordings",
         choices=("auto", "minilm", "keywords"),
@@ -140,8 +176,8 @@ def build_parser() -> argparse.ArgumentParser:
             "progress on stderr; cached afterwards. --embedder bm25 answers at once."
         ),
     )
-    p_saw.add_argument("checkpoint", type=Path)
-    p_saw.add_argument("node", help="node id: a unique prefix, suffix or part of one, any case")
+    add_checkpoint_arg(p_saw)
+    p_saw.add_argument("node", metavar="NODE", help=NODE_HELP)
     p_saw.add_argument("--json", action="store_true", help="machine-readable output")
     p_saw.add_argument("--query", help="search with this query (query source: custom)")
     p_saw.add_argument(
@@ -168,23 +204,29 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rank today's whole pool instead, later writes included",
     )
-    p_saw.add_argument(
-        "--embedder",
-        choices=EMBEDDERS,
-        default=EMBEDDERS[0],
-        help="local ranker: minilm (default; fills its vector cache first) or bm25 (instant)",
-    )
+    add_embedder_option(p_saw)
     add_letta_options(p_saw)
     add_limit_options(p_saw)
 
-    p_audit = sub.add_parser("audit", help="audit a run: scope leaks, violations, rejected writes")
-    p_audit.add_argument("checkpoint", type=Path)
+    p_audit = sub.add_parser(
+        "audit",
+        help="audit a run: scope leaks, violations, rejected writes (exit 1 on leaks or"
+        " violations)",
+        description=(
+            "Audit a run: reads that returned memory from outside the reader's lineage (leaks),"
+            " searches whose scope is not the reader's lineage (scope violations), writes ARI's"
+            " copy-on-write guard rejected, and problems in the files. Exit status: 0 no leaks"
+            " and no scope violations, 1 some (rejected writes alone do not count: they are the"
+            " guard working), 2 the run cannot be read."
+        ),
+    )
+    add_checkpoint_arg(p_audit)
     p_audit.add_argument("--json", action="store_true", help="machine-readable output")
     add_letta_options(p_audit)
     add_limit_options(p_audit)
 
     p_load = sub.add_parser("summary", help="load a checkpoint and print what it holds")
-    p_load.add_argument("checkpoint", type=Path)
+    add_checkpoint_arg(p_load)
     p_load.add_argument("--json", action="store_true", help="machine-readable output")
     add_letta_options(p_load)
     add_limit_options(p_load)
@@ -202,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
         "health",
         help="memory health of a run: nodes starved of their ancestors' memory (exit 1 if any)",
     )
-    p_health.add_argument("checkpoint", type=Path)
+    add_checkpoint_arg(p_health)
     p_health.add_argument("--json", action="store_true", help="machine-readable output")
     p_health.add_argument(
         "--limit", type=int, default=DEFAULT_LIMIT, help=f"hits per search (ARI: {DEFAULT_LIMIT})"
@@ -210,26 +252,28 @@ def build_parser() -> argparse.ArgumentParser:
     p_health.add_argument(
         "--all-entries", action="store_true", help="with --json: every entry's retrievals"
     )
-    p_health.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_embedder_option(p_health)
     add_letta_options(p_health)
     add_limit_options(p_health)
 
     p_serve = sub.add_parser(
         "serve", help="serve the TUI on a run or workspace to a web browser (textual-serve)"
     )
-    p_serve.add_argument("checkpoint", type=Path, metavar="CKPT|DIR")
+    p_serve.add_argument(
+        "checkpoint", type=Path, metavar="CKPT|DIR", help=CHECKPOINT_HELP + ", or a workspace"
+    )
     p_serve.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine)"
     )
     p_serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p_serve.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0])
+    add_embedder_option(p_serve)
     add_limit_options(p_serve)
 
     p_restore = sub.add_parser(
         "letta-restore",
         help="WRITES to a Letta server: load a checkpoint's memory backup into an agent",
     )
-    p_restore.add_argument("checkpoint", type=Path)
+    add_checkpoint_arg(p_restore)
     p_restore.add_argument("--letta-url", default=os.environ.get("LETTA_BASE_URL") or None)
     p_restore.add_argument("--letta-api-key", default=os.environ.get("LETTA_API_KEY") or None)
     p_restore.add_argument("--agent", help="agent name (default: ari_agent_<hash>)")
@@ -294,6 +338,9 @@ def main(argv: list[str] | None = None) -> int:
         return _dispatch(args)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `… --json | head`: the reader has all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no error at exit
+        return EXIT_PIPE
     except LettaUnavailable as exc:  # server down, not Letta, key refused, agent missing ...
         say(exc)
         return EXIT_UNREADABLE
@@ -303,6 +350,17 @@ def main(argv: list[str] | None = None) -> int:
         what = f"{type(exc).__name__}: {exc}"[:300]
         say(f"internal error: {what} (please report it; --debug shows the traceback)")
         return EXIT_INTERNAL
+    finally:
+        _say_cache_notes()
+
+
+def _say_cache_notes() -> None:
+    """What was wrong with the tool's own caches and settings (each rebuilt or ignored), once."""
+    from ari_mem_tui.checkpoint.cachefile import take_notes
+    from ari_mem_tui.render.text import say
+
+    for note in take_notes():
+        say(note)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -34,8 +34,10 @@ def unreadable(ckpt: Checkpoint) -> bool:
 def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     if not unreadable(ckpt):
         return False
-    why = "; ".join(p.line() for p in ckpt.problems if p.severity == "error")
-    say(f"cannot read {name}: {why}")
+    from ari_mem_tui.render.summary import problem_line
+
+    lines = [problem_line(p, ckpt) for p in ckpt.problems if p.severity == "error"]
+    say(f"cannot read {name}: {'; '.join(lines)}")
     return True
 
 
@@ -143,14 +145,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
     from ari_mem_tui.audit import audit
-    from ari_mem_tui.render.report import render_audit
+    from ari_mem_tui.render.report import audit_json, render_audit
 
     run = _open(args, rank=False)
     if run is None:
         return EXIT_UNREADABLE
     report = audit(run.checkpoint)
     if args.json:
-        print(json_text({**report.model_dump(mode="json"), "memory_source": run.source_label}))
+        print(json_text(audit_json(report, run.source_label)))
     else:
         render_audit(Console(), report, run.source_label)
     return EXIT_FINDINGS if report.has_findings else EXIT_OK
@@ -226,13 +228,18 @@ def cmd_health(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    from ari_mem_tui.tui.serve import exposure_warning, serve
+    from ari_mem_tui.tui.serve import ServeError, exposure_warning, listen, serve
     from ari_mem_tui.workspace import scan
 
     path = Path(args.checkpoint)
     found = scan(path, counts=False)
     if found.kind == "none":
         say(found.message)
+        return EXIT_UNREADABLE
+    try:
+        sock = listen(args.host, args.port)  # before any banner: a busy port is one line
+    except ServeError as exc:
+        say(exc)
         return EXIT_UNREADABLE
     warning = exposure_warning(args.host, args.port)
     if warning:
@@ -243,14 +250,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
         file=sys.stderr,
         flush=True,
     )
-    serve(path, args.host, args.port, args.embedder)
+    serve(path, sock, args.embedder)
     return EXIT_OK
 
 
 # ---------------------------------------------------------------- letta-restore
 def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> int:
     from ari_mem_tui.letta.api import LettaConnection
-    from ari_mem_tui.letta.errors import LettaUnavailable, safe_url
+    from ari_mem_tui.letta.errors import LettaUnavailable, safe_url, url_secrets
     from ari_mem_tui.letta.restore import (
         WRITE_TIMEOUT,
         Refused,
@@ -258,11 +265,13 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
         restore,
         verify_restore,
     )
+    from ari_mem_tui.model.secrets import mask, remember
 
     err = err or sys.stderr
+    remember(args.letta_api_key, *url_secrets(args.letta_url or ""))
 
     def tell(line: str) -> None:
-        print(clean(line, multiline=False), file=err, flush=True)
+        print(mask(clean(line, multiline=False)), file=err, flush=True)
 
     try:
         plan = plan_restore(

@@ -8,8 +8,9 @@ A marker file `.ari_mem_tui_demo.json` (ignored by ARI) records the parameters, 
 may overwrite a previous demo but never a directory it did not write.
 
 Recorded start-up searches: the generator ranks every read with a fast keyword stand-in. Given
-a `record` callable (injected by the caller, as this package imports nothing of ours: the CLI
-passes `search.record.MiniLMRecorder`), the start-up searches are ranked again by it, as of
+a `record` callable (injected by the caller, as this package imports nothing of ours but the
+wary reader of the tool's own files, checkpoint/cachefile.py: the CLI passes
+`search.record.MiniLMRecorder`), the start-up searches are ranked again by it, as of
 each read's time, and the access log is rewritten with those results; `settings.json` then
 names the recorder's embedder as the run's Letta embedding handle, where ARI's dashboard keeps
 it. So a replay with that ranker gives every recorded start-up search exactly, except the one
@@ -40,6 +41,7 @@ from typing import Any, Protocol
 
 from platformdirs import user_cache_dir
 
+from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.demo import text as T
 from ari_mem_tui.demo.run import INSERT_S, PREVIEW, DemoRun, Entry, Read
 from ari_mem_tui.demo.tree import SimNode, Timeline
@@ -409,9 +411,11 @@ def write_marker(
 
 # ------------------------------------------------------------------------------ public API
 def read_marker(path: Path) -> dict[str, Any] | None:
+    """The marker of a demo in `path`, or None: none there, or one that is no regular file (a
+    FIFO would block the read forever), over `config-kib`, not JSON, not ours."""
     try:
-        marker = json.loads((path / MARKER).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        marker = cachefile.decode_json(cachefile.read_config(path / MARKER))
+    except (OSError, cachefile.CacheMiss):
         return None
     return marker if isinstance(marker, dict) and marker.get("kind") == MARKER_KIND else None
 

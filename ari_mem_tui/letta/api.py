@@ -19,8 +19,9 @@ import httpx
 import letta_client
 
 from ari_mem_tui.checkpoint.limits import current, hint, mib
-from ari_mem_tui.letta.errors import LettaUnavailable, mask_secrets, safe_url
+from ari_mem_tui.letta.errors import LettaUnavailable, mask_secrets, safe_url, url_secrets
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
+from ari_mem_tui.model.secrets import remember
 
 AGENT_ID_RE = re.compile(r"^agent-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ARI_AGENT_PREFIX = "ari_agent_"
@@ -31,15 +32,6 @@ MAX_ROWS = 20_000  # ARI's hard cap on a full listing
 SERVER_VERSION = "0.16."  # the server generation letta-client 1.12.1 matches
 
 T = TypeVar("T")
-
-
-def _url_secrets(url: str) -> tuple[str, ...]:
-    """The parts of a URL that may be keys: its password and its query values."""
-    try:
-        parsed = httpx.URL(url)
-    except (httpx.InvalidURL, ValueError, TypeError):
-        return ()
-    return tuple(v for v in (parsed.password, *parsed.params.values()) if v)
 
 
 __all__ = ["LettaConnection", "LettaUnavailable"]
@@ -58,7 +50,13 @@ class LettaConnection:
         real_url = str(url).rstrip("/")
         self.url = safe_url(real_url)  # what messages show: no credentials, no query
         self.timeout = timeout
-        self._secrets = (api_key, *_url_secrets(real_url))
+        self._secrets = (api_key, *url_secrets(real_url))
+        remember(*self._secrets)  # masked in every message from now on, in every form
+        if api_key and not api_key.isascii():  # httpx would fail to encode the header
+            raise LettaUnavailable(
+                "the API key cannot be sent: it holds characters other than ASCII, which an"
+                " HTTP header cannot carry (check --letta-api-key or $LETTA_API_KEY)"
+            )
         try:
             httpx.URL(real_url)
         except (httpx.InvalidURL, ValueError, TypeError) as exc:
@@ -265,7 +263,10 @@ class LettaConnection:
         """`passages.search` (ARI's route): the top_k passages in rank order (no scores)."""
         kwargs: dict[str, Any] = {"query": query, "top_k": top_k}
         if before_ts is not None:
-            kwargs["end_datetime"] = datetime.fromtimestamp(before_ts, tz=UTC)
+            try:
+                kwargs["end_datetime"] = datetime.fromtimestamp(before_ts, tz=UTC)
+            except (OverflowError, OSError, ValueError):  # past any calendar: the whole pool
+                pass
         response = self.call(
             f"searching top_k={top_k}",
             lambda: self.client.agents.passages.search(agent_id, **kwargs),

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+
+from ari_mem_tui.model.secrets import mask
 
 
 class LettaUnavailable(RuntimeError):
@@ -40,9 +42,23 @@ def check_url(url: str) -> str:
     return url
 
 
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The parts of a URL that may be keys: its user info (the password, and "user:password"
+    as Basic auth encodes it) and its query values, as given and percent-decoded."""
+    try:
+        parts = urlsplit(str(url))
+        password = parts.password
+    except ValueError:
+        return ()
+    found = [password, unquote(password or "")]
+    if password and parts.username:
+        found.append(f"{unquote(parts.username)}:{unquote(password)}")
+    found += [value for _, value in parse_qsl(parts.query, keep_blank_values=False)]
+    found += [value for pair in parts.query.split("&") for value in pair.split("=")[1:2]]
+    return tuple(dict.fromkeys(v for v in found if v))
+
+
 def mask_secrets(text: str, *secrets: str | None) -> str:
-    """`text` with every secret (API key, URL password) replaced by ***."""
-    for secret in secrets:
-        if secret and len(secret) >= 3:
-            text = text.replace(secret, "***")
-    return text
+    """`text` with every form (model/secrets.py: raw, base64, percent-encoded) of every secret
+    the tool was given, and of `secrets`, replaced by ***."""
+    return mask(text, secrets)

@@ -145,13 +145,13 @@ def _int_or_none(value: Any) -> int | None:
 
 
 def _epoch(value: Any) -> float | None:
-    if isinstance(value, datetime):
-        return value.timestamp()
-    if isinstance(value, str) and value:
-        try:
+    try:
+        if isinstance(value, datetime):
+            return value.timestamp()
+        if isinstance(value, str) and value:
             return datetime.fromisoformat(value).timestamp()
-        except ValueError:
-            return None
+    except (ValueError, OverflowError, OSError):
+        return None
     return None
 
 

@@ -29,6 +29,13 @@ from ari_mem_tui.model.records import (
 )
 
 
+def _names(node_id: str) -> tuple[str, str, str]:
+    """The names a person may type a node by, lowered: its id, the id without ARI's `node_`
+    prefix, its short id (the last 8 characters, as ARI's dashboard and the tree show it)."""
+    low = node_id.lower()
+    return low, low.removeprefix("node_"), low[-8:]
+
+
 class NodeRefError(LookupError):
     """A node reference (full id or suffix) that names no node, or several."""
 
@@ -83,18 +90,25 @@ class Checkpoint:
         self.writes_by_node = by_node
 
     def resolve_node(self, ref: str) -> str:
-        """The node a person means: its full id, else the one node whose id has `ref` as a
-        prefix, suffix, or anywhere inside (case-insensitive), in that order of preference.
-        Ambiguous: the candidates are listed; unknown: the closest ids are suggested."""
+        """The node a person means, any case: its full id or short id (the last 8 characters,
+        as the tree shows it), else the one node whose id starts with `ref` (with or without
+        `node_`, or its short id does), else the one whose id holds `ref` anywhere. Several at
+        the first tier that has any: the candidates are listed, never one picked; none: the
+        closest ids are suggested."""
         if ref in self.nodes:
             return ref
         wanted = ref.strip().lower()
         if not wanted:
             raise NodeRefError("an empty node id names no node")
         ids = list(self.nodes)
-        lowered = [nid.lower() for nid in ids]
-        for test in (str.startswith, str.endswith, str.__contains__):
-            matches = [nid for nid, low in zip(ids, lowered) if test(low, wanted)]
+        names = [_names(nid) for nid in ids]  # (full, without node_, short), lowered
+        tiers = (
+            lambda n: wanted in (n[0], n[2]),
+            lambda n: any(name.startswith(wanted) for name in n),
+            lambda n: wanted in n[0],
+        )
+        for test in tiers:
+            matches = [nid for nid, n in zip(ids, names, strict=True) if test(n)]
             if len(matches) == 1:
                 return matches[0]
             if matches:
@@ -103,7 +117,7 @@ class Checkpoint:
                     f"{ref!r} matches {len(matches)} nodes: {shown}; give more of the id"
                 )
         # people type the end of an id (the short id the tree shows): compare like with like
-        by_tail = {low[-len(wanted) :]: nid for nid, low in zip(ids, lowered)}
+        by_tail = {n[0][-len(wanted) :]: nid for nid, n in zip(ids, names, strict=True)}
         close = difflib.get_close_matches(wanted, list(by_tail), n=3, cutoff=0.6)
         tail = f"; did you mean {', '.join(by_tail[c] for c in close)}?" if close else ""
         raise NodeRefError(f"no node matches {ref!r}{tail}")

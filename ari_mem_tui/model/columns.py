@@ -375,6 +375,7 @@ class EntryView:
         self._t, self._i = table, row
 
     row = property(lambda self: self._i)
+    table = property(lambda self: self._t)
     id = property(lambda self: self._t.id_at(self._i))
     kind = property(lambda self: KINDS[self._t.kind[self._i]])
     node_id = property(lambda self: self._t.strings[self._t.node[self._i]])
@@ -634,6 +635,13 @@ class EntryBuilder:
 
     def __len__(self) -> int:
         return len(self.kind) + len(self.pending)
+
+    def meta_bytes(self, row: int) -> bytes | None:
+        """A flushed row's metadata JSON bytes (None: none, or a value kept as it is)."""
+        start = self.meta.starts[row]
+        if start < 0 or row in self.meta_side:
+            return None
+        return bytes(self.meta.buf[start : self.meta.ends[row]])
 
     def add_plain(
         self,
@@ -930,6 +938,14 @@ class EventView:
         self._t.set_code("how", self._i, value)
 
     @property
+    def reader_note(self) -> str:
+        return self._t.strings[self._t.note[self._i]] or ""
+
+    @reader_note.setter
+    def reader_note(self, value: str) -> None:
+        self._t.set_code("note", self._i, value)
+
+    @property
     def joined_entry(self) -> str | None:
         return self._t.joined_at(self._i)
 
@@ -986,6 +1002,7 @@ class Events(Sequence[EventView]):
         self.line: OptInts = columns["line"]
         self.reader = columns["reader"]
         self.how = columns["how"]
+        self.note = columns["note"]  # the attribution's note on a read (code of "": none)
         self.joined = columns["joined"]  # entry row, or -1
         self.joined_ids: dict[int, str] = columns.get("joined_ids") or {}  # ids of no row
         self.extra: dict[int, Any] = columns.get("extra") or {}
@@ -994,6 +1011,10 @@ class Events(Sequence[EventView]):
         # in `derived_from`, the entries of the load (kept when a Letta server's replace them)
         self.derived = columns.get("derived")
         self.derived_from: Entries | None = columns.get("derived_from")
+        # the join's keys, from the reader (None once joined): hash of each preview's first
+        # PREFIX_CHARS characters, and its length in characters
+        self.preview_hash: Any = None
+        self.preview_chars: Any = None
 
     @classmethod
     def empty(cls, strings: StringTable | None = None) -> Events:
@@ -1070,32 +1091,20 @@ class Events(Sequence[EventView]):
             return self.derived_from.meta.raw(self.derived[row])  # type: ignore[union-attr]
         return self.meta.raw(row)
 
-    def derive_from(self, entries: Entries) -> None:
-        """Keep no copy of what a joined write shares with its entry: the preview (the start of
-        the entry's text, as the join checked) and the metadata, where its bytes are the
-        entry's (a 10k-node run's 200k previews were 40 MB twice over)."""
-        preview, meta, joined = self.preview, self.meta, self.joined
-        own_preview, own_meta = TextsBuilder(), TextsBuilder()
-        derived = array("i")
-        for row in range(len(self)):
-            target = joined[row]
-            data = preview.raw(row)
-            if target < 0 or data is None:
-                own_preview.add(data)
-                own_meta.add(meta.raw(row))
-                derived.append(NONE)
-                continue
-            own_preview.starts.append(DERIVED)
-            own_preview.ends.append(len(data))
-            mine = meta.raw(row)
-            if mine is not None and row not in self.meta_side and mine == entries.meta.raw(target):
-                own_meta.starts.append(DERIVED)
-                own_meta.ends.append(DERIVED)
-            else:
-                own_meta.add(mine)
-            derived.append(target)
-        self.preview, self.meta = own_preview.finish(), own_meta.finish()
-        self.derived, self.derived_from = derived, entries
+    def derive_from(self, entries: Entries, same_meta: bytearray) -> None:
+        """Keep no copy of what a joined write shares with its entry (`derived`: the entry row
+        of each, or -1; the join checked): the preview, the start of the entry's text, and the
+        metadata where its bytes are the entry's (`same_meta`). A 10k-node run's 200k previews
+        were 40 MB twice over. The rest is copied into buffers of their own."""
+        derived, preview, meta = self.derived, self.preview, self.meta
+        own = [row for row in range(len(self)) if derived[row] < 0]
+        lengths = array("q", map(sub, preview.ends, preview.starts))  # (a derived row's size)
+        self.preview = _compacted(preview, own, array("q", [DERIVED]) * len(self), lengths)
+        mine = [row for row in range(len(self)) if not same_meta[row]]
+        self.meta = _compacted(
+            meta, mine, array("q", [DERIVED]) * len(self), array("q", [DERIVED]) * len(self)
+        )
+        self.derived_from = entries
 
     def ancestors_at(self, row: int) -> list[str] | None:
         start = self.anc_start[row]
@@ -1153,9 +1162,25 @@ class Events(Sequence[EventView]):
             source_line=self.line[row] or 0,
             reader=strings[self.reader[row]],
             reader_how=strings[self.how[row]] or "",
+            reader_note=strings[self.note[row]] or "",
             joined_entry=self.joined_at(row),
             extra=self.extra.get(row),
         )
+
+
+def _compacted(texts: Texts, rows: list[int], starts: array, ends: array) -> Texts:
+    """`texts` with only `rows` kept in a buffer of their own; every other row's start and end
+    are those given (DERIVED markers)."""
+    buf = bytearray()
+    for row in rows:
+        data = texts.raw(row)
+        if data is None:
+            starts[row] = ends[row] = -1
+        else:
+            starts[row] = len(buf)
+            buf += data
+            ends[row] = len(buf)
+    return Texts(bytes(buf), starts, ends)
 
 
 def entry_row_of_id(entries: Entries, entry_id: str) -> int:
@@ -1184,6 +1209,7 @@ class EventBuilder:
         self.source = array("i")
         self.reader = array("i")
         self.how = array("i")
+        self.note = array("i")
         self.preview = TextsBuilder()
         self.meta = TextsBuilder()
         self.meta_side: dict[int, Any] = {}
@@ -1198,7 +1224,10 @@ class EventBuilder:
         self.joined = array("i")
         self.joined_ids: dict[int, str] = {}
         self.extra: dict[int, Any] = {}
-        self.attributed: dict[int, tuple[str | None, str]] = {}  # (reader, how) given
+        self.preview_hash = array("q")
+        self.preview_chars = array("i")
+        # (reader, how, note) given
+        self.attributed: dict[int, tuple[str | None, str, str]] = {}
         # (ts, op, node_id, collection, entry_id, preview, meta bytes, query, ancestors,
         # limit, source, line, typed rows, lenient rows)
         self.pending: list[tuple] = []
@@ -1284,8 +1313,8 @@ class EventBuilder:
             rows=record.results,
             extra=record.extra,
         )
-        if record.reader is not None or record.reader_how:
-            self.attributed[row] = (record.reader, record.reader_how)
+        if record.reader is not None or record.reader_how or record.reader_note:
+            self.attributed[row] = (record.reader, record.reader_how, record.reader_note)
         if record.joined_entry is not None:
             self.joined_ids[row] = record.joined_entry
 
@@ -1307,16 +1336,21 @@ class EventBuilder:
         self.query.extend(codes(query))
         self.source.extend(codes(source))
         self.preview.add_many([None if p is None else utf8(p) for p in preview])
+        # (for the join, which compares the first PREFIX_CHARS characters: dropped after it)
+        self.preview_hash.extend([0 if p is None else hash(p[:PREFIX_CHARS]) for p in preview])
+        self.preview_chars.extend([-1 if p is None else len(p) for p in preview])
         self.meta.add_many(meta)
         self.limit.extend(limit)
         self.line.extend(line)
         self.reader.extend(array("i", [NONE]) * count)
         self.how.extend(codes([""]) * count)
+        self.note.extend(codes([""]) * count)
         self.joined.extend(array("i", [NONE]) * count)
-        for offset, (reader, how) in list(self.attributed.items()):
+        for offset, (reader, how, note) in list(self.attributed.items()):
             if offset >= first:
                 self.reader[offset] = self.strings.code(reader)
                 self.how[offset] = self.strings.code(how)
+                self.note[offset] = self.strings.code(note)
         self._ancestors(ancestors)
         self._results(typed, lenient)
 
@@ -1379,10 +1413,12 @@ class EventBuilder:
             line=self.line,
             reader=self.reader,
             how=self.how,
+            note=self.note,
             joined=self.joined,
             joined_ids=self.joined_ids,
             extra=self.extra,
         )
+        events.preview_hash, events.preview_chars = self.preview_hash, self.preview_chars
         if not sort:
             return events
         ts = self.ts
@@ -1424,6 +1460,7 @@ def take_events(events: Events, rows: Sequence[int]) -> Events:
         line=events.line.take(rows),
         reader=ints(events.reader),
         how=ints(events.how),
+        note=ints(events.note),
         joined=ints(events.joined),
         joined_ids=side(events.joined_ids),
         extra=side(events.extra),
@@ -1432,6 +1469,9 @@ def take_events(events: Events, rows: Sequence[int]) -> Events:
     if events.derived is not None:
         taken.derived = array("i", [events.derived[r] for r in rows])
         taken.derived_from = events.derived_from
+    if events.preview_hash is not None:
+        taken.preview_hash = array("q", [events.preview_hash[r] for r in rows])
+        taken.preview_chars = array("i", [events.preview_chars[r] for r in rows])
     return taken
 
 
@@ -1461,7 +1501,7 @@ def recode_events(events: Events, strings: StringTable) -> Events:
     mapping = _mapping(events.strings, strings)
     recoded = take_events(events, range(len(events)))
     recoded.strings = strings
-    for name in ("node", "coll", "eid", "query", "anc", "source", "reader", "how"):
+    for name in ("node", "coll", "eid", "query", "anc", "source", "reader", "how", "note"):
         setattr(recoded, name, _recode(getattr(events, name), mapping))
     rows = events.rows
     recoded.rows = ResultRows(

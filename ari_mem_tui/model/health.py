@@ -11,7 +11,8 @@ class NodeHealth(BaseModel):
     node_id: str
     depth: int
     started: float | None = None  # best estimate of the node's start (§4.5)
-    started_source: str | None = None  # "first start-up read" | "created_at" | None
+    # "start-up search" | "first start-up read" | "created_at" | None
+    started_source: str | None = None
     searched: bool = True  # False: a root (ARI searches nothing) or a node that never started
     why_not: str = ""  # for searched False
     eligible: int = 0  # ancestor entries ARI's post-filter would keep, as of the start

@@ -9,6 +9,7 @@ JSON. All fields but identifiers are optional, because ARI's files in the wild l
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal, overload
 
@@ -57,7 +58,12 @@ class JsonStrings:
         self.raw = raw  # a view of the file's bytes, or of a reopened run's mapped index
 
     def decode(self) -> list[str]:
-        return msgspec.json.decode(self.raw, type=list[str])
+        try:
+            return msgspec.json.decode(self.raw, type=list[str])
+        except (
+            msgspec.DecodeError
+        ):  # msgspec refuses lone surrogates (`"\\ud800"`): json takes them
+            return _STRINGS.validate_python(json.loads(bytes(self.raw)))
 
     def __reduce__(self):
         return (type(self), (bytes(self.raw),))
@@ -232,7 +238,10 @@ class Node(BaseModel):
         trace = self._trace
         if type(trace) is JsonStrings:
             return bytes(trace.raw)
-        return msgspec.json.encode(trace or [])
+        try:
+            return msgspec.json.encode(trace or [])
+        except UnicodeEncodeError:  # a lone surrogate: json writes it as its `\\ud800` escape
+            return json.dumps(trace).encode()
 
     def trace_raw(self) -> bytes | msgspec.Raw | memoryview | None:
         """The file's JSON bytes of `trace_log` while still undecoded, else None."""
@@ -348,9 +357,12 @@ class AccessEvent(AccessFields, array_like=True):
     source: str = ""  # file name
     source_line: int = 0
     reader: str | None = None  # inferred real reader node id, "pipeline", "bfts-select", or None
-    reader_how: str = ""  # why: "startup-search", "inherit-burst", "trace_log", "logged", ...
+    # why: "startup-search", "inherit-burst", "trace_log", "pipeline", "bfts-select", or
+    # "unattributed" (no reader could be established: `node_id` is only the last writer)
+    reader_how: str = ""
     joined_entry: str | None = None  # for writes: our MemoryEntry.id the event was joined to
     extra: dict[str, Any] | None = None  # the line's keys §4.2 does not list, kept as they were
+    reader_note: str = ""  # what the attribution had to assume about this read, if anything
 
     @property
     def is_inherit(self) -> bool:
@@ -462,13 +474,17 @@ class Replay(BaseModel):
     exact_scope: list[Hit]  # what a pre-filtered search would have returned
     recorded: RecordedSearch | None
     as_of: float | None = None  # the pool was cut at this time (None: today's whole pool)
-    # always set: "first start-up read" | "created_at" (as of the node's start), "now" (today's
-    # pool, asked for), "now: start unknown" (as-of asked for, but no start time is known)
+    # always set: "start-up search" | "first start-up read" | "created_at" (as of the node's
+    # start), "now" (today's pool, asked for), "now: start unknown" (as-of asked for, but no
+    # start time is known)
     as_of_source: str | None = None
     tiers: list[Tier] = Field(default_factory=list)
     core: CoreBlocks = Field(default_factory=CoreBlocks)
     writes: list[CowWrite] = Field(default_factory=list)
     embedder: str  # the ranker that produced these hits: "minilm", "bm25", "letta:<url>"
+    # ranked by a backend rule without a window (ARI's in-memory one): no top_k, no global
+    # ranks, nothing missed; `pool.window` is None
+    windowless: bool = False
     fallback: bool = False  # BM25 stood in while the chosen ranker (MiniLM) was not ready
     # recording and replay ranked by different rankers: differences are expected (in words)
     ranker_note: str = ""

@@ -20,7 +20,15 @@ from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.findings import findings_markdown
 from ari_mem_tui.render.report import saw_json
-from ari_mem_tui.render.text import clean, fmt_iso, fmt_ts, json_text, pretty_json, short_id
+from ari_mem_tui.render.text import (
+    clean,
+    fmt_iso,
+    fmt_ts,
+    json_text,
+    pretty_json,
+    schema,
+    short_id,
+)
 from ari_mem_tui.render.words import (
     differences_words,
     fmt_global,
@@ -31,7 +39,7 @@ from ari_mem_tui.render.words import (
 )
 from ari_mem_tui.search.tiers import NO_MESSAGE
 
-DOSSIER_VERSION = 1
+DOSSIER_VERSION = 2  # 2: `schema` and `schema_version` in place of `dossier_version`
 
 
 def _cell(value: object, width: int = 160) -> str:
@@ -102,7 +110,8 @@ def _search_section(replay: Replay) -> list[str]:
     out += [f"- {_cell(pool_words(replay))}"]
     out += [f"- params: {_cell(json.dumps(replay.params))}"]
     out += [f"- pool: {_cell(json.dumps(replay.pool, default=str), 400)}"]
-    out += [f"- eligible ancestor entries: {replay.eligible}, missed: {len(replay.missed)}"]
+    missed = "none (no window)" if replay.windowless else len(replay.missed)
+    out += [f"- eligible ancestor entries: {replay.eligible}, missed: {missed}"]
     out += [""]
     out += _table(
         ["rank", "global", "score", "node", "kind", "mark", "text"],
@@ -213,7 +222,7 @@ def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
     """The dossier as a JSON-ready dict, for scripts: `replay` has the shape of `saw --json`."""
     node = ckpt.nodes.get(replay.node_id)
     return {
-        "dossier_version": DOSSIER_VERSION,
+        **schema("dossier", DOSSIER_VERSION),
         "checkpoint": str(ckpt.path),
         "run_id": ckpt.run_id,
         "node": node.model_dump(mode="json") if node is not None else None,

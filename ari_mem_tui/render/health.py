@@ -13,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.health import Bucket, EntryUse, Health, NodeHealth
-from ari_mem_tui.render.text import clean, preview, short_id
+from ari_mem_tui.render.text import clean, preview, schema, short_id
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SHOWN_NODES = 20
@@ -106,7 +106,7 @@ def entry_cells(u: EntryUse, width: int = 60) -> list[Any]:
 
 
 def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = Table(title=Text(title), title_justify="left")
     for column in columns:
         table.add_column(column, no_wrap=True, overflow="ellipsis")
     for cells in rows:
@@ -199,4 +199,4 @@ def render_health(console: Console, h: Health) -> None:
 
 
 def health_json(h: Health) -> dict[str, Any]:
-    return h.model_dump(mode="json")
+    return {**schema("health", 1), **h.model_dump(mode="json")}

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ari_mem_tui.audit import AuditReport, Finding
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.render.text import clean, fmt_ts, preview
+from ari_mem_tui.render.text import clean, fmt_ts, preview, schema
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
     cut_note,
@@ -23,6 +23,7 @@ from ari_mem_tui.render.words import (
     fmt_global,
     fmt_score,
     mark_long,
+    plural,
     pool_words,
     query_words,
 )
@@ -69,7 +70,7 @@ def _duration(seconds: float) -> str:
 
 
 def saw_json(result: Replay) -> dict[str, Any]:
-    data = result.model_dump(mode="json")
+    data = {**schema("saw", 1), **result.model_dump(mode="json")}
     data["writes"] = [
         {
             k: w[k]
@@ -110,7 +111,10 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
     console.print(Text(pool_words(r), style="bold yellow" if r.as_of is None else "bold"))
     p = r.params
     ranker = r.embedder + (" (standing in for MiniLM, not ready)" if r.fallback else "")
-    info = f"limit {p['limit']}  top_k {p['top_k']} (overfetch {p['overfetch']})  ranker {ranker}"
+    window = (
+        "no top_k window" if r.windowless else f"top_k {p['top_k']} (overfetch {p['overfetch']})"
+    )
+    info = f"limit {p['limit']}  {window}  ranker {ranker}"
     console.print(Text(clean(info, False), style="dim"))
     console.print(_hits_table(f"Hits (replayed with {clean(r.embedder, False)})", r.hits, "replay"))
     _render_diagnostics(console, r)
@@ -139,7 +143,7 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
 
 
 def _hits_table(title: str, hits: list[Hit], other_side: str = "") -> Table:
-    table = Table(title=clean(title, False), title_justify="left", expand=True)
+    table = Table(title=Text(clean(title, False)), title_justify="left", expand=True)
     marks = any(h.mark for h in hits)
     table.add_column("#", justify="right")
     table.add_column("global", justify="right")
@@ -190,7 +194,10 @@ def _render_diagnostics(console: Console, r: Replay) -> None:
             f"{window['react_step']} react"
         )
     text.append("\neligible ", style="bold").append(f"{r.eligible} ancestor entries; ")
-    text.append(f"{len(r.missed)} outside the window", style="red" if r.missed else "green")
+    if r.windowless:
+        text.append("no window: the backend scores them all, none is missed", style="green")
+    else:
+        text.append(f"{len(r.missed)} outside the window", style="red" if r.missed else "green")
     console.print(text)
     if r.missed:
         table = Table(title="Missed (eligible, ranked outside the window)", title_justify="left")
@@ -257,6 +264,10 @@ def _render_writes(console: Console, r: Replay) -> None:
 # ---------------------------------------------------------------- audit
 
 
+def audit_json(report: AuditReport, source: str) -> dict[str, Any]:
+    return {**schema("audit", 1), **report.model_dump(mode="json"), "memory_source": source}
+
+
 def render_audit(console: Console, report: AuditReport, source: str = "") -> None:
     if source:
         console.print(Text(f"memory from {clean(source, False)}", style="dim"))
@@ -264,19 +275,35 @@ def render_audit(console: Console, report: AuditReport, source: str = "") -> Non
         ("Leaks (memory read from outside the reader's lineage)", report.leaks),
         ("Scope violations (search scope not the reader's lineage)", report.scope_violations),
         ("Rejected writes (copy-on-write)", report.rejected_writes),
+        (
+            "Unattributed reads (no reader could be established; judged on nobody)",
+            report.unattributed,
+        ),
         ("Problems while loading", report.problems),
     )
     for title, findings in sections:
         _findings_table(console, title, findings)
-    verdict = Text()
-    if report.has_findings:
-        verdict.append(
-            f"{len(report.leaks)} leak(s), {len(report.scope_violations)} scope violation(s)",
-            style="bold red",
-        )
-    else:
-        verdict.append("no leaks, no scope violations", style="bold green")
-    console.print(verdict)
+    console.print(audit_verdict(report))
+
+
+def audit_verdict(report: AuditReport) -> Text:
+    """The closing line: every kind of finding counted (leaks and scope violations make the
+    exit code 1; rejected writes are ARI's guard working, counted beside them)."""
+    leaks, scopes = len(report.leaks), len(report.scope_violations)
+    reads = (
+        f"{plural(leaks, 'leak')}, {plural(scopes, 'scope violation')}"
+        if report.has_findings
+        else "no leaks, no scope violations"
+    )
+    verdict = Text(reads, style="bold red" if report.has_findings else "bold green")
+    rejected = len(report.rejected_writes)
+    verdict.append(
+        f", {plural(rejected, 'rejected write')}" if rejected else ", no rejected writes",
+        style="yellow" if rejected else "green",
+    )
+    if report.problems:
+        verdict.append(f"; {plural(len(report.problems), 'problem')} while loading", style="dim")
+    return verdict
 
 
 def _findings_table(console: Console, title: str, findings: list[Finding]) -> None:

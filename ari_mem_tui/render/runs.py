@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
-from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview
+from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview, schema
 
 RUN_COLUMNS = ("run", "created", "nodes", "done", "failed", "entries", "size", "last change")
 NARROW_DROPS = ("size", "last change")
@@ -68,12 +68,12 @@ def when(ts: float | None) -> str:
 
 
 def runs_json(ws: Workspace) -> dict[str, Any]:
-    return ws.model_dump(mode="json")
+    return {**schema("runs", 1), **ws.model_dump(mode="json")}
 
 
 def render_runs(console: Console, ws: Workspace) -> None:
     table = Table(
-        title=f"{len(ws.runs)} run(s) in {clean(ws.path, False)}, newest first",
+        title=Text(f"{len(ws.runs)} run(s) in {clean(ws.path, False)}, newest first"),
         title_justify="left",
     )
     narrow = console.width < 110  # size and last change go; the run's name is cut shorter

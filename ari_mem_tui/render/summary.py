@@ -14,8 +14,10 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.checkpoint.load import checkpoint_hash
-from ari_mem_tui.model import Checkpoint
+from ari_mem_tui.model import Checkpoint, Problem
 from ari_mem_tui.render.text import clean as clean_text
+from ari_mem_tui.render.text import schema
+from ari_mem_tui.render.words import plural
 
 
 def clean(text: str) -> str:
@@ -50,6 +52,7 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
 
 def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
     return {
+        **schema("summary", 1),
         "path": str(ckpt.path),
         "memory_source": source or f"files: {ckpt.path}",
         "checkpoint_hash": ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
@@ -81,8 +84,11 @@ def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
     facts.add_row("run id", Text(clean(ckpt.run_id or "?")))
     facts.add_row("tree from", Text(clean(ckpt.tree_source or "no tree")))
     facts.add_row("hash", Text(ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
-    facts.add_row("memory", Text(clean(source or f"files: {ckpt.path}")))
-    facts.add_row("nodes", Text(f"{numbers['nodes']} ({numbers['roots']} roots)"))
+    own = f"files: {ckpt.path}"  # the header named the path: not again
+    facts.add_row(
+        "memory", Text(clean("the checkpoint's files" if source in ("", own) else source))
+    )
+    facts.add_row("nodes", Text(f"{numbers['nodes']} ({plural(numbers['roots'], 'root')})"))
     facts.add_row(
         "entries",
         Text(
@@ -112,5 +118,12 @@ def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
     styles = {"error": "red", "warning": "yellow", "info": "dim"}
     for problem in ckpt.problems:
         line = Text(f"{problem.severity:7} ", style=styles[problem.severity])
-        line.append(clean(problem.line()))
+        line.append(clean(problem_line(problem, ckpt)))
         console.print(line)
+
+
+def problem_line(problem: Problem, ckpt: Checkpoint) -> str:
+    """A problem's line, without the checkpoint's path when it is about the folder itself:
+    the path was said already (the header, `cannot read PATH:`)."""
+    line = problem.line()
+    return line.removeprefix(f"{problem.file}: ") if problem.file == str(ckpt.path) else line

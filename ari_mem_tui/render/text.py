@@ -18,6 +18,7 @@ from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 from ari_mem_tui.model import Node
+from ari_mem_tui.model.secrets import mask
 
 # bidi overrides, isolates and marks can reorder what the user reads; lone surrogates cannot be
 # encoded at all; show them all as visible code points instead
@@ -58,11 +59,33 @@ def clean(text: object, multiline: bool = True) -> str:
     return str(text if text is not None else "").translate(_MULTILINE if multiline else _ONE_LINE)
 
 
+_PASTE = {**_MULTILINE, 0x09: "\t"}  # a pasted text keeps its tabs and line breaks
+
+
+def paste_safe(text: str) -> tuple[str, int]:
+    """`text` as it may go to the clipboard, and how many characters were replaced: a paste
+    runs whatever escapes it holds (ESC, OSC, C1 such as CSI U+009B), bidi controls reorder
+    what is read, a lone surrogate cannot be encoded at all; each becomes its visible
+    stand-in, as on screen (`clean`)."""
+    safe = text.translate(_PASTE)
+    changed = 0 if safe == text else sum(1 for ch in text if ord(ch) in _PASTE and ch not in "\t\n")
+    return safe, changed
+
+
 # inside JSON strings (the only place they can be: JSON's own syntax is ASCII), every character
 # `clean` would replace is written as a \uXXXX escape: the data stays exact, the terminal safe
 _JSON_UNSAFE = re.compile(
     r"[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
 )
+
+
+SCHEMA_PREFIX = "ari-mem-tui/"
+
+
+def schema(name: str, version: int) -> dict[str, Any]:
+    """The first two fields of every JSON output: which document it is and the version of its
+    shape (raised when a field changes meaning or goes; README, JSON output, lists them)."""
+    return {"schema": SCHEMA_PREFIX + name, "schema_version": version}
 
 
 def json_text(value: Any) -> str:
@@ -75,7 +98,8 @@ def json_text(value: Any) -> str:
 def say(message: object, stream: Any = None) -> None:
     """One line of a message on stderr (or `stream`), made terminal-safe: messages quote paths,
     node ids and server text, any of which may hold escapes."""
-    print(f"ari-mem-tui: {clean(message, multiline=False)}", file=stream or sys.stderr)
+    text = mask(clean(message, multiline=False))  # no credential the tool was given, in any form
+    print(f"ari-mem-tui: {text}", file=stream or sys.stderr)
 
 
 def preview(text: object, width: int = 80) -> str:
@@ -172,10 +196,10 @@ def fmt_iso(value: str | None) -> str:
         return "–"
     try:
         parsed = _dt.datetime.fromisoformat(value)
-    except ValueError:
+        if parsed.tzinfo is not None:  # (9999-12-31T23:59:59-14:00 is past year 9999 in UTC)
+            parsed = parsed.astimezone(_dt.UTC)
+    except (ValueError, OverflowError):
         return preview(value, 40)
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(_dt.UTC)
     return parsed.strftime("%Y-%m-%d %H:%M:%S")
 
 

@@ -3,15 +3,20 @@
 Layout: `<root>/bm25/<key>/`, one bm25s index per pool, where the key is a hash of everything
 the index depends on (every text as the ranker cuts it, in pool order, the cut, bm25s' version
 and the tokenizer settings): a pool that differs in one character gets another key. A folder
-appears atomically (saved under a temp name, then renamed) and is read memory-mapped, so a
-reopen costs milliseconds instead of a tokenize-and-index pass (about 10 s on 200,000 entries).
-The KEEP most recently used folders are kept; older ones are removed. Anything that goes wrong
-(no cache dir, a damaged folder, a full disk) only costs the build: the ranker never fails on it.
+appears atomically (saved under a temp name, then renamed) with a manifest holding its key and
+the checksum of each of its files, and is read memory-mapped, so a reopen costs milliseconds
+instead of a tokenize-and-index pass (about 10 s on 200,000 entries). Before use every file must
+be a regular file within `cache-mib` whose bytes match the manifest, the manifest's key this
+key, and the arrays must describe an index of this pool (checkpoint/cachefile.py); anything
+else is removed and rebuilt, said once. The KEEP most recently used folders are kept; older ones
+are removed. Anything that goes wrong (no cache dir, a damaged folder, a full disk) only costs
+the build: the ranker never fails on it.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import tempfile
@@ -20,7 +25,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
+from ari_mem_tui.checkpoint import cachefile
+
 KEEP = 8  # indexes kept; each is about a fifth of its texts' size
+MANIFEST = "manifest.ari-mem-tui.json"
+MANIFEST_BYTES = 1 << 16
+FILES = (  # what bm25s saves for our (Robertson) index, and all it loads
+    "params.index.json",
+    "vocab.index.json",
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+)
 
 
 def pool_key(texts: list[str], settings: str) -> str:
@@ -31,23 +49,90 @@ def pool_key(texts: list[str], settings: str) -> str:
     return digest.hexdigest()
 
 
-def cached_index(root: Path, key: str, build: Callable[[], Any], bm25s: Any) -> Any:
-    """The bm25s index stored under `key`, else `build()`'s, stored for next time."""
+def cached_index(
+    root: Path,
+    key: str,
+    build: Callable[[], Any],
+    bm25s: Any,
+    docs: int,
+    checkpoint: Path | None = None,
+) -> Any:
+    """The bm25s index of `docs` texts stored under `key`, else `build()`'s, stored for next
+    time (never when the cache dir `root` lies inside `checkpoint`)."""
+    if cachefile.refuse_inside(root, checkpoint):
+        return build()
     folder = root / "bm25" / key
-    if folder.is_dir():
+    if os.path.lexists(folder):
         try:
-            retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+            retriever = _load(folder, key, bm25s, docs)
             os.utime(folder)  # recently used: kept by the pruning below
             return retriever
-        except Exception:  # noqa: BLE001 - a damaged index is rebuilt, never fatal
-            shutil.rmtree(folder, ignore_errors=True)
+        except cachefile.CacheMiss as exc:
+            cachefile.rebuilt("BM25 index", folder, exc)
+            _remove(folder)
     retriever = build()
     if retriever is not None:
-        _store(retriever, folder)
+        _store(retriever, folder, key)
     return retriever
 
 
-def _store(retriever: Any, folder: Path) -> None:
+def _load(folder: Path, key: str, bm25s: Any, docs: int) -> Any:
+    """The index in `folder`, when every check of the module's docstring holds; else CacheMiss."""
+    if folder.is_symlink() or not folder.is_dir():
+        raise cachefile.CacheMiss("not a folder")
+    try:
+        manifest = cachefile.decode_json(cachefile.read_file(folder / MANIFEST, MANIFEST_BYTES))
+        if not isinstance(manifest, dict) or manifest.get("key") != key:
+            raise cachefile.CacheMiss("its manifest is for another pool")
+        sums = manifest.get("files")
+        if not isinstance(sums, dict) or set(sums) != set(FILES):
+            raise cachefile.CacheMiss("its manifest lists other files")
+        for name in FILES:
+            if cachefile.checksum(cachefile.read_file(folder / name)) != sums[name]:
+                raise cachefile.CacheMiss(f"{name} damaged: its checksum does not match")
+    except FileNotFoundError as exc:
+        raise cachefile.CacheMiss(f"{Path(exc.filename or '?').name} missing") from None
+    try:
+        retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+        _check_arrays(retriever, docs)
+    except cachefile.CacheMiss:
+        raise
+    except Exception as exc:  # noqa: BLE001 - whatever bm25s or numpy make of bad bytes
+        raise cachefile.CacheMiss(f"unreadable ({type(exc).__name__})") from None
+    return retriever
+
+
+def _check_arrays(retriever: Any, docs: int) -> None:
+    """CacheMiss unless the arrays are an index of `docs` texts that a query can read within
+    bounds: a column pointer per vocabulary word (bm25s keeps as many as words, the last
+    word's end being the data's), rows below `docs`, finite scores."""
+    scores, vocab = retriever.scores, retriever.vocab_dict
+    data, indices, indptr = scores["data"], scores["indices"], scores["indptr"]
+    ids = list(vocab.values()) if isinstance(vocab, dict) else None
+    ok = (
+        scores.get("num_docs") == docs
+        and ids is not None
+        and all(type(i) is int and 0 <= i < len(indptr) for i in ids)
+        and indptr.ndim == indices.ndim == data.ndim == 1
+        and len(indptr) >= 1
+        and indptr[0] == 0
+        and indptr[-1] == len(data) == len(indices)
+        and bool(np.all(np.diff(indptr) >= 0))
+        and (not len(indices) or (int(indices.min()) >= 0 and int(indices.max()) < docs))
+        and bool(np.isfinite(data).all())
+    )
+    if not ok:
+        raise cachefile.CacheMiss("its arrays do not describe an index of this pool")
+
+
+def _remove(folder: Path) -> None:
+    if folder.is_symlink() or not folder.is_dir():
+        folder.unlink(missing_ok=True)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _store(retriever: Any, folder: Path, key: str) -> None:
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".tmp-"))
@@ -55,8 +140,11 @@ def _store(retriever: Any, folder: Path) -> None:
         return
     try:
         retriever.save(str(tmp), show_progress=False)
+        sums = {name: cachefile.checksum(cachefile.read_file(tmp / name)) for name in FILES}
+        manifest = json.dumps({"key": key, "files": sums}).encode()
+        (tmp / MANIFEST).write_bytes(manifest)
         os.replace(tmp, folder)  # fails if another process stored it first: theirs is kept
-    except (OSError, ValueError):
+    except (OSError, ValueError, cachefile.CacheMiss):
         shutil.rmtree(tmp, ignore_errors=True)
         return
     _prune(folder.parent)

@@ -254,7 +254,9 @@ class BM25Ranker:
 
     name = "bm25"
 
-    def __init__(self, pool: Pool, cache_dir: Path | str | None = None) -> None:
+    def __init__(
+        self, pool: Pool, cache_dir: Path | str | None = None, checkpoint: Path | None = None
+    ) -> None:
         import bm25s  # noqa: PLC0415 - lazy: only a BM25 ranker needs it (~0.1 s)
         import Stemmer  # noqa: PLC0415 - with bm25s
 
@@ -266,7 +268,7 @@ class BM25Ranker:
         settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
         key = bm25_cache.pool_key(texts, settings)
         self._retriever = bm25_cache.cached_index(
-            cache_root(cache_dir), key, lambda: self._build(texts), bm25s
+            cache_root(cache_dir), key, lambda: self._build(texts), bm25s, len(texts), checkpoint
         )
 
     def _build(self, texts: list[str]) -> Any:
@@ -314,8 +316,10 @@ class EmbeddingRanker:
         progress: ProgressFn | None = None,
         embedder: object | None = None,
         queries: Sequence[str] = (),
+        checkpoint: Path | None = None,
     ) -> None:
         self.pool = pool
+        self._checkpoint = checkpoint  # a cache dir inside it is not used (cachefile)
         self._queries = list(dict.fromkeys(q for q in queries if q))  # embedded after the pool
         self._prefetched: dict[str, np.ndarray] = {}  # query vectors from the cache/prefetch
         self.queries_ready = threading.Event()
@@ -388,7 +392,9 @@ class EmbeddingRanker:
         try:
             if self.embedder is None:
                 self.embedder = minilm.MiniLMEmbedder()  # looked up now: tests replace it
-            self.cache = VectorCache(cache_root(self._cache_dir), minilm.MODEL_NAME, minilm.DIM)
+            self.cache = VectorCache(
+                cache_root(self._cache_dir), minilm.MODEL_NAME, minilm.DIM, self._checkpoint
+            )
             missing, texts = self._plan()
             self._compute(missing, texts, progress)
         except _Stopped:
@@ -495,7 +501,7 @@ class EmbeddingRanker:
     def _fallback(self) -> BM25Ranker:
         with self._bm25_lock:
             if self._bm25 is None:
-                self._bm25 = BM25Ranker(self.pool, self._cache_dir)
+                self._bm25 = BM25Ranker(self.pool, self._cache_dir, self._checkpoint)
             return self._bm25
 
     def query_vector(self, query: str) -> np.ndarray:
@@ -539,8 +545,9 @@ def make_ranker(
 ) -> Ranker:
     """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25"."""
     pool = Pool(getattr(ckpt, "entries", []))
+    path = getattr(ckpt, "path", None)
     if name == "bm25":
-        return BM25Ranker(pool, cache_dir)
+        return BM25Ranker(pool, cache_dir, path)
     if name == "minilm":
         return EmbeddingRanker(
             pool,
@@ -548,6 +555,7 @@ def make_ranker(
             background=background,
             progress=progress,
             queries=start_queries(ckpt),
+            checkpoint=path,
         )
     raise ValueError(f"unknown ranker {name!r} (choose minilm or bm25)")
 

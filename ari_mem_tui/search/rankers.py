@@ -16,7 +16,7 @@ from ari_mem_tui.model import MemoryEntry
 
 ProgressFn = Callable[[int, int], None]  # (done, total) while vectors are computed
 
-RANKER_NAMES = ("minilm", "bm25")
+RANKER_NAMES = ("minilm", "bm25", "in-memory")
 
 
 @dataclass
@@ -33,6 +33,11 @@ class Ranking:
     order_fn: Callable[[list[str]], list[tuple | None]] | None = field(default=None, repr=False)
     used: str = ""  # the ranking actually used, e.g. "bm25" while MiniLM vectors are not ready
     note: str = ""  # why `used` differs from the ranker's name, etc.
+    # a backend that scores only the reader's scope (ARI's in-memory one): `window` is every
+    # entry it could return, best first, `scores` their own scores, and no top-k cut, so
+    # there is no global rank and nothing is missed outside a window
+    windowless: bool = False
+    scores: dict[str, float] | None = field(default=None, repr=False)
 
     def global_rank(self, entry_id: str) -> int | None:
         """0-based rank of any pool entry in the full ranking; None when unknown."""

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from itertools import pairwise
 
 from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
 from ari_mem_tui.search import embedder as minilm
+from ari_mem_tui.search.backends import recorded_backend, run_backend
+from ari_mem_tui.search.in_memory import NAME as IN_MEMORY
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.startup import (
@@ -22,11 +23,16 @@ from ari_mem_tui.search.startup import (
     query_source_name,
     recorded_startup_search,
     start_time,
+    startup_notes,
 )
 from ari_mem_tui.search.tiers import build_tiers
 
 OVERFETCH = 200  # ARI_MEMORY_LETTA_OVERFETCH default
 DEFAULT_LIMIT = 5
+WINDOWLESS_NOTE = (
+    "ranked as ARI's in-memory backend does: only the reader's ancestors' entries, scored by "
+    "keyword overlap (no global window: no global ranks, nothing missed outside one)"
+)
 
 
 def top_k_for(limit: int, overfetch: int = OVERFETCH) -> int:
@@ -58,15 +64,23 @@ def eligible_entry(entry: MemoryEntry, scope: set[str], ckpt_hash: str | None) -
 
 
 def post_filter(
-    window: list[MemoryEntry], scope: set[str], ckpt_hash: str | None, limit: int
+    window: list[MemoryEntry],
+    scope: set[str],
+    ckpt_hash: str | None,
+    limit: int,
+    scores: dict[str, float] | None = None,
 ) -> list[Hit]:
-    """Keep eligible window rows in rank order (no re-sort), first `limit`, rank scores."""
+    """Keep eligible window rows in rank order (no re-sort), first `limit`, rank scores; with
+    `scores` (a backend without a window: ARI's in-memory one) its own scores, no global rank."""
     hits: list[Hit] = []
     for position, entry in enumerate(window):
         if len(hits) >= limit:
             break
         if eligible_entry(entry, scope, ckpt_hash):
-            hits.append(_hit(len(hits) + 1, position, rank_score(position), entry))
+            if scores is None:
+                hits.append(_hit(len(hits) + 1, position, rank_score(position), entry))
+            else:
+                hits.append(_hit(len(hits) + 1, -1, scores[entry.id], entry))
     return hits
 
 
@@ -129,18 +143,26 @@ def replay(
         notes.append("empty ancestor_ids (a root): ARI returns no results without searching")
     else:
         ranking = ranker.rank(query, top_k, before_ts=before)
-        hits = post_filter(ranking.window, scope, ckpt_hash, limit)
+        hits = post_filter(ranking.window, scope, ckpt_hash, limit, ranking.scores)
         if ranking.note:
             notes.append(ranking.note)
+    windowless = ranking is not None and ranking.windowless
+    if getattr(ranker, "backend_note", ""):
+        notes.append(ranker.backend_note)
 
     eligible = eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, before)
-    missed, exact, pending = _beyond_window(eligible, ranking, limit, exact_ranks)
+    if windowless:  # the backend's answer IS the pre-filtered one: nothing beyond a window
+        missed, exact, pending = [], [hit.model_copy() for hit in hits], None
+        notes.append(WINDOWLESS_NOTE)
+    else:
+        missed, exact, pending = _beyond_window(eligible, ranking, limit, exact_ranks)
     recorded = _recorded(ckpt, node, notes)
     embedder = _embedder_label(ranker, ranking)
     fallback = ranking is not None and embedder != ranker.name
     ranker_note = ""
     if recorded is not None and recorded.query == query:
-        recorded.differences = mark_differences(hits, recorded.hits)
+        same_scores = windowless and recorded.backend == "in_memory"
+        recorded.differences = mark_differences(hits, recorded.hits, same_scores)
         ranker_note = ranker_difference(recorded, embedder, ckpt.letta_embedding_config)
         if before is None and recorded.differences:
             notes.append(
@@ -164,6 +186,7 @@ def replay(
         core=ckpt.core,
         writes=list(ckpt.node_writes(node.id)),
         embedder=embedder,
+        windowless=windowless,
         fallback=fallback,
         ranker_note=ranker_note,
         notes=notes,
@@ -259,6 +282,9 @@ def _pool_stats(
     if ranking is None:
         stats["window"] = None
         return stats
+    if ranking.windowless:
+        stats["window"] = None  # the backend ranks the reader's scope only: no window
+        return stats
     scope = set(node.ancestor_ids)
     window = Counter()
     branches: Counter = Counter()
@@ -293,29 +319,6 @@ def _branch_of(ckpt: Checkpoint, node_id: str) -> str:
         return "?"
     lineage = [*node.ancestor_ids, node.id]
     return lineage[1] if len(lineage) > 1 else lineage[0]
-
-
-ON_GRID = 1e-6  # a Letta score is 1 - 0.01 r: within float noise of a whole hundredth
-
-
-def recorded_backend(scores: list[float]) -> str:
-    """Which backend recorded these scores, in rank order (ari-checkpoint-format.md §5.2).
-
-    Letta gives the row at window rank r the score 1 - 0.01 r: every score on the 0.01 grid,
-    and, as no two rows share a rank, strictly falling until it reaches 0. ARI's in-memory
-    backend scores keyword overlap (matched query words / query words: 0.25, 0.125, 0.444…),
-    which ties and leaves the grid. Both are in [0, 1]; an in-memory 0.5 is on the grid, so one
-    recording is judged as a whole.
-    """
-    if not scores:
-        return "unknown"
-    positive = [s for s in scores if s > 0]
-    if not positive:
-        return "letta-substring"
-    on_grid = all(abs(s * 100 - round(s * 100)) < ON_GRID and 0 <= s <= 1 for s in scores)
-    falling = all(a > b for a, b in pairwise(positive))
-    zeros_last = scores[len(positive) :] == [0.0] * (len(scores) - len(positive))
-    return "letta" if on_grid and falling and zeros_last else "in_memory"
 
 
 BACKEND_WORDS = {
@@ -353,6 +356,8 @@ def ranker_difference(recorded: RecordedSearch, embedder: str, handle: str | Non
         return ""
     if recorded.backend == "letta" and embedder.startswith("letta:"):
         return ""  # same kind of ranker: on the same server, as of start, they should agree
+    if recorded.backend == "in_memory" and embedder == IN_MEMORY:
+        return ""  # the backend's own rule: the replay is the recording
     local = local_ranker_of(handle) if recorded.backend == "letta" else None
     if local is not None and local == embedder:
         return ""  # the server embedded with this very ranker: as of start, they should agree
@@ -360,6 +365,8 @@ def ranker_difference(recorded: RecordedSearch, embedder: str, handle: str | Non
     advice = ""
     if local is not None:
         advice = f"; replay with local {local} and they should vanish"
+    elif recorded.backend == "in_memory":
+        advice = f"; replay with --embedder {IN_MEMORY} (the backend's own rule) and they vanish"
     elif recorded.backend == "letta":
         advice = "; replay with --letta-url on the same server and they should vanish"
     words = recorded.ranker or BACKEND_WORDS[recorded.backend]
@@ -379,6 +386,8 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
         ok = isinstance(score, (int, float)) and not isinstance(score, bool)
         scores.append(float(score) if ok else 0.0)
     backend = recorded_backend(scores)
+    if backend != "unknown" and run_backend(ckpt).in_memory:
+        backend = "in_memory"  # one recording can look like Letta's (1.0, 0.5): the run decides
     hits: list[Hit] = []
     unresolved = 0
     for i, (row, score) in enumerate(zip(event.results, scores, strict=True)):
@@ -403,6 +412,7 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
         else:
             hits.append(_hit(i + 1, global_rank, score, entry))
     notes.append(f"recorded start-up search: {how}")
+    notes.extend(startup_notes(ckpt, node))
     if backend == "in_memory":
         notes.append(
             "the recording's scores are keyword overlap (ARI's in-memory backend), not "
@@ -423,12 +433,14 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
 COMPARED = ("rank", "global_rank", "score")
 
 
-def mark_differences(replayed: list[Hit], recorded: list[Hit]) -> int:
+def mark_differences(replayed: list[Hit], recorded: list[Hit], same_scores: bool = False) -> int:
     """Mark every hit that differs in entry, rank, global rank or score; count ENTRIES.
 
     A global rank or score the recording does not know (-1: in-memory scores, or Letta's 0.0
-    past rank 99) is not compared: unknown is not different. An entry in both lists counts
-    once, however many fields differ and although both sides carry the mark.
+    past rank 99) is not compared: unknown is not different, unless `same_scores` (both sides
+    scored by the same backend rule, ARI's in-memory one): then scores are compared as they
+    are. An entry in both lists counts once, however many fields differ and although both
+    sides carry the mark.
     """
     rec = {h.entry_id: h for h in recorded}
     rep = {h.entry_id: h for h in replayed}
@@ -446,18 +458,20 @@ def mark_differences(replayed: list[Hit], recorded: list[Hit]) -> int:
                 "global_rank": other.global_rank,
                 "score": other.score,
             }
-            hit.differs = [f for f in COMPARED if _differs(f, hit, other)]
+            hit.differs = [f for f in COMPARED if _differs(f, hit, other, same_scores)]
             hit.mark = "moved" if "rank" in hit.differs else ("changed" if hit.differs else "")
             if hit.differs:
                 differing.add(hit.entry_id)
     return len(differing)
 
 
-def _differs(field: str, a: Hit, b: Hit) -> bool:
+def _differs(field: str, a: Hit, b: Hit, same_scores: bool = False) -> bool:
     if field == "rank":
         return a.rank != b.rank
     if field == "global_rank":
         return a.global_rank >= 0 and b.global_rank >= 0 and a.global_rank != b.global_rank
+    if same_scores:
+        return a.score != b.score
     if a.global_rank < 0 or b.global_rank < 0:
         return False  # a score that encodes no rank cannot be compared with a rank score
     return abs(a.score - b.score) > 0.005

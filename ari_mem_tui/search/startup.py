@@ -1,19 +1,24 @@
 """Facts about a node's start: its search query, its start time, its recorded start-up search.
 
-ARI builds the start-up query from the node's direction (§5.8 Tier 2); the start time is best
-estimated by the first start-up read attributed to the node (§4.5), else its `created_at`.
+ARI builds the start-up query from the node's direction (§5.8 Tier 2; the rule itself lives
+with the attribution, `checkpoint/attribution.py`, which needs it first). The pool a start-up
+search ranked is the one of the moment it ran: its own read event's ts when it was logged,
+else the first start-up read attributed to the node (§4.5), else its `created_at`.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from ari_mem_tui.checkpoint.attribution import (
+    DEFAULT_QUERY,
+    QUERY_CHARS,
+    goal_text,
+    startup_query,
+)
+from ari_mem_tui.checkpoint.attribution import start_direction as direction_at_start
+from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import AccessEvent, Checkpoint, Node
 from ari_mem_tui.search.index import replay_index
 
-QUERY_CHARS = 200
-GOAL_CAP = 1500
-DEFAULT_QUERY = "experiment result"
 STARTUP_HOWS = ("startup-search", "inherit-burst")
 
 
@@ -33,40 +38,41 @@ def query_source_name(which: str) -> str:
 def node_query(ckpt: Checkpoint, node: Node, which: str = "start") -> tuple[str, str]:
     """(query, field used) for `which` = "start" or "now".
 
-    ARI's start-up query is `(node.eval_summary or goal or "experiment result")[:200]` with the
-    eval_summary the node had at start: its direction (`original_direction`). "now" uses the
-    eval_summary the tree holds today (after evaluation: the verdict).
+    ARI's start-up query is `(node.eval_summary or goal_text or "experiment result")[:200]`
+    with the eval_summary the node had at start: its direction (`original_direction`, even when
+    empty: then the goal). "now" uses the eval_summary the tree holds today (after evaluation:
+    the verdict). A direction the files lost (a resumed or old tree, `start_direction`) is taken
+    from the node's recorded start-up search, else the verdict stands in, and `query_field`
+    says so.
     """
-    goal = (ckpt.experiment_goal or "")[:GOAL_CAP]
+    goal = goal_text(ckpt.experiment_goal or "")
     if query_source_name(which) == "now":
         candidates = [("eval_summary", node.eval_summary), ("goal", goal)]
     else:
-        candidates = [
-            ("original_direction", node.original_direction),
-            ("eval_summary", node.eval_summary),
-            ("goal", goal),
-        ]
+        direction, field = direction_at_start(node)
+        if not field:
+            event, _how = recorded_startup_search(ckpt, node)
+            if event is not None and event.query:
+                return event.query, "recorded search (direction lost)"
+            direction, field = node.eval_summary, "eval_summary (verdict: direction lost)"
+        candidates = [(field, direction), ("goal", goal)]
     for source, text in candidates:
         if text:
             return text[:QUERY_CHARS], source
     return DEFAULT_QUERY, "default"
 
 
-def parse_iso(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        moment = datetime.fromisoformat(value)
-    except (ValueError, TypeError):
-        return None
-    if moment.tzinfo is None:  # ARI writes UTC; a naive stamp must not be read as local time
-        moment = moment.replace(tzinfo=UTC)
-    return moment.timestamp()
-
-
 def start_time(ckpt: Checkpoint, node: Node) -> tuple[float | None, str | None]:
-    """(epoch, how): the first start-up read attributed to the node, else its `created_at`."""
-    for event in replay_index(ckpt).reads_by_reader.get(node.id, []):
+    """(epoch, how): when the node's start-up search ran (its read event), else its first
+    start-up read (an inheritance read of its burst), else its `created_at`.
+
+    The search's own moment, not the burst's: other nodes may write between the two, and a
+    replay must rank the pool the search ranked."""
+    reads = replay_index(ckpt).reads_by_reader.get(node.id, [])
+    for event in reads:
+        if event.reader_how == "startup-search":
+            return event.ts, "start-up search"
+    for event in reads:
         if event.reader_how in STARTUP_HOWS:
             return event.ts, "first start-up read"
     created = parse_iso(node.created_at)
@@ -88,8 +94,17 @@ def recorded_startup_search(ckpt: Checkpoint, node: Node) -> tuple[AccessEvent |
             return event, "attributed by the loader (startup-search)"
     if not node.ancestor_ids:
         return None, ""
-    query, _ = node_query(ckpt, node)
+    query = startup_query(node, ckpt.experiment_goal or "")
+    if query is None:
+        return None, ""
     for event in index.unattributed_by_query.get(query, []):
         if (event.ancestor_ids or []) == node.ancestor_ids and event.limit == 5:
             return event, "matched by query, scope and limit (§4.5)"
     return None, ""
+
+
+def startup_notes(ckpt: Checkpoint, node: Node) -> list[str]:
+    """What the attribution had to assume about the node's start-up reads (same-direction
+    siblings it could not tell apart, a direction found from the search), once each."""
+    reads = replay_index(ckpt).reads_by_reader.get(node.id, [])
+    return list(dict.fromkeys(e.reader_note for e in reads if e.reader_note))

@@ -1,26 +1,36 @@
 """On-disk cache of text vectors, outside any checkpoint: embed each distinct text once, ever.
 
-Layout: `<root>/vectors/<model>/seg-*.npz`, each segment holding `keys` (sha1 hex of the text)
-and `vecs` (float32 rows). Segments are immutable and appear atomically (written to a temp file,
-then renamed), so any number of processes can read while one writes, and a crash mid-write
-leaves at most a stray temp file. A segment that fails to load is set aside and its vectors are
-simply computed again: a bad cache costs time, never a crash. Many small segments are merged
-into one when there are too many.
+Layout: `<root>/vectors/<model>/seg-<sha256>.npz`, each segment holding `keys` (sha1 hex of the
+text) and `vecs` (float32 rows), stored uncompressed, and named by the checksum of its own bytes.
+Segments are immutable and appear atomically (written to a temp file, then renamed), so any
+number of processes can read while one writes, and a crash mid-write leaves at most a stray temp
+file. A segment is used only when it is a regular file within `cache-mib`, its bytes match the
+checksum in its name, and its arrays have the shape, type and values vectors have
+(checkpoint/cachefile.py); any other is set aside and its vectors computed again, said once: a
+bad cache costs time, never a crash. Many small segments are merged into a few when there are
+too many.
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import os
-import tempfile
-import uuid
+import re
+import zipfile
 from pathlib import Path
 
 import numpy as np
 from platformdirs import user_cache_dir
 
+from ari_mem_tui.checkpoint import cachefile
+
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 MERGE_ABOVE = 16  # segments; more than this are merged on load
+MERGE_ROWS = 65_536  # rows of one merged segment (~110 MB at 384 dimensions): well in cache-mib
+SEGMENT = re.compile(r"seg-([0-9a-f]{64})\.npz")
+MEMBERS = {"keys.npy", "vecs.npy"}
+KEY = re.compile(r"[0-9a-f]{40}")
 
 
 def text_key(text: str) -> str:
@@ -40,11 +50,14 @@ def cache_root(cache_dir: Path | str | None = None) -> Path:
 class VectorCache:
     """Vectors of one model, by text key. In-memory only when the directory is not writable."""
 
-    def __init__(self, root: Path, model: str, dim: int) -> None:
+    def __init__(self, root: Path, model: str, dim: int, checkpoint: Path | None = None) -> None:
         self.dir = root / "vectors" / model
         self.dim = dim
         self.notes: list[str] = []  # what went wrong with the cache, for the UI
-        self.writable = True
+        # a cache dir inside the checkpoint is neither read nor written (read-only principle)
+        self.usable = self.writable = not cachefile.refuse_inside(root, checkpoint)
+        if not self.usable:
+            return
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -52,6 +65,8 @@ class VectorCache:
             self.notes.append(f"vector cache not writable ({exc}); vectors kept in memory only")
 
     def segments(self) -> list[Path]:
+        if not self.usable:
+            return []
         try:
             return sorted(self.dir.glob("seg-*.npz"))
         except OSError:
@@ -77,20 +92,46 @@ class VectorCache:
 
     def _read_segment(self, seg: Path) -> tuple[list[str], np.ndarray] | None:
         try:
-            with np.load(seg, allow_pickle=False) as data:
-                seg_keys = [str(k) for k in data["keys"]]
-                vecs = np.asarray(data["vecs"], dtype=np.float32)
-            if vecs.ndim != 2 or vecs.shape != (len(seg_keys), self.dim):
-                raise ValueError(f"shape {vecs.shape} for {len(seg_keys)} keys")
-            if not np.isfinite(vecs).all():
-                raise ValueError("non-finite values")
-            return seg_keys, vecs
+            return self._verified(seg)
         except FileNotFoundError:
             return None  # merged away by another process meanwhile; its rows live on elsewhere
-        except Exception as exc:  # noqa: BLE001 - corrupt, truncated, foreign file: set aside and rebuild
-            self.notes.append(f"ignored corrupt cache segment {seg.name} ({type(exc).__name__})")
+        except cachefile.CacheMiss as exc:  # a FIFO, too big, damaged, foreign: aside, rebuilt
+            cachefile.rebuilt("vector cache segment", seg, exc)
             self._set_aside(seg)
             return None
+
+    def _verified(self, seg: Path) -> tuple[list[str], np.ndarray]:
+        """The segment's (keys, vectors), when its bytes match the checksum in its name and its
+        arrays are what this cache writes; else CacheMiss."""
+        named = SEGMENT.fullmatch(seg.name)
+        if named is None:
+            raise cachefile.CacheMiss("no checksum in its name: written by an older version")
+        data = cachefile.read_file(seg)
+        if cachefile.checksum(data) != named.group(1):
+            raise cachefile.CacheMiss("damaged: its checksum does not match")
+        try:
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                members = archive.infolist()
+        except (zipfile.BadZipFile, ValueError, OSError) as exc:
+            raise cachefile.CacheMiss(f"not a zip archive ({type(exc).__name__})") from None
+        # stored, never deflated: what is read is no bigger than the file (no zip bomb)
+        if {m.filename for m in members} != MEMBERS or any(
+            m.compress_type != zipfile.ZIP_STORED for m in members
+        ):
+            raise cachefile.CacheMiss("not the two stored arrays of a segment")
+        try:
+            with np.load(io.BytesIO(data), allow_pickle=False) as arrays:
+                keys, vecs = arrays["keys"], arrays["vecs"]
+        except Exception as exc:  # noqa: BLE001 - whatever numpy makes of bad bytes
+            raise cachefile.CacheMiss(f"unreadable ({type(exc).__name__})") from None
+        if keys.dtype.kind != "U" or vecs.dtype != np.float32 or keys.ndim != 1:
+            raise cachefile.CacheMiss(f"arrays of type {keys.dtype} / {vecs.dtype}")
+        if vecs.shape != (len(keys), self.dim):
+            raise cachefile.CacheMiss(f"shape {vecs.shape} for {len(keys)} keys")
+        seg_keys = keys.tolist()
+        if not all(KEY.fullmatch(k) for k in seg_keys) or not np.isfinite(vecs).all():
+            raise cachefile.CacheMiss("keys or values that no text gives")
+        return seg_keys, vecs
 
     def _set_aside(self, seg: Path) -> None:
         try:
@@ -103,31 +144,29 @@ class VectorCache:
         if not keys or not self.writable:
             return
         try:
-            self._write(self.dir / f"seg-{uuid.uuid4().hex}.npz", keys, vecs)
+            self._write(keys, vecs)
         except OSError as exc:
             self.writable = False
             self.notes.append(f"vector cache write failed ({exc}); vectors kept in memory only")
 
-    def _write(self, target: Path, keys: list[str], vecs: np.ndarray) -> None:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".npz", dir=self.dir)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                np.savez(handle, keys=np.array(keys, dtype="U40"), vecs=vecs.astype(np.float32))
-            os.replace(tmp, target)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+    def _write(self, keys: list[str], vecs: np.ndarray) -> Path:
+        buffer = io.BytesIO()
+        np.savez(buffer, keys=np.array(keys, dtype="U40"), vecs=vecs.astype(np.float32))
+        data = buffer.getvalue()
+        target = self.dir / f"seg-{cachefile.checksum(data)}.npz"
+        cachefile.write_atomic(target, data)
+        return target
 
     def _merge(self, segments: list[Path], keys: list[str], matrix: np.ndarray) -> None:
         _, first = np.unique(np.array(keys), return_index=True)
         first.sort()
+        written: set[Path] = set()
         try:
-            self._write(
-                self.dir / f"seg-{uuid.uuid4().hex}.npz",
-                [keys[i] for i in first],
-                matrix[first],
-            )
+            for start in range(0, len(first), MERGE_ROWS):
+                rows = first[start : start + MERGE_ROWS]
+                written.add(self._write([keys[i] for i in rows], matrix[rows]))
         except OSError:
             return
         for seg in segments:
-            seg.unlink(missing_ok=True)
+            if seg not in written:  # (a merged chunk may be byte for byte an old segment)
+                seg.unlink(missing_ok=True)

@@ -11,6 +11,7 @@ pane) and talk to the app with messages too.
 from __future__ import annotations
 
 import asyncio
+import gc
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -23,9 +24,10 @@ from textual.binding import BindingType
 from textual.reactive import var
 from textual.widgets import Footer, Input
 
-from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.checkpoint import Checkpoint, cachefile
 from ari_mem_tui.model import Replay
-from ari_mem_tui.render.text import preview
+from ari_mem_tui.model.secrets import mask
+from ari_mem_tui.render.text import paste_safe, preview
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui import messages as msg
@@ -53,6 +55,7 @@ from ari_mem_tui.tui.workers import Opener
 RunFactory = Callable[[Path], Opener]  # a workspace's run → its opener
 
 DEFAULT_THEME = "textual-dark"
+CACHE_NOTES_EVERY_S = 1.0  # how often the cache notes of worker threads are looked for
 AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
 
 
@@ -115,7 +118,7 @@ class AriMemApp(App[None]):
         markup in them would crash the app (`[/x]`) or run an action (`[@click=app.quit]`).
         Widgets' own `notify` passes `markup=True` by default, so it is ignored here."""
         del markup
-        super().notify(message, markup=False, **kwargs)
+        super().notify(mask(message), markup=False, **kwargs)  # no credential, in any form
 
     # ------------------------------------------------------------------ layout
 
@@ -146,6 +149,7 @@ class AriMemApp(App[None]):
             for widget in self.query(Input):
                 widget.cursor_blink = False
         self.status_bar.set_source("opening …")
+        self.set_interval(CACHE_NOTES_EVERY_S, self._cache_notes)
         self.status_bar.set_problems(0)
         self.follower = Follower(self, self.follow_interval, lambda: self.ckpt and self.ckpt.path)
         self.tree_widget.show_loading()
@@ -157,6 +161,11 @@ class AriMemApp(App[None]):
             self.call_after_refresh(self.action_runs)
             return
         self.call_after_refresh(self._load, keep=False)
+
+    def _cache_notes(self) -> None:
+        """Caches and settings of the tool found damaged (and rebuilt, or ignored): once each."""
+        for note in cachefile.take_notes():
+            self.notify(preview(note, 300), title="cache", severity="warning", timeout=8)
 
     def watch_theme(self, theme: str) -> None:
         if self.remember_theme:
@@ -453,6 +462,7 @@ class AriMemApp(App[None]):
         self.sub_title = str(path)
         self.tree_pane.reset()
         self.status_bar.set_source("opening …")
+        self.set_interval(CACHE_NOTES_EVERY_S, self._cache_notes)
         self._show_memory_pane(False)
         self.tree_widget.focus()
         self._load(keep=False)
@@ -558,11 +568,19 @@ class AriMemApp(App[None]):
 
     def action_copy(self) -> None:
         text = self.tabs.copy_target(self.current_id)
-        if not text:
-            return
-        self.copy_to_clipboard(text)
-        self.last_copied = text
-        self.notify(f"copied {preview(text, 40)}")
+        if text:
+            self.copy_text(text)
+
+    def copy_text(self, text: str, what: str = "") -> None:
+        """The one way text reaches the clipboard: made safe to paste first (`paste_safe`:
+        no escape, C1 or bidi control, no lone surrogate), and the toast says what changed."""
+        safe, changed = paste_safe(text)
+        self.copy_to_clipboard(safe)
+        self.last_copied = safe
+        note = f"copied {what or preview(safe, 40)}"
+        if changed:
+            note += f" ({changed} control character(s) shown as symbols: not safe to paste)"
+        self.notify(note)
 
     def action_export(self) -> None:
         self.tabs.export(self.export_to)
@@ -586,4 +604,7 @@ PANES = (HitsPane, SawPane, CorePane, WritesPane, NodePane, AuditPane)  # as key
 def run_app(opener: Opener, **kwargs: Any) -> int:
     kwargs.setdefault("open_useful", True)
     AriMemApp(opener, **kwargs).run()
+    # what the run left is freed when the process ends: a last collection over a big run's
+    # millions of objects kept the shell waiting seconds after `q`
+    gc.freeze()
     return 0

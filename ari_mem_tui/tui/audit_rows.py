@@ -12,6 +12,7 @@ SECTIONS = (
     ("leaks", "leak"),
     ("scope_violations", "violation"),
     ("rejected_writes", "rejected"),
+    ("unattributed", "unattributed"),
 )
 
 

@@ -12,38 +12,61 @@ import os
 from pathlib import Path
 from typing import Any
 
-from platformdirs import user_config_path, user_data_path
+from platformdirs import user_data_path
 
-CONFIG_ENV = "ARI_MEM_TUI_CONFIG_DIR"
+from ari_mem_tui.checkpoint import cachefile
+from ari_mem_tui.tui import keys
+from ari_mem_tui.workspace import CONFIG_ENV, config_dir
+
 EXPORT_ENV = "ARI_MEM_TUI_EXPORT_DIR"
-
-
-def config_dir() -> Path:
-    override = os.environ.get(CONFIG_ENV)
-    if override:
-        return Path(override)
-    return user_config_path("ari-mem-tui")
+__all__ = ["CONFIG_ENV", "config_dir"]  # the settings live beside the recent runs
 
 
 def config_path() -> Path:
     return config_dir() / "config.json"
 
 
-def load_settings() -> dict[str, Any]:
+class Unreadable(Exception):
+    """The settings file exists but cannot be used (why in the message)."""
+
+
+def _read_settings() -> dict[str, Any]:
+    """The settings file as a dict ({} when there is none); Unreadable when it is there but is
+    no regular file, over `config-kib`, not JSON, nested too deep or not an object."""
+    path = config_path()
     try:
-        data = json.loads(config_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = cachefile.decode_json(cachefile.read_config(path))
+    except FileNotFoundError:
         return {}
-    return data if isinstance(data, dict) else {}
+    except cachefile.CacheMiss as exc:
+        raise Unreadable(str(exc)) from None
+    if not isinstance(data, dict):
+        raise Unreadable(f"a JSON {type(data).__name__}, not an object")
+    return data
+
+
+def load_settings() -> dict[str, Any]:
+    """The settings; a file that cannot be used is ignored (the defaults hold), said once."""
+    try:
+        return _read_settings()
+    except Unreadable as exc:
+        cachefile.tell(f"settings file {config_path()} ignored ({exc}): defaults used")
+        return {}
 
 
 def keymap(settings: dict[str, Any]) -> dict[str, str]:
     """The `keys` table, {key id: Textual key names}: `{"keys": {"mark": "x"}}` binds `mark`
-    (tui/keys.py) to x instead of m. Entries that are not a string are ignored."""
+    (tui/keys.py) to x instead of m. Entries that are not a string are ignored; key names
+    that are not key names, and Ctrl+C / Ctrl+Q anywhere but `quit`, too, said once
+    (`keys.checked_keymap`)."""
     table = settings.get("keys")
     if not isinstance(table, dict):
         return {}
-    return {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, str) and v}
+    strings = {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, str) and v}
+    kept, notes = keys.checked_keymap(strings)
+    for note in notes:
+        cachefile.tell(f"keys in {config_path()}: {note}")
+    return kept
 
 
 def flag(settings: dict[str, Any], name: str) -> bool:
@@ -52,15 +75,15 @@ def flag(settings: dict[str, Any], name: str) -> bool:
 
 
 def save_setting(key: str, value: Any) -> bool:
-    """Store one setting; False when the file could not be written."""
-    settings = load_settings()
-    settings[key] = value
-    path = config_path()
+    """Store one setting; False when the file could not be written, or could not be read (a
+    file the user broke by hand is not overwritten with this one setting)."""
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(settings, indent=2), encoding="utf-8")
-        tmp.replace(path)
+        settings = _read_settings()
+    except Unreadable:
+        return False
+    settings[key] = value
+    try:
+        cachefile.write_atomic(config_path(), json.dumps(settings, indent=2).encode())
     except OSError:
         return False
     return True

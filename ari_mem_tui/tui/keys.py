@@ -9,6 +9,7 @@ closes, …) beside their code.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -207,6 +208,34 @@ def palette_actions(keymap: Mapping[str, str]) -> list[tuple[str, str, str, str]
             keys = keys_of(k, keymap)
             out.append((k.id, k.title, f"{k.help} ({display(keys)})" if keys else k.help, k.action))
     return out
+
+
+# Ctrl+C and Ctrl+Q always quit: no remap takes them (a clash would leave no way out) and none
+# takes them from `quit` (Ctrl+Q is also Textual's own priority binding, which has no id)
+QUIT_KEYS = ("ctrl+c", "ctrl+q")
+KEY_NAME = re.compile(r"[A-Za-z0-9_]{1,30}(\+[A-Za-z0-9_]{1,30}){0,3}")
+
+
+def checked_keymap(table: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
+    """The remaps to give Textual, and a line for each key name left out: names that are no
+    Textual key name (`[/x]` would break the palette's markup, a lone surrogate the terminal
+    driver) and Ctrl+C / Ctrl+Q anywhere but `quit`, which keeps Ctrl+C whatever it is given."""
+    kept: dict[str, str] = {}
+    notes: list[str] = []
+    for key_id, value in table.items():
+        names = []
+        for name in (part.strip() for part in value.split(",")):
+            if not KEY_NAME.fullmatch(name):
+                notes.append(f"{name!r} for {key_id!r} is not a key name: ignored")
+            elif name.lower() in QUIT_KEYS and key_id != "quit":
+                notes.append(f"{name} for {key_id!r} ignored: Ctrl+C and Ctrl+Q quit")
+            elif name not in names:
+                names.append(name)
+        if key_id == "quit" and "ctrl+c" not in (n.lower() for n in names):
+            names.append("ctrl+c")
+        if names:
+            kept[key_id] = ",".join(names)
+    return kept, notes
 
 
 def unknown_ids(keymap: Mapping[str, str]) -> list[str]:

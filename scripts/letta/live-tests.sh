@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The live contract suite against a REAL Letta 0.16.7 server, offline, all on 127.0.0.1:
 # start the server (start.sh), restore a small demo checkpoint into it, run
-# `pytest -m letta_live` (phase "up"), then stop the embedding server (phase "embed-down")
+# `pytest -m letta_live` (phase "up": the demo's tests, and an ARI-faithful run recorded against
+# the server by tests/ari_like), then stop the embedding server (phase "embed-down")
 # and the Letta server (phase "stopped") to check the error messages. Everything started is
 # stopped at the end, also on failure. Run from anywhere: bash scripts/letta/live-tests.sh
 set -Eeuo pipefail
@@ -31,7 +32,8 @@ log "restored in $((SECONDS - t1)) s"
 export LETTA_LIVE_URL="$url" LETTA_LIVE_CKPT="$ckpt"
 status=0
 LETTA_LIVE_PHASE=up "$PY" -m pytest -q -p no:cacheprovider -m letta_live \
-    -k "not embedding_endpoint_down and not stopped_server" tests/test_letta_live.py || status=$?
+    -k "not embedding_endpoint_down and not stopped_server" \
+    tests/test_letta_live.py tests/test_ari_like_live.py || status=$?
 
 log "stopping the embedding server: searches must now fail with one clear line"
 kill -TERM "$(cat "$ARI_LETTA_RUN/embed.pid")" && rm -f "$ARI_LETTA_RUN/embed.pid"

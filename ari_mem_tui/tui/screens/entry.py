@@ -122,8 +122,7 @@ class EntryScreen(ModalScreen[str | None]):
             self.notify("this row names no node of the run")
 
     def action_copy(self) -> None:
-        self.app.copy_to_clipboard(self.text)
-        self.notify("entry text copied")
+        self.app.copy_text(self.text, "the entry's text")  # type: ignore[attr-defined]
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#entry-body").results(VerticalScroll), direction)

@@ -13,6 +13,7 @@ from textual.containers import HorizontalScroll, VerticalScroll
 from textual.widgets import DataTable, Static
 
 from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.checkpoint.attribution import start_direction
 from ari_mem_tui.model import CoreBlocks, CowWrite, Node, Replay
 from ari_mem_tui.render.findings import findings_text
 from ari_mem_tui.render.text import (
@@ -28,6 +29,7 @@ from ari_mem_tui.render.text import (
     status_glyph,
 )
 from ari_mem_tui.render.words import cut_note, plural, pool_words
+from ari_mem_tui.search.startup import startup_notes
 from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
 from ari_mem_tui.tui.screens.entry import RowDetail
@@ -256,6 +258,9 @@ class WritesPane(TablePane):
 # ---------------------------------------------------------------- Node
 
 
+CRUMBS_HEAD, CRUMBS_TAIL = 3, 12  # ancestors shown in the breadcrumb: the roots, the nearest
+
+
 class Crumb(Static):
     """One clickable ancestor in the lineage breadcrumb."""
 
@@ -295,7 +300,15 @@ def node_text(node: Node, ckpt: Checkpoint) -> Text:
         f"children {len(children)}   memory entries {len(ckpt.entries_by_node.get(node.id, ()))}\n"
     )
     out.append("\ndirection (original_direction)\n", style="bold cyan")
-    out.append((clean(node.original_direction) if node.original_direction else "–") + "\n")
+    _, field = start_direction(node)
+    if node.original_direction:
+        out.append(clean(node.original_direction) + "\n")
+    elif field == "original_direction":
+        out.append("(empty: ARI searched with the experiment goal)\n", style="italic")
+    else:
+        out.append("– (not in the file)\n")
+    for note in startup_notes(ckpt, node):
+        out.append(f"start-up search: {clean(note, False)}\n", style="yellow")
     out.append("\neval_summary\n", style="bold cyan")
     out.append((clean(node.eval_summary) if node.eval_summary else "–") + "\n")
     if node.error_log:
@@ -352,17 +365,19 @@ class NodePane(VerticalScroll):
         crumbs.remove_children()
         widgets: list[Static] = []
         lineage = ckpt.lineage(node.id)
-        for position, nid in enumerate(lineage):
-            is_self = nid == node.id
-            label = short_id(nid) if nid in ckpt.nodes else f"{short_id(nid)}?"
-            widgets.append(
-                Crumb(
-                    nid,
-                    Text(label, style="bold reverse" if is_self else "underline"),
-                    classes="crumb",
-                )
-            )
-            if position < len(lineage) - 1:
+        shown = lineage
+        if len(lineage) > CRUMBS_HEAD + CRUMBS_TAIL:  # a widget per ancestor: 20,000 never open
+            shown = [*lineage[:CRUMBS_HEAD], None, *lineage[-CRUMBS_TAIL:]]
+        for position, nid in enumerate(shown):
+            if nid is None:
+                left_out = len(lineage) - CRUMBS_HEAD - CRUMBS_TAIL
+                widgets.append(Static(f"… {left_out:,} more …", classes="crumb-sep"))
+            else:
+                is_self = nid == node.id
+                label = short_id(nid) if nid in ckpt.nodes else f"{short_id(nid)}?"
+                style = "bold reverse" if is_self else "underline"
+                widgets.append(Crumb(nid, Text(label, style=style), classes="crumb"))
+            if position < len(shown) - 1:
                 widgets.append(Static(" › ", classes="crumb-sep"))
         crumbs.mount_all(widgets)
         self.query_one("#node-body", Static).update(node_text(node, ckpt))
@@ -387,6 +402,7 @@ KIND_NOUNS = {
     "rejected": "rejected write",
     "load": "load error",
     "search": "search error",
+    "unattributed": "unattributed read",
 }
 
 
@@ -432,7 +448,8 @@ class AuditPane(TablePane):
         rows = self.ui_problems + self.audit_rows
         self.show(rows)
         problems = sum(1 for r in rows if r.kind in ("problem", "load", "search"))
-        return problems, len(rows) - problems
+        findings = sum(1 for r in rows if r.kind in ("leak", "violation", "rejected"))
+        return problems, findings
 
     def show(self, rows: list[AuditRow]) -> None:
         """The title counts the rows by kind, each kind once, then gives the audit's verdict

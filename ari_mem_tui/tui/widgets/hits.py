@@ -86,7 +86,11 @@ def diagnostics_text(replay: Replay) -> Text:
         parts[0] += f" ({pool.get('node_scope', 0)} node, {pool.get('react_step', 0)} react)"
     top_k = replay.params.get("top_k", "?")
     window = pool.get("window")
-    window_part = f"window top_k={top_k}"
+    window_part = (
+        "no window (the backend scores the ancestors only)"
+        if replay.windowless
+        else (f"window top_k={top_k}")
+    )
     if isinstance(window, dict):
         inside = ", ".join(
             f"{v} {clean(k, False).replace('_', ' ')}"

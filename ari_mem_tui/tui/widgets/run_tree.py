@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.binding import BindingType
@@ -176,7 +177,10 @@ class RunTree(Tree[Item]):
                 tn = self._open_chain_holding(step)
             if tn is None:
                 return None
-            if step != node_id:
+            # a member of an opened chain is not expanded: its child is the next member, one
+            # line down (loading its children would fold the rest of the chain anew under every
+            # member, quadratic: a 20,000-deep chain never opened)
+            if step != node_id and tn.allow_expand:
                 self.ensure_loaded(tn)
                 tn.expand()
         return self._by_id.get(node_id)
@@ -242,6 +246,21 @@ class RunTree(Tree[Item]):
     def set_find_hits(self, ids: set[str]) -> None:
         self.find_hits = ids
         self._invalidate()
+
+    def get_label_width(self, node: TreeNode[Item]) -> int:
+        """What `render_label` would measure, without rendering: Textual asks it of every line
+        on each rebuild (20,000 lines of an opened chain, on every change of selection)."""
+        icon = (
+            (self.ICON_NODE_EXPANDED if node.is_expanded else self.ICON_NODE)
+            if (node.allow_expand)
+            else ""
+        )
+        width = cell_len(icon) + node.label.cell_len
+        findings = getattr(self, "findings", None)  # (asked during Tree.__init__ already)
+        if findings and node.data is not None:
+            kinds = {k for i in node.data.ids for k in findings.get(i, ())}
+            width += len(kinds) + 1 if kinds else 0
+        return width
 
     def render_label(self, node: TreeNode[Item], base_style: Style, style: Style) -> Text:
         text = super().render_label(node, base_style, style)

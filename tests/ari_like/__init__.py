@@ -1,0 +1,69 @@
+"""A run generated the way ARI's own code makes one: the fixture the replay and the audit are
+judged on (the demo records its searches with the replay's own ranker, so agreement on it
+proves nothing).
+
+    run = generate_in_memory(tmp_path / "ckpt")              # ARI_MEMORY_BACKEND=in_memory
+    run = record_letta_run(url, tmp_path / "ckpt")           # a live Letta 0.16.7 (live suite)
+    run.path, run.planted                                    # the checkpoint and what it holds
+
+Deterministic for a seed; the in-memory run takes well under a second, the Letta one a minute
+or two (every passage is a real insert and every search a real `passages.search`).
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from tests.ari_like.backends import AccessLog, InMemoryBackend, LettaBackend
+from tests.ari_like.files import write_checkpoint
+from tests.ari_like.run import START, Planted, Simulation
+
+LETTA_EMBEDDING = "openai/text-embedding-3-small"  # the handle the live suite's server serves
+
+
+@dataclass
+class GeneratedRun:
+    path: Path
+    planted: Planted
+
+
+def _simulate(sim: Simulation, out: Path, embedding: str) -> GeneratedRun:
+    sim.run()
+    sim.planted.readers = [
+        (e.fields["ts"], e.fields.get("query") or "", e.reader)
+        for e in sim.backend.log.events
+        if e.fields["op"] == "read"
+    ]
+    write_checkpoint(sim, out, embedding)
+    return GeneratedRun(path=out, planted=sim.planted)
+
+
+def generate_in_memory(out: Path, seed: int = 19) -> GeneratedRun:
+    """The run recorded by ARI's in-memory backend, written to `out`."""
+    rng, clock = random.Random(seed), [START]
+    # the backend draws its uuids from its own stream: the run's timeline is the same for both
+    backend = InMemoryBackend(clock, AccessLog(), random.Random(seed + 1))
+    return _simulate(Simulation(backend, clock, rng), Path(out), "letta-default")
+
+
+def record_letta_run(url: str, out: Path, seed: int = 19) -> GeneratedRun:
+    """The same run recorded against the live Letta at `url`: a fresh agent named after the
+    checkpoint's hash (of `out`'s resolved path, as ARI derives it), left on the server so
+    `--letta-url` replays can use it."""
+    import hashlib
+
+    from letta_client import Letta
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt_hash = hashlib.sha1(str(out.resolve()).encode("utf-8")).hexdigest()[:12]
+    client = Letta(base_url=url, timeout=120, max_retries=0)
+    rng, clock = random.Random(seed), [START]
+    backend = LettaBackend(
+        clock, AccessLog(), random.Random(seed + 1), client, ckpt_hash, LETTA_EMBEDDING
+    )
+    run = _simulate(Simulation(backend, clock, rng), out, LETTA_EMBEDDING)
+    backend.verify_mirror()
+    return run

@@ -1,0 +1,320 @@
+"""The tool judged on a run made the way ARI makes one (tests/ari_like), recorded by ARI's
+in-memory backend: every start-up search replays exactly by default, every read goes to its
+real reader (or says it cannot), and the audit reports the planted findings and nothing else."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+
+import pytest
+
+from ari_mem_tui.audit import audit
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.cli import main
+from ari_mem_tui.run import RunOptions, open_run
+from ari_mem_tui.search.backends import run_backend
+from ari_mem_tui.search.in_memory import InMemoryRanker, keyword_score
+from ari_mem_tui.search.replay import replay
+from tests.ari_like import generate_in_memory, texts
+from tests.ari_like.run import PLAN
+from tests.tui_app_helpers import app_with, settle, wait_for
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory: pytest.TempPathFactory):
+    return generate_in_memory(tmp_path_factory.mktemp("ari_like") / "ckpt")
+
+
+@pytest.fixture(scope="module")
+def run(generated):
+    return open_run(RunOptions(checkpoint=generated.path, index=False))
+
+
+def started(generated) -> list[str]:
+    return list(generated.planted.startup)
+
+
+def test_the_run_is_recognised_as_in_memory_and_replayed_with_its_rule(generated, run):
+    found = run_backend(run.checkpoint)
+    assert found.name == "in_memory"
+    assert found.signals == {
+        "core seed": "in_memory",
+        "entry ids": "in_memory",
+        "recorded scores": "in_memory",
+    }
+    assert isinstance(run.ranker, InMemoryRanker)
+
+
+def test_every_start_up_search_replays_exactly_by_default(generated, run):
+    """GIVEN the run ARI's in-memory backend recorded, WHEN each node is replayed with the
+    default settings, THEN its hits are the recorded ones: entries, order and scores, all
+    equal, nothing marked, no window, nothing missed, and no ranker excuse."""
+    ckpt = run.checkpoint
+    assert len(started(generated)) == sum(
+        1 for p in PLAN if p.parent is not None and p.outcome != "pending"
+    )
+    together = next(p for p in generated.planted.same_direction if p["order"] == "together")
+    pair = (together["elder"], together["younger"])
+    for node_id, want in generated.planted.startup.items():
+        result = replay(ckpt, node_id, run.ranker)
+        got = [(ckpt.entries_by_id[h.entry_id].letta_id, h.node_id, h.score) for h in result.hits]
+        assert got == want, node_id  # exact floats: 0.4444444444444444 is 0.4444444444444444
+        assert result.embedder == "in-memory" and result.windowless
+        if node_id in pair:  # which of the two searches was whose is assumed (and said)
+            assert result.as_of in {generated.planted.startup_ts[n] for n in pair}
+        else:
+            assert result.as_of == generated.planted.startup_ts[node_id]
+        assert result.as_of_source == "start-up search"
+        assert result.recorded is not None and result.recorded.backend == "in_memory"
+        assert result.recorded.differences == 0 and result.ranker_note == ""
+        assert not any(h.mark for h in [*result.hits, *result.recorded.hits])
+        assert result.missed == [] and result.pool["window"] is None
+        assert all(h.global_rank == -1 for h in result.hits)  # no global rank: none exists
+    # the keyword scores are not all Letta-shaped: the fixture really tells the rules apart
+    scores = {s for hits in generated.planted.startup.values() for _, _, s in hits}
+    assert any(round(s * 100) != s * 100 for s in scores)
+
+
+def test_saw_json_by_default_is_the_recording(generated, capsys):
+    node_id = generated.planted.nodes["A1a"]
+    assert main(["saw", str(generated.path), node_id, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["embedder"] == "in-memory" and data["windowless"] is True
+    assert data["recorded"]["differences"] == 0 and data["ranker_note"] == ""
+    assert any("no global window" in note for note in data["notes"])
+    want = [score for _, _, score in generated.planted.startup[node_id]]
+    assert [h["score"] for h in data["hits"]] == want
+
+
+def test_another_ranker_is_told_apart_and_pointed_at_the_rule(generated, run):
+    """MiniLM/BM25 on an in-memory run are stand-ins: the replay says so and how to fix it."""
+    from ari_mem_tui.search.embedded import make_ranker
+
+    node_id = generated.planted.nodes["B2a"]
+    result = replay(run.checkpoint, node_id, make_ranker(run.checkpoint, "bm25"))
+    assert "different rankers" in result.ranker_note
+    assert "--embedder in-memory" in result.ranker_note
+    assert not result.windowless
+
+
+def test_an_empty_direction_is_replayed_with_the_goal(generated, run):
+    node_id = generated.planted.empty_direction
+    node = run.checkpoint.nodes[node_id]
+    assert node.original_direction == "" and node.status == "success"  # a verdict today
+    result = replay(run.checkpoint, node_id, run.ranker)
+    assert (result.query, result.query_field) == (texts.GOAL[:200], "goal")
+    assert result.recorded is not None and result.recorded.query == result.query
+    assert result.recorded.differences == 0
+
+
+def test_every_read_goes_to_its_real_reader_or_says_it_cannot(generated, run):
+    """The generator knows who made every read: the loader's reader is that node, or, for the
+    one pair of same-direction siblings that searched before either wrote, one of the two
+    with a note saying the files cannot tell."""
+    truth = {(ts, query): who for ts, query, who in generated.planted.readers}
+    together = next(p for p in generated.planted.same_direction if p["order"] == "together")
+    pair = {together["elder"], together["younger"]}
+    noted = 0
+    for event in run.checkpoint.access_events:
+        if event.op != "read":
+            continue
+        real = truth[(event.ts, event.query or "")]
+        real = {"select": "bfts-select"}.get(real, real)
+        if event.reader_note:
+            noted += 1
+            assert real in pair and event.reader in pair
+        else:
+            assert event.reader == real, (event.source_line, event.query, event.reader_how)
+        assert event.reader_how != "unattributed"
+    assert noted == 2 * (1 + 3 + 1)  # both searches, each with its burst of 4 ancestors
+
+
+def test_same_direction_siblings_get_their_own_searches(generated, run):
+    """Elder first, younger first: each node is replayed as of its own search."""
+    planted = generated.planted
+    orders = {p["order"] for p in planted.same_direction}
+    assert orders == {"elder first", "younger first", "together"}
+    for pair in planted.same_direction:
+        if pair["order"] == "together":
+            continue
+        for node_id in (pair["elder"], pair["younger"]):
+            result = replay(run.checkpoint, node_id, run.ranker, with_tiers=False)
+            assert result.as_of == planted.startup_ts[node_id], pair
+
+
+def test_siblings_the_files_cannot_tell_apart_say_so_everywhere(generated, capsys):
+    pair = next(p for p in generated.planted.same_direction if p["order"] == "together")
+    ckpt = load_checkpoint(generated.path)
+    [problem] = [p for p in ckpt.problems if "told apart by assumption" in p.what]
+    assert pair["elder"] in problem.what and pair["younger"] in problem.what
+    for node_id in (pair["elder"], pair["younger"]):
+        assert main(["saw", str(generated.path), node_id, "--json"]) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert any("files cannot tell" in note for note in data["notes"]), node_id
+    assert main(["summary", str(generated.path)]) == 0
+    assert "told apart by assumption" in capsys.readouterr().out
+
+
+def test_audit_finds_every_planted_finding_and_nothing_else(generated, run):
+    report = audit(run.checkpoint)
+    found = {
+        (f.kind, f.node_id, tuple(f.targets), f.tool)
+        for f in [*report.leaks, *report.scope_violations, *report.rejected_writes]
+    }
+    planted = {
+        (f["kind"], f["node"], tuple(f["targets"]), f["tool"]) for f in generated.planted.findings
+    }
+    assert found == planted  # both directions: every planted one found, no other one
+    assert len(planted) == 4 and {k for k, *_ in planted} == {
+        "leak",
+        "scope_violation",
+        "rejected_write",
+    }
+    assert report.unattributed == []
+
+
+def test_an_auto_entry_quoting_a_refusal_is_not_a_rejected_write(generated, run):
+    [(writer, text)] = generated.planted.quoting_entries
+    ckpt = run.checkpoint
+    assert any(e.text == text for e in ckpt.entries_by_node[writer])
+    assert "CoW violation" in text and text.startswith("Tool search_memory: ")
+    assert all(w.current_node != writer for w in ckpt.rejected_writes())
+    rows = [w for w in ckpt.node_writes(writer) if w.text == text]
+    assert len(rows) == 1 and rows[0].accepted
+
+
+def test_summary_counts_the_rejected_writes_by_the_same_rule(generated, capsys):
+    assert main(["summary", str(generated.path), "--json"]) == 0
+    counts = json.loads(capsys.readouterr().out)["counts"]
+    planted = [f for f in generated.planted.findings if f["kind"] == "rejected_write"]
+    assert counts["rejected_writes"] == len(planted) == 2
+    assert "unattributed" not in counts["reads_by_attribution"]
+
+
+def test_health_uses_the_runs_rule_by_default(generated, capsys):
+    main(["health", str(generated.path), "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["ranker"] == "in-memory"
+    assert any("in-memory rule" in note for note in data["notes"])
+    searched = [n for n in data["nodes"] if n["searched"]]
+    assert searched and all(n["window"] == 0 and n["other_branches"] == 0 for n in searched)
+    assert all(n["hits_source"] == "recorded" for n in searched)
+
+
+def test_signals_that_disagree_decide_nothing(generated, tmp_path):
+    copy = tmp_path / "ckpt"
+    shutil.copytree(generated.path, copy)
+    backup = copy / "memory_backup.jsonl.gz"
+    with gzip.open(backup, "rt", encoding="utf-8") as f:
+        records = [json.loads(line) for line in f]
+    for record in records:  # a core seed as Letta writes it
+        if record["kind"] == "core_seed":
+            record["context"].pop("seeded_at")
+            record["seeded_at"] = 0.0
+    with gzip.open(backup, "wt", encoding="utf-8") as f:
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in records)
+    found = run_backend(load_checkpoint(copy))
+    assert found.name == "unknown" and found.signals["core seed"] == "letta"
+    assert "disagree" in found.note and "entry ids: in_memory" in found.note
+
+
+def test_keyword_rule_edges():
+    assert keyword_score("スレッド数を変えて測定する", "スレッド数を変えて") == 1.0  # one word
+    assert keyword_score("スレッド数を変えて", "スレッド数を変えて測定する") == 0.0
+    assert keyword_score("GFlops per S", "gflops MISSING s x") == 0.5  # lower-cased substrings
+    assert keyword_score("anything", "   ") == 0.0
+
+
+def test_a_blank_query_keeps_every_entry_in_insertion_order(run):
+    ranking = InMemoryRanker(run.checkpoint.entries).rank("  ", 200)
+    assert ranking.windowless and len(ranking.window) == len(
+        [e for e in run.checkpoint.entries if e.kind == "node_scope"]
+    )
+    assert set(ranking.scores.values()) == {0.0}
+    stamps = [e.ts for e in ranking.window]
+    assert stamps == sorted(stamps)
+
+
+async def test_the_tui_replays_an_in_memory_run_with_its_rule(generated) -> None:
+    """The TUI opens the run with the default options, as `ari-mem-tui CKPT` does."""
+
+    def opener(_progress):
+        return open_run(RunOptions(checkpoint=generated.path, index=False))
+
+    node_id = generated.planted.nodes["A1a"]
+    app = app_with(opener, open_useful=True, initial_node=node_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        hits = app.query_one("#hits-pane")
+        await wait_for(pilot, lambda: getattr(hits, "replay", None) is not None, "the hits")
+        replay_shown = hits.replay
+        assert replay_shown.node_id == node_id
+        assert replay_shown.embedder == "in-memory" and replay_shown.windowless
+        assert replay_shown.recorded.differences == 0
+        text = str(app.query_one("#status-embedder").render())
+        assert "in-memory" in text
+
+
+def test_reads_are_logged_under_the_last_writer_and_bursts_precede_searches(generated, run):
+    """The run is as ARI logs it: a read names whoever wrote last ("" before the first
+    write), and every start-up search follows one inheritance read per ancestor, root first."""
+    events = [e for e in run.checkpoint.access_events if e.op == "read"]
+    first = min(run.checkpoint.access_events, key=lambda e: e.ts)
+    assert first.op == "read" and first.node_id == "" and first.reader_how == "trace_log"
+    assert first.reader == generated.planted.nodes["R"]
+    stale = [e for e in events if e.reader in run.checkpoint.nodes and e.node_id != e.reader]
+    assert len(stale) > len(events) // 2
+    for event in events:
+        if event.reader_how != "startup-search":
+            continue
+        node = run.checkpoint.nodes[event.reader]
+        burst = [
+            e.ancestor_ids[0]
+            for e in events
+            if e.reader == event.reader and e.reader_how == "inherit-burst"
+        ]
+        assert burst == list(node.ancestor_ids), event.reader
+
+
+@pytest.mark.parametrize(
+    "lost", [{"original_direction": None}, {"original_direction": "", "name": ""}]
+)
+def test_a_lost_direction_is_found_from_the_search_it_made(generated, tmp_path, lost):
+    """§2.6: an old tree lacks original_direction; `ari resume` writes it back empty (with an
+    empty name). A succeeded node's eval_summary is then its verdict: its start-up search is
+    found by its scope and time, and replays as recorded, saying how it was found."""
+    copy = tmp_path / "ckpt"
+    shutil.copytree(generated.path, copy)
+    node_id = generated.planted.nodes["A1a"]
+    tree = json.loads((copy / "tree.json").read_text(encoding="utf-8"))
+    for raw in tree["nodes"]:
+        if raw["id"] == node_id:
+            assert raw["status"] == "success"
+            raw.update(lost)
+    (copy / "tree.json").write_text(json.dumps(tree, ensure_ascii=False), encoding="utf-8")
+    opened = open_run(RunOptions(checkpoint=copy, index=False))
+    result = replay(opened.checkpoint, node_id, opened.ranker)
+    assert result.query_field == "recorded search (direction lost)"
+    assert result.recorded is not None and result.recorded.differences == 0
+    assert [h.score for h in result.hits] == [s for _, _, s in generated.planted.startup[node_id]]
+    assert any("direction is lost" in note for note in result.notes)
+
+
+def test_no_signal_decides_nothing_and_says_nothing(tmp_path):
+    from ari_mem_tui.model import Checkpoint
+
+    found = run_backend(Checkpoint(path=tmp_path))
+    assert (found.name, found.signals, found.note) == ("unknown", {}, "")
+
+
+def test_the_node_tab_says_what_the_files_cannot_tell(generated, run):
+    from ari_mem_tui.tui.widgets.detail import node_text
+
+    pair = next(p for p in generated.planted.same_direction if p["order"] == "together")
+    for node_id in (pair["elder"], pair["younger"]):
+        shown = node_text(run.checkpoint.nodes[node_id], run.checkpoint).plain
+        assert "files cannot tell" in shown
+    empty = node_text(run.checkpoint.nodes[generated.planted.empty_direction], run.checkpoint)
+    assert "(empty: ARI searched with the experiment goal)" in empty.plain

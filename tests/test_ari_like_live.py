@@ -1,0 +1,92 @@
+"""The ARI-faithful run (tests/ari_like) recorded against a REAL Letta 0.16.7 (live suite only:
+`bash scripts/letta/live-tests.sh`, phase "up"): Letta-mode replays give every recorded
+start-up search exactly, and the audit of its files finds the planted findings and nothing
+else. `record_letta_run(url, path)` is the recording, for any other live test to reuse."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from letta_helpers import letta_args
+
+from ari_mem_tui.audit import audit
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.cli import main
+from ari_mem_tui.run import RunOptions, open_run
+from ari_mem_tui.search.backends import run_backend
+from ari_mem_tui.search.replay import replay
+from tests.ari_like import record_letta_run
+from tests.ari_like.run import RUN_ID
+
+pytestmark = pytest.mark.letta_live
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory: pytest.TempPathFactory):
+    url = os.environ.get("LETTA_LIVE_URL")
+    if not url or os.environ.get("LETTA_LIVE_PHASE", "up") != "up":
+        pytest.fail("needs LETTA_LIVE_URL in live phase 'up' (scripts/letta/live-tests.sh)")
+    # where ARI runs a checkpoint: <workspace>/checkpoints/<run_id> (its hash is of this path)
+    path = tmp_path_factory.mktemp("workspace") / "checkpoints" / RUN_ID
+    return url, record_letta_run(url, path)
+
+
+def test_live_letta_mode_replays_equal_every_recorded_start_up_search(recorded):
+    """GIVEN the run recorded against this server as ARI records it (passages with ARI's
+    footer, `passages.search(top_k=200)`, post-filter, `1 − 0.01·r`), WHEN every node is
+    replayed with `--letta-url` and default settings, THEN its hits are the recorded ones:
+    passages, order and scores, with nothing marked."""
+    url, run = recorded
+    opened = open_run(RunOptions(checkpoint=run.path, letta=letta_args(url), index=False))
+    ckpt = opened.checkpoint
+    assert len(run.planted.startup) >= 19
+    pool = sum(1 for e in ckpt.entries)
+    assert pool > 200  # the window (top_k 200) is smaller than the pool: ranks matter
+    for node_id, want in run.planted.startup.items():
+        result = replay(ckpt, node_id, opened.ranker)
+        got = [(ckpt.entries_by_id[h.entry_id].letta_id, h.node_id, h.score) for h in result.hits]
+        assert [g[:2] for g in got] == [w[:2] for w in want], node_id  # passages, order
+        assert [g[2] for g in got] == pytest.approx([w[2] for w in want]), node_id
+        assert result.recorded is not None and result.recorded.differences == 0, node_id
+        assert result.ranker_note == "" and result.embedder == f"letta:{url}"
+
+
+def test_live_saw_json_names_the_server_and_agrees(recorded, capsys):
+    url, run = recorded
+    node_id = run.planted.nodes["A1a"]
+    assert main(["saw", str(run.path), node_id, "--json", "--letta-url", url]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["embedder"] == f"letta:{url}" and data["recorded"]["backend"] == "letta"
+    assert data["recorded"]["differences"] == 0
+    want = [score for _, _, score in run.planted.startup[node_id]]
+    assert [h["score"] for h in data["hits"]] == pytest.approx(want)
+
+
+def test_live_recorded_run_audits_to_the_planted_findings_only(recorded):
+    _url, run = recorded
+    ckpt = load_checkpoint(run.path)
+    assert run_backend(ckpt).name == "letta"
+    report = audit(ckpt)
+    found = {
+        (f.kind, f.node_id, tuple(f.targets), f.tool)
+        for f in [*report.leaks, *report.scope_violations, *report.rejected_writes]
+    }
+    planted = {(f["kind"], f["node"], tuple(f["targets"]), f["tool"]) for f in run.planted.findings}
+    assert found == planted and len(planted) == 4
+    assert report.unattributed == []
+    assert run.planted.quoting_entries, "the search for a refusal found its passage"
+
+
+def test_live_recording_is_reusable_from_its_path(recorded):
+    """Another live test can take the recorded run as it is: its files say what the server
+    embedded with, and the agent is still there under the run's hash."""
+    url, run = recorded
+    settings = json.loads((run.path / "settings.json").read_text(encoding="utf-8"))
+    assert settings["letta_embedding_config"] == "openai/text-embedding-3-small"
+    assert Path(run.path).name == RUN_ID
+    opened = open_run(RunOptions(checkpoint=run.path, letta=letta_args(url), index=False))
+    assert opened.source_label.endswith(f"agent ari_agent_{checkpoint_hash(run.path)}")

@@ -1,0 +1,184 @@
+"""`serve` under hostile browser clients (issue 22 §4): a real server process on loopback and
+aiohttp's websocket client playing the browser (what xterm.js sends: `["stdin", text]`,
+`["resize", {width, height}]`, `["ping", x]`), misbehaving.
+
+Checked: a huge terminal asked for in the URL or a resize is clamped (the app process's own
+COLUMNS/ROWS, read from /proc), malformed frames are dropped while the session goes on, a frame
+over 64 KiB ends only that socket, sessions past `--max sessions` get 503, a session's app
+process ends when its socket closes, and every app process when the server stops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from ari_mem_tui.tui.serve_sessions import COLUMNS, FRAME_BYTES, ROWS, clamp
+from tests.hostile_helpers import ROOT, wait_for_page
+
+GONE_S = 30  # a process still there after this long is left running: never a speed bound
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def app_processes(server_pid: int) -> list[int]:
+    """The app processes the server started (its children running `ari_mem_tui open`)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        if parent == server_pid and b"open" in cmdline:
+            found.append(int(entry.name))
+    return found
+
+
+def environ_of(pid: int) -> dict[str, str]:
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+async def until(condition, seconds: float = GONE_S) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if condition():
+            return True
+        await asyncio.sleep(0.1)
+    return condition()
+
+
+@pytest.fixture
+def serving(small_ckpt: Path, tmp_path: Path):
+    """`serve` on the small demo in a child process, with `--max` settings; yields
+    (process, url) and kills whatever is left."""
+    started: list[subprocess.Popen] = []
+
+    def start(*limits: str) -> tuple[subprocess.Popen, str]:
+        port = free_port()
+        env = {
+            **os.environ,
+            "ARI_MEM_TUI_CONFIG_DIR": str(tmp_path / "config"),
+            "ARI_MEM_TUI_CACHE": str(tmp_path / "cache"),
+        }
+        args = [arg for limit in limits for arg in ("--max", limit)]
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ari_mem_tui", "serve", str(small_ckpt), "--port", str(port),
+             "--embedder", "bm25", *args],
+            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        started.append(proc)
+        url = f"http://127.0.0.1:{port}"
+        wait_for_page(url + "/")
+        return proc, url
+
+    yield start
+    for proc in started:
+        apps = app_processes(proc.pid)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+        for pid in apps:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def test_sizes_are_clamped_to_a_screen() -> None:
+    assert clamp("20000", COLUMNS, 80) == COLUMNS[1]
+    assert clamp(-5, ROWS, 24) == ROWS[0]
+    assert clamp("wide", COLUMNS, 80) == 80
+    assert clamp(True, ROWS, 24) == 24
+    assert clamp(120, COLUMNS, 80) == 120
+
+
+async def test_hostile_clients_are_bounded_and_every_app_ends(serving) -> None:
+    proc, url = serving("sessions=2")
+    async with aiohttp.ClientSession() as client:
+        first = await client.ws_connect(f"{url}/ws?width=20000&height=20000")
+        assert await until(lambda: len(app_processes(proc.pid)) == 1)
+        (app,) = app_processes(proc.pid)
+        env = environ_of(app)
+        assert int(env["COLUMNS"]) == COLUMNS[1] and int(env["ROWS"]) == ROWS[1]
+
+        junk = [
+            "not json",
+            "[1, 2",
+            '{"a": 1}',
+            "[]",
+            '["stdin", 5]',
+            '["resize", {"width": 50000, "height": "x"}]',
+            '["resize", [1, 2]]',
+            '["stdin", "\\ud800"]',
+            '["ping", "' + "p" * 100 + '"]',
+        ]
+        for frame in junk:
+            await first.send_str(frame)
+        await first.send_str('["ping", "still-here"]')
+        pong = None
+        for _ in range(200):  # app output (binary) may come first
+            message = await asyncio.wait_for(first.receive(), GONE_S)
+            if message.type == aiohttp.WSMsgType.TEXT and "pong" in message.data:
+                pong = message.data
+                break
+        assert pong == '["pong", "still-here"]'  # the junk was dropped, the session lives
+
+        second = await client.ws_connect(f"{url}/ws")
+        with pytest.raises(aiohttp.WSServerHandshakeError) as refused:
+            await client.ws_connect(f"{url}/ws")
+        assert refused.value.status == 503
+
+        await second.send_str('["stdin", "' + "a" * (FRAME_BYTES + 1) + '"]')
+        closed = await asyncio.wait_for(second.receive(), GONE_S)
+        assert closed.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+        assert closed.data == aiohttp.WSCloseCode.MESSAGE_TOO_BIG
+        assert await until(lambda: len(app_processes(proc.pid)) == 1)  # its app ended
+
+        await first.close()  # the socket closes: its app process ends (was: 53 s later)
+        assert await until(lambda: not Path(f"/proc/{app}").exists())  # ended and reaped
+
+        last = await client.ws_connect(f"{url}/ws")  # a slot is free again
+        assert await until(lambda: len(app_processes(proc.pid)) == 1)
+        (orphan,) = app_processes(proc.pid)
+        proc.send_signal(signal.SIGTERM)  # the server stops: every app with it
+        assert proc.wait(GONE_S) == 0
+        assert await until(lambda: not Path(f"/proc/{orphan}").exists())
+        await last.close()
+    assert b"Traceback" not in proc.stderr.read()
+
+
+async def test_a_session_past_its_memory_bound_ends_alone(serving) -> None:
+    """With `--max session-mib=64` no app gets far (an allocation fails while it starts): each
+    session ends, its socket closed (an app that died sends no exit message: it stayed open),
+    and the server goes on serving the page and the next client."""
+    proc, url = serving("session-mib=64")
+    async with aiohttp.ClientSession() as client:
+        for _ in range(2):
+            socket_ = await client.ws_connect(f"{url}/ws")
+            for _ in range(400):  # the app's output, if any, then the close
+                message = await asyncio.wait_for(socket_.receive(), GONE_S)
+                if message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED):
+                    break
+            assert message.type in (aiohttp.WSMsgType.CLOSE, aiohttp.WSMsgType.CLOSED)
+            assert await until(lambda: app_processes(proc.pid) == [])
+    wait_for_page(url + "/")  # the server itself is untouched
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(GONE_S) == 0

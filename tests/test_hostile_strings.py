@@ -1,0 +1,156 @@
+"""One string must not make a run unreadable (issue 22 §2).
+
+A lone surrogate can reach us from any JSON file (`"\\ud800"` is valid JSON; msgspec refuses
+it, json takes it): in a node's trace_log, in a memory text, in a node id. Every sink takes it:
+text (shown as <U+D800>), JSON (written as its \\ud800 escape, read back exact), the run index
+(a run it cannot hold is simply not indexed), the TUI, the clipboard, the dossier. An integer of
+4,301 digits in tree.json drops that value, not the tree.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.render.dossier import export_dossier
+from ari_mem_tui.search.embedded import make_ranker
+from ari_mem_tui.search.replay import replay
+from tests.hostile_helpers import clean_stderr, fingerprint, run_cli
+
+TRACE = "step \ud800 one"
+TEXT_TAIL = " lone \udfff here"
+
+
+def with_surrogates(small_ckpt: Path, dest: Path) -> tuple[Path, str]:
+    """The small demo with a lone surrogate in one node's id (everywhere it is named), in another
+    node's trace_log and in a memory text. Returns (checkpoint, the surrogate id)."""
+    shutil.copytree(small_ckpt, dest)
+    nodes = json.loads((dest / "tree.json").read_text())["nodes"]
+    old = next(n["id"] for n in nodes if n["id"].endswith("9755d4c1"))
+    new = old[:-4] + "\udc00" + old[-3:]
+    old_json, new_json = json.dumps(old)[1:-1], json.dumps(new)[1:-1]  # (ASCII: \udc00)
+    for name in ("tree.json", "nodes_tree.json", "memory_access.jsonl"):
+        path = dest / name
+        path.write_text(path.read_text().replace(old_json, new_json))
+    tree = json.loads((dest / "tree.json").read_text())
+    tree["nodes"][2]["trace_log"] = [TRACE, "plain"]
+    (dest / "tree.json").write_text(json.dumps(tree))
+    lines = gzip.decompress((dest / "memory_backup.jsonl.gz").read_bytes()).decode().splitlines()
+    records = [json.loads(line.replace(old_json, new_json)) for line in lines]
+    first = next(r for r in records if r.get("kind") == "node_scope")
+    first["text"] += TEXT_TAIL
+    body = "".join(json.dumps(r) + "\n" for r in records)
+    (dest / "memory_backup.jsonl.gz").write_bytes(gzip.compress(body.encode()))
+    return dest, new
+
+
+@pytest.fixture
+def surrogate_run(small_ckpt: Path, tmp_path: Path) -> tuple[Path, str]:
+    return with_surrogates(small_ckpt, tmp_path / "run")
+
+
+COMMANDS = {
+    "summary": (("summary",), 0),
+    "audit": (("audit",), 1),  # the demo's planted leak
+    "saw": (("saw", "9755", "--embedder", "bm25"), 0),
+    "health": (("health", "--embedder", "bm25"), None),  # 0 or 1: starved nodes are data
+}
+
+
+@pytest.mark.parametrize("json_out", [False, True], ids=["text", "json"])
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_command_takes_lone_surrogates(
+    surrogate_run: tuple[Path, str], tmp_path: Path, command: str, json_out: bool
+) -> None:
+    ckpt, node_id = surrogate_run
+    before = fingerprint(ckpt)
+    args, code = COMMANDS[command]
+    env = {"ARI_MEM_TUI_CACHE": str(tmp_path / "cache")}
+    for attempt in range(2):  # the second reopens (from the index, when it could be written)
+        extra = ("--json",) if json_out else ()
+        proc = run_cli(args[0], str(ckpt), *args[1:], *extra, "--no-letta", env=env)
+        clean_stderr(proc.stderr)
+        assert "internal error" not in proc.stderr, proc.stderr
+        assert proc.returncode == code or (code is None and proc.returncode in (0, 1)), (
+            attempt,
+            proc.stderr[-2000:],
+        )
+        if json_out:
+            data = json.loads(proc.stdout)  # the escapes read back as the exact strings
+            assert data["schema"] == f"ari-mem-tui/{command}"
+            if command == "saw":
+                assert data["node_id"] == node_id
+        else:
+            assert "\ud800" not in proc.stdout and "\udc00" not in proc.stdout
+            if command == "saw":
+                assert "<U+DC00>" in proc.stdout  # the id, shown as its code point
+    assert fingerprint(ckpt) == before
+
+
+def test_the_model_keeps_the_surrogates_exact_and_the_dossier_takes_them(
+    surrogate_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    ckpt_dir, node_id = surrogate_run
+    ckpt = load_checkpoint(ckpt_dir, use_index=False)
+    assert node_id in ckpt.nodes
+    assert TRACE in list(ckpt.nodes.values())[2].trace_log
+    assert any(e.text.endswith(TEXT_TAIL) for e in ckpt.entries)
+    result = replay(ckpt, node_id, make_ranker(ckpt, "bm25", cache_dir=tmp_path / "cache"))
+    md_path, json_path = export_dossier(ckpt, result, tmp_path / "dossiers")
+    assert "<U+DC00>" in md_path.read_text(encoding="utf-8")
+    assert json.loads(json_path.read_text(encoding="utf-8"))["replay"]["node_id"] == node_id
+
+
+def test_runs_lists_a_run_with_surrogates(surrogate_run: tuple[Path, str], tmp_path: Path) -> None:
+    ckpt, _ = surrogate_run
+    for extra in ((), ("--json",)):
+        proc = run_cli("runs", str(ckpt.parent), *extra, env={"ARI_MEM_TUI_CACHE": str(tmp_path)})
+        clean_stderr(proc.stderr)
+        assert proc.returncode == 0 and "run" in proc.stdout, proc.stderr
+
+
+async def test_the_tui_shows_and_copies_a_surrogate_id(
+    surrogate_run: tuple[Path, str], tmp_path: Path
+) -> None:
+    from tests.tui_app_helpers import make_app, settle
+
+    ckpt, node_id = surrogate_run
+    app = make_app(ckpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.jump_to(node_id)
+        await settle(pilot)
+        assert app.current_id == node_id
+        await pilot.press("y")  # was: UnicodeEncodeError, a traceback and exit 0
+        await pilot.pause(0.2)
+        assert app.last_copied == node_id.replace("\udc00", "<U+DC00>")
+        toasts = [n.message for n in app._notifications]
+        assert any("1 control character(s) shown as symbols" in t for t in toasts), toasts
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.is_running
+
+
+def test_an_integer_of_4301_digits_drops_that_value_not_the_tree(
+    small_ckpt: Path, tmp_path: Path
+) -> None:
+    ckpt = tmp_path / "run"
+    shutil.copytree(small_ckpt, ckpt)
+    for name in ("tree.json", "nodes_tree.json"):  # the tree and its fallback alike
+        text = (ckpt / name).read_text()
+        (ckpt / name).write_text(
+            text.replace('"retry_count": 0', '"retry_count": ' + "9" * 4301, 1)
+        )
+    proc = run_cli("summary", str(ckpt), "--no-letta", env={"ARI_MEM_TUI_CACHE": str(tmp_path)})
+    clean_stderr(proc.stderr)
+    assert proc.returncode == 0, proc.stderr
+    assert "tree from  tree.json" in proc.stdout and "nodes      8 (1 root)" in proc.stdout
+    assert "read 1 integer(s) as null (the first has 4,301 digits)" in proc.stdout
+    loaded = load_checkpoint(ckpt, use_index=False)
+    assert len(loaded.nodes) == 8
+    assert sum(n.retry_count is None for n in loaded.nodes.values()) == 1
