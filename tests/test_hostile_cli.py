@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from ari_mem_tui.model import Checkpoint, Node, NodeRefError
+from ari_mem_tui.run import EMBEDDERS
 from tests.hostile_helpers import clean_stderr, one_line_error, run_cli
 
 IDS = ["node_9755d4c1", "node_19e0aa07", "node_20ab9100", "node_aa0b0c90", "node_b1c2d3e4"]
@@ -79,7 +80,8 @@ def test_every_argument_and_the_embedder_have_help(command: str) -> None:
     text = " ".join(run_cli(command, "--help").stdout.split())
     assert "the run's checkpoint folder: where ARI wrote tree.json" in text
     if command in ("open", "saw", "health", "serve"):
-        assert "--embedder {minilm,bm25} the local ranker of replayed searches" in text
+        choices = ",".join(EMBEDDERS)
+        assert f"--embedder {{{choices}}} the local ranker of replayed searches" in text
     if command in ("open", "saw"):
         assert "its id or short id (the last 8 characters" in text
 
