@@ -344,11 +344,18 @@ def read_access_file(path: Path, name: str, problems: list[Problem], events: Eve
 
 
 def read_access_log(
-    ckpt: Path, run_id: str | None, problems: list[Problem], strings: StringTable | None = None
+    ckpt: Path,
+    run_id: str | None,
+    problems: list[Problem],
+    strings: StringTable | None = None,
+    previews: tuple[Any, Any] | None = None,
 ) -> Events:
     """All events of all access-log files, as columns coded into `strings`, stably sorted by
-    ts."""
+    ts. `previews`: (source_of, the entries being built) to keep a write's preview as the
+    entry text it starts (EventBuilder._previews), not as its own bytes."""
     events = EventBuilder(strings if strings is not None else StringTable())
+    if previews is not None:
+        events.source_of, events.derived_from = previews
     for path in access_files(ckpt, run_id, problems):
         read_access_file(path, display_name(ckpt, path), problems, events)
     return events.finish()

@@ -197,10 +197,12 @@ class GzipLines:
             yield from self._gzip(handle)
 
     def _count(self, lines: list[bytes]) -> Iterator[bytes]:
-        for raw in lines:
-            self.lines += 1
-            self.offset += (raw.size if type(raw) is TooLong else len(raw)) + 1
-            yield raw
+        """The lines, counted a chunk at a time (a read error or a stop comes between chunks,
+        when every line before it was given)."""
+        self.lines += len(lines)
+        self.offset += sum(map(len, lines)) + len(lines)
+        self.offset += sum(raw.size for raw in lines if type(raw) is TooLong)  # (len 0)
+        return iter(lines)
 
     def _plain(self, handle) -> Iterator[bytes]:
         while chunk := handle.read(_CHUNK):
@@ -366,21 +368,22 @@ _DECODE_META = msgspec.json.Decoder(_Meta).decode
 _EMPTY_META = b"{}"
 
 
-class _Checked:
-    """A record `_typed_record` already checked: kind code, owner, text, metadata bytes, ts,
-    step (a JSON line never decodes to this type)."""
+class _Checked(tuple):
+    """A record `_typed_record` already checked: (kind code, owner, text, metadata bytes, ts,
+    step); a JSON line never decodes to this type."""
 
-    __slots__ = ("kind", "meta", "node_id", "step", "text", "ts")
+    __slots__ = ()
 
     def as_record(self) -> dict[str, Any]:
         """The record `parse_memory_record` gives for the same line."""
+        kind, node_id, text, meta, ts, step = self
         return {
-            "kind": KINDS[self.kind],
-            "node_id": self.node_id,
-            "text": self.text,
-            "metadata": msgspec.json.decode(self.meta),
-            "ts": self.ts,
-            "step": self.step,
+            "kind": KINDS[kind],
+            "node_id": node_id,
+            "text": text,
+            "metadata": msgspec.json.decode(meta),
+            "ts": ts,
+            "step": step,
         }
 
 
@@ -399,10 +402,7 @@ def _typed_record(raw: bytes) -> _Checked:
             node_id = keys.node_id if type(keys.node_id) is str else ""
     if not node_id and line.kind == "node_scope" or not math.isfinite(line.ts):
         raise msgspec.ValidationError("not a plain record")
-    checked = _Checked()
-    checked.kind, checked.node_id, checked.text = KIND_CODE[line.kind], node_id, line.text
-    checked.meta, checked.ts, checked.step = meta, line.ts, step
-    return checked
+    return _Checked((KIND_CODE[line.kind], node_id, line.text, meta, line.ts, step))
 
 
 def read_backup(
@@ -420,7 +420,8 @@ def read_backup(
         for line_no, obj in json_records(stream, sink, _typed_record):
             if type(obj) is _Checked:
                 result.records += 1
-                add(obj.kind, obj.node_id, obj.text, obj.meta, obj.ts, name, line_no, obj.step)
+                kind, node_id, text, meta, ts, step = obj
+                add(kind, node_id, text, meta, ts, name, line_no, step)
                 result.end += 1
                 continue
             _read_record(obj, line_no, name, sink, result)

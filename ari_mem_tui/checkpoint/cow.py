@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Mapping
 from functools import cached_property
@@ -29,6 +30,7 @@ from ari_mem_tui.checkpoint.trace_log import (
     rejection_reason,
 )
 from ari_mem_tui.model import CowWrite, Entries, EntryView, Events, EventView, TraceCall
+from ari_mem_tui.model.columns import Texts
 
 AUTO_ENTRY = re.compile(r"^Tool ([A-Za-z_][\w.:-]*): ")
 
@@ -174,6 +176,26 @@ def order_rows(rows: list[CowWrite], latest: Mapping[str, float] | None = None) 
     return [item[2] for item in keyed]
 
 
+def _rows_holding(texts: Texts, needles: list[bytes]) -> list[int]:
+    """The rows whose text holds one of `needles`, ascending: the needles are looked for in
+    the whole buffer at C speed, each place found mapped to its row (rows' texts are disjoint
+    slices of the buffer), not by reading every row."""
+    places = {at for needle in needles for at in texts.find_all(needle)}
+    if not places:
+        return []
+    starts, ends = texts.starts, texts.ends
+    by_start = sorted((s, row) for row, s in enumerate(starts) if s >= 0)
+    firsts = [s for s, _ in by_start]
+    rows = set()
+    for at in places:
+        pos = bisect_right(firsts, at) - 1
+        if pos >= 0:
+            row = by_start[pos][1]
+            if at < ends[row]:
+                rows.add(row)
+    return sorted(rows)
+
+
 class Joined:
     """Each entry's write event (the last one joined to it), read off the events' `joined`
     column: by entry row; an event joined by an id of no row (hand-built) by that id."""
@@ -182,6 +204,14 @@ class Joined:
         self._entries, self._events = entries, events
         self._rows = array("i", [-1]) * len(entries)
         self._ids: dict[str, int] = {}
+        if events.entries is not None and events.entries is not entries:
+            # the events point into other entries now (a Letta server's, swapped in): an entry
+            # is its joined event's by id (the same content has the same id)
+            for event in range(len(events)):
+                entry_id = events.joined_at(event)
+                if entry_id is not None:
+                    self._ids[entry_id] = event
+            return
         for event, row in enumerate(events.joined):
             if row >= 0:
                 self._rows[row] = event
@@ -189,7 +219,10 @@ class Joined:
             self._ids[entry_id] = event
 
     def event_row(self, entry: int) -> int:
-        return self._rows[entry]
+        event = self._rows[entry]
+        if event < 0 and self._ids:
+            event = self._ids.get(self._entries.id_at(entry), -1)
+        return event
 
     def get(self, entry: EntryView) -> EventView | None:
         event = self._rows[entry.row] if entry.table is self._entries else -1
@@ -238,15 +271,10 @@ class CowLog:
         """The node-scope entries that may log a refused write (`rejection_of_auto_entry`
         decides), by owner, owners in the order their first entry comes."""
         entries = self.entries
-        kind, node, text = entries.kind, entries.node, entries.text
-        buf, starts, ends = text.buf, text.starts, text.ends
+        kind, node = entries.kind, entries.node
         found: dict[int, list[int]] = {}
-        for row in range(len(entries)):
-            start = starts[row]
-            if kind[row] or start < 0 or buf[start : start + 5] != _TOOL:
-                continue
-            data = bytes(buf[start : ends[row]])
-            if any(marker in data for marker in _MARKERS):
+        for row in _rows_holding(entries.text, _MARKERS):
+            if not kind[row] and entries.text.raw(row)[:5] == _TOOL:  # type: ignore[index]
                 found.setdefault(node[row], []).append(row)
         owners = dict.fromkeys(compress(node, map((0).__eq__, kind)))  # first-entry order
         strings = entries.strings

@@ -502,15 +502,23 @@ def load_or_raise(path: Path) -> Checkpoint | None:
     finally:
         os.close(fd)
     view = memoryview(mapped)
-    sections = {
-        name: view[start + offset : start + offset + length]
+    sections = _Sections(
+        (name, view[start + offset : start + offset + length])
         for name, offset, length, _ in header.sections
-    }
+    )
+    sections.offsets = {name: start + offset for name, offset, _, _ in header.sections}
     try:
         return _rebuild(path, header.run_id, sections)
     except (KeyError, ValueError, TypeError, IndexError, msgspec.DecodeError) as exc:
         # (sound by its checksums, yet not what this code writes: a bug, or a foreign writer)
         raise Damaged(f"it does not read back ({exc.__class__.__name__})") from None
+
+
+class _Sections(dict):
+    """The sections of a mapped index by name (views of the file), and where each begins in
+    the file (`offsets`)."""
+
+    offsets: dict[str, int]
 
 
 def _column(sections: dict[str, memoryview], name: str, kind: str) -> memoryview:
@@ -523,6 +531,7 @@ def _texts_of(sections: dict[str, memoryview], name: str) -> Texts:
         sections[name],
         _column(sections, name + ".starts", "q"),
         _column(sections, name + ".ends", "q"),
+        offset=sections.offsets.get(name, 0) if isinstance(sections, _Sections) else 0,
     )
 
 

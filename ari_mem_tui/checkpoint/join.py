@@ -131,6 +131,20 @@ class EntryIndex:
             return NONE
         return row if self._fits(row, *want) else NONE
 
+    def source_of(self, owner: int, key: int, data: bytes) -> int:
+        """A node-scope entry of `owner` whose text starts with `data` (a write's preview, `key`
+        the hash of its first PREVIEW_CHARS characters), or -1: what the preview can be read
+        from instead of being kept (`EventBuilder._previews`)."""
+        bucket = self.buckets.get(hash((0, owner, key)))
+        if bucket is None:
+            return NONE
+        text = self.rows.text
+        for row in [bucket] if type(bucket) is int else bucket:
+            start = text.starts[row]
+            if text.ends[row] - start >= len(data) and text.buf[start : start + len(data)] == data:
+                return row
+        return NONE
+
     def claim(
         self, kind: int, owner: int, ts: float, data: bytes, key: int, chars: int, meta: Any
     ) -> int:
@@ -158,6 +172,36 @@ class EntryIndex:
         if found >= 0:
             self.taken[found] = 1
         return found
+
+
+def _quick_claim(index: EntryIndex) -> Any:
+    """`claim` for the common case, in one function: a bucket of one entry, in the time
+    window, whose text starts with the preview and whose metadata bytes are the event's. It
+    claims only what `claim` would claim; anything else (-1) is left to `claim`."""
+    buckets, taken, rows = index.buckets, index.taken, index.rows
+    kinds, nodes, stamps = rows.kind, rows.node, rows.ts
+    text, meta_text, side = rows.text, rows.meta, rows.meta_side
+    low, high = JOIN_TOLERANCE_S, CLOCK_SLACK_S
+
+    def quick(kind: int, owner: int, ts: float, data: bytes, key: int, meta: Any) -> int:
+        row = buckets.get(hash((kind, owner, key)))
+        if type(row) is not int or taken[row] or kinds[row] != kind or nodes[row] != owner:
+            return NONE
+        stamp = stamps[row]
+        if not (ts - low <= stamp <= ts + high or math.isnan(stamp)):
+            return NONE
+        start = text.starts[row]
+        if text.ends[row] - start < len(data) or text.buf[start : start + len(data)] != data:
+            return NONE
+        start = meta_text.starts[row]
+        if type(meta) is not bytes or start < 0 or row in side:
+            return NONE
+        if meta_text.buf[start : meta_text.ends[row]] != meta:
+            return NONE
+        taken[row] = 1
+        return row
+
+    return quick
 
 
 def _same_metadata(rows: EntryBuilder, row: int, meta: Any) -> bool:
@@ -189,15 +233,21 @@ def _event_meta(events: Events, row: int) -> Any:
     return None if raw is None else bytes(raw)
 
 
-def join_writes(events: Events, rows: EntryBuilder, problems: list[Problem]) -> bytearray:
+def join_writes(
+    events: Events, rows: EntryBuilder, problems: list[Problem], index: EntryIndex | None = None
+) -> bytearray:
     """Join write events to entry rows in place: the entry gets the event's passage id, the
     event the entry's row (`joined`, and `derived`: its preview is the start of that entry's
     text); an event no entry matches gets an entry of its own (its preview, partial),
-    appended to `rows`. Returns, per event, whether its metadata bytes are its entry's."""
+    appended to `rows`. Returns, per event, whether its metadata bytes are its entry's.
+    `index`: the entries' index, when it was built before the log was read (to read previews
+    off the entries' texts)."""
     rows.flush()
-    index = EntryIndex(rows)
+    index = index or EntryIndex(rows)
     strings = events.strings
-    joined, derived = events.joined, array("i", [NONE]) * len(events)
+    joined, derived = events.joined, events.derived
+    if derived is None:
+        derived = events.derived = array("i", [NONE]) * len(events)
     same_meta = bytearray(len(events))
     unmatched: dict[int, list[int]] = {}
     odd: Counter = Counter()
@@ -205,6 +255,7 @@ def join_writes(events: Events, rows: EntryBuilder, problems: list[Problem]) -> 
     hashes, chars = events.preview_hash, events.preview_chars
     kinds = {strings.find(name): KIND_CODE[name] for name in KINDS}
     kinds.pop(NONE, None)
+    quick = _quick_claim(index)
     for event in compress(range(len(events)), op):  # (op 1: write)
         kind = kinds.get(coll[event])
         if kind is None:
@@ -216,9 +267,11 @@ def join_writes(events: Events, rows: EntryBuilder, problems: list[Problem]) -> 
             owner = strings.code(owner_of("react_step", "", value))
         else:
             owner = node[event]
-        raw = events.preview.raw(event)
+        raw = events.preview_raw(event)
         data = b"" if raw is None else bytes(raw)
-        row = index.claim(kind, owner, ts[event], data, hashes[event], chars[event], meta)
+        row = quick(kind, owner, ts[event], data, hashes[event], meta)
+        if row < 0:
+            row = index.claim(kind, owner, ts[event], data, hashes[event], chars[event], meta)
         if row < 0:
             row = _entry_from_event(
                 events, event, rows, kind, owner, meta, data.decode("utf-8", "surrogatepass")
@@ -230,7 +283,6 @@ def join_writes(events: Events, rows: EntryBuilder, problems: list[Problem]) -> 
                 derived[event] = row
                 same_meta[event] = isinstance(meta, bytes) and meta == rows.meta_bytes(row)
         joined[event] = row
-    events.derived = derived
     events.preview_hash = events.preview_chars = None
     for source, lines in unmatched.items():
         shown = ", ".join(str(n) for n in lines[:5]) + (" …" if len(lines) > 5 else "")

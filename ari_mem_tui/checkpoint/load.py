@@ -19,7 +19,7 @@ from ari_mem_tui.checkpoint.backup import BACKUP_FILE, BackupResult, read_backup
 from ari_mem_tui.checkpoint.bulk import without_gc
 from ari_mem_tui.checkpoint.core import approximate_core, core_from_seed
 from ari_mem_tui.checkpoint.cow import CowLog
-from ari_mem_tui.checkpoint.join import join_writes
+from ari_mem_tui.checkpoint.join import EntryIndex, join_writes
 from ari_mem_tui.checkpoint.jsonfile import read_json, read_text, usable_file
 from ari_mem_tui.checkpoint.legacy_memory import (
     memory_json_entries,
@@ -180,10 +180,13 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     # only the calls attribution and the CoW log need; the rest waits for a reader of them
     needed, count = _read_tool_calls(ckpt.nodes)
     on_step(4, total, LOAD_STEPS[3])
-    events = read_access_log(path, ckpt.run_id, problems, ckpt.strings)
+    rows.flush()
+    entry_index = EntryIndex(rows)  # (the join's: built now, previews are read off it)
+    previews = (entry_index.source_of, rows)
+    events = read_access_log(path, ckpt.run_id, problems, ckpt.strings, previews)
     ckpt.access_summary = read_access_summary(path, ckpt.run_id, problems)
     on_step(5, total, LOAD_STEPS[4])
-    same_meta = join_writes(events, rows, problems)
+    same_meta = join_writes(events, rows, problems, entry_index)
     ckpt.entries, ckpt.access_events = _grouped(rows, events), events
     events.derive_from(ckpt.entries, same_meta)
     attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed, problems)

@@ -222,11 +222,18 @@ def _build(found: list[dict[str, Any]], tools: Collection[str] | None) -> list[T
         ):
             continue
         values["args"] = parse_args(values["args_raw"])
+        if raw is not None and tool not in GUARDED_TOOLS:  # ok is None: decoded when read
+            calls.append(TraceCall.lazy(values, _LAZY_RESULT[_decode_eagerly(tool, raw)]))
+            continue
         if raw is not None:
             decoded = decode_result(raw) if _decode_eagerly(tool, raw) else None
             values.update(result=decoded, ok=_write_ok(tool, decoded, raw))
         calls.append(TraceCall.model_validate(values))
     return calls
+
+
+# a call's result as `_build` would have decoded it at once (by `_decode_eagerly`'s rule)
+_LAZY_RESULT = {True: decode_result, False: lambda _raw: None}
 
 
 def parse_trace_log(node_id: str, lines: list[str]) -> list[TraceCall]:

@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import mmap
 import zlib
 from array import array
 from bisect import bisect_left
@@ -216,11 +217,25 @@ class Texts:
     """Strings of a column as UTF-8 slices of one buffer: row i is buf[starts[i]:ends[i]], or
     None where starts[i] is -1. Decoded when read; `raw(i)` gives the bytes undecoded."""
 
-    __slots__ = ("buf", "ends", "starts")
+    __slots__ = ("buf", "ends", "offset", "starts")
 
-    def __init__(self, buf: Any, starts: Sequence[int], ends: Sequence[int]) -> None:
+    def __init__(
+        self, buf: Any, starts: Sequence[int], ends: Sequence[int], offset: int = 0
+    ) -> None:
         self.buf = buf if isinstance(buf, memoryview) else memoryview(buf)
         self.starts, self.ends = starts, ends
+        self.offset = offset  # where `buf` begins in `buf.obj` (a section of a mapped file)
+
+    def find_all(self, needle: bytes) -> Iterator[int]:
+        """Every place of `needle` in the buffer (a search in C, over the buffer's object)."""
+        owner, base = self.buf.obj, self.offset
+        if not isinstance(owner, (bytes, bytearray, mmap.mmap)):
+            owner, base = bytes(self.buf), 0
+        end = base + len(self.buf)
+        at = owner.find(needle, base, end)
+        while at >= 0:
+            yield at - base
+            at = owner.find(needle, at + 1, end)
 
     def __len__(self) -> int:
         return len(self.starts)
@@ -244,6 +259,7 @@ class Texts:
             self.buf,
             array("q", [starts[r] for r in rows]),
             array("q", [ends[r] for r in rows]),
+            self.offset,
         )
 
 
@@ -252,6 +268,11 @@ class TextsBuilder:
         self.buf = bytearray()
         self.starts = array("q")
         self.ends = array("q")
+
+    def raw(self, row: int) -> bytes | None:
+        """A row's bytes, copied (the buffer still grows: no view of it may be kept)."""
+        start = self.starts[row]
+        return None if start < 0 else bytes(self.buf[start : self.ends[row]])
 
     def add(self, data: bytes | memoryview | None) -> None:
         if data is None:
@@ -611,7 +632,7 @@ class EntryBuilder:
     """Entries appended row by row: each row a tuple in `pending`, turned into the columns
     every PENDING rows (codes, encoding and hashes in bulk, not per row)."""
 
-    PENDING = 16384
+    PENDING = 4096
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
@@ -1098,7 +1119,10 @@ class Events(Sequence[EventView]):
         were 40 MB twice over. The rest is copied into buffers of their own."""
         derived, preview, meta = self.derived, self.preview, self.meta
         own = [row for row in range(len(self)) if derived[row] < 0]
-        lengths = array("q", map(sub, preview.ends, preview.starts))  # (a derived row's size)
+        starts, ends = preview.starts, preview.ends
+        lengths = array(  # (a derived row's size; a row derived as it was read holds it)
+            "q", [e if s == DERIVED else e - s for s, e in zip(starts, ends, strict=True)]
+        )
         self.preview = _compacted(preview, own, array("q", [DERIVED]) * len(self), lengths)
         mine = [row for row in range(len(self)) if not same_meta[row]]
         self.meta = _compacted(
@@ -1196,7 +1220,7 @@ class EventBuilder:
     """Events appended line by line: each a tuple in `pending`, turned into the columns every
     PENDING events (codes, encoding in bulk, not per event); `finish` sorts them by ts."""
 
-    PENDING = 16384
+    PENDING = 4096
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
@@ -1226,6 +1250,10 @@ class EventBuilder:
         self.extra: dict[int, Any] = {}
         self.preview_hash = array("q")
         self.preview_chars = array("i")
+        self.derived = array("i")  # the entry row a preview is the start of (-1: its own)
+        # finds such a row: (owner code, hash of the preview's start, its bytes) -> row or -1
+        self.source_of: Any = None
+        self.derived_from: Any = None  # where those rows are (the entries being built)
         # (reader, how, note) given
         self.attributed: dict[int, tuple[str | None, str, str]] = {}
         # (ts, op, node_id, collection, entry_id, preview, meta bytes, query, ancestors,
@@ -1335,10 +1363,12 @@ class EventBuilder:
         self.eid.extend(codes(eid))
         self.query.extend(codes(query))
         self.source.extend(codes(source))
-        self.preview.add_many([None if p is None else utf8(p) for p in preview])
+        encoded = [None if p is None else utf8(p) for p in preview]
         # (for the join, which compares the first PREFIX_CHARS characters: dropped after it)
-        self.preview_hash.extend([0 if p is None else hash(p[:PREFIX_CHARS]) for p in preview])
+        hashes = [0 if p is None else hash(p[:PREFIX_CHARS]) for p in preview]
+        self.preview_hash.extend(hashes)
         self.preview_chars.extend([-1 if p is None else len(p) for p in preview])
+        self._previews(encoded, hashes, first)
         self.meta.add_many(meta)
         self.limit.extend(limit)
         self.line.extend(line)
@@ -1353,6 +1383,29 @@ class EventBuilder:
                 self.note[offset] = self.strings.code(note)
         self._ancestors(ancestors)
         self._results(typed, lenient)
+
+    def _previews(self, encoded: list[bytes | None], hashes: list[int], first: int) -> None:
+        """The previews of a flush: a node-scope write's that is the start of an entry's text
+        (the entry it will be joined to, most likely; `source_of` finds one) is not kept, only
+        that entry's row (`derived`; DERIVED and its size in the column): at 10k nodes, 40 MB
+        not held while the log is read."""
+        source_of, derived = self.source_of, self.derived
+        derived.extend(array("i", [NONE]) * len(encoded))
+        sizes: dict[int, int] = {}
+        if source_of is not None:
+            node, coll = self.node, self.coll
+            scope = self.strings.find("node_scope")
+            for at, data in enumerate(encoded):
+                row = first + at
+                if data is not None and scope >= 0 and coll[row] == scope:
+                    source = source_of(node[row], hashes[at], data)
+                    if source >= 0:
+                        derived[row], sizes[row] = source, len(data)
+                        encoded[at] = None
+        self.preview.add_many(encoded)
+        starts, ends = self.preview.starts, self.preview.ends
+        for row, size in sizes.items():
+            starts[row], ends[row] = DERIVED, size
 
     def _ancestors(self, ancestors: Sequence[list[str] | None]) -> None:
         anc, starts, ends = self.anc, self.anc_start, self.anc_end
@@ -1419,6 +1472,8 @@ class EventBuilder:
             extra=self.extra,
         )
         events.preview_hash, events.preview_chars = self.preview_hash, self.preview_chars
+        if self.source_of is not None:
+            events.derived, events.derived_from = self.derived, self.derived_from
         if not sort:
             return events
         ts = self.ts

@@ -370,7 +370,12 @@ class AccessEvent(AccessFields, array_like=True):
 
 
 class TraceCall(BaseModel):
-    """One LLM tool call from a node's `trace_log` (§2.7): the call line and its result line."""
+    """One LLM tool call from a node's `trace_log` (§2.7): the call line and its result line.
+
+    `result` (the decoded payload) may be left to a decoder the reader gives (`lazy`): it then
+    decodes `result_raw` each time it is read, and holds nothing. A big run's read calls return
+    passages; decoded and kept they were ~30 MB at 10k nodes, read only by the audit and the
+    health view."""
 
     node_id: str
     index: int  # position of the call line in trace_log
@@ -378,8 +383,42 @@ class TraceCall(BaseModel):
     args_raw: str
     args: dict[str, Any] | None = None  # None when the (maybe truncated) JSON does not parse
     result_raw: str | None = None
-    result: Any = None  # decoded result payload where it could be decoded
     ok: bool | None = None  # for guarded writes: accepted or not, when the result says
+    _result: Any = PrivateAttr(default=None)
+    _decode: Any = PrivateAttr(default=None)  # result_raw -> result, when left to it
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _take_result(cls, data: Any, handler: Any) -> TraceCall:
+        result = None
+        if isinstance(data, dict) and "result" in data:
+            data = dict(data)
+            result = data.pop("result")
+        call = handler(data)
+        call._result = result
+        return call
+
+    @classmethod
+    def lazy(cls, values: dict[str, Any], decode: Any) -> TraceCall:
+        """A call whose `result` is `decode(result_raw)`, made when read."""
+        call = cls.model_validate(values)
+        call._decode = decode
+        return call
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def result(self) -> Any:
+        """The decoded result payload, where it could be decoded (else None)."""
+        if self._decode is not None:
+            return self._decode(self.result_raw) if self.result_raw is not None else None
+        return self._result
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TraceCall):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class CowWrite(BaseModel):
