@@ -182,21 +182,21 @@ class Attributor:
         return self._existed(node_id, ts) and ts < self.acted.get(node_id, math.inf)
 
     def _startup_groups(self, events: Events) -> dict[tuple, list[int]]:
-        """Positions of the searches shaped like a start-up search, by (query, parent, depth)."""
+        """Positions of the searches shaped like a start-up search, by (query, parent, depth)
+        (read off the columns: a big run has tens of thousands of reads)."""
         groups: dict[tuple, list[int]] = {}
+        strings = events.strings
+        react = strings.find("react_step")
+        coll, query, limit = events.coll, events.query, events.limit
+        starts, ends, anc = events.anc_start, events.anc_end, events.anc
         for position in self.reads:
-            event = events[position]
-            if (
-                event.collection == "react_step"
-                or not event.query
-                or event.query.startswith("inherit:")
-                or event.limit != STARTUP_LIMIT
-            ):
+            if react >= 0 and coll[position] == react or limit[position] != STARTUP_LIMIT:
                 continue
-            lineage = event.ancestor_ids
-            if not lineage:
+            text = strings[query[position]]
+            first, last = starts[position], ends[position]
+            if not text or text.startswith("inherit:") or first < 0 or last == first:
                 continue
-            key = (event.query, lineage[-1], len(lineage))
+            key = (text, strings[anc[last - 1]], last - first)
             if key in self.startup:
                 groups.setdefault(key, []).append(position)
         return groups

@@ -214,6 +214,7 @@ def _columns(ckpt: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
     """The buffers to store, by section name, and the small values for the body."""
     out: dict[str, Any] = {}
     side: dict[str, Any] = {}
+    ckpt.strings.freeze()  # (one buffer, as stored: the strings' objects go)
     strings_buf, offsets = ckpt.strings.export()
     out["strings"], out["strings.offsets"] = strings_buf, _as_array(offsets, "q")
     hashes, order = ckpt.strings.hash_index()

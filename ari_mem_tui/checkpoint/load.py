@@ -193,7 +193,6 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     cow = CowLog(ckpt.entries, ckpt.access_events, needed)
     ckpt.defer_writes(cow)  # one row per entry: built when first read
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), count)
-    ckpt.strings.freeze()  # (every string is coded: their objects can go)
     ckpt.reindex()
     return ckpt
 

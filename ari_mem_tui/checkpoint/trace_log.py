@@ -195,19 +195,28 @@ def _scan(node_id: str, lines: list[str]) -> list[dict[str, Any]]:
     """Each call line with the first result line after it, as unparsed TraceCall values."""
     found: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
-    arrow = _ARROW.match
+    arrow, tool_name = _ARROW.match, _TOOL_NAME.match
     for index, line in enumerate(lines):
         head = arrow(line) if type(line) is str else None
         if head is None:
             continue  # (parse_trace_line: "other")
-        if head.group(1) == CALL_ARROW:
-            parsed = parse_trace_line(line)
-            if parsed.kind == "call":
-                current = {"node_id": node_id, "index": index, "tool": parsed.tool}
-                current["args_raw"] = parsed.text
-                found.append(current)
+        if head.group(1) == CALL_ARROW:  # parse_trace_line's "call", inlined: the hot loop
+            body = line[head.end() :].lstrip()
+            name = tool_name(body)
+            if name is None:
+                continue
+            rest = body[name.end() :]
+            if rest.startswith("("):
+                args = rest[1:-1] if rest.endswith(")") else rest[1:]
+            elif not rest.strip():
+                args = ""
+            else:
+                continue
+            current = {"node_id": node_id, "index": index, "tool": name.group(0)}
+            current["args_raw"] = args
+            found.append(current)
         elif current is not None and "result_raw" not in current:
-            current["result_raw"] = parse_trace_line(line).text
+            current["result_raw"] = line[head.end() :].removeprefix(" ")
     return found
 
 
@@ -256,7 +265,7 @@ def _may_hold(data: bytes, needles: list[bytes]) -> bool:
     """Whether the JSON bytes of a trace_log may hold one of the ASCII `needles` once decoded.
     JSON writers leave ASCII as it is, but a JSON string may spell any character as an escape
     (`\\u0073` for `s`): bytes with an escaped printable ASCII character are always parsed."""
-    return _ESCAPED_ASCII.search(data) is not None or any(needle in data for needle in needles)
+    return any(needle in data for needle in needles) or _ESCAPED_ASCII.search(data) is not None
 
 
 def some_trace_calls(

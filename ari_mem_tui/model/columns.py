@@ -126,7 +126,9 @@ class StringTable:
 
     def freeze(self) -> None:
         """Keep the strings as one buffer (their objects and the dict go: ~40 MB at 10k
-        nodes); read, they are decoded one by one again."""
+        nodes); read, they are decoded one by one again. (The run index stores that buffer.)"""
+        if self._codes is None and self._buf is not None:
+            return  # (frozen already, or mapped)
         buf, offsets = self.export()
         self._buf, self._offsets = memoryview(buf), offsets
         self._list = [None] * (len(offsets) - 1)
