@@ -18,6 +18,7 @@ import math
 from array import array
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Sequence
 from itertools import compress
 from typing import Any
 
@@ -131,19 +132,25 @@ class EntryIndex:
             return NONE
         return row if self._fits(row, *want) else NONE
 
-    def source_of(self, owner: int, key: int, data: bytes) -> int:
-        """A node-scope entry of `owner` whose text starts with `data` (a write's preview, `key`
-        the hash of its first PREVIEW_CHARS characters), or -1: what the preview can be read
-        from instead of being kept (`EventBuilder._previews`)."""
-        bucket = self.buckets.get(hash((0, owner, key)))
-        if bucket is None:
-            return NONE
-        text = self.rows.text
-        for row in [bucket] if type(bucket) is int else bucket:
-            start = text.starts[row]
-            if text.ends[row] - start >= len(data) and text.buf[start : start + len(data)] == data:
-                return row
-        return NONE
+    def sources(self, owners: Sequence[int], keys: Sequence[int], datas: list) -> list[int]:
+        """For each node-scope write (its owner, the hash of its preview's first PREVIEW_CHARS
+        characters, its preview's bytes; None: no preview), an entry of that owner whose text
+        starts with the preview, or -1: what the preview can be read from instead of being
+        kept (`EventBuilder._previews`)."""
+        buckets, text = self.buckets, self.rows.text
+        buf, starts, ends = text.buf, text.starts, text.ends
+        found = []
+        for owner, key, data in zip(owners, keys, datas, strict=True):
+            source = NONE
+            bucket = buckets.get(hash((0, owner, key))) if data is not None else None
+            if bucket is not None:
+                for row in (bucket,) if type(bucket) is int else bucket:
+                    start = starts[row]
+                    if ends[row] - start >= len(data) and buf[start : start + len(data)] == data:
+                        source = row
+                        break
+            found.append(source)
+        return found
 
     def claim(
         self, kind: int, owner: int, ts: float, data: bytes, key: int, chars: int, meta: Any

@@ -182,7 +182,7 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     on_step(4, total, LOAD_STEPS[3])
     rows.flush()
     entry_index = EntryIndex(rows)  # (the join's: built now, previews are read off it)
-    previews = (entry_index.source_of, rows)
+    previews = (entry_index.sources, rows)
     events = read_access_log(path, ckpt.run_id, problems, ckpt.strings, previews)
     ckpt.access_summary = read_access_summary(path, ckpt.run_id, problems)
     on_step(5, total, LOAD_STEPS[4])

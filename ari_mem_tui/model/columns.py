@@ -64,7 +64,6 @@ DERIVED = -2  # a Texts start: the bytes are another table's (Events.derive_from
 ABSENT = -2  # a result row without that key
 INHERIT = "inherit:"
 NAN = math.nan
-_MISSING = -3  # (StringTable.codes: not in the table yet)
 
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
@@ -91,6 +90,20 @@ def string_hash(data: bytes | memoryview) -> int:
     """A 64-bit hash of a string's UTF-8 bytes that is the same in every process (Python's
     own str hash is salted per process, so it cannot be stored)."""
     return zlib.crc32(data) << 32 | zlib.adler32(data)
+
+
+class _Codes(dict):
+    """A StringTable's codes by string; a string it does not hold yet is added (given the next
+    code) when it is looked up."""
+
+    def __init__(self, strings: list[str | None]) -> None:
+        super().__init__()
+        self.strings = strings
+
+    def __missing__(self, value: str) -> int:
+        code = self[value] = len(self.strings)
+        self.strings.append(value)
+        return code
 
 
 class StringTable:
@@ -150,7 +163,8 @@ class StringTable:
     def _lookup(self) -> dict[Any, int]:
         codes = self._codes
         if codes is None:
-            codes = {self[i]: i for i in range(len(self._list))}
+            codes = _Codes(self._list)
+            codes.update((self[i], i) for i in range(len(self._list)))
             codes[None] = NONE
             codes[msgspec.UNSET] = ABSENT  # a result row without the key
             self._codes = codes
@@ -159,24 +173,12 @@ class StringTable:
 
     def code(self, value: str | None) -> int:
         """The code of `value`, added when new."""
-        codes = self._lookup()
-        found = codes.get(value)
-        if found is None:
-            found = codes[value] = len(self._list)
-            self._list.append(value)
-        return found
+        return self._lookup()[value]
 
     def codes(self, values: Sequence[Any]) -> array:
         """Codes of many values at once (None → -1, msgspec.UNSET → -2), new ones added in
-        the order they come (the loops are C's: map, compress, dict.fromkeys)."""
-        codes = self._lookup()
-        found = array("i", map(codes.get, values, repeat(_MISSING)))
-        if _MISSING in found:
-            new = dict.fromkeys(compress(values, map(_MISSING.__eq__, found)))
-            codes.update(zip(new, range(len(self._list), len(self._list) + len(new))))
-            self._list += new
-            found = array("i", map(codes.__getitem__, values))
-        return found
+        the order they come: one pass of C's map over the dict, which adds what it misses."""
+        return array("i", map(self._lookup().__getitem__, values))
 
     def find(self, value: str | None) -> int:
         """The code of `value`, or -1 when the table does not hold it."""
@@ -1253,7 +1255,8 @@ class EventBuilder:
         self.preview_hash = array("q")
         self.preview_chars = array("i")
         self.derived = array("i")  # the entry row a preview is the start of (-1: its own)
-        # finds such a row: (owner code, hash of the preview's start, its bytes) -> row or -1
+        # finds such rows: (owner codes, hashes of the previews' starts, their bytes or None)
+        # -> a row or -1 for each
         self.source_of: Any = None
         self.derived_from: Any = None  # where those rows are (the entries being built)
         # (reader, how, note) given
@@ -1391,19 +1394,18 @@ class EventBuilder:
         (the entry it will be joined to, most likely; `source_of` finds one) is not kept, only
         that entry's row (`derived`; DERIVED and its size in the column): at 10k nodes, 40 MB
         not held while the log is read."""
-        source_of, derived = self.source_of, self.derived
+        derived = self.derived
         derived.extend(array("i", [NONE]) * len(encoded))
         sizes: dict[int, int] = {}
-        if source_of is not None:
-            node, coll = self.node, self.coll
-            scope = self.strings.find("node_scope")
-            for at, data in enumerate(encoded):
-                row = first + at
-                if data is not None and scope >= 0 and coll[row] == scope:
-                    source = source_of(node[row], hashes[at], data)
-                    if source >= 0:
-                        derived[row], sizes[row] = source, len(data)
-                        encoded[at] = None
+        scope = self.strings.find("node_scope")
+        if self.source_of is not None and scope >= 0:
+            coll = self.coll[first:]
+            writes = [data if code == scope else None for data, code in zip(encoded, coll)]
+            found = self.source_of(self.node[first:], hashes, writes)
+            for at, source in enumerate(found):
+                if source >= 0:
+                    derived[first + at], sizes[first + at] = source, len(writes[at])
+                    encoded[at] = None
         self.preview.add_many(encoded)
         starts, ends = self.preview.starts, self.preview.ends
         for row, size in sizes.items():
