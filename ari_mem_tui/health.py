@@ -13,21 +13,21 @@ trace_log. Nothing here writes anything; the TUI runs `compute_health` in a work
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from datetime import UTC, datetime
 from typing import Any
 
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
-from ari_mem_tui.model import Checkpoint, MemoryEntry, Node
+from ari_mem_tui.model import Checkpoint, MemoryEntry, Node, ParentChain
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
 from ari_mem_tui.search.rankers import Ranker
 from ari_mem_tui.search.replay import (
     DEFAULT_LIMIT,
     checkpoint_hash,
-    eligible_entries,
-    post_filter,
+    eligible_entry,
     top_k_for,
 )
 from ari_mem_tui.search.startup import node_query, recorded_startup_search, start_time
@@ -70,12 +70,15 @@ def compute_health(
     every = max(1, total // 200)
     used: Counter[str] = Counter()
     ckpt_hash = checkpoint_hash(ckpt)
+    lineages = Lineages(ckpt, ckpt_hash)
     for done, node in enumerate(nodes):
         if cancelled is not None and cancelled():
             report.complete = False
             report.notes.append(f"interrupted after {done} of {len(nodes)} nodes")
             break
-        report.nodes.append(node_health(ckpt, node, ranker, limit, top_k, ckpt_hash, used))
+        report.nodes.append(
+            node_health(ckpt, node, ranker, limit, top_k, ckpt_hash, used, lineages)
+        )
         if progress is not None and (done + 1) % every == 0:
             progress(done + 1, total)
     report.ranker = ", ".join(name for name, _ in used.most_common()) or report.ranker
@@ -87,7 +90,7 @@ def compute_health(
     report.by_depth = by_depth(searched)
     report.over_time = over_time(searched)
     if report.complete:
-        usage = entry_usage(ckpt)
+        usage = entry_usage(ckpt, lineages)
         report.entries = usage.summary
         report.top_entries = usage.top(TOP_ENTRIES)
         report.never_retrieved = usage.never(NEVER_SHOWN)
@@ -109,7 +112,9 @@ def node_health(
     top_k: int,
     ckpt_hash: str | None,
     used: Counter[str],
+    lineages: Lineages | None = None,
 ) -> NodeHealth:
+    lineages = lineages or Lineages(ckpt, ckpt_hash)
     depth = node.depth if node.depth is not None else len(node.ancestor_ids)
     row = NodeHealth(node_id=node.id, depth=depth, limit=limit)
     if not node.ancestor_ids:
@@ -123,31 +128,42 @@ def node_health(
     row.started, row.started_source = started, how
     query, _source = node_query(ckpt, node)
     row.query = query
-    scope = set(node.ancestor_ids)
-    eligible = eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, started)
-    row.eligible = len(eligible)
+    scope = lineages.scope(node)
+    row.eligible = lineages.eligible(node, started)
     ranking = ranker.rank(query, top_k, before_ts=started)
     used[ranking.used or getattr(ranker, "name", "?")] += 1
     # a backend without a window (ARI's in-memory one) crowds nothing out: no window counts
     window = [] if ranking.windowless else ranking.window
     row.window = len(window)
-    eligible_ids = {e.id for e in eligible}
+    # counted here, in one pass: a model's attribute costs ~1 µs a set, and the post-filter's
+    # hits (`post_filter`) are the first `limit` eligible rows of the window: only their number
+    # is kept
+    react = lineage = own = other = kept = 0
     for entry in window:
         if entry.kind != "node_scope":
-            row.react += 1
-        elif entry.id in eligible_ids:
-            row.lineage += 1
+            react += 1
+        elif eligible_entry(entry, scope, ckpt_hash):
+            kept += 1
+            if _before(entry, started):
+                lineage += 1
+            elif entry.node_id == node.id:
+                own += 1
+            else:
+                other += 1
         elif entry.node_id == node.id:
-            row.own += 1
+            own += 1
         else:
-            row.other_branches += 1
+            other += 1
+    row.react, row.lineage, row.own, row.other_branches = react, lineage, own, other
     row.reached = row.lineage
     if ranking.windowless:  # reached: the lineage entries the backend could return at all
-        row.reached = sum(1 for entry in ranking.window if entry.id in eligible_ids)
+        found = [e for e in ranking.window if eligible_entry(e, scope, ckpt_hash)]
+        row.reached = sum(1 for entry in found if _before(entry, started))
+        kept = len(found)
     if row.window:
         row.share_other = round(row.other_branches / row.window, 4)
         row.share_react = round(row.react / row.window, 4)
-    row.hits_replayed = len(post_filter(ranking.window, scope, ckpt_hash, limit, ranking.scores))
+    row.hits_replayed = min(limit, kept)  # as many as `post_filter` keeps
     if recorded is not None:
         row.hits_recorded = min(len(recorded.results), limit)
         row.hits, row.hits_source = row.hits_recorded, "recorded"
@@ -157,6 +173,169 @@ def node_health(
     row.starved = row.eligible > 0 and row.hits < expected
     row.shortfall = expected - row.hits if row.starved else 0
     return row
+
+
+def _before(entry: MemoryEntry, started: float | None) -> bool:
+    """In the pool as of `started` (an entry without ts always is: unknown is not later)."""
+    return started is None or entry.ts is None or entry.ts < started
+
+
+class Lineages:
+    """Scopes and eligible counts for every node of a run in time linear in the run.
+
+    A node's scope is its `ancestor_ids`. Written in the file, they are a list, as long as the
+    file made them; rebuilt from `parent_id` (a `ParentChain`), walking them per node costs the
+    depth, and a 20,000-deep chain costs 200 million steps. For those, one walk of the tree
+    gives each node a preorder number and a subtree size (an ancestor test in O(1)), and each
+    node's count of eligible ancestor entries written before its start comes from a running
+    count over the path from its root (a Fenwick tree over the entries' times).
+    """
+
+    def __init__(self, ckpt: Checkpoint, ckpt_hash: str | None) -> None:
+        self.ckpt, self.ckpt_hash = ckpt, ckpt_hash
+        self._scopes: dict[str, Container[str]] = {}
+        self._own_stamps: dict[str, tuple[int, list[float]]] = {}
+        self._chain_counts: dict[str, int] | None = None
+        self._tin: dict[str, int] = {}
+        self._size: dict[str, int] = {}
+        self._walked = False
+
+    def _walk(self) -> None:
+        """Preorder numbers and subtree sizes of every node reachable from a root."""
+        if self._walked:
+            return
+        self._walked = True
+        graph, order = self.ckpt.graph, []
+        for root in self.ckpt.roots:
+            if root in graph and root not in self._tin:
+                for node_id in graph.preorder(root):
+                    self._tin[node_id] = len(order)
+                    order.append(node_id)
+        size = self._size
+        for node_id in reversed(order):
+            size[node_id] = 1 + sum(size.get(c, 0) for c in graph.successors(node_id))
+
+    def _walked_chain(self, node: Node) -> bool:
+        """Whether `node`'s scope is its parent links, and the tree walk reached it."""
+        if type(node.ancestor_ids) is not ParentChain:
+            return False
+        self._walk()
+        return node.id in self._tin
+
+    def scope(self, node: Node) -> Container[str]:
+        found = self._scopes.get(node.id)
+        if found is None:
+            if self._walked_chain(node):
+                found = _Descends(self._tin, self._size, node.id)
+            else:
+                found = frozenset(node.ancestor_ids)
+            self._scopes[node.id] = found
+        return found
+
+    def scope_of(self, node_id: str) -> Container[str]:
+        node = self.ckpt.nodes.get(node_id)
+        return self.scope(node) if node is not None else frozenset()
+
+    def eligible(self, node: Node, started: float | None) -> int:
+        """How many entries ARI's post-filter would keep for `node` as of `started`."""
+        if not self._walked_chain(node):
+            total = 0
+            for ancestor in dict.fromkeys(node.ancestor_ids):
+                untimed, stamps = self._stamps(ancestor)
+                total += untimed + (
+                    len(stamps) if started is None else bisect_left(stamps, started)
+                )
+            return total
+        if self._chain_counts is None:
+            self._chain_counts = self._count_chains()
+        return self._chain_counts.get(node.id, 0)
+
+    def _stamps(self, node_id: str) -> tuple[int, list[float]]:
+        """A node's eligible entries: how many have no ts, and the others' ts, sorted."""
+        found = self._own_stamps.get(node_id)
+        if found is None:
+            own = self._own_eligible(node_id)
+            stamps = sorted(e.ts for e in own if e.ts is not None)
+            found = self._own_stamps[node_id] = (len(own) - len(stamps), stamps)
+        return found
+
+    def _own_eligible(self, node_id: str) -> list[MemoryEntry]:
+        everyone: Container[str] = _Everyone()
+        return [
+            e
+            for e in self.ckpt.entries_by_node.get(node_id, [])
+            if eligible_entry(e, everyone, self.ckpt_hash)
+        ]
+
+    def _count_chains(self) -> dict[str, int]:
+        """Each ParentChain node's eligible count, from one depth-first walk: the entries of
+        the nodes on the path above it, those without ts always, the others if before its
+        start."""
+        ckpt, graph = self.ckpt, self.ckpt.graph
+        stamps = sorted(
+            {e.ts for es in ckpt.entries_by_node.values() for e in es if e.ts is not None}
+        )
+        tree = [0] * (len(stamps) + 1)  # Fenwick tree of path entries by time rank
+
+        def add(ts: float, delta: int) -> None:
+            i = bisect_left(stamps, ts) + 1
+            while i < len(tree):
+                tree[i] += delta
+                i += i & -i
+
+        def before(ts: float) -> int:  # path entries with ts < `ts`
+            i, total = bisect_left(stamps, ts), 0
+            while i > 0:
+                total += tree[i]
+                i -= i & -i
+            return total
+
+        counts: dict[str, int] = {}
+        on_path = untimed = 0
+        for root in ckpt.roots:
+            if root not in graph:
+                continue
+            stack: list[tuple[str, bool]] = [(root, True)]
+            while stack:
+                node_id, entering = stack.pop()
+                own = self._own_eligible(node_id)
+                sign = 1 if entering else -1
+                if entering:
+                    node = ckpt.nodes.get(node_id)
+                    if node is not None and type(node.ancestor_ids) is ParentChain:
+                        started, _ = start_time(ckpt, node)
+                        counts[node_id] = on_path if started is None else untimed + before(started)
+                    stack.append((node_id, False))
+                    stack.extend((c, True) for c in reversed(list(graph.successors(node_id))))
+                for entry in own:
+                    if entry.ts is None:
+                        untimed += sign
+                    else:
+                        add(entry.ts, sign)
+                on_path += sign * len(own)
+        return counts
+
+
+class _Descends:
+    """`x in scope`: whether node `x` is a proper ancestor of the node, from preorder numbers
+    and subtree sizes (x's subtree holds the node)."""
+
+    __slots__ = ("_node_tin", "_size", "_tin")
+
+    def __init__(self, tin: dict[str, int], size: dict[str, int], node_id: str) -> None:
+        self._tin, self._size = tin, size
+        self._node_tin = tin.get(node_id, -1)
+
+    def __contains__(self, other: object) -> bool:
+        at = self._tin.get(other)  # type: ignore[arg-type]
+        return at is not None and at < self._node_tin < at + self._size[other]  # type: ignore[index]
+
+
+class _Everyone:
+    """A scope holding every node: the rest of the post-filter alone (kind, checkpoint)."""
+
+    def __contains__(self, _other: object) -> bool:
+        return True
 
 
 # ---------------------------------------------------------------------- across the run
@@ -177,6 +356,22 @@ def by_depth(rows: list[NodeHealth]) -> list[Bucket]:
     for row in rows:
         groups[row.depth].append(row)
     return [_bucket(f"depth {d}", groups[d]) for d in sorted(groups)]
+
+
+def by_depth_ranges(rows: list[NodeHealth], most: int) -> list[Bucket]:
+    """Like `by_depth`, in at most `most` buckets of consecutive depths (a 20,000-deep chain
+    has 20,000 depths: a table of them says nothing a person can read)."""
+    if not rows:
+        return []
+    deepest = max(r.depth for r in rows)
+    span = max(1, -(-(deepest + 1) // most))  # depths per bucket, rounded up
+    groups: dict[int, list[NodeHealth]] = defaultdict(list)
+    for row in rows:
+        groups[row.depth // span].append(row)
+    return [
+        _bucket(f"depth {g * span}–{min(deepest, g * span + span - 1)}", groups[g])
+        for g in sorted(groups)
+    ]
 
 
 def over_time(rows: list[NodeHealth], slices: int = TIME_SLICES) -> list[Bucket]:
@@ -234,36 +429,42 @@ def _notes(report: Health) -> list[str]:
 class EntryUsage:
     """Retrieval counts of every node-scope entry, from the access log and the trace logs."""
 
-    def __init__(self, ckpt: Checkpoint) -> None:
+    def __init__(self, ckpt: Checkpoint, lineages: Lineages | None = None) -> None:
         self.ckpt = ckpt
+        self.lineages = lineages or Lineages(ckpt, checkpoint_hash(ckpt))
         self.counts: dict[str, list[int]] = {}  # entry id -> per category
         self.readers: dict[str, dict[str, None]] = defaultdict(dict)  # entry id -> readers
         self.desc_readers: dict[str, set[str]] = defaultdict(set)
         self.desc_search: set[str] = set()  # returned by a descendant's search
         self.summary = EntrySummary()
-        self._ancestors: dict[str, frozenset[str]] = {}
 
-    def ancestors(self, node_id: str) -> frozenset[str]:
-        found = self._ancestors.get(node_id)
-        if found is None:
-            node = self.ckpt.nodes.get(node_id)
-            found = frozenset(node.ancestor_ids) if node is not None else frozenset()
-            self._ancestors[node_id] = found
-        return found
-
-    def add(self, entry: MemoryEntry, category: str, reader: str | None, search: bool) -> None:
-        counts = self.counts.get(entry.id)
-        if counts is None:
-            counts = self.counts[entry.id] = [0, 0, 0, 0]
-        counts[CATEGORIES.index(category)] += 1
-        self.summary.reads[category] = self.summary.reads.get(category, 0) + 1
+    def add_all(
+        self, entries: list[MemoryEntry], category: str, reader: str | None, search: bool
+    ) -> None:
+        """Count one read that returned `entries` (a tight loop: a big run has millions)."""
+        if not entries:
+            return
+        slot = CATEGORIES.index(category)
+        reads = self.summary.reads
+        reads[category] = reads.get(category, 0) + len(entries)
+        counts = self.counts
+        for entry in entries:
+            found = counts.get(entry.id)
+            if found is None:
+                found = counts[entry.id] = [0, 0, 0, 0]
+            found[slot] += 1
         if reader is None or reader not in self.ckpt.nodes:
             return
-        self.readers[entry.id][reader] = None
-        if entry.node_id in self.ancestors(reader):
-            self.desc_readers[entry.id].add(reader)
-            if search:
-                self.desc_search.add(entry.id)
+        scope = self.lineages.scope_of(reader)
+        for entry in entries:
+            self.readers[entry.id][reader] = None
+            if entry.node_id in scope:
+                self.desc_readers[entry.id].add(reader)
+                if search:
+                    self.desc_search.add(entry.id)
+
+    def add(self, entry: MemoryEntry, category: str, reader: str | None, search: bool) -> None:
+        self.add_all([entry], category, reader, search)
 
     def count_access_log(self) -> Counter[tuple[str, tuple]]:
         """Every read event's returned entries; gives back the trace-matched reads per node."""
@@ -281,7 +482,7 @@ class EntryUsage:
                 key = read_key(event)
                 if key is not None:
                     matched[(reader, key)] += 1
-            search = not event.is_inherit
+            returned: list[MemoryEntry] = []
             for row in event.results:
                 letta_id = row.get("entry_id") if isinstance(row, dict) else None
                 if not letta_id:
@@ -292,13 +493,15 @@ class EntryUsage:
                 if entry is None or entry.kind != "node_scope":
                     self.summary.unresolved += entry is None
                     continue
-                self.add(entry, category, reader, search)
+                returned.append(entry)
+            self.add_all(returned, category, reader, not event.is_inherit)
         return matched
 
     def count_trace_logs(self, matched: Counter[tuple[str, tuple]]) -> None:
-        """LLM reads a node's trace_log shows but the access log does not (log off, dropped)."""
+        """LLM reads a node's trace_log shows but the access log does not (log off, dropped).
+        Only the read tools' calls are needed: those the loader has parsed already."""
         by_letta = self.ckpt.entries_by_letta_id
-        for node_id, calls in self.ckpt.trace_calls.items():
+        for node_id, calls in self.ckpt.read_tool_calls().items():
             for call in calls:
                 if call.tool not in ("search_memory", "get_node_memory"):
                     continue
@@ -340,7 +543,7 @@ class EntryUsage:
         return found
 
     def finish(self) -> None:
-        has_children = {nid for nid in self.ckpt.nodes if self.ckpt.children(nid)}
+        has_children = {parent for parent, _child in self.ckpt.graph.edges}
         summary = self.summary
         for entry in self.ckpt.entries:
             if entry.kind != "node_scope":
@@ -397,8 +600,8 @@ class EntryUsage:
         return [self.use(e) for e in self.ckpt.entries if e.kind == "node_scope"]
 
 
-def entry_usage(ckpt: Checkpoint) -> EntryUsage:
-    usage = EntryUsage(ckpt)
+def entry_usage(ckpt: Checkpoint, lineages: Lineages | None = None) -> EntryUsage:
+    usage = EntryUsage(ckpt, lineages)
     matched = usage.count_access_log()
     usage.count_trace_logs(matched)
     usage.finish()

@@ -32,6 +32,8 @@ class RunOptions:
     rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
     index: bool = True  # reopen unchanged files from the persistent index (checkpoint/index.py)
     index_behind: bool = False  # leave a fresh load's index to `Run.save_index` (the TUI)
+    # embed every node's start-up query ahead (the TUI, health); `saw` asks for one query only
+    prefetch_queries: bool = True
 
 
 def open_run(
@@ -67,15 +69,19 @@ def open_run(
         run = open_letta_run(ckpt, options.letta, progress=on_progress)
     else:
         step(total, total, "search index")
-        ranker = local_ranker(ckpt, options.embedder) if options.rank else None
+        # summary and audit rank nothing: numpy and the rankers stay unloaded
+        ranker = (
+            local_ranker(ckpt, options.embedder, options.prefetch_queries) if options.rank else None
+        )
         run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     run.save_index = later[0] if later else None
     return run
 
 
-def local_ranker(ckpt: Checkpoint, embedder: str) -> object:
+def local_ranker(ckpt: Checkpoint, embedder: str, prefetch: bool = True) -> object:
     """The ranker `embedder` names; "auto" takes the run's own backend rule when the files show
-    it (search/in_memory.py), else MiniLM, which then says why the backend stayed unknown."""
+    it (search/in_memory.py), else MiniLM, which then says why the backend stayed unknown.
+    `prefetch`: MiniLM embeds every node's start-up query ahead (not for `saw`'s one node)."""
     from ari_mem_tui.search.backends import run_backend  # noqa: PLC0415
     from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
     from ari_mem_tui.search.in_memory import InMemoryRanker  # noqa: PLC0415
@@ -84,9 +90,9 @@ def local_ranker(ckpt: Checkpoint, embedder: str) -> object:
         backend = run_backend(ckpt)
         if backend.in_memory:
             return InMemoryRanker(ckpt.entries)
-        ranker = make_ranker(ckpt, "minilm")
+        ranker = make_ranker(ckpt, "minilm", prefetch=prefetch)
         ranker.backend_note = backend.note  # type: ignore[attr-defined]
         return ranker
     if embedder == "in-memory":
         return InMemoryRanker(ckpt.entries)
-    return make_ranker(ckpt, embedder)
+    return make_ranker(ckpt, embedder, prefetch=prefetch)

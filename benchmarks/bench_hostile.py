@@ -17,6 +17,10 @@ The cases are built at run time in a temp folder, from small inputs (nothing big
   so that it opens on the deepest node: time until the run is shown, then `q` until the app has
   ended, and the child's peak RSS.
 
+Then `health --embedder bm25` on chains of 1,250 … 20,000 nodes (`--chains`, default on): wall
+and CPU seconds per depth, and the exponent of a least-squares fit of log(CPU) on log(depth)
+(1 is linear; issue 22 measured 1.3 … 85.8 s, quadratic, before Lineages in health.py).
+
 Each command runs in a child process `--repeat` times, reading the files each time (no
 persistent index unless `--with-index`; MiniLM's vector cache is cold only on the first run); its peak RSS is the child's own
 ru_maxrss (RUSAGE_CHILDREN of a wrapper that runs only it). The goal: no case above 1.5 GB or
@@ -31,6 +35,7 @@ import argparse
 import gzip
 import io
 import json
+import math
 import os
 import shutil
 import statistics
@@ -50,8 +55,10 @@ WRAPPER = (
     "code = subprocess.call([sys.executable, '-m', 'ari_mem_tui', *sys.argv[1:]],"
     " stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
     "took = time.monotonic() - t\n"
-    "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, took)\n"
+    "use = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+    "print(code, use.ru_maxrss, took, use.ru_utime + use.ru_stime)\n"
 )
+CHAIN_DEPTHS = (1_250, 2_500, 5_000, 10_000, 20_000)
 
 
 def demo(folder: Path, name: str) -> Path:
@@ -121,15 +128,54 @@ def tree_nuls(folder: Path) -> Path:
     return ckpt
 
 
-def chain(folder: Path) -> Path:
-    ckpt = folder / "chain-20k"
+def chain(folder: Path, depth: int = 20_000, name: str = "chain-20k") -> Path:
+    ckpt = folder / name
     ckpt.mkdir()
     nodes = [
         {"id": f"n{i}", "parent_id": f"n{i - 1}" if i else None, "status": "success"}
-        for i in range(20_000)
+        for i in range(depth)
     ]
     (ckpt / "tree.json").write_text(json.dumps({"run_id": "deep", "nodes": nodes}))
     return ckpt
+
+
+def fitted_exponent(sizes: list[int], seconds: list[float]) -> float:
+    """The slope of log(seconds) on log(size), least squares: 1 linear, 2 quadratic."""
+    xs = [math.log(n) for n in sizes]
+    ys = [math.log(max(t, 1e-9)) for t in seconds]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum(
+        (x - mx) ** 2 for x in xs
+    )
+
+
+def chain_health(folder: Path, repeat: int) -> None:
+    """`health` on chains of CHAIN_DEPTHS nodes: median wall and CPU, and the fitted exponent."""
+    print(f"\nhealth --embedder bm25 on chains (load average {os.getloadavg()[0]:.1f})")
+    print(f"{'depth':>7} {'exit':>4} {'peak MiB':>9} {'median s':>9} {'CPU s':>7}")
+    cpus = []
+    for depth in CHAIN_DEPTHS:
+        ckpt = chain(folder, depth, f"chain-health-{depth}")
+        command = ["health", str(ckpt), "--embedder", "bm25", "--no-letta"]
+        runs = [measure(command) for _ in range(repeat)]
+        cpu = statistics.median(c for _, _, _, c in runs)
+        cpus.append(cpu)
+        code = "/".join(sorted({str(r[0]) for r in runs}))
+        print(
+            f"{depth:>7} {code:>4} {max(r[1] for r in runs):9.0f}"
+            f" {statistics.median(r[2] for r in runs):9.2f} {cpu:7.2f}"
+        )
+    # start-up (~0.8 s of CPU, the same at every depth) flattens a fit of the totals; the CPU
+    # each doubling of the depth adds, c(2n) − c(n) = b·n^k·(2^k − 1), grows as n^k
+    steps = [(n, b - a) for n, a, b in zip(CHAIN_DEPTHS[1:], cpus, cpus[1:], strict=False)]
+    kept = [(n, d) for n, d in steps if d > 0]
+    added = fitted_exponent([n for n, _ in kept], [d for _, d in kept]) if len(kept) > 1 else None
+    print(
+        f"fitted exponent of CPU on depth: {fitted_exponent(list(CHAIN_DEPTHS), cpus):.2f} on"
+        " the totals; "
+        + (f"{added:.2f} on what each doubling adds" if added is not None else "")
+        + " (1 = linear, 2 = quadratic)"
+    )
 
 
 def caches_dev_zero(folder: Path) -> Path:
@@ -236,12 +282,13 @@ def commands(name: str, ckpt: Path) -> list[list[str]]:
     return [[*c, "--no-letta"] for c in base]
 
 
-def measure(args: list[str]) -> tuple[int, float, float]:
+def measure(args: list[str]) -> tuple[int, float, float, float]:
+    """(exit code, peak MiB, wall s, CPU s) of one command in a child process."""
     out = subprocess.run(
         [sys.executable, "-c", WRAPPER, *args], check=True, capture_output=True, text=True,
-        cwd=ROOT,
+        cwd=ROOT,  # this checkout's code, not another's
     ).stdout.split()  # fmt: skip
-    return int(out[0]), int(out[1]) / 1024, float(out[2])
+    return int(out[0]), int(out[1]) / 1024, float(out[2]), float(out[3])
 
 
 def main() -> int:
@@ -249,6 +296,11 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, help="build the cases here and keep them")
     parser.add_argument("--only", help="run only the cases whose name contains this")
+    parser.add_argument(
+        "--no-chains",
+        action="store_true",
+        help="skip health on chains of 1,250 … 20,000 nodes (`--only chains`: only those)",
+    )
     parser.add_argument(
         "--with-index",
         action="store_true",
@@ -295,9 +347,9 @@ def main() -> int:
             for command in commands(name, ckpt):
                 damage = damage_caches if name == "caches-dev-zero" else lambda: None
                 runs = [(damage(), measure(command))[1] for _ in range(args.repeat)]
-                codes = {code for code, _, _ in runs}
-                peak = max(rss for _, rss, _ in runs)
-                times = [t for _, _, t in runs]
+                codes = {code for code, _, _, _ in runs}
+                peak = max(rss for _, rss, _, _ in runs)
+                times = [t for _, _, t, _ in runs]
                 shown = " ".join(command).replace(str(ckpt), "CKPT").replace(" --no-letta", "")
                 code = "/".join(map(str, sorted(codes)))
                 print(
@@ -305,6 +357,8 @@ def main() -> int:
                     f" {statistics.median(times):9.2f} {max(times):7.2f}"
                 )
                 worst_rss, worst_s = max(worst_rss, peak), max(worst_s, max(times))
+        if not args.no_chains and (not args.only or args.only in "health-chains"):
+            chain_health(folder, args.repeat)
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)

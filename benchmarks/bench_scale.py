@@ -1,4 +1,28 @@
-"""Big runs: every number of issue 12 per run, in one go.
+"""Every figure of issue 20's goals per run, beside its floor measured in the same run.
+
+At each size (the demo runs `--demo 50 --demo 500 --demo 2000 --demo 10000:200000`, or
+`--ckpt DIR`), in child processes:
+
+- the floors: parse-and-keep (msgspec decodes tree.json, every access-log line and the
+  decompressed backup, and keeps every object, the collector off) and parse-and-drop (the same,
+  keeping nothing); the files are read and decompressed before the clock starts;
+- the load (`load_checkpoint` + summary counts, no index), the first open writing the index and
+  the reopen from it, each with its max RSS, as ratios to the floors;
+- whole commands (`summary`, `audit`, `saw NODE --embedder bm25`, `saw NODE` with MiniLM's
+  vectors cached where the run is small enough to embed, `health --embedder bm25`): wall and
+  CPU seconds of the whole process with the index present and warm caches (one untimed run
+  first), and for runs of at most 100 nodes the import time of each (`python -X importtime`:
+  the sum, and the packages that cost most);
+- with `--tui`: the real app headless: first paint, tree shown, first hits on a first open and
+  on a reopen, key→hits.
+
+Then one table per run: each figure, its floor or goal, the ratio, and whether the goal is met;
+the load average before and after each run. One command runs it all:
+
+    python benchmarks/bench_scale.py --demo-dir /tmp/bench-demos --tui \
+        --demo 50 --demo 500 --demo 2000 --demo 10000:200000@1
+
+Big runs: every number of issue 12 per run, in one go.
 
 For each run (`--ckpt DIR`, repeatable, or demo runs `--demo N[:ENTRIES][@REPEAT]`, generated
 once into `--demo-dir` and reused from there): the `summary`-equivalent full load
@@ -34,8 +58,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import msgspec
-
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
@@ -54,6 +76,44 @@ print(json.dumps({"wall": wall, "rss": rss, "entries": numbers["entries"],
                   "events": numbers["events"], "nodes": numbers["nodes"]}))
 """
 
+
+# the floors: msgspec decodes every JSON document and line of the run (read and decompressed
+# first, untimed), keeping every object ("keep") or none ("drop"), the collector off
+FLOOR_CHILD = """
+import gc, json, resource, sys, time
+from pathlib import Path
+sys.path.insert(0, sys.argv[3])
+import msgspec
+from bench_scale import read_inputs
+path, mode = Path(sys.argv[1]), sys.argv[2]
+docs, lines = read_inputs(path)
+size = sum(map(len, docs)) + sum(map(len, lines))
+decode = msgspec.json.Decoder().decode
+gc.disable()
+t = time.perf_counter()
+if mode == "keep":
+    kept = [decode(d) for d in docs] + [decode(line) for line in lines]
+else:
+    for d in docs:
+        decode(d)
+    for line in lines:
+        decode(line)
+wall = time.perf_counter() - t
+rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+print(json.dumps({"wall": wall, "rss": rss, "bytes": size}))
+"""
+
+# one command in a grandchild: exit code, wall, CPU and max RSS of that process alone
+COMMAND_CHILD = """
+import json, resource, subprocess, sys, time
+t = time.perf_counter()
+code = subprocess.call([sys.executable, *sys.argv[1:]],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+wall = time.perf_counter() - t
+use = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps({"code": code, "wall": wall, "cpu": use.ru_utime + use.ru_stime,
+                  "rss": use.ru_maxrss * 1024}))
+"""
 
 # the app, headless, as bench_tui drives it; max RSS of the whole child
 TUI_CHILD = """
@@ -93,9 +153,9 @@ def child(path: Path, mode: str, env: dict[str, str], code: str = CHILD, *extra:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def parse_floor(path: Path) -> tuple[float, int]:
-    """Seconds msgspec takes to parse tree.json, every access log and the decompressed backup
-    (read and decompressed beforehand: only the parse is timed), and the bytes parsed."""
+def read_inputs(path: Path) -> tuple[list[bytes], list[bytes]]:
+    """tree.json, and every line of the access logs and of the decompressed backup: the bytes
+    the load parses (read and decompressed before a floor's clock starts)."""
     docs: list[bytes] = []
     lines: list[bytes] = []
     for name in ("tree.json", "nodes_tree.json"):
@@ -107,14 +167,7 @@ def parse_floor(path: Path) -> tuple[float, int]:
     backup = path / "memory_backup.jsonl.gz"
     if backup.is_file():
         lines += gzip.decompress(backup.read_bytes()).splitlines()
-    decode = msgspec.json.Decoder().decode
-    start = time.perf_counter()
-    for doc in docs:
-        decode(doc)
-    for line in lines:
-        if line.strip():
-            decode(line)
-    return time.perf_counter() - start, sum(map(len, docs)) + sum(map(len, lines))
+    return docs, [line for line in lines if line.strip()]
 
 
 def uptime() -> str:
@@ -130,21 +183,127 @@ def median(values: list[float]) -> float:
     return statistics.median(values)
 
 
+GOALS = {  # issue 20: seconds (or MB) a figure may take, and at which sizes it applies
+    "summary": (0.3, "small"),
+    "audit": (0.3, "small"),
+    "saw_bm25": (0.3, "small"),
+    "saw_minilm": (0.3, "small"),
+    "tui_first_paint": (0.3, "small"),
+    "tui_key_hits": (0.1, "small"),
+    "load_ratio_keep": (3.0, "big"),
+    "load_rss_mb": (400, "big"),
+    "reopen_s": (0.5, "big"),
+    "reopen_rss_mb": (300, "big"),
+    "tui_first_hits": (3.0, "big"),
+    "tui_reopen_hits": (1.0, "big"),
+    "health": (10.0, "big"),
+}
+SMALL_NODES = 100  # import times and the "small run" goals up to this many nodes
+MINILM_MAX_ENTRIES = 3_000  # `saw` with MiniLM only where its vectors take seconds to warm
+
+
+def measure_floors(path: Path, env: dict[str, str], repeat: int) -> dict:
+    """Median parse-and-keep and parse-and-drop floors (seconds, max RSS) in children."""
+    out = {}
+    for mode in ("keep", "drop"):
+        runs = [child(path, mode, env, FLOOR_CHILD, str(BENCH)) for _ in range(repeat)]
+        out[f"floor_{mode}_s"] = median([r["wall"] for r in runs])
+        out[f"floor_{mode}_rss_mb"] = median([r["rss"] for r in runs]) / 2**20
+        out["parsed_mb"] = runs[0]["bytes"] / 2**20
+    return out
+
+
+def a_node(path: Path) -> str | None:
+    """A child of the first root: a node whose start-up search `saw` replays."""
+    for name in ("tree.json", "nodes_tree.json"):
+        if (path / name).is_file():
+            nodes = json.loads((path / name).read_text())["nodes"]
+            ids = {n.get("id") for n in nodes}
+            for node in nodes:
+                if node.get("parent_id") in ids:
+                    return node["id"]
+    return None
+
+
+def run_command(argv: list[str], env: dict[str, str]) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", COMMAND_CHILD, "-m", "ari_mem_tui", *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def import_times(argv: list[str], env: dict[str, str]) -> dict:
+    """`python -X importtime`: the summed self time of every import, and the costliest
+    top-level packages (ms)."""
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "ari_mem_tui", *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    by_package: dict[str, int] = {}
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        fields = line[len("import time:") :].split("|")
+        name = fields[2].strip().split(".")[0]
+        by_package[name] = by_package.get(name, 0) + int(fields[0])
+    top = sorted(by_package.items(), key=lambda item: -item[1])[:5]
+    return {"total_ms": sum(by_package.values()) / 1000, "top": {k: v / 1000 for k, v in top}}
+
+
+def commands(path: Path, env: dict[str, str], repeat: int, nodes: int, entries: int) -> dict:
+    """Whole-process wall / CPU / RSS of each command (median of `repeat`, after one untimed
+    run that warms the caches), and for small runs their import times."""
+    node = a_node(path)
+    argvs = {
+        "summary": ["summary", str(path)],
+        "audit": ["audit", str(path)],
+        "health": ["health", str(path), "--embedder", "bm25"],
+    }
+    if node:
+        argvs["saw_bm25"] = ["saw", str(path), node, "--embedder", "bm25"]
+        if entries <= MINILM_MAX_ENTRIES:
+            argvs["saw_minilm"] = ["saw", str(path), node]
+    out: dict = {}
+    for name, argv in argvs.items():
+        argv = [*argv, "--no-letta"]
+        run_command(argv, env)  # warms the BM25 index, MiniLM's vectors, the run index
+        runs = [run_command(argv, env) for _ in range(repeat)]
+        out[name] = {
+            "wall": median([r["wall"] for r in runs]),
+            "cpu": median([r["cpu"] for r in runs]),
+            "rss_mb": median([r["rss"] for r in runs]) / 2**20,
+            "codes": sorted({r["code"] for r in runs}),
+        }
+        if nodes <= SMALL_NODES and name != "health":
+            out[name]["imports"] = import_times(argv, env)
+    return out
+
+
 def bench(
     path: Path, repeat: int, index_root: Path, tui: bool, replay: bool, presses: int, sample: int
 ) -> dict:
     before = uptime()
     env = {**os.environ, "PYTHONPATH": str(ROOT), "ARI_MEM_TUI_INDEX": str(index_root)}
+    env.setdefault("ARI_MEM_TUI_CACHE", str(index_root.parent / "cache"))  # BM25, vectors
     env.setdefault("ARI_MEM_TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="bench-scale-cfg-"))
     cold = [child(path, "plain", env) for _ in range(repeat)]
-    floors = [parse_floor(path)[0] for _ in range(repeat)]
     first, reopen = [], []
     for _ in range(repeat):
         subprocess.run(["rm", "-rf", str(index_root)], check=True)
         first.append(child(path, "index", env))
         reopen.append(child(path, "index", env))
     load = median([r["wall"] for r in cold])
-    floor = median(floors)
+    both = measure_floors(path, env, repeat)
+    floor = both["floor_drop_s"]
     result = {
         "run": str(path),
         "repeat": repeat,
@@ -157,9 +316,12 @@ def bench(
         "reopen_s": median([r["wall"] for r in reopen]),
         "reopen_rss_mb": median([r["rss"] for r in reopen]) / 2**20,
         "parse_floor_s": floor,
-        "parsed_mb": parse_floor(path)[1] / 2**20,
         "ratio_to_floor": load / floor if floor else None,
+        **both,
+        "ratio_to_keep": load / both["floor_keep_s"] if both["floor_keep_s"] else None,
+        "ratio_to_drop": load / both["floor_drop_s"] if both["floor_drop_s"] else None,
     }
+    result["commands"] = commands(path, env, repeat, result["nodes"], result["entries"])
     if tui:
         # one app start per child: first open (an empty index folder), then a reopen (the
         # index written above); medians of the REPEAT starts of each
@@ -246,6 +408,87 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def _met(value: float | None, goal: float) -> str:
+    return "–" if value is None else ("met" if value <= goal else "NOT met")
+
+
+def goal_rows(r: dict) -> list[list[str]]:
+    """Each figure of issue 20 for this run: value, its floor or anchor, ratio, goal, met."""
+    small = r["nodes"] <= SMALL_NODES
+    rows: list[list[str]] = []
+
+    def add(key: str, figure: str, value: float | None, shown: str, anchor: str = "–",
+            ratio: str = "–") -> None:  # fmt: skip
+        goal, where = GOALS[key]
+        applies = (where == "small") == small
+        goal_text = (f"≤ {goal:g} MB" if key.endswith("_mb") else
+                     f"≤ {goal:g}×" if key.startswith("load_ratio") else f"≤ {fmt_s(goal)}")  # fmt: skip
+        rows.append([figure, shown, anchor, ratio, goal_text if applies else "–",
+                     _met(value, goal) if applies else "–"])  # fmt: skip
+
+    keep, drop = r["floor_keep_s"], r["floor_drop_s"]
+    add("load_ratio_keep", "load (summary's, no index)", r["ratio_to_keep"],
+        f"{fmt_s(r['load_s'])}, {r['load_rss_mb']:.0f} MB",
+        f"keep {fmt_s(keep)} / {r['floor_keep_rss_mb']:.0f} MB; drop {fmt_s(drop)}",
+        f"{r['ratio_to_keep']:.1f}× / {r['ratio_to_drop']:.1f}×")  # fmt: skip
+    add("load_rss_mb", "load max RSS", r["load_rss_mb"], f"{r['load_rss_mb']:.0f} MB",
+        f"keep floor {r['floor_keep_rss_mb']:.0f} MB",
+        f"{r['load_rss_mb'] / r['floor_keep_rss_mb']:.1f}×")  # fmt: skip
+    add("reopen_s", "reopen from the index", r["reopen_s"], fmt_s(r["reopen_s"]),
+        f"keep floor {fmt_s(keep)}", f"{r['reopen_s'] / keep:.2f}×")  # fmt: skip
+    add("reopen_rss_mb", "reopen max RSS", r["reopen_rss_mb"], f"{r['reopen_rss_mb']:.0f} MB")
+    for key, label in (("summary", "summary"), ("audit", "audit"), ("saw_bm25", "saw (BM25)"),
+                       ("saw_minilm", "saw (MiniLM, vectors cached)")):  # fmt: skip
+        c = r["commands"].get(key)
+        if c is None:
+            continue
+        imports = c.get("imports")
+        anchor = f"imports {imports['total_ms']:.0f} ms" if imports else "–"
+        add(key, f"`{label}` whole process", c["wall"],
+            f"{fmt_s(c['wall'])} (CPU {fmt_s(c['cpu'])}, {c['rss_mb']:.0f} MB)", anchor,
+            f"{c['wall'] / keep:.1f}× keep floor" if keep else "–")  # fmt: skip
+    c = r["commands"]["health"]
+    add(
+        "health",
+        "`health --embedder bm25` (index present)",
+        c["wall"],
+        f"{fmt_s(c['wall'])} (CPU {fmt_s(c['cpu'])}, {c['rss_mb']:.0f} MB)",
+    )
+    tf, tr = r.get("tui_first"), r.get("tui_reopen")
+    if tf and tr:
+        add("tui_first_paint", "TUI first paint", tf["first_paint"], fmt_s(tf["first_paint"]))
+        add(
+            "tui_first_hits",
+            "TUI first hits, first open",
+            tf["memory_ready"],
+            fmt_s(tf["memory_ready"]),
+            f"tree shown {fmt_s(tf['tree_shown'])}",
+        )
+        add(
+            "tui_reopen_hits",
+            "TUI first hits, reopen",
+            tr["memory_ready"],
+            fmt_s(tr["memory_ready"]),
+            f"tree shown {fmt_s(tr['tree_shown'])}",
+        )
+        add("tui_key_hits", "TUI key→hits", tr["key_hits"], fmt_s(tr["key_hits"]))
+    return rows
+
+
+def goals_table(r: dict) -> str:
+    head = ["figure", "value", "floor / anchor (same run)", "ratio", "goal", ""]
+    loads = f"{load_avg(r['uptime_before'])} → {load_avg(r['uptime_after'])}"
+    title = f"{r['nodes']} nodes / {r['entries']} entries / {r['events']} events"
+    lines = [f"{title} (load average {loads})", ""]
+    lines += ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(row) + " |" for row in goal_rows(r)]
+    small = {k: c["imports"] for k, c in r["commands"].items() if c.get("imports")}
+    for name, imports in small.items():
+        top = ", ".join(f"{k} {v:.0f}" for k, v in imports["top"].items())
+        lines.append(f"\nimports of `{name}`: {imports['total_ms']:.0f} ms ({top} ms)")
+    return "\n".join(lines)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ckpt", type=Path, action="append", default=[])
@@ -278,6 +521,8 @@ def main() -> None:
             print(json.dumps(r), flush=True)
         print(f"after:  {uptime()}")
     if not args.json:
+        for result in results:
+            print(goals_table(result) + "\n")
         print(table(results))
         print(
             "medians of REPEAT runs; wall inside the child, max RSS of the child; TUI: BM25, "

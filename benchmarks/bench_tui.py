@@ -41,6 +41,7 @@ async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> 
         theme="textual-dark",
         remember_theme=False,
         blink=False,
+        open_useful=True,  # as `ari-mem-tui CKPT` opens: on the first node with a finding
     )
     first_paint = tree_shown = memory_ready = 0.0
     latencies: list[float] = []

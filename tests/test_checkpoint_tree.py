@@ -139,7 +139,7 @@ def test_cycles_are_broken_and_reported(tmp_path):
     assert set(ckpt.nodes) == {"root", "x", "y", "z"}
     import networkx as nx
 
-    assert nx.is_directed_acyclic_graph(ckpt.graph)
+    assert nx.is_directed_acyclic_graph(nx.DiGraph(ckpt.graph.edges))
     assert set(ckpt.roots) == {"root", "x", "z"}
     assert len(problems_about(ckpt, "parent_id cycle")) == 2
     assert problems_about(ckpt, "kept 3 roots")

@@ -142,3 +142,40 @@ def test_cli_health_of_a_folder_that_is_no_run_exits_2(capsys, tmp_path):
 def test_spark_scales_to_the_top():
     assert spark([0.0, 0.5, 1.0], 1.0) == "▁▅█"
     assert spark([]) == "" and spark([0, 0]) == "▁▁"
+
+
+def test_scopes_from_parent_links_count_as_the_written_lists_do(small_ckpt, tmp_path):
+    """GIVEN the same run with its ancestor_ids written, and without them (rebuilt from
+    parent_id: the linear path for deep chains), THEN every node and entry number is the same."""
+    import shutil
+
+    bare = tmp_path / "bare"
+    shutil.copytree(small_ckpt, bare)
+    tree = json.loads((bare / "tree.json").read_text())
+    for node in tree["nodes"]:
+        node.pop("ancestor_ids", None)
+    (bare / "tree.json").write_text(json.dumps(tree))
+    written, rebuilt = load_checkpoint(small_ckpt), load_checkpoint(bare)
+    assert not any(type(n.ancestor_ids) is list for n in rebuilt.nodes.values() if n.parent_id)
+    a = compute_health(written, make_ranker(written, "bm25"), all_entries=True)
+    b = compute_health(rebuilt, make_ranker(rebuilt, "bm25"), all_entries=True)
+    assert sum(n.eligible for n in a.nodes) > 0 and a.entries.by_descendants > 0
+    assert [n.model_dump() for n in a.nodes] == [n.model_dump() for n in b.nodes]
+    assert a.all_entries == b.all_entries and a.entries == b.entries
+
+
+def test_a_deep_chain_shows_its_depths_in_ranges(capsys, tmp_path):
+    """A 100-deep chain: the text groups its 99 searched depths into at most 30 rows; --json
+    keeps every depth."""
+    path = tmp_path / "chain"
+    path.mkdir()
+    nodes = [
+        {"id": f"n{i}", "parent_id": f"n{i - 1}" if i else None, "status": "success"}
+        for i in range(100)
+    ]
+    (path / "tree.json").write_text(json.dumps({"run_id": "deep", "nodes": nodes}))
+    assert main(["health", str(path), "--embedder", "bm25", "--no-letta"]) == 0
+    out = capsys.readouterr().out
+    assert "99 depths in 25 ranges" in out and "96–99" in out
+    assert main(["health", str(path), "--embedder", "bm25", "--no-letta", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["by_depth"]) == 99

@@ -208,7 +208,8 @@ def test_saw_query_from_eval_summary_uses_todays_value(capsys, ckpt_dir):
 
 
 def test_headless_saw_on_a_cold_vector_cache_is_never_silent_for_2_s(monkeypatch):
-    """Progress, rate and an estimate on stderr at least every second of waiting."""
+    """n of N texts, the rate and an ETA on stderr at least every second of waiting, and a
+    last line at 100%."""
     import io
 
     from ari_mem_tui.cli import commands as report
@@ -234,9 +235,10 @@ def test_headless_saw_on_a_cold_vector_cache_is_never_silent_for_2_s(monkeypatch
     lines = err.getvalue().splitlines()
     assert lines[0].startswith("loading MiniLM") and "--embedder bm25 answers at once" in lines[0]
     assert len(lines) >= 10  # ~11 s of fake waiting: a line every second
-    assert any("texts/s" in line and "left" in line for line in lines)
+    assert any("texts/s" in line and "ETA" in line for line in lines)
     late = next(line for line in lines if "(54%)" in line)
-    assert "100 texts/s" in late and "about 5 s left" in late
+    assert "540 of 1,000 texts" in late and "100 texts/s" in late and "ETA 5 s" in late
+    assert "1,000 of 1,000 texts (100%)" in lines[-1] and "ETA" not in lines[-1]
 
 
 def test_saw_help_says_what_a_cold_cache_costs(capsys):
@@ -302,3 +304,21 @@ def test_saw_on_a_run_recorded_by_aris_in_memory_backend(capsys, tmp_path):
         if line.startswith("│") and line.split("│")[1].strip().isdigit()
     ]
     assert len(rows) == 4 and all(line.split("│")[2].strip() == "?" for line in rows)
+
+
+def test_a_shorter_progress_line_covers_the_longer_one_before_it():
+    """On a terminal each line is rewritten in place: what a shorter line leaves of a longer
+    one is blanked, so no stray characters ("…thiss") stay on screen."""
+    import io
+
+    from ari_mem_tui.render.progress import StatusLine
+
+    out = io.StringIO()
+    line = StatusLine(out, tty=True)
+    line.show("loading MiniLM and its vector cache … 12 s; this")
+    line.show("embedding: 5 of 9")
+    line.close()
+    screen = ""
+    for part in out.getvalue().split("\r"):  # what a terminal shows: each \r rewrites
+        screen = part + screen[len(part) :]
+    assert screen.rstrip("\n").rstrip() == "embedding: 5 of 9"

@@ -178,15 +178,18 @@ class _Vectors:
 
 @pytest.fixture(scope="module")
 def demo_vectors(demo_ckpt):
-    """The demo's first 400 distinct texts and their start-up queries, embedded by MiniLM."""
+    """The demo's first 400 distinct texts and their start-up queries, with MiniLM's vectors:
+    those the package ships for the default demo (search/shipped.py; tests/test_shipped_vectors
+    recomputes a sample with the model), so no minute of MiniLM runs here."""
     from ari_mem_tui.search.embedded import start_queries
-    from ari_mem_tui.search.embedder import MiniLMEmbedder
+    from ari_mem_tui.search.shipped import shipped_vectors
+    from ari_mem_tui.search.vector_cache import text_key
 
     ckpt = load_checkpoint(demo_ckpt)
     texts = list(dict.fromkeys(e.text for e in ckpt.entries))[:400]
     queries = list(dict.fromkeys(start_queries(ckpt)))[:20]
-    model = MiniLMEmbedder()
-    vectors = model.embed(texts + queries)
+    shipped = shipped_vectors()
+    vectors = np.stack([shipped[text_key(t)] for t in texts + queries])
     return ckpt, texts, queries, vectors
 
 

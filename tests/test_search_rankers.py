@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from search_helpers import make_entry
 
 from ari_mem_tui.checkpoint import cachefile
@@ -194,6 +196,18 @@ def test_a_bm25_index_is_stored_once_and_read_back_with_the_same_scores(tmp_path
     assert np.array_equal(again.scores("beta"), built.scores("beta"))
 
 
+@given(
+    st.lists(st.sampled_from([0.0, 0.0, 0.0, 1.5, 2.0, -1.0, float("-inf")]), max_size=60),
+    st.integers(0, 70),
+)
+def test_top_window_of_mostly_zero_scores_matches_a_stable_full_sort(values, k):
+    """BM25's pools are mostly zeros: the fast path (positives, then zeros in pool order) and
+    the selection agree with a full stable sort, with negatives and -inf (out of the pool)."""
+    scores = np.array(values, dtype=np.float64)
+    full = [int(i) for i in np.argsort(-scores, kind="stable")]
+    assert top_window(scores, min(k, len(scores))) == full[: min(k, len(scores))]
+
+
 def test_top_window_matches_a_stable_full_sort():
     rng = np.random.default_rng(3)
     scores = rng.integers(0, 5, size=300).astype(float)
@@ -256,3 +270,137 @@ def test_only_the_most_recently_used_bm25_indexes_are_kept(tmp_path, monkeypatch
     for word in ("one", "two", "three"):
         BM25Ranker(Pool(Entries([f"{word} alpha", "beta"]).entries), tmp_path)
     assert len(list((tmp_path / "bm25").iterdir())) == 2
+
+
+class StepEmbedder:
+    """Deterministic unit vectors per text; each `embed` call waits for one `step()` of the
+    test, so the test decides how many rows are embedded when it ranks."""
+
+    dim = 384
+
+    def __init__(self) -> None:
+        self.calls = threading.Semaphore(0)
+        self.finished = threading.Semaphore(0)
+
+    def step(self) -> None:
+        self.calls.release()
+        assert self.finished.acquire(timeout=30)
+
+    def embed(self, texts, batch_size=32, progress=None):
+        assert self.calls.acquire(timeout=30)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            vec = np.random.default_rng(sum(text.encode()) % 2**32).standard_normal(self.dim)
+            out[row] = vec / np.linalg.norm(vec)
+        if progress is not None:
+            progress(len(texts), len(texts))
+        self.finished.release()
+        return out
+
+
+def test_a_replay_ranks_with_minilm_once_its_pool_is_embedded_and_not_before(tmp_path, monkeypatch):
+    """GIVEN vectors computed in first-write order, a few rows at a time, WHEN the rows of the
+    pool as of t are all embedded, THEN a replay as of t ranks with MiniLM, exactly as with
+    every vector; a replay of a later pool (or today's) is BM25 and says how far its pool is."""
+    from ari_mem_tui.search import embedded
+
+    monkeypatch.setattr(embedded, "PREFIX_ROWS", 4)
+    texts = [f"{TEXTS[i % 4]} variant {i}" for i in range(12)]  # ts = index: rows in this order
+    entries = Entries(texts).entries
+    step = StepEmbedder()
+    ranker = EmbeddingRanker(Pool(entries), tmp_path / "a", background=True, embedder=step)
+    query = TEXTS[1]
+    ranker._prefetched[query] = step_vector(query)  # as the start-up queries are
+    for _ in range(600):
+        if ranker.total:
+            break
+        threading.Event().wait(0.05)
+    assert ranker.total == 12 and not ranker.ready_for(4.0)
+    assert ranker.rank(query, 3, before_ts=4.0).used == "bm25"
+    step.step()  # rows 0-3: the pool as of ts 4 (entries 0..3)
+    until(lambda: ranker.prefix >= 4)
+    assert ranker.prefix == 4 and ranker.ready_for(4.0) and not ranker.ready_for(5.0)
+    early = ranker.rank(query, 3, before_ts=4.0)
+    later = ranker.rank(query, 3, before_ts=9.0)
+    today = ranker.rank(query, 3)
+    assert early.used == "minilm"
+    assert later.used == "bm25" and "of this pool 4/9 ready" in later.note
+    assert today.used == "bm25" and "4/12" in today.note
+    step.step()
+    step.step()
+    assert ranker.wait(30) and ranker.ready_for(None)
+    full = EmbeddingRanker(Pool(entries), tmp_path / "b", background=False, embedder=OneShot())
+    full._prefetched[query] = step_vector(query)
+    exact = full.rank(query, 3, before_ts=4.0)
+    assert [e.id for e in early.window] == [e.id for e in exact.window]
+    assert early.global_ranks([e.id for e in entries]) == exact.global_ranks(
+        [e.id for e in entries]
+    )
+    assert ranker.rank(query, 3).used == "minilm"
+
+
+def until(condition, seconds: float = 30) -> None:
+    for _ in range(int(seconds / 0.01)):
+        if condition():
+            return
+        threading.Event().wait(0.01)
+    raise AssertionError("condition never held")
+
+
+def step_vector(text: str) -> np.ndarray:
+    vec = np.random.default_rng(sum(text.encode()) % 2**32).standard_normal(384)
+    return (vec / np.linalg.norm(vec)).astype(np.float32)
+
+
+class OneShot(StepEmbedder):
+    """StepEmbedder without the steps."""
+
+    def embed(self, texts, batch_size=32, progress=None):
+        return np.stack([step_vector(t) for t in texts])
+
+
+def test_a_warm_cache_ranks_without_loading_the_model(tmp_path, monkeypatch):
+    """Every vector and the query in the cache: MiniLM answers, and the model (onnxruntime,
+    ~0.5 s to load) is never loaded."""
+    import ari_mem_tui.search.embedder as emb
+
+    entries = Entries(TEXTS).entries
+    queries = ["kernel tiling"]
+    warm = EmbeddingRanker(
+        Pool(entries), tmp_path, background=True, embedder=OneShot(), queries=queries
+    )
+    assert warm.wait(30) and warm.queries_ready.wait(30)
+
+    def no_model(*_a, **_k):
+        raise AssertionError("the model was loaded")
+
+    monkeypatch.setattr(emb, "MiniLMEmbedder", no_model)
+    again = EmbeddingRanker(Pool(entries), tmp_path, background=True, queries=queries)
+    assert again.wait(30) and again.queries_ready.wait(30)
+    assert again.embedder is None and again.error is None
+    assert again.rank("kernel tiling", 2).used == "minilm"
+    assert again._bm25 is None  # nothing was missing: no BM25 index was built meanwhile
+
+
+def test_bm25_scores_equal_bm25s_own_bit_for_bit(demo_ckpt):
+    """The BM25 scores are added as bm25s adds them (without its slow np.add.at): equal to its
+    get_scores, bit for bit, on the demo's pool for every node's query."""
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.search.embedded import start_queries
+
+    ckpt = load_checkpoint(demo_ckpt)
+    ranker = BM25Ranker(Pool(ckpt.entries), None)
+    compared = 0
+    odd = ["kernel tiling kernel", "the of and", "", "x", "Ünïcode wörds, CAPS and_under 42"]
+    for query in [*start_queries(ckpt), *odd]:
+        tokens = ranker._bm25s.tokenize(
+            [query], stopwords="en", stemmer=ranker._stemmer, return_ids=False, show_progress=False
+        )[0]
+        assert ranker.query_tokens(query) == tokens  # bm25s's tokens, without bm25s.tokenize
+        if not tokens:
+            continue
+        ours = ranker._relevance(tokens)
+        theirs = ranker._retriever.get_scores(tokens)
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+        compared += int(np.count_nonzero(theirs) > 0)
+    assert compared > 30

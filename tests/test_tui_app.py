@@ -568,6 +568,30 @@ async def test_the_app_opens_on_the_first_node_with_a_finding_once_the_audit_is_
             assert ancestor in app.tree_widget._by_id
 
 
+async def test_the_app_never_shows_another_node_before_the_one_it_opens_on(tiny: Path) -> None:
+    """The audit runs before the run is shown, so the first node chosen (beyond the root the
+    tree starts on) is the first with a finding: no node is shown and then left."""
+    from ari_mem_tui.audit import audit, findings_by_node
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.render.opening import opening_node
+
+    ckpt = load_checkpoint(tiny)
+    expected = opening_node(ckpt, findings_by_node(audit(ckpt))).node_id
+    app = make_app(tiny, open_useful=True)
+    chosen: list[str] = []
+    choose = app.choose
+
+    def recording(node_id: str) -> None:
+        chosen.append(node_id)
+        choose(node_id)
+
+    app.choose = recording  # type: ignore[method-assign]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.current_id == expected
+    assert [n for n in dict.fromkeys(chosen) if n not in ckpt.roots] == [expected]
+
+
 async def test_a_node_asked_for_wins_and_a_user_who_moved_is_not_moved(tiny: Path) -> None:
     app = make_app(tiny, open_useful=True, initial_node="B1000001")  # any case, a suffix
     async with app.run_test(size=(120, 40)) as pilot:

@@ -37,7 +37,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import networkx as nx
 from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint.access_log import access_files
@@ -56,6 +55,7 @@ from ari_mem_tui.model import (
     JsonStrings,
     Node,
     Problem,
+    RunGraph,
     StringTable,
 )
 from ari_mem_tui.model.columns import OptInts, ResultRows, Texts, utf8
@@ -598,7 +598,7 @@ def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) ->
         trace = JsonStrings(lazy[trace_at : trace_at + trace_size])
         node = Node.restore(fields, trace, JsonList(lazy[art_at : art_at + art_size]))
         ckpt.nodes[node.id] = node
-    graph = nx.DiGraph()
+    graph = RunGraph()
     graph.add_nodes_from(ckpt.nodes)
     graph.add_edges_from(body["edges"])
     ckpt.graph, ckpt.roots = graph, body["roots"]

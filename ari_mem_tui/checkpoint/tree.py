@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import networkx as nx
 from pydantic import ValidationError
 
 from ari_mem_tui.checkpoint.jsonfile import (
@@ -28,7 +27,15 @@ from ari_mem_tui.checkpoint.jsonfile import (
     salvage_list,
     usable_file,
 )
-from ari_mem_tui.model import NODE_LABELS, JsonList, JsonStrings, Node, ParentChain, Problem
+from ari_mem_tui.model import (
+    NODE_LABELS,
+    JsonList,
+    JsonStrings,
+    Node,
+    ParentChain,
+    Problem,
+    RunGraph,
+)
 
 SIDE_FILE_BYTES = 1 << 20  # trace logs past this size are kept in a mapped file, not in memory
 RUN_ID_DIR = re.compile(r"^[0-9]{8,14}_")
@@ -56,7 +63,7 @@ class TreeResult:
     document: Any = None  # the parsed document of that file
     run_id: str | None = None
     nodes: dict[str, Node] = field(default_factory=dict)
-    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    graph: RunGraph = field(default_factory=RunGraph)
     roots: list[str] = field(default_factory=list)
     node_memory: dict[str, Any] = field(default_factory=dict)  # nodes_tree.json `memory` arrays
 
@@ -491,7 +498,7 @@ def check_scope(node: Node, name: str, problems: list[Problem]) -> None:
 
 def build_graph(
     nodes: dict[str, Node], has_scope: set[str], name: str, problems: list[Problem]
-) -> tuple[nx.DiGraph, list[str]]:
+) -> tuple[RunGraph, list[str]]:
     order = {node_id: i for i, node_id in enumerate(nodes)}
     parent: dict[str, str | None] = {}
     for node_id, node in nodes.items():
@@ -536,7 +543,7 @@ def build_graph(
                 severity="info",
             )
         )
-    graph = nx.DiGraph()
+    graph = RunGraph()
     graph.add_nodes_from(nodes)
     graph.add_edges_from((pid, cid) for cid, pid in parent.items() if pid is not None)
     roots = [node_id for node_id, pid in parent.items() if pid is None]

@@ -41,13 +41,14 @@ def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     return True
 
 
-def _open(args: argparse.Namespace, rank: bool = True) -> Run | None:
+def _open(args: argparse.Namespace, rank: bool = True, prefetch: bool = True) -> Run | None:
     """The run (from the files, or with memory from --letta-url), or None after a one-line
-    message on stderr. `rank=False` builds no local ranker (commands that replay nothing)."""
+    message on stderr. `rank=False` builds no local ranker (commands that replay nothing);
+    `prefetch=False` embeds no start-up query but the one asked for (`saw`)."""
     from ari_mem_tui.run import open_run
 
     try:
-        run = open_run(run_options(args, rank=rank))
+        run = open_run(run_options(args, rank=rank, prefetch_queries=prefetch))
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
         say(f"cannot read {args.checkpoint}: {exc}")
         return None
@@ -68,36 +69,38 @@ def wait_for_vectors(
 
     A cold vector cache costs one MiniLM pass over every distinct text (~140 texts/s on two
     idle cores): minutes on a big run. A line goes to stderr at least every `PROGRESS_EVERY`
-    seconds (rewritten in place on a terminal), with the rate and an estimate of what is left.
+    seconds (rewritten in place on a terminal): n of N texts, the rate and an ETA, and a last
+    one at 100%.
     """
-    from ari_mem_tui.render.report import EMBEDDER_TIP, progress_line
+    from ari_mem_tui.render.progress import EMBEDDER_TIP, StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
 
     wait = getattr(ranker, "wait", None)
     if wait is None:
         return
+    progress = getattr(ranker, "progress", None)
+    if not isinstance(progress, Progress):  # a ranker without one: its done/total are read
+        progress = Progress(clock=time.monotonic)
+    own = progress is not getattr(ranker, "progress", None)
     stream = stream or sys.stderr
-    tty = stream.isatty() if tty is None else tty
-    started = time.monotonic()
-    last_shown = started - PROGRESS_EVERY  # the first line at once
-    first_done: tuple[float, int] | None = None
+    line = StatusLine(stream, stream.isatty() if tty is None else tty)
+    tip = EMBEDDER_TIP if tip is None else tip
+    last_shown = time.monotonic() - PROGRESS_EVERY  # the first line at once
     shown = False
     while not wait(0.2):
-        now = time.monotonic()
-        if not show or now - last_shown < PROGRESS_EVERY:
+        if own:
+            progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
+        if not show or time.monotonic() - last_shown < PROGRESS_EVERY:
             continue
-        last_shown = now
-        done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
-        if total and first_done is None:
-            first_done = (now, done)
-        elapsed = now - started
-        line = progress_line(
-            done, total, elapsed, first_done, now, EMBEDDER_TIP if tip is None else tip
-        )
-        line = clean(line, False)
-        print(("\r" + line) if tty else line, end="" if tty else "\n", file=stream, flush=True)
+        last_shown = time.monotonic()
+        line.show(progress_line(progress, tip=tip))
         shown = True
-    if show and shown and tty:
-        print(file=stream)
+    if show and shown:
+        if own:
+            progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
+        if progress.total and progress.finished:  # the pass ends on its 100% line
+            line.show(progress_line(progress))
+        line.close()
 
 
 # ---------------------------------------------------------------- saw / audit / summary
@@ -114,7 +117,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
     if query and which not in (None, "custom"):
         say(f"--query is a custom query: it cannot be combined with --query-from {which}")
         return EXIT_UNREADABLE
-    run = _open(args)
+    run = _open(args, prefetch=False)  # one node's query: embedded when it is asked for
     if run is None:
         return EXIT_UNREADABLE
     ckpt = run.checkpoint
@@ -203,13 +206,20 @@ def cmd_health(args: argparse.Namespace) -> int:
     run = _open(args)
     if run is None:
         return EXIT_UNREADABLE
+    from ari_mem_tui.render.progress import StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
+
     show = sys.stderr.isatty()
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
+    nodes, line = Progress(unit="nodes"), StatusLine(sys.stderr, tty=True)
+    last = [0.0]
 
     def progress(done: int, total: int) -> None:
-        if show:
-            print(f"\rmemory health: {done}/{total}", end="", file=sys.stderr, flush=True)
+        nodes.update(done, total)
+        if show and (time.monotonic() - last[0] >= 0.2 or nodes.finished):
+            last[0] = time.monotonic()
+            line.show(progress_line(nodes, "memory health", waiting="memory health"))
 
     report = compute_health(
         run.checkpoint,
@@ -218,8 +228,7 @@ def cmd_health(args: argparse.Namespace) -> int:
         progress=progress,
         all_entries=args.all_entries,
     )
-    if show:
-        print(file=sys.stderr)
+    line.close()
     if args.json:
         sys.stdout.write(json_text(health_json(report)) + "\n")
     else:
@@ -361,6 +370,8 @@ def cmd_open(args: argparse.Namespace) -> int:
     if found.kind == "none":
         say(found.message)
         return EXIT_UNREADABLE
+    if sys.stderr.isatty():  # Textual's first frame is ~0.5 s of imports away: never blank
+        print(clean(f"ari-mem-tui: opening {path} …", False), file=sys.stderr, flush=True)
     from ari_mem_tui.tui.app import run_app
 
     openers = run_openers(args)

@@ -27,10 +27,13 @@ def letta_options(args: argparse.Namespace) -> LettaOptions | None:
     )
 
 
-def run_options(args: argparse.Namespace, rank: bool = True) -> RunOptions:
+def run_options(
+    args: argparse.Namespace, rank: bool = True, prefetch_queries: bool = True
+) -> RunOptions:
     return RunOptions(
         checkpoint=Path(args.checkpoint),
         embedder=getattr(args, "embedder", "auto"),
         letta=letta_options(args),
         rank=rank,
+        prefetch_queries=prefetch_queries,
     )

@@ -2,6 +2,7 @@
 
 from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError, Run
 from ari_mem_tui.model.columns import Entries, EntryView, Events, EventView, StringTable
+from ari_mem_tui.model.graph import RunGraph
 from ari_mem_tui.model.records import (
     NODE_LABELS,
     NODE_STATUSES,
@@ -50,6 +51,7 @@ __all__ = [
     "RecordedSearch",
     "Replay",
     "Run",
+    "RunGraph",
     "StringTable",
     "Tier",
     "TierLine",

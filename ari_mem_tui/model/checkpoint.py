@@ -9,8 +9,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
-
 from ari_mem_tui.model.columns import (
     Entries,
     EntryView,
@@ -20,6 +18,7 @@ from ari_mem_tui.model.columns import (
     recode_entries,
     recode_events,
 )
+from ari_mem_tui.model.graph import RunGraph
 from ari_mem_tui.model.records import (
     CoreBlocks,
     CowWrite,
@@ -47,7 +46,7 @@ class Checkpoint:
     tree_source: str | None = None  # the file the tree came from
     experiment_goal: str = ""
     nodes: dict[str, Node] = field(default_factory=dict)  # creation order
-    graph: nx.DiGraph = field(default_factory=nx.DiGraph)  # parent -> child edges
+    graph: RunGraph = field(default_factory=RunGraph)  # parent -> child edges
     roots: list[str] = field(default_factory=list)
     # node_scope then react, file order: columns (model/columns.py); a list of MemoryEntry
     # records assigned here is turned into columns

@@ -12,11 +12,13 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ari_mem_tui.health import by_depth_ranges
 from ari_mem_tui.model.health import Bucket, EntryUse, Health, NodeHealth
 from ari_mem_tui.render.text import clean, preview, schema, short_id
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SHOWN_NODES = 20
+SHOWN_DEPTHS = 30  # more depths than this are shown in ranges (--json has every one)
 SHOWN_ENTRIES = 10
 
 
@@ -118,13 +120,11 @@ def render_health(console: Console, h: Health) -> None:
     title = f"Memory health of {clean(h.run_id or '?', False)}"
     console.print(Text(title, style="bold underline"))
     console.print(headline(h))
-    console.print(
-        _table(
-            "By depth (means over searched nodes)",
-            DEPTH_COLUMNS,
-            [depth_cells(b) for b in h.by_depth],
-        )
-    )
+    depths, title = h.by_depth, "By depth (means over searched nodes)"
+    if len(depths) > SHOWN_DEPTHS:
+        depths = by_depth_ranges([r for r in h.nodes if r.searched], SHOWN_DEPTHS)
+        title += f", {len(h.by_depth):,} depths in {len(depths)} ranges (each depth: --json)"
+    console.print(_table(title, DEPTH_COLUMNS, [depth_cells(b) for b in depths]))
     if h.over_time:
         starved = [starved_share(b) for b in h.over_time]
         crowd = [b.mean_share_other + b.mean_share_react for b in h.over_time]

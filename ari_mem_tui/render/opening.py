@@ -11,8 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import NamedTuple
 
-import networkx as nx
-
 from ari_mem_tui.model import Checkpoint
 
 COMPLETED = "success"  # ARI's status for a node that finished (§2.2)
@@ -24,11 +22,11 @@ class Opening(NamedTuple):
 
 
 def tree_order(ckpt: Checkpoint) -> Iterator[str]:
-    """Every node once, depth first from each root, children in the tree's order (networkx
-    walks iteratively: a run can be a chain thousands of nodes deep)."""
+    """Every node once, depth first from each root, children in the tree's order (walked
+    iteratively: a run can be a chain thousands of nodes deep)."""
     seen: set[str] = set()
     for root in ckpt.roots:
-        for node_id in nx.dfs_preorder_nodes(ckpt.graph, root):
+        for node_id in ckpt.graph.preorder(root):
             if node_id not in seen:
                 seen.add(node_id)
                 yield node_id

@@ -33,39 +33,6 @@ TEXT_WIDTH = 90
 MISSED_SHOWN = 15  # rows of the missed table in text output; --json has them all
 
 
-# ---------------------------------------------------------------- opening
-EMBEDDER_TIP = "; --embedder bm25 answers at once"
-
-
-def progress_line(
-    done: int,
-    total: int,
-    elapsed: float,
-    first: tuple[float, int] | None,
-    now: float,
-    tip: str = EMBEDDER_TIP,
-) -> str:
-    """`embedding memory texts for MiniLM: 120/5,000 (2%), 27 texts/s, about 3 min left`."""
-    if not total:
-        return f"loading MiniLM and its vector cache … {elapsed:.0f} s{tip}"
-    head = f"embedding memory texts for MiniLM: {done:,}/{total:,} ({100 * done // total}%)"
-    if first is None or now - first[0] < 0.5 or done <= first[1]:
-        return f"{head}, {elapsed:.0f} s so far, estimating …{tip}"
-    rate = (done - first[1]) / (now - first[0])
-    left = (total - done) / rate if rate > 0 else float("inf")
-    return f"{head}, {rate:.0f} texts/s, about {_duration(left)} left{tip}"
-
-
-def _duration(seconds: float) -> str:
-    if seconds == float("inf"):
-        return "? min"
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 5400:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
-
-
 # ---------------------------------------------------------------- saw
 
 

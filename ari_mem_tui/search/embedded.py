@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import re
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -22,12 +23,17 @@ from ari_mem_tui.model import Entries, MemoryEntry
 from ari_mem_tui.model.columns import entry_row_of_id
 from ari_mem_tui.search import bm25_cache
 from ari_mem_tui.search import embedder as minilm
-from ari_mem_tui.search.quantized import Int8Index, best_first, candidates
+from ari_mem_tui.search.progress import Progress
+from ari_mem_tui.search.quantized import Int8Index, best_first, candidates, threshold
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
+from ari_mem_tui.search.shipped import shipped_vectors
 from ari_mem_tui.search.startup import node_query
 from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
 
 SEGMENT_ROWS = 1024  # persist background progress every this many new vectors
+_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s.tokenize's default token pattern
+PREFIX_ROWS = 256  # embed at most this many rows at a time: each finished batch may complete pools
+FIRST_ROWS = 32  # ...and fewer at first (doubling up to PREFIX_ROWS): the earliest pools are small
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # rankers whose thread may still be embedding
 
 
@@ -150,11 +156,27 @@ def ranking_from_scores(
     pool: Pool, scores: np.ndarray, top_k: int, before_ts: float | None, used: str, note: str = ""
 ) -> Ranking:
     """Rank by score descending, ties in pool order; out-of-pool (as-of) entries get no rank."""
-    scores = np.array(scores, dtype=np.result_type(np.asarray(scores).dtype, np.float32))
-    pool.cut(scores, before_ts)
+    scores = np.asarray(scores)
+    dtype = np.result_type(scores.dtype, np.float32)
     size = pool.size_before(before_ts)
-    window_idx = top_window(scores, min(top_k, size))
-    return lazy_ranking(pool, window_idx, size, lambda: scores, before_ts, used, note)
+    k = min(top_k, size)
+    # the window from the positive scores alone where they fill it (BM25: most of a big pool
+    # scores 0), without a pass over every entry; else from the whole cut array
+    positive = np.flatnonzero(scores > 0)
+    if before_ts is not None:
+        positive = positive[pool.kept(positive, before_ts)]
+    cut: list[np.ndarray] = []
+
+    def every() -> np.ndarray:
+        if not cut:
+            cut.append(pool.cut(np.array(scores, dtype=dtype), before_ts))
+        return cut[0]
+
+    if len(positive) >= k:
+        window_idx = top_window(scores[positive].astype(dtype, copy=False), k, positive)
+    else:
+        window_idx = top_window(every(), k)
+    return lazy_ranking(pool, window_idx, size, every, before_ts, used, note)
 
 
 def lazy_ranking(
@@ -233,20 +255,31 @@ def lazy_ranking(
     )
 
 
-def top_window(scores: np.ndarray, k: int) -> list[int]:
-    """Indices of the k best scores, best first, ties by lower index (stable)."""
+def top_window(scores: np.ndarray, k: int, ids: np.ndarray | None = None) -> list[int]:
+    """Indices of the k best scores, best first, ties by lower index (stable); with `ids`
+    (ascending), `scores[j]` is the score of entry `ids[j]` and entries are returned."""
     n = len(scores)
     if k <= 0 or n == 0:
         return []
     if k < n:
-        # the k-th best from the front: numpy's introselect is ~5x slower selecting near the
-        # end of an array full of equal values (BM25's zeros, the as-of pool's -inf)
-        threshold = -np.partition(-scores, k - 1)[k - 1]
-        candidates = np.flatnonzero(scores >= threshold)
+        # BM25 scores most of a big pool 0 (no query word): the window is then its positive
+        # scores, then zeros in pool order, found without selecting among 200k values
+        positive = np.flatnonzero(scores > 0)
+        if len(positive) < k:
+            zeros = np.flatnonzero(scores == 0)
+            if len(positive) + len(zeros) >= k:
+                order = positive[np.argsort(-scores[positive], kind="stable")]
+                picked = np.concatenate([order, zeros[: k - len(positive)]])
+                return [int(i) for i in (picked if ids is None else ids[picked])]
+        # τ: a value k scores reach, from the maxima of strided groups (search.quantized):
+        # a selection among 4,096 values instead of all of them
+        pool = positive if len(positive) >= k else np.arange(n)
+        values = scores[pool]
+        candidates = pool[values >= threshold(values, k)]
     else:
         candidates = np.arange(n)
-    order = np.argsort(-scores[candidates], kind="stable")
-    return [int(i) for i in candidates[order][:k]]
+    picked = candidates[np.argsort(-scores[candidates], kind="stable")][:k]
+    return [int(i) for i in (picked if ids is None else ids[picked])]
 
 
 class BM25Ranker:
@@ -263,6 +296,8 @@ class BM25Ranker:
         self.pool = pool
         self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
+        self._stops: frozenset[str] | None = None
+        self._postings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
         texts = [text if len(text) <= cut else text[:cut] for text in pool.texts()]
         settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
@@ -282,28 +317,66 @@ class BM25Ranker:
         return retriever
 
     def scores(self, query: str) -> np.ndarray:
+        return np.asarray(self._scores(query), dtype=np.float64)
+
+    def _scores(self, query: str) -> np.ndarray:
+        """Every pool entry's score, in bm25s's own dtype (float32: widening it changes no
+        order, and a replay of every node of a big run would pay a copy per node)."""
         if self._retriever is None or not len(self.pool):
             return np.zeros(len(self.pool))
-        tokens = self._bm25s.tokenize(
-            [query[: self._cut]],
-            stopwords="en",
-            stemmer=self._stemmer,
-            return_ids=False,
-            show_progress=False,
-        )[0]
+        tokens = self.query_tokens(query[: self._cut])
         if not tokens:
             return np.zeros(len(self.pool))
-        return np.asarray(self._retriever.get_scores(tokens), dtype=np.float64)
+        return self._relevance(tokens)
+
+    def query_tokens(self, query: str) -> list[str]:
+        """`bm25s.tokenize` of one text as the index was tokenised (lower case, its token
+        pattern, English stop words, the stemmer), without its per-call progress bars and
+        vocabulary (~1 ms a query: a health pass over 10,000 nodes makes 10,000)."""
+        if self._stops is None:
+            from bm25s.tokenization import _infer_stopwords  # noqa: PLC0415 - with bm25s
+
+            self._stops = frozenset(_infer_stopwords("en"))
+        words = [w for w in _TOKEN.findall(query.lower()) if w not in self._stops]
+        return list(self._stemmer.stemWords(words)) if words else []
+
+    def _relevance(self, tokens: list[str]) -> np.ndarray:
+        """bm25s's `get_scores`, token by token as it adds, but with a fancy-indexed `+=`
+        instead of its `np.add.at` (~10x slower): a token's posting list names each document
+        once, so both add the same float32 values in the same order, bit for bit."""
+        retriever = self._retriever
+        if getattr(retriever, "nonoccurrence_array", None) is not None:
+            return retriever.get_scores(tokens)  # BM25L/BM25+: bm25s's own arithmetic
+        if self._postings is None:
+            index = retriever.scores
+            # plain views of the (memory-mapped) arrays: a memmap's slice costs ~10 µs of
+            # Python, 24 of them a query
+            self._postings = tuple(
+                np.asarray(index[name]).view(np.ndarray) for name in ("data", "indices", "indptr")
+            )
+        data, indices, indptr = self._postings
+        scores = np.zeros(retriever.scores["num_docs"], dtype=np.dtype(retriever.dtype))
+        for token in retriever.get_tokens_ids(tokens):
+            start, end = indptr[token], indptr[token + 1]
+            scores[indices[start:end]] += data[start:end]
+        return scores
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
-        return ranking_from_scores(self.pool, self.scores(query), top_k, before_ts, "bm25")
+        return ranking_from_scores(self.pool, self._scores(query), top_k, before_ts, "bm25")
 
 
 class EmbeddingRanker:
-    """MiniLM cosine ranking over cached vectors; answers with BM25 until the vectors are ready.
+    """MiniLM cosine ranking over cached vectors; answers with BM25 where they are not ready.
 
     Vectors of texts not in the cache are computed at construction, in a background thread when
-    `background` (progress reported as (done, total) over the missing distinct texts).
+    `background`, in the order of `DistinctRows`: by first write. ARI ranks a node's WHOLE pool
+    as of its start, so a node's replay needs the vector of every entry written before it, and
+    those are exactly the first `live(start)` rows: each node's pool is a prefix. Computing in
+    this order readies every node's pool as early as it can be, the earliest-started first, and
+    a replay ranks with MiniLM as soon as ITS pool is complete (`ready_for`). Until then it is
+    ranked with BM25 and says so: a ranking over a partial vector set is never MiniLM's, since
+    any entry without a vector could belong in the window. The model itself is loaded only when
+    a text or a query must be embedded: with a warm cache, `saw` never loads onnxruntime.
     """
 
     name = "minilm"
@@ -325,18 +398,23 @@ class EmbeddingRanker:
         self.queries_ready = threading.Event()
         self.error: str | None = None
         self.notes: list[str] = []
-        self.done, self.total = 0, 0
+        self.progress = Progress(unit="texts")  # the missing distinct texts, n of N
         self._bm25: BM25Ranker | None = None
         self._bm25_lock = threading.Lock()
         self._ready = threading.Event()
-        self._unique: np.ndarray | None = None  # distinct-text vectors, rows as in _distinct
+        self._unique: np.ndarray | None = None  # distinct-text vectors once all are computed
         self._distinct = DistinctRows([], np.zeros(0))
+        self._have = np.zeros(0, dtype=bool)  # which distinct rows have their vector
+        self.prefix = 0  # rows [0, prefix) all have vectors: the pools that are complete
+        self._int8: Int8Index | None = None  # over the first len(_int8) rows
+        self._int8_lock = threading.Lock()
         self._query_cache: dict[str, np.ndarray] = {}
         self._thread: threading.Thread | None = None
         self.embedder = embedder
+        self._model_lock = threading.Lock()
         self._cache_dir = cache_dir
         self._stop = threading.Event()
-        if background:  # even loading the model takes a second: keep it off the caller's path
+        if background:  # even loading the cache takes a second on a big run: off the caller
             self._thread = threading.Thread(
                 target=self._background, args=(progress,), daemon=True, name="ari-mem-tui-vectors"
             )
@@ -345,6 +423,14 @@ class EmbeddingRanker:
         else:
             self._build(progress)  # no query prefetch: a caller that blocks wants the pool only
             self.queries_ready.set()
+
+    @property
+    def done(self) -> int:
+        return self.progress.done
+
+    @property
+    def total(self) -> int:
+        return self.progress.total
 
     def stop(self, timeout: float = 10.0) -> None:
         """Stop computing vectors (at the next batch) and wait for the thread to end.
@@ -356,13 +442,24 @@ class EmbeddingRanker:
         if self._thread is not None and self._thread.is_alive():
             self._thread.join(timeout)
 
+    def _model(self) -> Any:
+        """The embedder, loaded on first use (~0.5 s: onnxruntime, the tokenizer, the hash)."""
+        with self._model_lock:
+            if self.embedder is None:
+                self.embedder = minilm.MiniLMEmbedder()  # looked up now: tests replace it
+            return self.embedder
+
     # ---- vectors ----
     def _background(self, progress: ProgressFn | None) -> None:
-        """BM25 first (the answer until vectors are ready), then the model and the vectors:
-        on two shared cores, loading both at once would delay the first answer."""
-        with contextlib.suppress(Exception):  # rank() retries and reports it in the foreground
-            self._fallback()
-        self._build(progress)
+        """The cache first; BM25 next when vectors are missing (the answer until a pool is
+        complete), then the vectors; then the nodes' start-up queries: on two shared cores,
+        loading all at once would delay the first answer."""
+
+        def bm25_meanwhile() -> None:
+            with contextlib.suppress(Exception):  # rank() retries and reports it in the foreground
+                self._fallback()
+
+        self._build(progress, before_compute=bm25_meanwhile)
         try:
             # only a speed-up: a failure here just means queries get embedded on demand
             with contextlib.suppress(Exception):
@@ -383,19 +480,21 @@ class EmbeddingRanker:
                 if self._stop.is_set():
                     raise _Stopped
 
-            vecs = self.embedder.embed(chunk, progress=check)
+            vecs = self._model().embed(chunk, progress=check)
             self.cache.add([text_key(q) for q in chunk], vecs)
             for query, vec in zip(chunk, vecs, strict=True):
                 self._prefetched[query] = vec
 
-    def _build(self, progress: ProgressFn | None) -> None:
+    def _build(
+        self, progress: ProgressFn | None, before_compute: Callable[[], None] | None = None
+    ) -> None:
         try:
-            if self.embedder is None:
-                self.embedder = minilm.MiniLMEmbedder()  # looked up now: tests replace it
             self.cache = VectorCache(
                 cache_root(self._cache_dir), minilm.MODEL_NAME, minilm.DIM, self._checkpoint
             )
             missing, texts = self._plan()
+            if missing and before_compute is not None:
+                before_compute()
             self._compute(missing, texts, progress)
         except _Stopped:
             self.error = "MiniLM stopped before its vectors were ready"
@@ -410,12 +509,12 @@ class EmbeddingRanker:
         """Load what the cache has; return the distinct-text rows still missing, and their texts."""
         texts = self.pool.texts()
         keys = [text_key(text) for text in texts]
-        self._distinct = DistinctRows(keys, self.pool.ts)
-        distinct = self._distinct.keys
-        row_of = {k: r for r, k in enumerate(distinct)}
-        self._unique_buf = np.zeros((len(distinct), self.embedder.dim), dtype=np.float32)
-        cached_keys, cached = self.cache.load()
+        distinct = DistinctRows(keys, self.pool.ts)
+        row_of = {k: r for r, k in enumerate(distinct.keys)}
+        dim = self.embedder.dim if self.embedder is not None else minilm.DIM
+        self._unique_buf = np.zeros((len(distinct), dim), dtype=np.float32)
         have = np.zeros(len(distinct), dtype=bool)
+        cached_keys, cached = self.cache.load()
         for pos, key in enumerate(cached_keys):
             r = row_of.get(key)
             if r is not None and not have[r]:
@@ -428,45 +527,107 @@ class EmbeddingRanker:
                 query = wanted.get(key)
                 if query is not None:
                     self._prefetched[query] = cached[pos].copy()
+        self._from_shipped(distinct, have)
+        self._distinct, self._have = distinct, have
+        self._advance_prefix()
         missing = [int(r) for r in np.flatnonzero(~have)]
-        self.total = len(missing)
+        self.progress.update(0, len(missing))
         text_of: dict[str, str] = {}
         for text, key in zip(texts, keys, strict=True):
             text_of.setdefault(key, text)
-        return missing, [text_of[distinct[r]] for r in missing]
+        return missing, [text_of[distinct.keys[r]] for r in missing]
+
+    def _from_shipped(self, distinct: DistinctRows, have: np.ndarray) -> None:
+        """Rows and queries the cache lacks but the package ships (search/shipped.py: the
+        default demo's), copied into the cache so the next run finds them there."""
+        missing = np.flatnonzero(~have)
+        queries = [q for q in self._queries if q not in self._prefetched]
+        if not len(missing) and not queries:
+            return
+        shipped = shipped_vectors()
+        found = [int(r) for r in missing if distinct.keys[r] in shipped]
+        for r in found:
+            self._unique_buf[r] = shipped[distinct.keys[r]]
+        have[found] = True
+        known = {q: shipped[k] for q in queries if (k := text_key(q)) in shipped}
+        self._prefetched.update(known)
+        keys = [distinct.keys[r] for r in found] + [text_key(q) for q in known]
+        if keys:
+            self.cache.add(keys, np.stack([shipped[k] for k in keys]))
 
     def _compute(self, missing: list[int], texts: list[str], progress: ProgressFn | None) -> None:
-        for start in range(0, len(missing), SEGMENT_ROWS):
-            rows = missing[start : start + SEGMENT_ROWS]
+        """Embed the missing rows in row order, a pool prefix at a time; persist every
+        SEGMENT_ROWS new vectors."""
+        unsaved: list[int] = []
+        for start, stop in _growing(len(missing)):
+            rows = missing[start:stop]
 
             def report(done: int, _total: int, base: int = start) -> None:
                 if self._stop.is_set():
                     raise _Stopped
-                self.done = base + done
+                self.progress.update(base + done)
                 if progress is not None:
                     progress(self.done, self.total)
 
-            vecs = self.embedder.embed(texts[start : start + SEGMENT_ROWS], progress=report)
+            vecs = self._model().embed(texts[start:stop], progress=report)
             self._unique_buf[rows] = vecs
-            self.cache.add([self._distinct.keys[r] for r in rows], vecs)
+            self._have[rows] = True
+            self._advance_prefix()
+            unsaved += rows
+            if len(unsaved) >= SEGMENT_ROWS or stop >= len(missing):
+                self.cache.add([self._distinct.keys[r] for r in unsaved], self._unique_buf[unsaved])
+                unsaved = []
         self._finish()
 
+    def _advance_prefix(self) -> None:
+        """Rows [0, prefix) all have vectors (set after their rows are written: readers of
+        `prefix` find them in place)."""
+        gaps = np.flatnonzero(~self._have[self.prefix :])
+        self.prefix = self.prefix + int(gaps[0]) if len(gaps) else len(self._have)
+
     def _finish(self) -> None:
-        self._int8 = Int8Index(self._unique_buf)
-        if self._int8.kernel.note:
-            self.notes.append(self._int8.kernel.note)
+        self._index(len(self._distinct))
         self._unique = self._unique_buf
-        self.done = self.total
+        self.progress.update(self.total)
+
+    def _index(self, rows: int) -> Int8Index:
+        """The int8 index over at least the first `rows` rows (built again when too short)."""
+        with self._int8_lock:
+            index = self._int8
+            if index is None or len(index) < rows:
+                kernel = index.kernel if index is not None else None
+                index = Int8Index(self._unique_buf[: self.prefix], kernel)
+                if self._int8 is None and index.kernel.note:
+                    self.notes.append(index.kernel.note)
+                self._int8 = index
+            return index
 
     # ---- state ----
     @property
     def ready(self) -> bool:
-        """True once rank() answers with MiniLM (or it never will: see `error`)."""
+        """True once rank() answers with MiniLM for every pool (or never will: see `error`)."""
         return self._ready.is_set()
 
     @property
     def usable(self) -> bool:
         return self._unique is not None and self.error is None
+
+    def ready_for(self, before_ts: float | None) -> bool:
+        """Whether a replay as of `before_ts` (None: today's pool) ranks with MiniLM now: every
+        row of its pool has its vector."""
+        if self.error is not None or not self._ready_rows():
+            return self.usable
+        return self._distinct.live(before_ts) <= self.prefix
+
+    def _ready_rows(self) -> bool:
+        return len(self._have) == len(self._distinct) and len(self._have) > 0
+
+    def pool_progress(self, before_ts: float | None) -> tuple[int, int]:
+        """(vectors ready, distinct texts) of the pool as of `before_ts`."""
+        if not self._ready_rows():
+            return 0, 0
+        need = self._distinct.live(before_ts)
+        return int(np.count_nonzero(self._have[:need])), need
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._ready.wait(timeout)
@@ -481,9 +642,11 @@ class EmbeddingRanker:
         The candidate rows' entries in the pool are then sorted by exact score, ties by pool
         order.
         """
-        index, distinct = self._int8, self._distinct
+        distinct = self._distinct
+        live = distinct.live(before_ts)
+        index = self._index(live)
         size = self.pool.size_before(before_ts)
-        lo, hi = index.bounds(vec, distinct.live(before_ts))
+        lo, hi = index.bounds(vec, live)
         rows = candidates(lo, hi, min(top_k, size))
         entries, which = distinct.entries(rows)
         kept = self.pool.kept(entries, before_ts)
@@ -494,7 +657,9 @@ class EmbeddingRanker:
             return index.exact(vec, distinct.of_entry[picked])
 
         def every() -> np.ndarray:
-            return self.pool.cut(index.exact(vec)[distinct.of_entry], before_ts)
+            by_row = np.full(len(distinct), -np.inf, dtype=np.float64)
+            by_row[: len(index)] = index.exact(vec)  # rows past it have no entry in this pool
+            return self.pool.cut(by_row[distinct.of_entry], before_ts)
 
         return lazy_ranking(self.pool, window, size, every, before_ts, "minilm", some_scores=some)
 
@@ -509,11 +674,20 @@ class EmbeddingRanker:
         if vec is not None:
             return vec
         vec = self._query_cache.get(query)
+        if vec is not None:
+            return vec
+        key = text_key(query)
+        vec = shipped_vectors().get(key)
+        cache = getattr(self, "cache", None)
+        if vec is None and cache is not None:
+            vec = cache.find({key}).get(key)  # embedded by an earlier run
         if vec is None:
-            vec = self.embedder.embed([query])[0]
-            if len(self._query_cache) > 256:
-                self._query_cache.clear()
-            self._query_cache[query] = vec
+            vec = self._model().embed([query])[0]
+            if cache is not None:
+                cache.add([key], vec[None, :])
+        if len(self._query_cache) > 256:
+            self._query_cache.clear()
+        self._query_cache[query] = vec
         return vec
 
     def scores(self, query: str) -> np.ndarray:
@@ -521,19 +695,39 @@ class EmbeddingRanker:
         assert self._unique is not None
         if not len(self.pool):
             return np.zeros(0)
-        return self._int8.exact(self.query_vector(query))[self._distinct.of_entry]
+        index = self._index(len(self._distinct))
+        return index.exact(self.query_vector(query))[self._distinct.of_entry]
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
-        if self.usable:
-            return self._rank_int8(self.query_vector(query), top_k, before_ts)
-        if self.error:
+        if self.ready_for(before_ts):
+            try:
+                vec = self.query_vector(query)
+            except minilm.EmbedderUnavailable as exc:  # every vector cached, but no model
+                note = f"MiniLM unavailable for this query: {exc}; ranked with BM25"
+            else:
+                return self._rank_int8(vec, top_k, before_ts)
+        elif self.error:
             note = f"{self.error}; ranked with BM25"
         elif self.total:
-            note = f"MiniLM vectors {self.done}/{self.total} ready; ranked with BM25 meanwhile"
+            have, need = self.pool_progress(before_ts)
+            note = (
+                f"MiniLM vectors of this pool {have:,}/{need:,} ready (all: {self.done:,}/"
+                f"{self.total:,} missing texts); ranked with BM25 meanwhile"
+            )
         else:
             note = "MiniLM loading; ranked with BM25 meanwhile"
-        scores = self._fallback().scores(query)
+        scores = self._fallback()._scores(query)
         return ranking_from_scores(self.pool, scores, top_k, before_ts, "bm25", note)
+
+
+def _growing(total: int) -> list[tuple[int, int]]:
+    """(start, stop) of the batches that embed `total` rows: FIRST_ROWS, then twice as many each
+    time up to PREFIX_ROWS, so the earliest nodes' pools are complete within a few seconds."""
+    spans, start, size = [], 0, min(FIRST_ROWS, PREFIX_ROWS)
+    while start < total:
+        spans.append((start, min(total, start + size)))
+        start, size = start + size, min(PREFIX_ROWS, size * 2)
+    return spans
 
 
 def make_ranker(
@@ -542,8 +736,10 @@ def make_ranker(
     cache_dir: Path | str | None = None,
     background: bool = True,
     progress: ProgressFn | None = None,
+    prefetch: bool = True,
 ) -> Ranker:
-    """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25"."""
+    """A ranker over `ckpt.entries`: "minilm" (with BM25 until vectors are ready) or "bm25".
+    `prefetch`: embed every node's start-up query ahead (those the cache lacks)."""
     pool = Pool(getattr(ckpt, "entries", []))
     path = getattr(ckpt, "path", None)
     if name == "bm25":
@@ -554,7 +750,7 @@ def make_ranker(
             cache_dir=cache_dir,
             background=background,
             progress=progress,
-            queries=start_queries(ckpt),
+            queries=start_queries(ckpt) if prefetch else (),
             checkpoint=path,
         )
     raise ValueError(f"unknown ranker {name!r} (choose minilm or bm25)")

@@ -90,6 +90,21 @@ class VectorCache:
             self._merge(loaded, keys, matrix)
         return keys, matrix
 
+    def find(self, wanted: set[str]) -> dict[str, np.ndarray]:
+        """The cached vectors of a few keys (a query's), reading the segments again rather
+        than keeping every cached vector in memory for them."""
+        found: dict[str, np.ndarray] = {}
+        for seg in self.segments():
+            got = self._read_segment(seg)
+            if got is None:
+                continue
+            for key, vec in zip(*got, strict=True):
+                if key in wanted and key not in found:
+                    found[key] = vec.copy()
+            if len(found) == len(wanted):
+                break
+        return found
+
     def _read_segment(self, seg: Path) -> tuple[list[str], np.ndarray] | None:
         try:
             return self._verified(seg)

@@ -111,6 +111,7 @@ class AriMemApp(App[None]):
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
         self._pending: Run | None = None  # loaded; its audit (and index) not started yet
+        self._audited: Checkpoint | None = None  # audited by its load (RunLoaded.audit)
         self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
@@ -210,7 +211,13 @@ class AriMemApp(App[None]):
     def _load(self, keep: bool) -> None:
         if self.opener is None:
             return  # a workspace whose run is not picked yet
-        workers.load_run(self, self.opener, keep, show_tree=self.ckpt is None)
+        first = self.ckpt is None
+        workers.load_run(self, self.opener, keep, first, first and self._chooses_opening())
+
+    def _chooses_opening(self) -> bool:
+        """Whether the app picks the node a run opens on (no node asked for): by the audit's
+        findings, so the audit runs before the run is shown."""
+        return self.open_useful and self.initial_node is None
 
     @on(msg.LoadStep)
     def _show_step(self, message: msg.LoadStep) -> None:
@@ -235,12 +242,15 @@ class AriMemApp(App[None]):
         ckpt = self.tree_ckpt = message.ckpt
         self.status_bar.set_source("tree shown · loading memory …")
         self.tree_pane.show_run(ckpt, expand_roots=True)
-        self._choose_first(ckpt, self.initial_node)
+        if not self._chooses_opening():  # else the node waits for the audit's findings
+            self._choose_first(ckpt, self.initial_node)
 
-    def _choose_first(self, ckpt: Checkpoint, wanted: str | None) -> None:
+    def _choose_first(
+        self, ckpt: Checkpoint, wanted: str | None, findings: dict | None = None
+    ) -> None:
         """The node asked for, else a useful one (widgets/tree_pane.py)."""
         asked = self.initial_node is not None
-        if target := self.tree_pane.open_first(ckpt, wanted, self.open_useful, asked):
+        if target := self.tree_pane.open_first(ckpt, wanted, self.open_useful, asked, findings):
             self.choose(target)
 
     @on(msg.LoadFailed)
@@ -264,6 +274,9 @@ class AriMemApp(App[None]):
         keep = message.keep or self.tree_ckpt is not None
         expanded = self.tree_widget.expanded_ids() if keep else []
         selected = self.current_id if keep else self.initial_node
+        audited = message.audit
+        if audited is not None and selected in (None, *run.checkpoint.roots):
+            selected = None  # not moved off the root while loading: open where the app means
         self.run_data, self.tree_ckpt = run, None
         self._show_memory_pane(True)
         self.tabs.set_run(run)
@@ -275,7 +288,10 @@ class AriMemApp(App[None]):
         self.status_bar.watch_vectors(run.ranker)
         self.tree_pane.show_run(run.checkpoint, expand_roots=not keep, expanded=expanded)
         self.current_id = None
-        self._choose_first(run.checkpoint, selected)
+        self._choose_first(run.checkpoint, selected, audited.by_node if audited else None)
+        self._audited = audited.ckpt if audited is not None else None
+        if audited is not None:
+            self._show_audit(audited)
         # the audit and the index write wait for the first replay: all want the one CPU that
         # the GIL gives, and the hits of the node on screen come first (on a big run each of
         # them takes seconds)
@@ -286,7 +302,7 @@ class AriMemApp(App[None]):
     @on(msg.VectorsReady)
     def _vectors_ready(self, message: msg.VectorsReady) -> None:
         if self.run_data is not None and message.ranker is self.run_data.ranker:
-            self.tabs.vectors_ready()
+            self.tabs.vectors_ready(message.complete)
 
     @on(msg.CheckpointChanged)
     def _checkpoint_changed(self) -> None:
@@ -296,12 +312,13 @@ class AriMemApp(App[None]):
 
     def _start_audit(self) -> None:
         if self._pending is not None and self._pending is self.run_data:
-            self._run_audit(self._pending)
+            self._run_audit(self._pending, self._audited is not self._pending.checkpoint)
             self._pending = None
 
     @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
-    def _run_audit(self, run: Run) -> None:
-        workers.audit_run(self, run.checkpoint)
+    def _run_audit(self, run: Run, audit: bool = True) -> None:
+        if audit:  # not when the load audited the run already
+            workers.audit_run(self, run.checkpoint)
         if run.save_index is not None:  # the next open of these files reads the index
             run.save_index()
 

@@ -113,11 +113,12 @@ class TreeRead(Message):
 
 
 class RunLoaded(Message):
-    """The run is open; `keep` keeps the place in the tree (reload, follow)."""
+    """The run is open; `keep` keeps the place in the tree (reload, follow); `audit`, when
+    the load audited it already (the app chooses the node to open on by its findings)."""
 
-    def __init__(self, run: Run, keep: bool) -> None:
+    def __init__(self, run: Run, keep: bool, audit: AuditDone | None = None) -> None:
         super().__init__()
-        self.run, self.keep = run, keep
+        self.run, self.keep, self.audit = run, keep, audit
 
 
 class LoadFailed(Message):
@@ -151,11 +152,12 @@ class ReplayShown(Message):
 
 
 class VectorsReady(Message):
-    """The ranker's vectors are all computed (MiniLM): BM25 stand-ins can be searched again."""
+    """The ranker's vectors are all computed (MiniLM), or (`complete` False) more pools are:
+    BM25 stand-ins whose pool is now embedded can be searched again."""
 
-    def __init__(self, ranker: object) -> None:
+    def __init__(self, ranker: object, complete: bool = True) -> None:
         super().__init__()
-        self.ranker = ranker
+        self.ranker, self.complete = ranker, complete
 
 
 class AuditDone(Message):

@@ -62,16 +62,21 @@ def _live() -> bool:
     return not get_current_worker().is_cancelled
 
 
-def load_run(app: MessagePump, opener: Opener, keep: bool, show_tree: bool) -> None:
-    """The whole run; with `show_tree`, its tree alone as soon as it is read."""
+def load_run(
+    app: MessagePump, opener: Opener, keep: bool, show_tree: bool, audit_first: bool = False
+) -> None:
+    """The whole run; with `show_tree`, its tree alone as soon as it is read; with
+    `audit_first`, audited before it is handed over, so that the app opens directly on the
+    node it means to show (the first with a finding) instead of moving there later."""
     try:
         run = opener(LoadProgress(app, show_tree))
     except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
         if _live():
             app.post_message(LoadFailed(exc))
         return
+    audited = audit_report(run.checkpoint) if audit_first and _live() else None
     if _live():  # a newer load (follow, reload) has started: it wins
-        app.post_message(RunLoaded(run, keep))
+        app.post_message(RunLoaded(run, keep, audited))
 
 
 def replay_node(app: MessagePump, run: Run, key: ReplayKey) -> None:
@@ -95,7 +100,8 @@ def replay_node(app: MessagePump, run: Run, key: ReplayKey) -> None:
         app.post_message(ReplayDone(key, result))
 
 
-def audit_run(app: MessagePump, ckpt: Checkpoint) -> None:
+def audit_report(ckpt: Checkpoint) -> AuditDone:
+    """The run's audit as the message that shows it (a failure is one of its rows)."""
     by_node: dict = {}
     try:
         report = audit(ckpt)
@@ -104,7 +110,11 @@ def audit_run(app: MessagePump, ckpt: Checkpoint) -> None:
     except Exception as exc:  # noqa: BLE001
         rows = [AuditRow("error", "audit failed", None, f"{type(exc).__name__}: {exc}")]
         summary = ""
-    app.post_message(AuditDone(ckpt, rows, summary, by_node))
+    return AuditDone(ckpt, rows, summary, by_node)
+
+
+def audit_run(app: MessagePump, ckpt: Checkpoint) -> None:
+    app.post_message(audit_report(ckpt))
 
 
 def compare_nodes(app: MessagePump, run: Run, cached: list[Replay | None], ids: list[str]) -> None:

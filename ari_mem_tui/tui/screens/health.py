@@ -37,8 +37,10 @@ from ari_mem_tui.render.health import (
     starved_share,
     worst_nodes,
 )
+from ari_mem_tui.render.progress import progress_brief
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import cut_note
+from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.tui.messages import HealthDone, HealthProgress, JumpToNode, OpenEntry
 from ari_mem_tui.tui.widgets.tables import VimTable
 
@@ -77,6 +79,7 @@ class HealthScreen(Screen[None]):
         self.result = result
         self.on_result = on_result
         self.progress_seen: tuple[int, int] = (0, 0)
+        self._node_progress = Progress(unit="nodes")
         self._cancel = threading.Event()
 
     def compose(self) -> ComposeResult:
@@ -110,6 +113,7 @@ class HealthScreen(Screen[None]):
     # ------------------------------------------------------------------ computing
     def _start(self) -> None:
         self._cancel.clear()
+        self._node_progress = Progress(unit="nodes")  # n of N nodes and an ETA, as every progress
         self.query_one("#health-progress-row").display = True
         self.query_one("#health-progress-text", Static).update(
             Text("replaying every node's start-up search … (Esc interrupts)", style="italic")
@@ -145,8 +149,13 @@ class HealthScreen(Screen[None]):
         self.progress_seen = (done, total)
         bar = self.query_one("#health-progress", ProgressBar)
         bar.update(total=total, progress=done)
+        self._node_progress.update(done, total)
+        text = progress_brief(self._node_progress)
+        vectors = getattr(self.run_data.ranker if self.run_data else None, "progress", None)
+        if isinstance(vectors, Progress) and vectors.total and not vectors.finished:
+            text += f"; MiniLM vectors {progress_brief(vectors)} (BM25 stands in meanwhile)"
         self.query_one("#health-progress-text", Static).update(
-            Text(f" {done:,} of {total:,} (Esc interrupts)", style="italic")
+            Text(f" {text} (Esc interrupts)", style="italic")
         )
 
     @on(HealthDone)

@@ -149,14 +149,26 @@ class DetailTabs(TabbedContent):
         self._mark_stale("node", "writes")
         self._start_replay()
 
-    def vectors_ready(self) -> None:
-        """The embedder is ready: every replay BM25 made in its place is stale. Drop them all
-        (whether or not any is cached: the visible one may still be in flight) and re-run the
-        visible one."""
-        for key in [key for key, replay in self.replays.items() if replay.fallback]:
+    def vectors_ready(self, complete: bool = True) -> None:
+        """The embedder is ready (`complete`), or more pools are embedded: every replay BM25
+        made in its place whose pool is now embedded is stale. Drop them (whether or not any is
+        cached: the visible one may still be in flight) and re-run the visible one."""
+        for key in [
+            key
+            for key, replay in self.replays.items()
+            if replay.fallback and (complete or self._ranks_now(replay))
+        ]:
             del self.replays[key]
         if self.node_id and self.key not in self.replays:
             self._start_replay()
+
+    def _ranks_now(self, replay: Replay) -> bool:
+        """Whether the run's ranker would rank `replay`'s pool with itself now (no stand-in)."""
+        ranker = self.run.ranker if self.run else None
+        ready_for = getattr(ranker, "ready_for", None)
+        if ready_for is not None:
+            return bool(ready_for(replay.as_of))
+        return getattr(ranker, "ready", True) and getattr(ranker, "usable", True)
 
     def set_findings(self, by_node: dict[str, list]) -> None:
         """The audit's findings per node (from the app's audit worker)."""
@@ -290,10 +302,7 @@ class DetailTabs(TabbedContent):
         self._show_replay(message.key, message.replay)
 
     def _show_replay(self, key: ReplayKey, result: Replay) -> None:
-        ranker = self.run.ranker if self.run else None
-        ready = getattr(ranker, "ready", True)
-        usable = ready and getattr(ranker, "usable", ready)
-        if result.fallback and usable and key not in self._retried:
+        if result.fallback and self._ranks_now(result) and key not in self._retried:
             # made with BM25 while the vectors were finishing: never kept, searched again once
             self._retried.add(key)
             if key == self.key and self.run is not None:

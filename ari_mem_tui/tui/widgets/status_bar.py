@@ -10,7 +10,9 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
+from ari_mem_tui.render.progress import progress_brief
 from ari_mem_tui.render.text import preview
+from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.tui.messages import VectorsReady
 
 
@@ -60,12 +62,14 @@ class StatusBar(Horizontal):
         yield SourceLabel(id="status-source")
         yield Static("", id="status-embedder")
         yield ProgressBar(total=None, show_eta=False, id="status-progress")
+        yield Static("", id="status-progress-text")
         yield Static("", id="status-problems")
         yield Static("", id="status-wide")
         yield Static("", id="status-follow")
 
     def on_mount(self) -> None:
         self.query_one("#status-progress").display = False
+        self.query_one("#status-progress-text").display = False
         self.query_one("#status-wide").display = False
 
     def set_source(self, label: str) -> None:
@@ -77,12 +81,18 @@ class StatusBar(Horizontal):
             text.append(" " + preview(note, 40), style="yellow")
         self.query_one("#status-embedder", Static).update(text)
 
-    def set_progress(self, done: int, total: int) -> None:
+    def set_progress(self, done: int, total: int, progress: Progress | None = None) -> None:
+        """The vectors' bar and "n of N texts · ETA" (from `progress` when the ranker keeps
+        one), hidden once they are all computed."""
         bar = self.query_one("#status-progress", ProgressBar)
+        text = self.query_one("#status-progress-text", Static)
         finished = total <= 0 or done >= total
-        bar.display = not finished
+        bar.display = text.display = not finished
         if not finished:
             bar.update(total=total, progress=done)
+            if progress is None:
+                progress = Progress(done=done, total=total)
+            text.update(Text(progress_brief(progress), style="cyan"))
 
     def watch_vectors(self, ranker: object | None) -> None:
         """Show `ranker`'s vector progress (MiniLM computes vectors in the background) until they
@@ -92,13 +102,19 @@ class StatusBar(Horizontal):
             self.set_progress(0, 0)
             return
 
+        prefix = [getattr(ranker, "prefix", 0)]
+
         def poll() -> None:
             if ranker is not self._watched:
                 timer.stop()
                 return
             done, total = getattr(ranker, "done", 0), getattr(ranker, "total", 0)
             if not getattr(ranker, "ready", True):
-                self.set_progress(done, total)
+                self.set_progress(done, total, getattr(ranker, "progress", None))
+                grown = getattr(ranker, "prefix", 0)
+                if grown > prefix[0]:  # more pools are embedded: their replays can be MiniLM's
+                    prefix[0] = grown
+                    self.post_message(VectorsReady(ranker, complete=False))
                 return
             timer.stop()
             self.set_progress(total, total)

@@ -132,12 +132,18 @@ class TreePane(Vertical):
     # ---- the node a run opens on ----
 
     def open_first(
-        self, ckpt: Checkpoint, wanted: str | None, useful: bool, asked: bool
+        self,
+        ckpt: Checkpoint,
+        wanted: str | None,
+        useful: bool,
+        asked: bool,
+        findings: dict | None = None,
     ) -> str | None:
         """Put the cursor on the node a run opens on, and return it: `wanted` (`ari-mem-tui CKPT
         NODE`, any unique part of its id; or the node shown before a reload), else with `useful`
-        a useful one (render/opening.py), else the first root. A useful one chosen while no
-        node was `asked` for is remembered, for the audit to move on (`move_to_finding`)."""
+        a useful one (render/opening.py, by the audit's `findings` when they are known), else
+        the first root. A useful one chosen while no node was `asked` for is remembered, for
+        the audit to move on (`move_to_finding`)."""
         target, why = None, ""
         if wanted:
             try:
@@ -145,7 +151,7 @@ class TreePane(Vertical):
             except NodeRefError as exc:
                 self.notify(str(exc), title="no such node", severity="warning")
         if target is None and useful:
-            target, why = opening_node(ckpt)
+            target, why = opening_node(ckpt, findings)
             self.auto_node = None if asked else target
         if target is None:
             target = ckpt.roots[0] if ckpt.roots else None
