@@ -1,7 +1,18 @@
-"""TUI latency: time to first paint and keypress-to-hits, on the default demo and on 10,000 nodes.
+"""TUI latency: time to first paint and keypress-to-hits, on the default demo and on 10,000 nodes;
+with `--keys`, every key of the help's table from press to paint.
 
     python benchmarks/bench_tui.py [--runs 5] [--big-nodes 10000] [--big-entries 20000]
                                    [--embedder bm25|minilm] [--no-tree-first]
+    python benchmarks/bench_tui.py --keys [--repeat 5] [--size 120x40] [--ckpt DIR]
+
+`--keys` opens the demo (or DIR) as `ari-mem-tui CKPT` does, waits until its memory, vectors and
+first hits are in, then presses each key of the help's key table (tui/keys.py, and Textual's own
+keys it lists) in the pane it belongs to, `--repeat` times, and reports per key the median and
+the largest time from the key's arrival until the screen has been redrawn after it (every
+message it caused processed, then one refresh), with the load average before and after. A key
+that starts background work (a search, the health worker) is timed to its first paint, which
+says the work has begun; the work's end is `key→hits`. Budget (issue 21): 100 ms at load ≤ 1,
+300 ms at load 4.
 
 Headless (Textual's test driver, 120×40). "first paint" = app start until the first frame;
 "tree shown" = until the tree is drawn and takes keys (with `cmd_open`'s tree-first opener, before
@@ -18,9 +29,13 @@ import argparse
 import asyncio
 import os
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+
+# this checkout's code, not an installed copy (`python benchmarks/…` puts benchmarks/ first)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from textual import events
 
@@ -134,13 +149,196 @@ def bench(name: str, path: Path, embedder: str, runs: int, presses: int, tree_fi
     )
 
 
+# ---------------------------------------------------------------- every key, press to paint
+
+SKIPPED = {"quit": "leaves the app: nothing left to paint"}
+# keys that switch something on and off: timed twice as often, so each state is timed and the
+# app is left as it was for the keys after (whole-run writes left on would slow every one)
+TOGGLES = {"writes_scope", "wide", "tree", "dim", "missed", "as_of", "follow"}
+NAMED_CHARS = {
+    "question_mark": "?",
+    "slash": "/",
+    "left_square_bracket": "[",
+    "right_square_bracket": "]",
+    "enter": "\r",
+    "tab": "\t",
+    "escape": "\x1b",
+}
+
+
+async def drained(app: AriMemApp, rounds: int = 3) -> None:
+    """Until the app and every widget of the screen shown have handled what was queued (a few
+    rounds: a handled message may post the next one), as Pilot's own wait does."""
+    for _ in range(rounds):
+        done = []
+        for node in (app, *app.screen.walk_children(with_self=True)):
+            event = asyncio.Event()
+            if node.call_later(event.set):
+                done.append(event.wait())
+        await asyncio.gather(*done)
+
+
+async def painted(app: AriMemApp) -> None:
+    """Until the screen has been redrawn once more."""
+    event = asyncio.Event()
+    app.call_after_refresh(event.set)
+    await event.wait()
+
+
+async def quiet(app: AriMemApp) -> None:
+    """Until no worker runs and the screen is drawn: the state a person presses keys in."""
+    while any(w.is_running for w in app.workers):
+        await asyncio.sleep(0.01)
+    await drained(app)
+    await painted(app)
+
+
+async def press_timed(app: AriMemApp, key: str) -> tuple[float, float]:
+    """Seconds from `key`'s arrival (as the driver posts a terminal's key) to the next paint
+    after everything it caused was handled: wall time, and the process's CPU time meanwhile
+    (steadier on a shared machine)."""
+    char = key if len(key) == 1 else NAMED_CHARS.get(key)
+    app.typing_guard.typeahead.forget()  # a person's pause before a key of its own
+    start, cpu = time.perf_counter(), time.process_time()
+    app.post_message(events.Key(key, char))
+    await drained(app)
+    await painted(app)
+    return time.perf_counter() - start, time.process_time() - cpu
+
+
+async def close_views(app: AriMemApp) -> None:
+    """Back to the main screen (Esc on each view; the Health worker interrupted first)."""
+    while len(app.screen_stack) > 1:
+        screen = app.screen
+        if hasattr(screen, "computing") and screen.computing:
+            screen.action_back()
+            while screen.computing:
+                await asyncio.sleep(0.02)
+        app.pop_screen()
+        await drained(app)
+    await quiet(app)
+
+
+def key_plan(app: AriMemApp) -> list[tuple[str, str, str]]:
+    """(key id, key to press, where): every key of the help's table with its first key, and the
+    Textual keys the help lists."""
+    from ari_mem_tui.tui import keys
+
+    plan = []
+    for key_id, _, _ in keys.help_rows(app.keymap):
+        key = keys.BY_ID[key_id]
+        first = keys.keys_of(key, app.keymap).split(",")[0].strip()
+        where = (
+            "table"
+            if keys.TABLE in key.scopes and keys.TREE not in key.scopes
+            else "text"
+            if keys.TEXT in key.scopes
+            else "table"
+            if key_id in ("focus_tree", "back")
+            else "tree"
+        )
+        plan.append((key_id, first, where))
+    plan += [
+        ("palette", "ctrl+p", "tree"),
+        ("next widget", "tab", "tree"),
+        ("enter (tree)", "enter", "tree"),
+        ("arrow down", "down", "tree"),
+    ]
+    return plan
+
+
+async def place(app: AriMemApp, where: str) -> None:
+    """Focus the pane a key belongs to."""
+    if where == "tree":
+        app.action_focus_tree()
+    elif where == "table":
+        app.action_tab("hits")
+        app.query_one("#hits-table").focus()
+    else:
+        app.action_tab("saw")
+        app.query_one("#saw-pane").focus()
+    await quiet(app)
+
+
+async def prepare(app: AriMemApp, key_id: str) -> None:
+    """What a key needs first: a find to step through, a mark to compare with."""
+    if key_id in ("find_next", "find_prev"):
+        pane = app.tree_pane
+        pane.find_text, pane.find_matches, pane.find_index = "e", pane.find_nodes("e"), -1
+    elif key_id == "compare":
+        app.tabs.marked_id = next(n for n in app.ckpt.nodes if n != app.current_id)
+
+
+async def time_keys(path: Path, embedder: str, repeat: int, size: tuple[int, int]) -> dict:
+    def opener(progress) -> Run:  # as `cmd_open` builds it
+        options = RunOptions(checkpoint=path, embedder=embedder, index_behind=True)
+        return open_run(options, progress.step, progress, progress.tree)
+
+    app = AriMemApp(
+        opener, theme="textual-dark", remember_theme=False, blink=False, open_useful=True
+    )
+    timings: dict[str, list[tuple[float, float]]] = {}
+    async with app.run_test(size=size) as pilot:
+        while app.run_data is None or app.query_one("#hits-pane").replay is None:
+            await asyncio.sleep(0.02)
+        ranker = app.run_data.ranker
+        while not getattr(ranker, "ready", True):
+            await asyncio.sleep(0.1)
+        await pilot.pause(0.5)
+        await quiet(app)
+        for key_id, key, where in key_plan(app):
+            if key_id in SKIPPED:
+                continue
+            for _ in range(2 * repeat if key_id in TOGGLES else repeat):
+                await place(app, where)
+                await prepare(app, key_id)
+                await quiet(app)
+                timings.setdefault(f"{key_id} ({key})", []).append(await press_timed(app, key))
+                await close_views(app)
+                app.clear_notifications()
+    return timings
+
+
+def ms(seconds: float) -> str:
+    return f"{1000 * seconds:.1f} ms"
+
+
+def keys_report(path: Path, embedder: str, repeat: int, size: tuple[int, int]) -> None:
+    before = os.getloadavg()
+    timings = asyncio.run(time_keys(path, embedder, repeat, size))
+    after = os.getloadavg()
+    print(
+        f"every key, press to paint ({size[0]}×{size[1]}, {embedder}, {repeat} presses each; "
+        f"load average {before[0]:.2f} before, {after[0]:.2f} after)\n"
+        f"  {'key':<36} {'wall: median':>13} {'max':>9}   {'CPU: median':>12} {'max':>9}"
+    )
+    worst = 0.0
+    for name, pairs in timings.items():
+        wall, cpu = [w for w, _ in pairs], [c for _, c in pairs]
+        worst = max(worst, max(wall))
+        flag = "  > 100 ms" if max(wall) > 0.1 else ""
+        print(
+            f"  {name:<36} {ms(statistics.median(wall)):>13} {ms(max(wall)):>9}   "
+            f"{ms(statistics.median(cpu)):>12} {ms(max(cpu)):>9}{flag}"
+        )
+    for key_id, why in SKIPPED.items():
+        print(f"  {key_id:<36} not timed: {why}")
+    print(f"slowest key: {1000 * worst:.0f} ms (its max, wall)")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", action="store_true", help="every key of the help, press to paint")
+    parser.add_argument("--repeat", type=int, default=5, help="--keys: presses of each key")
+    parser.add_argument("--size", default="120x40", help="--keys: terminal columns x rows")
+    parser.add_argument("--ckpt", type=Path, help="--keys: this run instead of the demo")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--presses", type=int, default=8)
     parser.add_argument("--big-nodes", type=int, default=10_000)
     parser.add_argument("--big-entries", type=int, default=20_000)
-    parser.add_argument("--embedder", choices=["bm25", "minilm"], default="bm25")
+    parser.add_argument(
+        "--embedder", choices=["bm25", "minilm"], help="default: bm25; minilm for --keys (as demo)"
+    )
     parser.add_argument("--big-path", type=Path, help="reuse this big checkpoint (not generated)")
     parser.add_argument("--skip-demo", action="store_true")
     parser.add_argument("--no-tree-first", action="store_true", help="no tree before memory")
@@ -149,6 +347,13 @@ def main() -> int:
     os.environ.setdefault("ARI_MEM_TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="ari-bench-cfg-"))
     from ari_mem_tui.demo import demo_checkpoint, write_demo
     from ari_mem_tui.search.record import MiniLMRecorder
+
+    if args.keys:
+        path = args.ckpt or demo_checkpoint(record=MiniLMRecorder())
+        size = tuple(int(x) for x in args.size.split("x"))
+        keys_report(path, args.embedder or "minilm", args.repeat, size)  # type: ignore[arg-type]
+        return 0
+    args.embedder = args.embedder or "bm25"
 
     if not args.skip_demo:
         demo = demo_checkpoint(record=MiniLMRecorder())  # the cached demo `demo` opens

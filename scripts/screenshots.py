@@ -1,6 +1,8 @@
-"""Make the SVG screenshots in `screenshots/` from the default demo run.
+"""Make every screenshot in `screenshots/` from the current app, in one run: the SVGs of the main
+views of the default demo run, a PNG of each, and `browser.png` (the demo served to Chromium,
+scripts/browser_screenshot.py).
 
-    python scripts/screenshots.py [--out screenshots] [--embedder minilm|bm25]
+    python scripts/screenshots.py [--out screenshots] [--embedder minilm|bm25] [--no-browser]
 
 Generates (or reuses) the cached demo checkpoint, opens the TUI headless at 120×36, waits for
 the vectors and every search, and saves one SVG per main view, and beside each a PNG rendered by
@@ -18,8 +20,12 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
+
+# this checkout's code, not an installed copy (`python scripts/…` puts scripts/ first)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from ari_mem_tui.demo import read_marker
 from ari_mem_tui.run import Run, RunOptions, open_run
@@ -89,7 +95,8 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
     async with app.run_test(size=SIZE) as pilot:
 
         async def keys(*names: str) -> None:
-            for name in names:  # one at a time: a burst of letters would go to the find box
+            for name in names:  # one at a time, as a person presses commands (tui/typing_guard.py)
+                app.typing_guard.typeahead.forget()
                 await pilot.press(name)
                 await pilot.pause(0.1)
             await settle(app, pilot)
@@ -174,6 +181,7 @@ def main() -> int:
         "--out", type=Path, default=Path(__file__).resolve().parent.parent / "screenshots"
     )
     parser.add_argument("--embedder", choices=["minilm", "bm25"], default="minilm")
+    parser.add_argument("--no-browser", action="store_true", help="leave browser.png as it is")
     args = parser.parse_args()
     os.environ.setdefault("ARI_MEM_TUI_CONFIG_DIR", tempfile.mkdtemp(prefix="ari-mem-tui-cfg-"))
     from ari_mem_tui.demo import demo_checkpoint
@@ -184,7 +192,11 @@ def main() -> int:
     for file in asyncio.run(shoot(path, args.out, args.embedder)):
         png = png_of(file)
         print(file, png or "(no PNG: Chromium not found)")
-    return 0
+    if args.no_browser:
+        return 0
+    import browser_screenshot  # beside this script; needs chromium-driver
+
+    return browser_screenshot.main()
 
 
 if __name__ == "__main__":

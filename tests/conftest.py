@@ -8,6 +8,7 @@ bracketed text.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,6 +33,15 @@ def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     exported by a test goes to tmp_path/exports, never the current directory."""
     monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
     monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
+
+
+@pytest.fixture(autouse=True)
+def _collector_thawed() -> Iterator[None]:
+    """The TUI freezes what a loaded run leaves alive (tui/lifecycle.py: gc.freeze); a test's
+    app must not leave the process so for the next test (Hypothesis, for one, finds no
+    referrer of a frozen object and warns)."""
+    yield
+    gc.unfreeze()
 
 
 @pytest.fixture

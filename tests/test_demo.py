@@ -485,6 +485,7 @@ def test_demo_without_out_opens_the_cached_checkpoint(monkeypatch: pytest.Monkey
 
     seen: list[Namespace] = []
     monkeypatch.setattr(commands, "cmd_open", lambda args: seen.append(args) or 0)
+    monkeypatch.setattr(commands, "no_terminal", lambda: False)  # pytest's stdout is no tty
     args = Namespace(
         out=None, nodes=5, seed=2, entries=None, embedder="bm25", recordings="keywords"
     )

@@ -125,13 +125,13 @@ def test_cli_health_text_names_the_starved_and_exits_0_when_none(capsys, starved
     code = main(["health", str(starved_dir), "--embedder", "bm25"])
     out = " ".join(capsys.readouterr().out.split())  # rich wraps at 80 columns
     assert code == 1
-    assert "4 node(s) searched, 2 starved (50%)" in out
+    assert "4 nodes searched, 2 starved (50%)" in out
     assert "a1a1a1a1" in out and "starved" in out
     assert "never retrieved by any descendant" in out
     fed = write_fed_run(tmp_path / "20260102000000_fed")
     code = main(["health", str(fed), "--embedder", "bm25"])
     assert code == 0
-    assert "1 node(s) searched, 0 starved (0%)" in " ".join(capsys.readouterr().out.split())
+    assert "1 node searched, 0 starved (0%)" in " ".join(capsys.readouterr().out.split())
 
 
 def test_cli_health_of_a_folder_that_is_no_run_exits_2(capsys, tmp_path):

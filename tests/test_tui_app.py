@@ -459,6 +459,7 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
     """`demo` calls cmd_open with its own args: no letta options, an embedder choice."""
     import argparse
 
+    from ari_mem_tui.cli import commands
     from ari_mem_tui.cli.commands import cmd_open
     from ari_mem_tui.tui import app as app_module
 
@@ -470,6 +471,7 @@ def test_cmd_open_accepts_demo_args_without_letta_options(tiny: Path, monkeypatc
         return 0
 
     monkeypatch.setattr(app_module, "run_app", fake_run_app)
+    monkeypatch.setattr(commands, "no_terminal", lambda: False)  # pytest's stdout is no tty
     args = argparse.Namespace(checkpoint=tiny, embedder="bm25", nodes=8, seed=1, out=None)
     assert cmd_open(args) == 0
     assert seen["run"].checkpoint.nodes and seen["run"].ranker.name == "bm25"

@@ -4,7 +4,9 @@ into the app never fires its single-letter commands."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -13,9 +15,9 @@ from textual.widgets import Checkbox, Input, Static, Tabs
 
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.screens.confirm import ConfirmScreen
+from ari_mem_tui.tui.tables import VimTable
+from ari_mem_tui.tui.typing_guard import PHRASE_GAP, TypeAhead
 from ari_mem_tui.tui.widgets.hits import HitsPane
-from ari_mem_tui.tui.widgets.panes import BURST_GAP, TypeAhead
-from ari_mem_tui.tui.widgets.tables import VimTable
 from tests.tui_app_helpers import idle, make_app, press, settle, settle_keys
 from tests.tui_helpers import IDS
 
@@ -145,27 +147,79 @@ async def test_letters_typed_into_a_text_box_are_text(tiny: Path, tmp_path: Path
             assert field.value == PHRASE
 
 
-async def test_a_phrase_typed_into_the_tree_goes_to_the_find_box(tiny: Path, tmp_path) -> None:
-    """GIVEN focus on the tree WHEN "segmentation fault" and every command letter arrive as
-    fast typing or a paste THEN no dossier is written, nothing is marked or toggled, and the
-    find box holds the phrase."""
-    app = make_app(tiny, burst_gap=0.5)  # a loaded test machine must not split the burst
+async def type_text(pilot, text: str, every: float) -> None:
+    """Keys as a terminal sends them when a person types `text`, one each `every` seconds: each
+    stamped with its arrival time, as the driver stamps the keys it reads, and posted then (no
+    wait for the app in between: a person does not wait either)."""
+    from textual import events
+    from textual.keys import _character_to_key
+
+    start = time.monotonic()
+    for index, char in enumerate(text):
+        key = events.Key(_character_to_key(char), char)
+        key.time = start + index * every
+        await asyncio.sleep(max(0.0, key.time - time.monotonic()))
+        pilot.app.post_message(key)
+    await pilot.pause()
+    await idle(pilot)
+
+
+@pytest.mark.parametrize("every", [0.0, 0.12], ids=["pasted-fast", "typed-120ms"])
+async def test_a_phrase_typed_into_the_tree_goes_to_the_find_box(
+    tiny: Path, tmp_path: Path, every: float
+) -> None:
+    """GIVEN focus on the tree WHEN "the best kernel" is typed at human speed (120 ms a key) or
+    arrives at once THEN only its first letter runs (`t` hides the tree; the find box shows it
+    again): no export prompt, no mark, no dimming, and the find box holds the whole phrase."""
+    app = make_app(tiny)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        await pilot.press(*PHRASE)
-        await pilot.pause(0.6)
-        await idle(pilot)
-        _nothing_fired(app, tmp_path)
+        await type_text(pilot, "the best kernel", every)
+        assert app.tabs.last_export is None and app.screen is app.screen_stack[0]
+        assert app.tabs.marked_id is None and not app.tree_widget.dim_unseen
+        assert not app.following and app.tabs.active == "hits"
         find = app.query_one("#find-input", Input)
-        assert app.focused is find and find.value == PHRASE
-        await press(pilot, "escape")
-        assert app.focused is app.tree_widget
-        await pilot.pause(0.6)
-        # a single key still is a command, after the short wait
+        assert app.focused is find and find.value == "the best kernel"
+
+
+async def test_typed_text_replaces_the_old_find(tiny: Path) -> None:
+    """GIVEN a find for "95e7" WHEN "memory bandwidth" is typed into the tree THEN the find box
+    holds "memory bandwidth", not "95e7memory bandwidth"; `m`, the first letter, marked."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await type_text(pilot, "95e7", 0.12)  # 9 is no command: text from the first key
+        find = app.query_one("#find-input", Input)
+        assert app.focused is find and find.value == "95e7"
+        await press(pilot, "enter")
+        assert app.focused is app.tree_widget and app.tree_pane.find_text == "95e7"
+        await type_text(pilot, "memory bandwidth", 0.12)
+        assert app.focused is find and find.value == "memory bandwidth"
+        assert app.tabs.marked_id == IDS["R"]  # `m` ran before the phrase showed itself
+
+
+async def test_single_keys_are_commands_at_once(tiny: Path, tmp_path: Path) -> None:
+    """GIVEN the tree WHEN `m` is pressed THEN it marks at once (no wait); moves held down
+    (`j` `j`), a move right after a command (`d` `k`) and digit/bracket chains (`2` `]`,
+    `[` `3`) are commands, never text."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
         await pilot.press("m")
-        assert app.tabs.marked_id is None  # held for the burst gap
-        await pilot.pause(0.7)
         assert app.tabs.marked_id == IDS["R"]
+        await asyncio.sleep(PHRASE_GAP)
+        await type_text(pilot, "jj", 0.03)  # held down
+        assert app.current_id == IDS["B"]
+        await settle_keys(pilot)
+        await type_text(pilot, "dk", 0.05)
+        assert app.tree_widget.dim_unseen and app.current_id == IDS["A"]
+        await settle_keys(pilot)
+        await type_text(pilot, "2]", 0.05)
+        assert app.tabs.active == "saw" and app.focused is app.query_one("#saw-pane")
+        await settle_keys(pilot)
+        await type_text(pilot, "[3", 0.05)
+        assert app.tabs.active == "core" and app.focused is app.tree_widget
+        assert not app.query_one("#find-input", Input).display
 
 
 async def test_export_asks_first_and_only_y_writes(tiny: Path, tmp_path: Path) -> None:
@@ -184,29 +238,34 @@ async def test_export_asks_first_and_only_y_writes(tiny: Path, tmp_path: Path) -
         assert app.tabs.last_export is not None and app.tabs.last_export[0].exists()
 
 
-def test_the_burst_guard_tells_typing_from_single_keys() -> None:
-    """GIVEN the guard at its real gap WHEN keys arrive at chosen times THEN single keys are
-    held then run, held-down moves fire, and quick letters become text (moves included)."""
-    g = BURST_GAP
+def test_the_typing_rule_tells_a_phrase_from_commands() -> None:
+    """GIVEN the guard at its real gap WHEN keys arrive at chosen times THEN a single key, a
+    move after a command, a repeat and letters a pause apart are commands; two different
+    letters within the gap, or a key bound to nothing, are text holding the quick run."""
+    g = PHRASE_GAP
     guard = TypeAhead()
-    assert guard.feed("m", "m", 0.0, instant=False) == ("hold", "")
-    assert guard.flush() == ["m"]
-    for i in range(5):  # j held down: repeats ~30 ms apart, each fires
-        assert guard.feed("j", "j", 1.0 + i * 0.03, instant=True) == ("fire", "")
+    assert guard.feed("m", 0.0, bound=True, move=False) is None  # at once
+    assert guard.feed("c", 0.0 + 1.5 * g, bound=True, move=False) is None  # a pause apart
+    for i in range(5):  # j held down: repeats ~30 ms apart
+        assert guard.feed("j", 5.0 + i * 0.03, bound=True, move=True) is None
     guard.forget()
-    assert guard.feed("s", "s", 2.0, instant=False) == ("hold", "")
-    assert guard.feed("e", "e", 2.0 + g / 4, instant=False) == ("text", "se")
-    assert guard.flush() == []  # the held s became text
-    assert guard.feed("g", "g", 2.0 + g / 2, instant=True) == ("text", "g")
-    guard.forget()
-    assert guard.feed("l", "l", 3.0, instant=True) == ("fire", "")
-    assert guard.feed("e", "e", 3.0 + g / 4, instant=False) == ("text", "le")
-    assert guard.feed("m", "m", 4.0, instant=False) == ("hold", "")  # a pause: a command again
+    assert guard.feed("t", 10.0, bound=True, move=False) is None
+    assert guard.feed("h", 10.12, bound=True, move=True) is None  # a move: a command
+    assert guard.feed("e", 10.24, bound=True, move=False) == ("start", "the")  # no pair
+    assert guard.feed(" ", 10.36, bound=True, move=False) == ("more", " ")  # the phrase goes on
+    assert guard.feed("n", 20.0, bound=True, move=False) is None
+    assert guard.feed("n", 20.1, bound=True, move=False) is None  # a repeat
+    assert guard.feed("N", 20.2, bound=True, move=False) is None
+    assert guard.feed("2", 30.0, bound=True, move=False) is None
+    assert guard.feed("]", 30.05, bound=True, move=False) is None  # tab, then its pane
+    assert guard.feed("x", 40.0, bound=False, move=False) == ("start", "x")  # bound to nothing
+    assert guard.feed("s", 50.0, bound=True, move=False) is None
+    assert guard.feed("e", 50.0 + g / 2, bound=True, move=False) == ("start", "se")
 
 
 async def test_new_keys_can_be_remapped(tiny: Path, tmp_path: Path, monkeypatch) -> None:
-    """GIVEN focus_tree remapped to z and expand to x WHEN pressed THEN they act; x, a move,
-    fires at once like l did."""
+    """GIVEN focus_tree remapped to z and expand to x WHEN pressed THEN they act; x is a move
+    now, like l was."""
     config_dir = tmp_path / "config"
     config_dir.mkdir()
     remaps = {"focus_tree": "z", "focus_detail": "ctrl+right", "expand": "x,right"}
@@ -218,18 +277,15 @@ async def test_new_keys_can_be_remapped(tiny: Path, tmp_path: Path, monkeypatch)
         assert app.focused is app.query_one(HitsPane)  # the root has no hits: no empty table
         await press(pilot, "z")
         assert app.focused is app.tree_widget
-        await pilot.press("down", "x")  # no settling: x is instant
+        await pilot.press("down", "x")
         await pilot.pause()
         assert app.tree_widget.cursor_node.is_expanded
-        await settle_keys(pilot)
 
 
 async def test_help_explains_every_tree_glyph_and_the_hits_numbers(tiny: Path) -> None:
     """GIVEN the help WHEN opened THEN it names every status glyph (running's is not the tree's
     ▶), the findings glyphs, ✎, the lineage style, and pool, eligible, the window's parts,
     glob and why scores read 0.00 from rank 100; the new keys are in its key table."""
-    from textual.widgets import Markdown
-
     from ari_mem_tui.render.findings import GLYPHS
     from ari_mem_tui.render.text import STATUS_GLYPHS
     from ari_mem_tui.tui.screens.help import HelpScreen
@@ -240,7 +296,7 @@ async def test_help_explains_every_tree_glyph_and_the_hits_numbers(tiny: Path) -
         await settle(pilot)
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
-        text = app.screen.query_one(Markdown).source
+        text = app.screen.source
         for status, (glyph, _) in STATUS_GLYPHS.items():
             assert f"`{glyph}` {status}" in text
         for glyph, _ in GLYPHS.values():
@@ -262,7 +318,7 @@ async def test_help_explains_every_tree_glyph_and_the_hits_numbers(tiny: Path) -
             "| `]` |",
             "| `i` |",
             "`l` `→` open",
-            "40 ms",
+            "0.3 s",
         ):
             assert words in text, words
 
@@ -274,12 +330,16 @@ async def test_text_pasted_into_the_tree_goes_to_the_find_box(tiny: Path, tmp_pa
     app = make_app(tiny)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.tree_widget.post_message(events.Paste("segmentation fault\nmake"))
+        app.post_message(events.Paste("segmentation fault\nmake"))
         await pilot.pause(0.2)
         await idle(pilot)
         _nothing_fired(app, tmp_path)
         find = app.query_one("#find-input", Input)
         assert app.focused is find and find.value == "segmentation fault make"
+        await press(pilot, "escape", "slash")  # Esc closes the box; `/` opens it again
+        app.post_message(events.Paste("kernel"))
+        await pilot.pause(0.2)
+        assert find.value == "kernel"  # a new paste replaces the old find
 
 
 def write_settings(tmp_path: Path, settings: dict) -> None:
@@ -326,12 +386,10 @@ async def test_confirm_quit_is_off_unless_the_file_says_true(tiny: Path, tmp_pat
 
 
 def help_source(app) -> str:
-    from textual.widgets import Markdown
-
     from ari_mem_tui.tui.screens.help import HelpScreen
 
     assert isinstance(app.screen, HelpScreen), f"no help open: {app.screen!r}"
-    return app.screen.query_one(Markdown).source
+    return app.screen.source
 
 
 def first_section(source: str) -> str:

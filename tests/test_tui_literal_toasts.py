@@ -11,8 +11,7 @@ from pathlib import Path
 from textual.widgets._toast import Toast
 
 from ari_mem_tui.tui.app import AriMemApp
-from ari_mem_tui.tui.widgets.detail import WritesPane
-from tests.tui_app_helpers import make_app, press, settle
+from tests.tui_app_helpers import cursor_to_write, make_app, press, settle
 from tests.tui_helpers import HOSTILE, write_tiny_checkpoint
 
 NASTY = "boom [/] [bold]x[/bold] [@click=app.quit]quit[/] [/x]"
@@ -44,13 +43,7 @@ async def test_copying_bracketed_entry_text_shows_it_literally(tmp_path: Path) -
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(pilot)
         await press(pilot, "j", "4")  # node A, which wrote the hostile note; Writes tab
-        app.query_one("#writes-table").focus()
-        writes = app.query_one(WritesPane)
-        for _ in range(len(writes.rows)):
-            if writes.current_text() == HOSTILE:
-                break
-            await press(pilot, "j")
-        assert writes.current_text() == HOSTILE
+        await cursor_to_write(pilot, HOSTILE)
         await press(pilot, "y")
         # the markup stays literal; the ESC a paste would run is copied as its symbol
         assert app.last_copied == HOSTILE.replace("\x1b", "␛")

@@ -60,9 +60,10 @@ async def test_s_cycles_the_query_source_and_it_is_remembered_across_nodes(tiny:
         assert pane.replay.recorded is not None
         assert pane.replay.recorded.differences == 0  # another query: not compared
         assert "not compared" in str(app.query_one("#recorded-title").render())
-        await press(pilot, "s")  # custom: no text yet, so the query field asks for one
-        assert app.focused is app.query_one("#query-input")
-        await press(pilot, *"gpu kernel", "enter")
+        await press(pilot, "s")  # no custom query typed yet: back to at start, the focus stays
+        assert app.focused is app.tree_widget
+        assert (pane.replay.query_source, pane.replay.query) == ("start", direction[:200])
+        await press(pilot, "i", *"gpu kernel", "enter")
         assert (pane.replay.query_source, pane.replay.query) == ("custom", "gpu kernel")
         assert "custom query" in header(app)
         app.tree_widget.focus()
@@ -71,6 +72,8 @@ async def test_s_cycles_the_query_source_and_it_is_remembered_across_nodes(tiny:
         assert (pane.replay.query_source, pane.replay.query) == ("custom", "gpu kernel")
         await press(pilot, "j", "s")  # back on B1, and on to "at start" again
         assert (pane.replay.query_source, pane.replay.query) == ("start", direction[:200])
+        await press(pilot, "s", "s")  # now, then the custom query typed before
+        assert (pane.replay.query_source, pane.replay.query) == ("custom", "gpu kernel")
 
 
 class GatedEmbedder:
@@ -191,7 +194,7 @@ async def test_findings_show_on_the_readers_tree_row_and_in_its_hits_and_node_ta
         app.jump_to(leak.node_id)
         await settle(pilot)
         row = tree.render_label(tree._by_id[leak.node_id], Style(), Style()).plain
-        assert row.startswith("⚠ ")
+        assert row.removeprefix("▶ ").removeprefix("▼ ").startswith("⚠ ")  # before the glyph
         hits = str(app.query_one("#hits-findings").render())
         assert app.query_one("#hits-findings").display
         assert "⚠ leak" in hits and preview(leak.query, 300)[:30] in hits

@@ -12,7 +12,8 @@ from ari_mem_tui.model import Tier
 from ari_mem_tui.render.dossier import dossier_markdown
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui.audit_rows import audit_rows
-from ari_mem_tui.tui.widgets.detail import AuditRow, kind_count, tiers_text
+from ari_mem_tui.tui.rows import AuditRow
+from ari_mem_tui.tui.widgets.detail import kind_count, tiers_text
 from tests.test_tui_units import big_checkpoint, sample_replay
 from tests.tui_app_helpers import make_app, press, settle
 

@@ -87,8 +87,8 @@ async def wait_for(pilot: Pilot, condition: Callable[[], bool], what: str = "") 
 
 
 async def press(pilot: Pilot, *keys: str) -> None:
-    """Press `keys` one at a time, as a person does: after each, the pause that tells a single
-    command key from typed text (tui/widgets/panes.py) has passed."""
+    """Press `keys` one at a time, as a person does: after each, the pause that tells single
+    command keys from typed text (tui/widgets/panes.py) has passed."""
     for key in keys:
         await pilot.press(key)
         await pilot.pause()
@@ -97,9 +97,20 @@ async def press(pilot: Pilot, *keys: str) -> None:
 
 
 async def settle_keys(pilot: Pilot) -> None:
-    """Run the command keys the type-ahead guard holds, as if `BURST_GAP` had passed."""
-    from ari_mem_tui.tui.widgets.panes import Panes
-
-    for panes in pilot.app.query(Panes):  # the app's screen only: not under a modal
-        await panes.settle()
+    """As if the user paused after the last key, longer than `PHRASE_GAP`: the next letter is a
+    command again, not the next letter of a phrase (tui/typing_guard.py)."""
+    pilot.app.typing_guard.typeahead.forget()
     await pilot.pause()
+
+
+async def cursor_to_write(pilot: Pilot, text: str) -> None:
+    """Focus the Writes table and go down it until the write under its cursor is `text`."""
+    from ari_mem_tui.tui.widgets.detail import WritesPane
+
+    pilot.app.query_one("#writes-table").focus()
+    writes = pilot.app.query_one(WritesPane)
+    for _ in range(len(writes.rows)):
+        if writes.current_text() == text:
+            return
+        await press(pilot, "j")
+    assert writes.current_text() == text, f"no write {text!r} in the table"

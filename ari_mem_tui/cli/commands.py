@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 import time
 from pathlib import Path
@@ -360,15 +361,34 @@ def run_openers(args: argparse.Namespace):
     return openers
 
 
+NO_TERMINAL = (
+    "the TUI needs a terminal, and stdin or stdout is not one; without one use summary, saw, "
+    "audit or health (--json), or demo --out DIR"
+)
+
+
+def no_terminal() -> bool:
+    """True when the TUI would have no terminal to draw on (stdin or stdout redirected: it would
+    wait for keys that never come, burning a core) and no other driver was asked for
+    (textual-serve runs the app on pipes with its web driver, named in TEXTUAL_DRIVER)."""
+    if os.environ.get("TEXTUAL_DRIVER"):
+        return False
+    return not (sys.stdin.isatty() and sys.stdout.isatty())
+
+
 def cmd_open(args: argparse.Namespace) -> int:
     """`ari-mem-tui CKPT|DIR`: the TUI on a run, or on a workspace's run picker (also the end
-    of `demo`, whose args lack Letta options). A folder that is neither: one line, exit 2."""
+    of `demo`, whose args lack Letta options). A folder that is neither, or no terminal to draw
+    on: one line, exit 2."""
     from ari_mem_tui.workspace import scan
 
     path = Path(args.checkpoint)
     found = scan(path, counts=False)
     if found.kind == "none":
         say(found.message)
+        return EXIT_UNREADABLE
+    if no_terminal():
+        say(NO_TERMINAL)
         return EXIT_UNREADABLE
     if sys.stderr.isatty():  # Textual's first frame is ~0.5 s of imports away: never blank
         print(clean(f"ari-mem-tui: opening {path} …", False), file=sys.stderr, flush=True)
@@ -420,6 +440,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from ari_mem_tui.search.record import RecorderUnavailable
 
     nodes, seed, entries = int(args.nodes), int(args.seed), args.entries
+    if args.out is None and no_terminal():  # before minutes of generating what cannot be shown
+        say(NO_TERMINAL)
+        return EXIT_UNREADABLE
     if nodes < 2:
         say("ari-mem-tui demo: --nodes must be at least 2")
         return EXIT_UNREADABLE

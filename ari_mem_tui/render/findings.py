@@ -36,7 +36,7 @@ def glyph_kinds(findings: list[Finding]) -> tuple[str, ...]:
 
 
 def _read_facts(f: Finding) -> list[str]:
-    when = f"{fmt_ts(f.ts)} UTC" if f.ts is not None else "time unknown (trace_log)"
+    when = fmt_ts(f.ts) if f.ts is not None else "time unknown (trace_log)"
     facts = [f"{f.tool or 'read'} at {when} · {f.ref}"]
     if f.query is not None:
         facts.append(f"query: {preview(f.query, 300)}")
@@ -54,7 +54,7 @@ def finding_text(f: Finding) -> Text:
         glyph, style = GLYPHS["rejected"]
         out.append(f"{glyph} rejected write ", style=style)
         out.append(clean(f.explanation, False))
-        when = f"{fmt_ts(f.ts)} UTC" if f.ts is not None else "time unknown"
+        when = fmt_ts(f.ts) if f.ts is not None else "time unknown"
         out.append(f"\n  {clean(f.tool, False)} at {when} · {clean(f.ref, False)}", "bright_black")
         out.append("\n  text: ", style="bold")
         out.append(clean(f.text or "(not recorded)"))

@@ -15,6 +15,7 @@ from rich.text import Text
 from ari_mem_tui.health import by_depth_ranges
 from ari_mem_tui.model.health import Bucket, EntryUse, Health, NodeHealth
 from ari_mem_tui.render.text import clean, preview, schema, short_id
+from ari_mem_tui.render.words import plural
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SHOWN_NODES = 20
@@ -43,7 +44,7 @@ def starved_share(bucket: Bucket) -> float:
 
 def headline(h: Health) -> Text:
     text = Text()
-    text.append(f"{h.searched} node(s) searched, ", style="bold")
+    text.append(f"{plural(h.searched, 'node')} searched, ", style="bold")
     share = h.starved / h.searched if h.searched else 0.0
     text.append(
         f"{h.starved} starved ({pct(share)})", style="bold red" if h.starved else "bold green"
@@ -78,7 +79,7 @@ def node_cells(row: NodeHealth) -> list[Any]:
     ]
 
 
-NODE_COLUMNS = ("node", "depth", "eligible", "reached", "hits", "from", "other", "react", "")
+NODE_COLUMNS = ("node", "depth", "eligible", "reached", "hits", "from", "other", "react", "verdict")
 DEPTH_COLUMNS = ("depth", "nodes", "starved", "other branches", "react", "reached")
 ENTRY_COLUMNS = ("node", "kind", "startup", "inherit", "llm", "other", "readers↓", "text")
 

@@ -216,7 +216,7 @@ def _render_writes(console: Console, r: Replay) -> None:
     for col in ("time", "tool", "target", "ok", "source", "text / reason"):
         table.add_column(col, overflow="fold" if col == "text / reason" else "ellipsis")
     for w in r.writes:
-        when = fmt_ts(w.ts, time_only=True) if w.ts else "?"
+        when = fmt_ts(w.ts) if w.ts else "?"
         table.add_row(
             when,
             clean(w.tool, False),

@@ -103,9 +103,12 @@ def say(message: object, stream: Any = None) -> None:
 
 
 def preview(text: object, width: int = 80) -> str:
-    """One line of at most `width` terminal cells (CJK counts double), for table cells."""
-    line = clean(text, multiline=False).strip()
-    if len(line) <= width // 2 or cell_len(line) <= width:
+    """One line of at most `width` terminal cells (CJK counts double), for table cells. Only
+    the start of a long text is cleaned: a table of 2,000 memory texts is filled at a key."""
+    raw = str(text if text is not None else "").lstrip()
+    cut = len(raw) > width + 1
+    line = clean(raw[: width + 1], multiline=False).strip()
+    if not cut and (len(line) <= width // 2 or cell_len(line) <= width):
         return line
     return set_cell_size(line[: width + 1], max(0, width - 1)).rstrip() + "…"
 
@@ -158,40 +161,58 @@ def short_id(node_id: str) -> str:
 
 
 LABEL_SHORT = {"ablation": "ablate", "validation": "valid"}
+LABEL_TINY = {
+    "draft": "drf",
+    "improve": "imp",
+    "debug": "dbg",
+    "ablation": "abl",
+    "validation": "val",
+}
 
 
-def node_label(node: Node, writes: int) -> Text:
-    """The tree label of a node: glyph, short id, label, score, memory write count."""
+def node_label(node: Node, writes: int, width: int | None = None, tiny: bool = False) -> Text:
+    """The tree label of a node: glyph, short id, label, score, memory write count; in `width`
+    cells when given. A narrow tree never cuts a number (`0.5` for 0.52, `✎6` for ✎68 would
+    read as other values): the label is shortened (`improve` → `imp`; `tiny`: always, so a
+    narrow tree's rows read alike), then the write count, the label and the score are left
+    out, in that order, and only then is the id cut, with a `…` where it is cut."""
     glyph, colour = status_glyph(node.status)
-    label = LABEL_SHORT.get(node.label or "", node.label or "?")
-    text = Text.assemble(
-        (glyph, colour),
-        " ",
-        (short_id(node.id), "bold"),
-        " ",
-        (f"{preview(label, 7):<7}", label_style(node.label)),
-        " ",
-        score_text(node.score),
-    )
-    if writes:
-        text.append(f" ✎{writes}", style="cyan")
-    return text
+    name = node.label or "?"
+    head = Text.assemble((glyph, colour), " ", (short_id(node.id), "bold"))
+    score = Text.assemble(" ", score_text(node.score))
+    count = Text(f" ✎{writes}", style="cyan") if writes else Text("")
+    style = label_style(node.label)
+    full = Text.assemble(" ", (f"{preview(LABEL_SHORT.get(name, name), 7):<7}", style))
+    short = Text.assemble(" ", (f"{preview(LABEL_TINY.get(name, name), 3):<3}", style))
+    label = short if tiny else full
+    for parts in ((label, score, count), (short, score, count), (short, score), (score,), ()):
+        text = Text.assemble(head, *parts)
+        if width is None or text.cell_len <= width:
+            return text
+    if width <= 1:
+        return Text("…")
+    head.truncate(width - 1)
+    return head.append("…", style="bright_black")
 
 
-def fmt_ts(ts: float | None, short: bool = False, time_only: bool = False) -> str:
-    """Epoch seconds as an ISO-like UTC time (fixed zone: screenshots must not depend on TZ);
-    a time no calendar can hold (ts 1e20 in a hostile log) is shown as the number it is."""
+TIME_FORMAT = "%Y-%m-%d %H:%M:%S UTC"  # the one way a time is shown, its zone named
+
+
+def fmt_ts(ts: float | None) -> str:
+    """Epoch seconds as `2026-05-28 21:52:06 UTC`: one format, in UTC, everywhere a time is
+    shown (a fixed zone: what one person reads out, another can find; screenshots do not
+    depend on TZ). A time no calendar can hold (ts 1e20 in a hostile log) is the number."""
     if ts is None:
         return "–"
     try:
-        fmt = "%H:%M:%S" if time_only else "%m-%d %H:%M:%S" if short else "%Y-%m-%d %H:%M:%S"
-        return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime(fmt)
+        return _dt.datetime.fromtimestamp(ts, _dt.UTC).strftime(TIME_FORMAT)
     except (OverflowError, OSError, ValueError):
         return str(ts)
 
 
 def fmt_iso(value: str | None) -> str:
-    """An ISO-8601 string from tree.json, shortened for display (never "Invalid Date")."""
+    """An ISO-8601 string from tree.json in the same format as `fmt_ts` (a naive one is UTC, as
+    ARI writes it); one that is no time is shown as it is (never "Invalid Date")."""
     if not value:
         return "–"
     try:
@@ -200,7 +221,7 @@ def fmt_iso(value: str | None) -> str:
             parsed = parsed.astimezone(_dt.UTC)
     except (ValueError, OverflowError):
         return preview(value, 40)
-    return parsed.strftime("%Y-%m-%d %H:%M:%S")
+    return parsed.strftime(TIME_FORMAT)  # a naive one is UTC, as ARI writes it
 
 
 def pretty_json(value: Any) -> str:

@@ -33,7 +33,7 @@ def pool_words(replay: Replay) -> str:
     """Which pool was ranked, always said: as of the node's start, or today's."""
     if replay.as_of is not None:
         how = clean(replay.as_of_source or "?", False)
-        return f"pool as of the node's start, {fmt_ts(replay.as_of)} UTC ({how})"
+        return f"pool as of the node's start, {fmt_ts(replay.as_of)} ({how})"
     if replay.as_of_source == "now: start unknown":
         return "today's pool: the node's start time is unknown"
     return "today's pool (every entry, later writes included)"

@@ -1,69 +1,70 @@
 """The Textual app: tree on the left, what the chosen node saw on the right.
 
-The app composes the panes and routes between them; it holds no search or audit logic. Its
-thread workers (tui/workers.py) call `open_run`, `search.replay.replay` and `audit.audit` (the
-same functions the CLI uses) and post their results as messages (tui/messages.py); every result
-is checked against the current selection before it is shown, so moving fast never shows stale
-hits. The panes own their chores (find and filter: the tree pane; the search settings: the Hits
-pane) and talk to the app with messages too.
+The app composes the panes and binds the keys; it holds no search or audit logic. A run's load,
+reload and audit live in `RunLifecycle` (tui/lifecycle.py), where a chosen node or a row goes in
+`Routing` (tui/routing.py), both mixed in here. Thread workers (tui/workers.py) call `open_run`,
+`search.replay.replay` and `audit.audit` (the same functions the CLI uses) and post their results
+as messages (tui/messages.py); every result is checked against the current selection before it
+is shown, so moving fast never shows stale hits. The panes own their chores (find and filter:
+the tree pane; the search settings: the Hits pane) and talk to the app with messages too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from rich.text import Text
-from textual import on, work
+from textual import events
 from textual.app import App, ComposeResult
 from textual.binding import BindingType
 from textual.reactive import var
-from textual.widgets import Footer, Input
+from textual.widgets import Input
 
 from ari_mem_tui.checkpoint import Checkpoint, cachefile
 from ari_mem_tui.model import Replay
 from ari_mem_tui.model.secrets import mask
-from ari_mem_tui.render.text import paste_safe, preview
+from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run
 from ari_mem_tui.tui import config, keys, workers
-from ari_mem_tui.tui import messages as msg
+from ari_mem_tui.tui.clipboard import copy_text
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
 from ari_mem_tui.tui.follow import Follower
+from ari_mem_tui.tui.key_bar import KeyBar
+from ari_mem_tui.tui.lifecycle import RunFactory, RunLifecycle
 from ari_mem_tui.tui.messages import ReplayKey
-from ari_mem_tui.tui.screens.entry import EntryScreen
+from ari_mem_tui.tui.routing import Routing
 from ari_mem_tui.tui.screens.help import HelpScreen
+from ari_mem_tui.tui.typing_guard import PHRASE_GAP, TypingGuard
 from ari_mem_tui.tui.widgets.detail import (
     AuditPane,
-    AuditRow,
     CorePane,
     NodePane,
     SawPane,
     WritesPane,
 )
 from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES, DetailTabs
-from ari_mem_tui.tui.widgets.hits import HitsPane
-from ari_mem_tui.tui.widgets.panes import BURST_GAP, Panes
+from ari_mem_tui.tui.widgets.hits import NARROW_BELOW, HitsPane
+from ari_mem_tui.tui.widgets.panes import Panes
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.status_bar import LoadingNote, StatusBar
 from ari_mem_tui.tui.widgets.tree_pane import TreePane
 from ari_mem_tui.tui.workers import Opener
 
-RunFactory = Callable[[Path], Opener]  # a workspace's run → its opener
-
 DEFAULT_THEME = "textual-dark"
 CACHE_NOTES_EVERY_S = 1.0  # how often the cache notes of worker threads are looked for
-AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
 
 
-class AriMemApp(App[None]):
+class AriMemApp(RunLifecycle, Routing, App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "ari-mem-tui"
     COMMANDS = App.COMMANDS | {ActionCommands, NodeCommands}
-    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [(0, "-narrow"), (110, "-wide")]
+    HORIZONTAL_BREAKPOINTS: ClassVar[list[tuple[int, str]]] = [
+        (0, "-narrow"),
+        (NARROW_BELOW, "-wide"),
+    ]
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.APP)
     wide_columns = var(False)  # `z`: the tables wide (every column) or narrow (they fit)
 
@@ -81,13 +82,14 @@ class AriMemApp(App[None]):
         open_useful: bool = False,
         workspace: Path | None = None,
         run_factory: RunFactory | None = None,
-        burst_gap: float = BURST_GAP,
+        phrase_gap: float = PHRASE_GAP,
     ) -> None:
         super().__init__()
         # a workspace: the run picker first (opener None), W goes back to it; run_factory
         # gives the opener of the run picked (tui/screens/runs.py)
         self.workspace = workspace
-        self.burst_gap = burst_gap  # printable keys closer than this are text (widgets/panes.py)
+        # a phrase typed into the app goes to the find box, not to the commands (tui/typing_guard.py)
+        self.typing_guard = TypingGuard(self, phrase_gap, self._typed)
         self.run_factory = run_factory
         self.opener = opener
         self.run_data: Run | None = None
@@ -112,6 +114,7 @@ class AriMemApp(App[None]):
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
         self._pending: Run | None = None  # loaded; its audit (and index) not started yet
         self._audited: Checkpoint | None = None  # audited by its load (RunLoaded.audit)
+        self._audited: Checkpoint | None = None  # audited by its load (RunLoaded.audit)
         self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
@@ -121,10 +124,18 @@ class AriMemApp(App[None]):
         del markup
         super().notify(mask(message), markup=False, **kwargs)  # no credential, in any form
 
+    async def on_event(self, event: events.Event) -> None:
+        """Keys and pastes meet the typing guard here, in the app's queue, in the order they
+        came, before they are handed to the focused widget."""
+        typed = isinstance(event, (events.Key, events.Paste)) and not event.is_forwarded
+        if typed and self.typing_guard.takes(event):
+            return
+        await super().on_event(event)
+
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
-        with Panes(id="main", gap=self.burst_gap, on_text=self._typed):
+        with Panes(id="main"):
             yield TreePane(id="tree-pane")
             with DetailTabs(id="tabs", initial="hits"):
                 for index, (name, pane) in enumerate(zip(keys.TABS, PANES, strict=True)):
@@ -132,7 +143,7 @@ class AriMemApp(App[None]):
                         yield pane(id=f"{name}-pane")
             yield LoadingNote(Text("loading memory …", style="italic"), id="memory-loading")
         yield StatusBar(id="status")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         # thread workers run on daemon threads: `q` must not wait for a load or a Letta call
@@ -171,6 +182,8 @@ class AriMemApp(App[None]):
     def watch_theme(self, theme: str) -> None:
         if self.remember_theme:
             config.save_setting("theme", theme)
+        for panes in self.query(Panes):  # the borders' colours are the theme's
+            panes.light()
 
     @property
     def status_bar(self) -> StatusBar:
@@ -197,215 +210,8 @@ class AriMemApp(App[None]):
         return self.tabs.replays
 
     @property
-    def ckpt(self) -> Checkpoint | None:
-        """The run's checkpoint; while its memory loads, the tree alone (`LoadProgress.tree`)."""
-        return self.run_data.checkpoint if self.run_data else self.tree_ckpt
-
-    @property
     def following(self) -> bool:
         return self.follower.on
-
-    # ------------------------------------------------------------------ loading
-
-    @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="load")
-    def _load(self, keep: bool) -> None:
-        if self.opener is None:
-            return  # a workspace whose run is not picked yet
-        first = self.ckpt is None
-        workers.load_run(self, self.opener, keep, first, first and self._chooses_opening())
-
-    def _chooses_opening(self) -> bool:
-        """Whether the app picks the node a run opens on (no node asked for): by the audit's
-        findings, so the audit runs before the run is shown."""
-        return self.open_useful and self.initial_node is None
-
-    @on(msg.LoadStep)
-    def _show_step(self, message: msg.LoadStep) -> None:
-        if self.run_data is None:  # on a reload the loaded run stays until the new one is in
-            note = self.query_one(LoadingNote)
-            note.show_step(message.n, message.m, message.part, self.tree_ckpt is not None)
-
-    def _show_memory_pane(self, ready: bool) -> None:
-        """The tabs once the run is loaded (or failed to); before that, the loading note."""
-        self.tabs.display = ready
-        self.query_one(LoadingNote).display = not ready
-
-    @on(msg.VectorProgress)
-    def _show_progress(self, message: msg.VectorProgress) -> None:
-        self.status_bar.set_progress(message.done, message.total)
-
-    @on(msg.TreeRead)
-    def _tree_loaded(self, message: msg.TreeRead) -> None:
-        self.call_after_refresh(message.drawn.set)
-        if self.ckpt is not None:
-            return  # the full run (or another tree) is already shown
-        ckpt = self.tree_ckpt = message.ckpt
-        self.status_bar.set_source("tree shown · loading memory …")
-        self.tree_pane.show_run(ckpt, expand_roots=True)
-        if not self._chooses_opening():  # else the node waits for the audit's findings
-            self._choose_first(ckpt, self.initial_node)
-
-    def _choose_first(
-        self, ckpt: Checkpoint, wanted: str | None, findings: dict | None = None
-    ) -> None:
-        """The node asked for, else a useful one (widgets/tree_pane.py)."""
-        asked = self.initial_node is not None
-        if target := self.tree_pane.open_first(ckpt, wanted, self.open_useful, asked, findings):
-            self.choose(target)
-
-    @on(msg.LoadFailed)
-    def _load_failed(self, message: msg.LoadFailed) -> None:
-        exc = message.error
-        if self.ckpt is None:
-            self.tree_widget.root.set_label(Text("could not open the run", style="bold red"))
-        text = f"{type(exc).__name__}: {exc}"
-        self.notify(preview(text, 300), title="could not open the run", severity="error")
-        self._add_ui_problem(AuditRow("error", "load", None, text))
-        if self.run_data is None:
-            self._show_memory_pane(True)  # the Audit tab says what went wrong
-            self.query_one(HitsPane).show_error(f"could not load the run's memory: {text}")
-            self.status_bar.set_source("tree only" if self.tree_ckpt else "nothing loaded")
-        self.loaded_count += 1
-
-    @on(msg.RunLoaded)
-    def _loaded(self, message: msg.RunLoaded) -> None:
-        run = message.run
-        # the tree shown while memory loaded: keep where the user has gone in it
-        keep = message.keep or self.tree_ckpt is not None
-        expanded = self.tree_widget.expanded_ids() if keep else []
-        selected = self.current_id if keep else self.initial_node
-        audited = message.audit
-        if audited is not None and selected in (None, *run.checkpoint.roots):
-            selected = None  # not moved off the root while loading: open where the app means
-        self.run_data, self.tree_ckpt = run, None
-        self._show_memory_pane(True)
-        self.tabs.set_run(run)
-        self.follower.rebase()
-        if not keep:
-            self.tree_widget.focus()
-        self.status_bar.set_source(run.source_label)
-        self.status_bar.set_embedder(getattr(run.ranker, "name", "?"))
-        self.status_bar.watch_vectors(run.ranker)
-        self.tree_pane.show_run(run.checkpoint, expand_roots=not keep, expanded=expanded)
-        self.current_id = None
-        self._choose_first(run.checkpoint, selected, audited.by_node if audited else None)
-        self._audited = audited.ckpt if audited is not None else None
-        if audited is not None:
-            self._show_audit(audited)
-        # the audit and the index write wait for the first replay: all want the one CPU that
-        # the GIL gives, and the hits of the node on screen come first (on a big run each of
-        # them takes seconds)
-        self._pending = run
-        self.set_timer(AUDIT_WAITS_S, self._start_audit)
-        self.loaded_count += 1
-
-    @on(msg.VectorsReady)
-    def _vectors_ready(self, message: msg.VectorsReady) -> None:
-        if self.run_data is not None and message.ranker is self.run_data.ranker:
-            self.tabs.vectors_ready(message.complete)
-
-    @on(msg.CheckpointChanged)
-    def _checkpoint_changed(self) -> None:
-        self._load(keep=True)
-
-    # ------------------------------------------------------------------ audit
-
-    def _start_audit(self) -> None:
-        if self._pending is not None and self._pending is self.run_data:
-            self._run_audit(self._pending, self._audited is not self._pending.checkpoint)
-            self._pending = None
-
-    @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
-    def _run_audit(self, run: Run, audit: bool = True) -> None:
-        if audit:  # not when the load audited the run already
-            workers.audit_run(self, run.checkpoint)
-        if run.save_index is not None:  # the next open of these files reads the index
-            run.save_index()
-
-    @on(msg.AuditDone)
-    def _show_audit(self, message: msg.AuditDone) -> None:
-        if message.ckpt is not self.ckpt:
-            return
-        self.tree_widget.set_findings(message.by_node)
-        self.tabs.set_findings(message.by_node)
-        if target := self.tree_pane.move_to_finding(message.ckpt, message.by_node, self.current_id):
-            self.choose(target)
-        self.status_bar.set_problems(*self.audit_pane.set_audit(message.rows, message.summary))
-
-    def _add_ui_problem(self, row: AuditRow) -> None:
-        self.status_bar.set_problems(*self.audit_pane.add_problem(row))
-
-    # ------------------------------------------------------------------ choosing a node
-
-    def on_tree_node_highlighted(self, event: RunTree.NodeHighlighted) -> None:
-        if event.node.data is not None and event.node.data.first_id:
-            self.choose(event.node.data.first_id)
-
-    def choose(self, node_id: str) -> None:
-        """Show `node_id` everywhere; its search runs in a worker."""
-        ckpt = self.ckpt
-        if ckpt is None or node_id not in ckpt.nodes:
-            return
-        if node_id == self.current_id:
-            return
-        # the query source (at start / now / custom), limit and pool are remembered across nodes
-        self.current_id = node_id
-        self.tree_widget.set_selection(node_id)
-        self.tabs.choose(node_id)
-
-    @on(msg.ReplayShown)
-    def _replay_shown(self, message: msg.ReplayShown) -> None:
-        self.status_bar.set_embedder(message.replay.embedder)
-        self._start_audit()
-
-    @on(msg.ReplayFailed)
-    def _replay_failed(self, message: msg.ReplayFailed) -> None:
-        text = message.text
-        self._start_audit()
-        self.notify(preview(text, 300), title="search failed", severity="error")
-        self._add_ui_problem(AuditRow("error", "search", message.key.node_id, text))
-
-    @on(msg.JumpToNode)
-    def _jump_message(self, message: msg.JumpToNode) -> None:
-        self.jump_to(message.node_id)
-
-    def jump_to(self, node_id: str) -> None:
-        ckpt = self.ckpt
-        if ckpt is None:
-            return
-        if node_id not in ckpt.nodes:
-            self.notify(f"no node {preview(node_id, 60)} in this run", severity="warning")
-            return
-        self.tree_pane.select(node_id)
-        self.choose(node_id)
-
-    @on(msg.OpenEntry)
-    def _open_entry(self, message: msg.OpenEntry) -> None:
-        ckpt = self.ckpt
-        entry = ckpt.entries_by_id.get(message.entry_id) if ckpt else None
-        row = message.row
-        if entry is None and row is None:
-            self.notify("that entry is not in the loaded memory", severity="warning")
-            return
-        if row is None:
-            self.push_screen(EntryScreen(entry), self._went_to)
-            return
-        if entry is None:
-            row = replace(row, title=row.title + " (entry not in the loaded memory)")
-        self.push_screen(EntryScreen(replace(row, entry=entry)), self._went_to)
-
-    @on(msg.ViewRow)
-    def _view_row(self, message: msg.ViewRow) -> None:
-        self.push_screen(EntryScreen(message.row), self._went_to)
-
-    def _went_to(self, node_id: str | None) -> None:
-        """`o` in a row's view: go to the row's node."""
-        if node_id:
-            self.jump_to(node_id)
-
-    @on(msg.Notice)
-    def _notice(self, message: msg.Notice) -> None:
-        self.notify(message.text, severity=message.severity)
 
     # ------------------------------------------------------------------ actions
 
@@ -429,21 +235,27 @@ class AriMemApp(App[None]):
         self.push_screen(ConfirmScreen(question, id="confirm-quit"), answered)
 
     def action_help(self) -> None:
-        if not isinstance(self.screen, HelpScreen):
-            self.push_screen(HelpScreen())
+        self._show_help(None)
 
     def action_pane_help(self) -> None:
         """F1: the help, the keys of the focused pane first (the first widget from focus up
         that names its key scopes: the tree pane, a tab; tui/keys.py)."""
-        if isinstance(self.screen, HelpScreen):
-            return
         focused = self.screen.focused
         for node in focused.ancestors_with_self if focused is not None else ():
             scopes = getattr(node, "HELP_SCOPES", ())
             if scopes:
-                self.push_screen(HelpScreen((getattr(node, "help_name", "this pane"), scopes)))
+                self._show_help((getattr(node, "help_name", "this pane"), scopes))
                 return
-        self.push_screen(HelpScreen())
+        self._show_help(None)
+
+    def _show_help(self, pane: tuple[str, tuple[str, ...]] | None) -> None:
+        """The help (on `pane`'s keys first), built once and shown again after."""
+        if isinstance(self.screen, HelpScreen):
+            return
+        name = "help" if pane is None else f"help-{pane[0]}"
+        if not self.is_screen_installed(name):
+            self.install_screen(HelpScreen(self.keymap, pane), name)
+        self.push_screen(name)
 
     def action_runs(self) -> None:
         """The workspace's run picker; Enter there opens the run in this app."""
@@ -462,30 +274,9 @@ class AriMemApp(App[None]):
         back = self.opener is not None
         self.push_screen(RunPickerScreen(self.workspace, can_go_back=back), picked)
 
-    def open_checkpoint(self, path: Path) -> None:
-        """Leave the open run (if any) and load the run at `path` (from the run picker)."""
-        assert self.run_factory is not None
-        for group in ("load", "audit"):
-            self.workers.cancel_group(self, group)
-        self.opener = self.run_factory(path)
-        self.run_data = self.tree_ckpt = None
-        self.current_id = self.initial_node = None
-        self.tabs.set_run(None)
-        self.tabs.params = self.tabs.params._replace(query=None)  # the same settings
-        self.query_one(HitsPane).forget_query()
-        self.status_bar.watch_vectors(None)
-        self.audit_pane.forget()
-        self.health_result = None
-        self.sub_title = str(path)
-        self.tree_pane.reset()
-        self.status_bar.set_source("opening …")
-        self.set_interval(CACHE_NOTES_EVERY_S, self._cache_notes)
-        self._show_memory_pane(False)
-        self.tree_widget.focus()
-        self._load(keep=False)
-
     def action_health(self) -> None:
-        """The run's memory health (tui/screens/health.py), computed once per loaded run."""
+        """The run's memory health (tui/screens/health.py), computed once per loaded run; its
+        view, once complete, is built once and shown again (composing it cost a key's time)."""
         run = self.run_data
         if run is None:
             self.notify("the run's memory is still loading", severity="warning")
@@ -496,11 +287,16 @@ class AriMemApp(App[None]):
             return
         kept = self.health_result
         cached = kept[1] if kept is not None and kept[0] is run else None
+        shown = self.get_screen("health") if self.is_screen_installed("health") else None
+        if cached is None or not isinstance(shown, HealthScreen) or shown.result is not cached:
+            if shown is not None:
+                self.uninstall_screen("health")
 
-        def keep(result: Any) -> None:
-            self.health_result = (run, result)
+            def keep(result: Any) -> None:
+                self.health_result = (run, result)
 
-        self.push_screen(HealthScreen(run, cached, keep))
+            self.install_screen(HealthScreen(run, cached, keep), "health")
+        self.push_screen("health")
 
     def action_tab(self, name: str) -> None:
         """Show tab `name`; when the detail pane had focus, its new main widget takes it."""
@@ -528,14 +324,23 @@ class AriMemApp(App[None]):
         self.query_one("#query-input", Input).focus()  # at once, as action_tab does
 
     def action_escape(self) -> None:
-        self.tree_pane.close_find()
+        """Esc: from the tabs, back to the tree; in the tree, clear the find, else the filter."""
+        focused = self.focused
+        if focused is not None and self.tabs in focused.ancestors_with_self:
+            self.action_focus_tree()
+            return
+        cleared, target = self.tree_pane.escape()
+        if target:
+            self.choose(target)
+        if cleared:
+            self.notify(f"{cleared} cleared")
 
     def action_toggle_tree(self) -> None:
         self.query_one(Panes).toggle_tree()
 
     def action_toggle_wide(self) -> None:
         """`z`: every table wide (all columns, long text, sideways scroll) or narrow (it fits);
-        the tables watch `wide_columns` (widgets/tables.py)."""
+        the tables watch `wide_columns` (tui/tables.py)."""
         self.wide_columns = not self.wide_columns
         self.status_bar.set_wide(self.wide_columns)
 
@@ -561,9 +366,10 @@ class AriMemApp(App[None]):
     def action_find(self) -> None:
         self.tree_pane.open_find()
 
-    def _typed(self, text: str) -> None:
-        """Keys typed in a burst, or pasted, outside a text box: they are text, for the find box."""
-        self.tree_pane.open_find(append=text)
+    def _typed(self, text: str, new: bool) -> None:
+        """A phrase typed, or text pasted, outside a text box: a new find, or more of the one
+        just begun (tui/typing_guard.py)."""
+        self.tree_pane.open_find(text, new)
 
     def action_find_next(self) -> None:
         self.tree_pane.find_step(1)
@@ -575,7 +381,8 @@ class AriMemApp(App[None]):
         self.tree_pane.open_filter()
 
     def action_clear_filter(self) -> None:
-        self.tree_pane.clear_filter()
+        if target := self.tree_pane.clear_filter():
+            self.choose(target)
 
     def action_mark(self) -> None:
         self.tabs.mark(self.current_id)
@@ -584,20 +391,14 @@ class AriMemApp(App[None]):
         self.tabs.compare(self.current_id)
 
     def action_copy(self) -> None:
-        text = self.tabs.copy_target(self.current_id)
-        if text:
+        """`y`: the entry under the cursor, else the node id."""
+        if text := self.tabs.copy_target(self.current_id):
             self.copy_text(text)
 
     def copy_text(self, text: str, what: str = "") -> None:
-        """The one way text reaches the clipboard: made safe to paste first (`paste_safe`:
-        no escape, C1 or bidi control, no lone surrogate), and the toast says what changed."""
-        safe, changed = paste_safe(text)
-        self.copy_to_clipboard(safe)
-        self.last_copied = safe
-        note = f"copied {what or preview(safe, 40)}"
-        if changed:
-            note += f" ({changed} control character(s) shown as symbols: not safe to paste)"
-        self.notify(note)
+        """The one way text reaches the clipboard (tui/clipboard.py): safe to paste, by OSC 52,
+        the toast saying how (or why it cannot arrive) and what was changed."""
+        self.last_copied = copy_text(self, text, what)
 
     def action_export(self) -> None:
         self.tabs.export(self.export_to)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint import Checkpoint
-from ari_mem_tui.tui.widgets.detail import AuditRow
+from ari_mem_tui.tui.rows import AuditRow
 
 SECTIONS = (
     ("problems", "problem"),

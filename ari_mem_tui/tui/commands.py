@@ -3,19 +3,29 @@ for every node of the run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import Protocol, cast
 
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
+from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.render.text import clean, preview
 from ari_mem_tui.tui import keys
 
-if TYPE_CHECKING:
-    from ari_mem_tui.tui.app import AriMemApp
+
+class PaletteApp(Protocol):
+    """What the palette needs of the app (tui/app.py imports this module, not the reverse)."""
+
+    keymap: Mapping[str, str]
+
+    @property
+    def ckpt(self) -> Checkpoint | None: ...
+
+    def jump_to(self, node_id: str) -> None: ...
+
 
 # (title, help, action) of every action the palette offers, with the default keys
 ACTIONS: list[tuple[str, str, str]] = [
@@ -26,10 +36,6 @@ ACTIONS: list[tuple[str, str, str]] = [
 class ActionCommands(Provider):
     """The app's actions."""
 
-    @property
-    def _app(self) -> AriMemApp:
-        return self.app  # type: ignore[return-value]
-
     def _items(self) -> Iterator[tuple[str, str, str]]:
         """From the key registry, with the keys the user has (their remaps applied)."""
         for _, title, help_text, action in keys.palette_actions(getattr(self.app, "keymap", {})):
@@ -37,7 +43,7 @@ class ActionCommands(Provider):
 
     async def discover(self) -> Hits:
         for title, help_text, action in self._items():
-            yield DiscoveryHit(title, partial(self._app.run_action, action), help=help_text)
+            yield DiscoveryHit(title, partial(self.app.run_action, action), help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -47,7 +53,7 @@ class ActionCommands(Provider):
                 yield Hit(
                     score,
                     matcher.highlight(title),
-                    partial(self._app.run_action, action),
+                    partial(self.app.run_action, action),
                     help=help_text,
                 )
 
@@ -58,7 +64,7 @@ class NodeCommands(Provider):
     MAX_HITS = 50
 
     async def search(self, query: str) -> Hits:
-        app: AriMemApp = self.app  # type: ignore[assignment]
+        app = cast(PaletteApp, self.app)
         ckpt = app.ckpt
         query = query.strip()
         if ckpt is None or len(query) < 2:

@@ -126,7 +126,8 @@ KEYS: tuple[Key, ...] = (
         "Tables: wide / narrow", footer=(TABLE,)),
     Key("tree", "t,ctrl+b", "toggle_tree", "Tree", "Hide or show the tree", "Toggle tree pane",
         panes=(TREE, HITS, WRITES, TEXT, TABLE)),
-    Key("back", "escape", "escape", "Back", "Close the find box, back to the tree"),
+    Key("back", "escape", "escape", "Back",
+        "Back to the tree; in the tree, clear the find, else the filter (the title drops it)"),
     Key("health", "H", "health", "Health",
         "Memory health: starved nodes, crowded windows, entries never read", "Memory health"),
     Key("runs", "W", "runs", "Runs", "Back to the run picker of the workspace",
@@ -140,13 +141,17 @@ KEYS: tuple[Key, ...] = (
 )
 # fmt: on
 BY_ID = {key.id: key for key in KEYS}
-# the moves: they fire at once (held down they repeat faster than the burst guard's gap,
-# widgets/panes.py), and a pane's F1 help lists them after its own keys
+# the moves: right after another letter they are still commands, not typing (held down, they
+# repeat; tui/typing_guard.py), and a pane's F1 help lists them after its own keys
 MOVES = frozenset({"down", "up", "collapse", "expand", "top", "bottom", "scroll_down", "scroll_up"})
 
 # Textual's own keys, listed in the help beside ours (not remappable here)
 TEXTUAL_KEYS = (
     ("arrows, mouse", "Move in the tree and tables (`→` expands, `←` collapses)"),
+    (
+        "`PageUp` `PageDown` `Home` `End`",
+        "Page a table; in the Hits tab, the pane past its tables; in compare, both sides",
+    ),
     ("`Tab` `Shift+Tab`", "Next / previous focusable widget (the tab strip is not one: `1`–`6`)"),
     ("`Enter`", "Expand a node / open a table's row in full (`o` there: go to its node)"),
     ("`Ctrl+P`", "Command palette (every action, jump to node, themes)"),
@@ -168,12 +173,11 @@ def bindings(scope: str) -> list[Binding]:
 
 
 def scroll(views: Iterable[ScrollableContainer], direction: str) -> None:
-    """What a view's `scroll('down')` / `scroll('up')` does (VIEW keys)."""
+    """What a view's `scroll('down')` / `scroll('up')` does (VIEW keys), and the compare view's
+    `page_down`, `page_up`, `home`, `end` (its sides move together)."""
     for view in views:
-        if direction == "down":
-            view.scroll_down(animate=False)
-        else:
-            view.scroll_up(animate=False)
+        move = getattr(view, f"scroll_{direction}")
+        move(animate=False)
 
 
 def keys_of(key: Key, keymap: Mapping[str, str]) -> str:

@@ -17,8 +17,7 @@ if TYPE_CHECKING:
     from ari_mem_tui.model.health import Health
     from ari_mem_tui.model.workspace import RunInfo
     from ari_mem_tui.run import Run
-    from ari_mem_tui.tui.screens.entry import RowDetail
-    from ari_mem_tui.tui.widgets.detail import AuditRow
+    from ari_mem_tui.tui.rows import AuditRow, RowDetail
 
 
 class SearchParams(NamedTuple):

@@ -89,6 +89,20 @@ class Session(AppService):
         finally:
             with contextlib.suppress(Exception):  # the client may be gone already
                 await self.remote_close()
+            self._release()
+
+    def _release(self) -> None:
+        """Close the app's pipes while the loop runs, once the app has ended. Left open (stdin
+        always; stdout while a child of the app still holds it), they are closed by the
+        transport's finaliser, which may run after the loop has closed and then prints
+        "Exception ignored … Event loop is closed" on the server's stderr. asyncio's Process
+        has no public close: its transport is the one handle on the pipes."""
+        process = self._process
+        if process is None or process.returncode is None:
+            return
+        transport = getattr(process, "_transport", None)
+        if transport is not None:
+            transport.close()
 
     async def stop(self) -> None:
         """Ask the app to quit; terminate it, then kill it, when it does not."""
@@ -106,6 +120,7 @@ class Session(AppService):
                     break
                 except TimeoutError:
                     continue
+        self._release()
         if self._task is not None:
             await self._download_manager.cancel_app_downloads(app_service_id=self.app_service_id)
             task, self._task = self._task, None

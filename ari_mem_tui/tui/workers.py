@@ -30,7 +30,7 @@ from ari_mem_tui.tui.messages import (
     TreeRead,
     VectorProgress,
 )
-from ari_mem_tui.tui.widgets.detail import AuditRow
+from ari_mem_tui.tui.rows import AuditRow
 
 ProgressFn = Callable[[int, int], None]  # (done, total) while vectors are computed
 Opener = Callable[[ProgressFn], Run]  # given a `LoadProgress`, usable as a plain ProgressFn

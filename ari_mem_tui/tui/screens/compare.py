@@ -9,13 +9,14 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import clean, preview, short_id
 from ari_mem_tui.render.words import pool_words
 from ari_mem_tui.tui import keys
+from ari_mem_tui.tui.key_bar import KeyBar
 
 
 def common_ancestor(ckpt: Checkpoint, a: str, b: str) -> str | None:
@@ -75,6 +76,11 @@ class CompareScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,c", "close", "Back"),
         *keys.bindings(keys.VIEW),
+        # both sides move together (the columns take no focus, so no key moves one alone)
+        Binding("pagedown,space", "scroll('page_down')", "Page down", show=False),
+        Binding("pageup", "scroll('page_up')", "Page up", show=False),
+        Binding("g,home", "scroll('home')", "Top", show=False),
+        Binding("G,end", "scroll('end')", "Bottom", show=False),
     ]
 
     def __init__(self, ckpt: Checkpoint, a: Replay, b: Replay) -> None:
@@ -97,7 +103,9 @@ class CompareScreen(Screen[None]):
         yield Static(head, id="compare-head")
         with Horizontal(id="compare-cols"):
             for side, mine, other in (("A", self.a, self.b), ("B", self.b, self.a)):
-                with VerticalScroll(classes="compare-col", id=f"compare-{side.lower()}"):
+                column = VerticalScroll(classes="compare-col", id=f"compare-{side.lower()}")
+                column.can_focus = False  # the screen's keys scroll both sides together
+                with column:
                     title = Text(
                         f"{side} (marked) " if side == "A" else f"{side} (current) ",
                         style="bold reverse",
@@ -106,7 +114,7 @@ class CompareScreen(Screen[None]):
                     title.append_text(lineage_text(self.ckpt, mine.node_id, common))
                     yield Static(title, classes="compare-title")
                     yield Static(side_text(mine, other, side), classes="compare-body")
-        yield Footer()
+        yield KeyBar()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -8,7 +8,6 @@ text is put in `rich.text.Text`, never parsed as markup.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import ClassVar
 
 from rich.text import Text
@@ -21,18 +20,8 @@ from textual.widgets import Static
 from ari_mem_tui.model import EntryView, MemoryEntry
 from ari_mem_tui.render.text import clean, fmt_ts, pretty_json, short_id
 from ari_mem_tui.tui import keys
-
-
-@dataclass(frozen=True)
-class RowDetail:
-    """A table row to view in full: its fields (name, value) and its text; `node_id` is the
-    node `o` goes to; `entry` is the memory entry the row shows, when it is known."""
-
-    title: str
-    fields: tuple[tuple[str, object], ...] = ()
-    text: str = ""
-    node_id: str | None = None
-    entry: MemoryEntry | EntryView | None = field(default=None, compare=False)
+from ari_mem_tui.tui.key_bar import KeyBar
+from ari_mem_tui.tui.rows import RowDetail
 
 
 def entry_text(entry: MemoryEntry | EntryView) -> Text:
@@ -111,6 +100,7 @@ class EntryScreen(ModalScreen[str | None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="entry-body"):
             yield Static(row_text(self.detail), id="entry-text")
+        yield KeyBar()  # its own keys (Esc closes, y copies, o goes), not the tree's under it
 
     def action_close(self) -> None:
         self.dismiss(None)

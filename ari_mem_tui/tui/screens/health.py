@@ -18,8 +18,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import reactive
 from textual.screen import Screen
-from textual.widgets import ContentSwitcher, DataTable, Footer, ProgressBar, Sparkline, Static
+from textual.widget import Widget
+from textual.widgets import ContentSwitcher, DataTable, ProgressBar, Sparkline, Static
 from textual.worker import get_current_worker
 
 from ari_mem_tui.health import compute_health
@@ -41,8 +43,9 @@ from ari_mem_tui.render.progress import progress_brief
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import cut_note
 from ari_mem_tui.search.progress import Progress
+from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import HealthDone, HealthProgress, JumpToNode, OpenEntry
-from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.tui.tables import VimTable
 
 NODE_ROWS = 300  # a DataTable of 10k rows takes over a second to fill: the worst first
 ENTRY_ROWS = 100
@@ -60,6 +63,7 @@ class HealthScreen(Screen[None]):
     HealthScreen #health-views { height: 1fr; }
     HealthScreen .plot-label { margin-top: 1; }
     HealthScreen Sparkline { height: 3; margin-right: 2; }
+    HealthScreen AxisLine { margin-right: 2; }
     HealthScreen VimTable { height: auto; max-height: 16; margin-bottom: 1; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -93,6 +97,7 @@ class HealthScreen(Screen[None]):
                     for key, label in PLOTS:
                         yield Static(label, id=f"label-{key}", classes="plot-label")
                         yield Sparkline([], id=f"spark-{key}", summary_function=max)
+                        yield AxisLine(id=f"axis-{key}", classes="plot-axis")
                     yield Static("", id="health-legend")
                 with VerticalScroll(id="health-numbers"):
                     yield Static(Text("By depth", style="bold"))
@@ -101,7 +106,7 @@ class HealthScreen(Screen[None]):
                     yield VimTable(id="health-nodes")
                     yield Static("", id="health-entries-title")
                     yield VimTable(id="health-entries")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         if self.result is not None:
@@ -191,10 +196,10 @@ class HealthScreen(Screen[None]):
             values = depth_values[key]
             spark = self.query_one(f"#spark-{key}", Sparkline)
             spark.data = values or [0.0]
-            top = pct(max(values)) if values else "–"
             self.query_one(f"#label-{key}", Static).update(
-                Text.assemble((label, "bold"), f"   max {top}", (_axis(key, h), "dim"))
+                Text.assemble((label, "bold"), ("   " + _scale(values), "dim"))
             )
+            self.query_one(f"#axis-{key}", AxisLine).labels = _axis(key, h)
         self.query_one("#health-legend", Static).update(_legend(h))
         self._fill_numbers(h)
 
@@ -204,9 +209,12 @@ class HealthScreen(Screen[None]):
         nodes = self.query_one("#health-nodes", VimTable)
         worst = worst_nodes(h, NODE_ROWS)
         nodes.fill(list(NODE_COLUMNS), [(r.node_id, node_cells(r)) for r in worst])
+        unsearched = len(h.nodes) - h.searched
+        skipped = f" ({unsearched} did not: a root, or not started)" if unsearched else ""
         self.query_one("#health-nodes-title", Static).update(
             Text(
-                f"Nodes, starved first{_cut(len(worst), len(h.nodes))} (Enter: go to the node)",
+                f"Nodes: {h.searched} made a start-up search{skipped}, starved first"
+                f"{_cut(len(worst), h.searched)} (Enter: go to the node)",
                 style="bold",
             )
         )
@@ -275,12 +283,42 @@ PLOTS = (
 )
 
 
-def _axis(key: str, h: Health) -> str:
-    if key.startswith("depth") and h.by_depth:
-        return f"   ({h.by_depth[0].label} … {h.by_depth[-1].label}, left to right)"
-    if key.startswith("time") and h.over_time:
-        return f"   ({h.over_time[0].label} … {h.over_time[-1].label} UTC)"
-    return ""
+def _scale(values: list[float]) -> str:
+    """What a bar's height means: Sparkline draws the least value at the foot, the most at the
+    top."""
+    if not values:
+        return "no nodes"
+    low, high = min(values), max(values)
+    if low == high:
+        return f"every bar {pct(high)}"
+    return f"bar height: {pct(low)} at the foot, {pct(high)} at the top"
+
+
+def _axis(key: str, h: Health) -> tuple[str, str, str]:
+    """The x axis under a plot: its first bucket, what runs along it, its last bucket."""
+    buckets = h.by_depth if key.startswith("depth") else h.over_time
+    if not buckets:
+        return ("", "", "")
+    along = "depth →" if key.startswith("depth") else "start time (UTC) →"
+    return (buckets[0].label, along, buckets[-1].label)
+
+
+class AxisLine(Widget):
+    """A plot's x axis: the first label at the left end, the last at the right, what the axis
+    measures in the middle."""
+
+    DEFAULT_CSS = "AxisLine { height: 1; color: $text-muted; }"
+    labels: reactive[tuple[str, str, str]] = reactive(("", "", ""))
+
+    def render(self) -> Text:
+        left, middle, right = (clean(x, False) for x in self.labels)
+        width = self.size.width
+        gap = max(1, width - len(left) - len(right))
+        line = Text(
+            left + middle.center(gap) + right if len(middle) < gap else left + " " * gap + right
+        )
+        line.truncate(width)
+        return line
 
 
 def _cut(shown: int, total: int) -> str:

@@ -1,20 +1,26 @@
 """`?`: the concepts behind what the panes show, and the keys; F1: the same, the focused
-pane's keys first."""
+pane's keys first.
+
+The help is one Rich Markdown renderable in one Static: Textual's Markdown widget made a widget
+of every paragraph, list item and table cell, and styling them took seconds on a shared machine
+(issue 21 §4). The app builds each help once and shows the same screen again (tui/app.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping
 from typing import ClassVar
 
+from rich.markdown import Markdown
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
-from textual.widgets import Markdown
+from textual.widgets import Static
 
 from ari_mem_tui.render.findings import GLYPHS
 from ari_mem_tui.render.text import STATUS_GLYPHS, UNKNOWN_STATUS
 from ari_mem_tui.tui import keys
+from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.keys import TEXTUAL_KEYS, help_rows
 
 HELP_TEXT = """\
@@ -87,15 +93,21 @@ tree, `]` the detail pane (the shown tab), `i` the Hits query box, `Esc` goes ba
 
 Tables are narrow: the columns that fit, the text taking the rest of the width (below 110
 columns the Hits header is one line; the pool and ranker are in the border title). `z` makes
-them wide, as k9s does: every column (the Hits kind and entry; the Writes tool, reason and
-source), 200 characters of text, scrolling sideways (`←` `→`), and the whole Hits header.
-Enter shows a row in full either way.
+them wide, as k9s does: every column (the Hits kind, entry and diff in words; the Writes tool,
+reason and source), 200 characters of text, scrolling sideways (`←` `→`), and the whole Hits
+header. Below a table the preview shows the row under the cursor: its fields, its whole text,
+wrapped; Enter shows the row in full either way. Each pane's title names the node it shows.
+Times read `2026-05-28 21:52:06 UTC`, one way everywhere.
 
-Typing safety: every letter is a command, so printable keys that arrive in a burst (a paste, or
-typing faster than single presses, under 40 ms apart) are text for the find box, and a single
-command letter waits those 40 ms before it runs. Text boxes (find, query, limit) keep their
-letters. `e` asks before it writes a dossier: `y` writes, any other key cancels. `q` quits at
-once; with `"confirm_quit": true` in the config file it asks first (`y` quits).
+Typing safety: every letter is a command, and a single key runs at once. A phrase typed into
+the wrong window goes to the find box instead: a key bound to nothing here (`x`, `o`, `7`) starts
+a phrase, and so do two different letters within 0.3 s of each other, unless the second is a move
+(`j k h l g G`) or the same letter again (`n n`); digits and brackets chain as commands (`2 ]`).
+Typing runs faster than that (120 ms a key), so at most a phrase's first letter runs, and the
+find box holds the whole phrase, in place of the old find; pasted text goes there too. Text
+boxes (find, query, limit) keep their letters. `e` asks before it writes a dossier: `y` writes,
+any other key cancels. `q` quits at once; with `"confirm_quit": true` in the config file it
+asks first (`y` quits). `Esc` goes back to the tree, and there clears the find, then the filter.
 
 ## Keys
 """
@@ -136,24 +148,25 @@ class HelpScreen(ModalScreen[None]):
     come first: `pane` is (its name, its scopes in tui/keys.py)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark,f1", "dismiss", "Close"),
+        Binding("escape,q,question_mark,f1", "dismiss", "Close", show=True),
         *keys.bindings(keys.VIEW),
     ]
 
-    def __init__(self, pane: tuple[str, Collection[str]] | None = None) -> None:
+    def __init__(
+        self, keymap: Mapping[str, str], pane: tuple[str, Collection[str]] | None = None
+    ) -> None:
         super().__init__()
         self.pane = pane
+        first = ""
+        if pane is not None:
+            name, scopes = pane
+            first = f"# Keys of {name}\n\n{keys_table(keymap, scopes)}\n(the whole help below)\n\n"
+        self.source = first + HELP_TEXT + tree_legend() + "\n" + keys_table(keymap)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="help-body"):
-            keymap = getattr(self.app, "keymap", {})
-            first = ""
-            if self.pane is not None:
-                name, scopes = self.pane
-                first = (
-                    f"# Keys of {name}\n\n{keys_table(keymap, scopes)}\n(the whole help below)\n\n"
-                )
-            yield Markdown(first + HELP_TEXT + tree_legend() + "\n" + keys_table(keymap))
+            yield Static(Markdown(self.source), id="help-text")
+        yield KeyBar()  # its own keys (Esc closes), not the tree's under it
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#help-body").results(VerticalScroll), direction)

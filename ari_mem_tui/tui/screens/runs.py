@@ -16,14 +16,15 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, Static
+from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
 from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
 from ari_mem_tui.render.text import clean
+from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import RunsCounted
-from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.workspace import CountCache, newest_first, run_info, scan
 
 
@@ -61,7 +62,7 @@ class RunPickerScreen(Screen[Path | None]):
             yield Input(placeholder="filter runs by name (Enter, Esc)", id="runs-filter")
             yield VimTable(id="runs-table")
             yield Static("", id="runs-status")
-        yield Footer()
+        yield KeyBar()
 
     def on_mount(self) -> None:
         self.query_one("#runs-filter").display = False

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from rich import box
 from rich.table import Table
 from rich.text import Text
@@ -32,8 +30,9 @@ from ari_mem_tui.render.words import cut_note, plural, pool_words
 from ari_mem_tui.search.startup import startup_notes
 from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
-from ari_mem_tui.tui.screens.entry import RowDetail
-from ari_mem_tui.tui.widgets.tables import TablePane, VimTable
+from ari_mem_tui.tui.rows import AuditRow, RowDetail
+from ari_mem_tui.tui.tables import TablePane, VimTable
+from ari_mem_tui.tui.widgets.preview import Previewed, RowPreview
 
 # ---------------------------------------------------------------- Saw
 
@@ -78,15 +77,23 @@ class SawPane(VerticalScroll):
         yield Static(Text("Choose a node.", style="italic"), id="saw-body")
 
     def show(self, replay: Replay) -> None:
-        # tier 2 is the replayed search: say which pool and which ranker it came from
-        head = Text(f"Tier 2 from the replay: {pool_words(replay)}", style="bright_black")
-        head.append(f" · {clean(replay.embedder, False)}", style="bright_black")
-        if replay.fallback:
-            head.append(" (MiniLM not ready yet)", style="yellow")
+        # where tier 2 came from, in the words its own note uses (search/tiers.py): the search
+        # the access log recorded, else the replay (which pool, which ranker)
+        if replay.recorded is not None:
+            head = Text("Tier 2 from the recorded start-up search (access log)", "bright_black")
+        else:
+            head = Text(f"Tier 2 replayed: {pool_words(replay)}", "bright_black")
+            head.append(f" · {clean(replay.embedder, False)}")
+            if replay.fallback:
+                head.append(" (MiniLM not ready yet)", style="yellow")
         self.query_one("#saw-body", Static).update(Text.assemble(head, "\n\n", tiers_text(replay)))
+        self.border_title = Text(f"Saw · {short_id(replay.node_id)}")  # the node, tree folded
 
 
 # ---------------------------------------------------------------- Core
+
+
+EMPTY_BLOCK = "– empty: ARI writes only ari_context, never persona or human"
 
 
 def core_text(core: CoreBlocks, started: float | None) -> Text:
@@ -103,12 +110,31 @@ def core_text(core: CoreBlocks, started: float | None) -> Text:
     )
     for name, value in (("persona", core.persona), ("human", core.human)):
         out.append(f"{name}\n", style="bold cyan")
-        out.append((clean(value) if value else "–") + "\n\n")
+        if value:
+            out.append(clean(value) + "\n\n")
+        else:
+            out.append(EMPTY_BLOCK + "\n\n", style="bright_black")
     out.append("ari_context\n", style="bold cyan")
     if not_yet:
         out.append("not seeded yet when this node started\n", style="bold yellow")
-    if core.ari_context:
-        out.append(clean(pretty_json(core.ari_context)) + "\n")
+    out.append_text(context_text(core.ari_context))
+    return out
+
+
+def context_text(context: dict) -> Text:
+    """`ari_context` as a reader wants it: each key, its text as text (experiment.md's lines
+    as lines, not a JSON string with `\\n` in it), other values as indented JSON."""
+    out = Text()
+    for key, value in context.items():
+        out.append(clean(key, False), style="cyan")
+        if isinstance(value, str) and "\n" not in value.strip() and len(value) <= 60:
+            out.append(f": {clean(value, False)}\n")
+        elif isinstance(value, (bool, int, float)) or value is None:
+            out.append(f": {pretty_json(value)}\n")
+        elif isinstance(value, str):
+            out.append("\n" + clean(value.strip()) + "\n")
+        else:
+            out.append("\n" + clean(pretty_json(value)) + "\n")
     return out
 
 
@@ -118,8 +144,9 @@ class CorePane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield Static(Text("Choose a node.", style="italic"), id="core-body")
 
-    def show(self, core: CoreBlocks, started: float | None) -> None:
+    def show(self, node_id: str, core: CoreBlocks, started: float | None) -> None:
         self.query_one("#core-body", Static).update(core_text(core, started))
+        self.border_title = Text(f"Core · {short_id(node_id)}")  # the node, tree folded
 
 
 # ---------------------------------------------------------------- Writes
@@ -130,7 +157,7 @@ class CorePane(VerticalScroll):
 WRITE_COLUMNS = ["time", "result", "by", "tool", "reason", "source", "text"]
 WRITE_WIDE = ("tool", "reason", "source")
 REASON_WIDTH = 40  # wide: the rest of a rejection's reason is in the row's view (Enter)
-WRITES_SHOWN = 2000  # rows of the Writes table (a DataTable of 10k rows takes ~1.4 s to fill)
+WRITES_SHOWN = 300  # rows of the Writes table: `w` fills it at a key (2,000 rows took 0.3 s)
 REJECTED_SHOWN = 20  # rejected writes spelled out above it
 ERROR_LOG_SHOWN = 2000  # characters of a node's error_log in the Node tab
 
@@ -146,7 +173,7 @@ def write_row(write: CowWrite) -> list[object]:
         result = Text("✗", style="bold red")
     reason = preview(write.reason, REASON_WIDTH) if write.reason else None
     return [
-        fmt_ts(write.ts, short=True),
+        fmt_ts(write.ts),
         result,
         short_id(writer),
         write.tool,
@@ -176,10 +203,11 @@ def write_detail(write: CowWrite) -> RowDetail:
     return RowDetail(title, fields, write.text, write.current_node or write.target_node)
 
 
-class WritesPane(TablePane):
+class WritesPane(Previewed, TablePane):
     """This node's CoW log; `w` switches to the whole run's."""
 
     BORDER_TITLE = "Writes"
+    PREVIEWED = "writes-table"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -189,6 +217,7 @@ class WritesPane(TablePane):
     def compose(self) -> ComposeResult:
         yield Static("", id="writes-title")
         yield VimTable(id="writes-table")
+        yield RowPreview(id="writes-preview")
 
     def show(self, ckpt: Checkpoint, node_id: str | None) -> None:
         if self.whole_run or node_id is None:
@@ -232,13 +261,19 @@ class WritesPane(TablePane):
             reserve=True,
             wide_only=WRITE_WIDE if whole else (*WRITE_WIDE, "by"),
         )
+        self.update_preview()
+
+    def row_detail(self, table_id: str, key: str) -> RowDetail | None:
+        del table_id  # one table
+        index = int(key) if key.isdigit() else -1
+        return write_detail(self.rows[index]) if 0 <= index < len(self.rows) else None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter / `v`: the write in full (its whole text and reason, every field)."""
         event.stop()
-        index = int(VimTable.plain_key(event.row_key.value) or 0)
-        if 0 <= index < len(self.rows):
-            self.post_message(ViewRow(write_detail(self.rows[index])))
+        detail = self.row_detail("", VimTable.plain_key(event.row_key.value) or "")
+        if detail is not None:
+            self.post_message(ViewRow(detail))
 
     def current_text(self) -> str | None:
         key = self.query_one("#writes-table", VimTable).current_key
@@ -381,19 +416,12 @@ class NodePane(VerticalScroll):
                 widgets.append(Static(" › ", classes="crumb-sep"))
         crumbs.mount_all(widgets)
         self.query_one("#node-body", Static).update(node_text(node, ckpt))
+        self.border_title = Text(f"Node · {short_id(node.id)}")  # the node, tree folded
         metrics = self.query_one("#node-metrics", Static)
         metrics.update(metrics_table(node) if node.metrics else Text("no metrics", style="italic"))
 
 
 # ---------------------------------------------------------------- Audit
-
-
-@dataclass
-class AuditRow:
-    severity: str  # "error" | "warning" | "info"
-    kind: str  # "problem", "leak", "scope violation", "rejected write", …
-    node_id: str | None
-    text: str
 
 
 # the Audit title's nouns per row kind: "1 scope violation, 2 rejected writes"
@@ -414,10 +442,11 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "bright_bla
 SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 
 
-class AuditPane(TablePane):
-    """The run's problems and findings; Enter jumps to the row's node."""
+class AuditPane(Previewed, TablePane):
+    """The run's problems and findings; Enter shows one in full, `o` there goes to its node."""
 
     BORDER_TITLE = "Audit"
+    PREVIEWED = "audit-table"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -429,6 +458,7 @@ class AuditPane(TablePane):
     def compose(self) -> ComposeResult:
         yield Static(Text("auditing…", style="italic"), id="audit-title")
         yield VimTable(id="audit-table")
+        yield RowPreview(id="audit-preview")
 
     def set_audit(self, rows: list[AuditRow], verdict: str) -> tuple[int, int]:
         self.audit_rows, self.verdict = rows, verdict
@@ -482,14 +512,20 @@ class AuditPane(TablePane):
             ),
             reserve=True,
         )
+        self.update_preview()
+
+    def row_detail(self, table_id: str, key: str) -> RowDetail | None:
+        del table_id  # one table
+        index = int(key) if key.isdigit() else -1
+        if not 0 <= index < len(self.rows):
+            return None
+        row = self.rows[index]
+        fields = (("severity", row.severity), ("kind", row.kind), ("node", row.node_id))
+        return RowDetail(f"audit: {row.kind}", fields, row.text, row.node_id)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter / `v`: the finding in full; `o` there goes to its node."""
         event.stop()
-        index = int(VimTable.plain_key(event.row_key.value) or 0)
-        if 0 <= index < len(self.rows):
-            row = self.rows[index]
-            fields = (("severity", row.severity), ("kind", row.kind), ("node", row.node_id))
-            self.post_message(
-                ViewRow(RowDetail(f"audit: {row.kind}", fields, row.text, row.node_id))
-            )
+        detail = self.row_detail("", VimTable.plain_key(event.row_key.value) or "")
+        if detail is not None:
+            self.post_message(ViewRow(detail))

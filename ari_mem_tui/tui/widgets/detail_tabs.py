@@ -34,9 +34,9 @@ from ari_mem_tui.tui.messages import (
     SearchParams,
 )
 from ari_mem_tui.tui.screens.compare import CompareScreen
+from ari_mem_tui.tui.tables import next_stop
 from ari_mem_tui.tui.widgets.detail import CorePane, NodePane, SawPane, WritesPane
 from ari_mem_tui.tui.widgets.hits import HitsPane
-from ari_mem_tui.tui.widgets.tables import next_stop
 
 
 class KeyedTab(TabPane):
@@ -288,7 +288,7 @@ class DetailTabs(TabbedContent):
             return
         if self.run is None:
             return  # memory still loading: the app chooses the node again when it has
-        self.query_one(HitsPane).show_loading(key.node_id)
+        self.query_one(HitsPane).show_loading(key)
         self._replay_worker(self.run, key)
 
     # a fixed description: by default Textual repr()s the arguments, i.e. the whole run
@@ -350,7 +350,8 @@ class DetailTabs(TabbedContent):
         elif name == "saw":
             self.query_one(SawPane).show(replay)
         else:
-            self.query_one(CorePane).show(replay.core, self._start_of(replay.node_id))
+            start = self._start_of(replay.node_id)
+            self.query_one(CorePane).show(replay.node_id, replay.core, start)
         self._stale.discard(name)
 
     def _start_of(self, node_id: str) -> float | None:

@@ -21,9 +21,10 @@ from ari_mem_tui.render.words import (
     query_words,
 )
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
-from ari_mem_tui.tui.messages import OpenEntry, RerunSearch
-from ari_mem_tui.tui.screens.entry import RowDetail
-from ari_mem_tui.tui.widgets.tables import VimTable
+from ari_mem_tui.tui.messages import OpenEntry, ReplayKey, RerunSearch
+from ari_mem_tui.tui.rows import RowDetail
+from ari_mem_tui.tui.tables import VimTable
+from ari_mem_tui.tui.widgets.preview import Previewed, RowPreview
 
 MARK_STYLES = {
     "replay-only": "yellow",
@@ -35,24 +36,27 @@ HIT_COLUMNS = ["#", "glob", "score", "node", "kind", "diff", "entry", "text"]
 HIT_WIDE = ("kind", "entry")  # shown only in wide tables (`z`): the text needs the width more
 RECORDED_NOTE = "recorded start-up search"
 AS_OF_LABELS = {True: "pool: as of start", False: "pool: today (a)"}
+NARROW_BELOW = 110  # columns: a narrower screen has the one-line Hits header (the app's breakpoint)
 
 
-DIFF_WIDTH = 8  # the diff column; the whole difference is in the row's view (Enter)
+DIFF_WIDTH = 8  # narrow, the diff column's marks are cut here (…); wide (`z`) says them in full
 
 
-def mark_text(hit: Hit) -> Text:
-    label = preview(mark_short(hit), DIFF_WIDTH)
+def mark_text(hit: Hit, side: str, wide: bool) -> Text:
+    """The diff cell: narrow, the short marks (`~glob,s…`); wide, what differs in full
+    (`glob 3→2 score 0.97→0.98`, recorded→replayed)."""
+    label = mark_long(hit, side) if wide else preview(mark_short(hit), DIFF_WIDTH)
     return Text(label, style=MARK_STYLES.get(hit.mark, "")) if label else Text("")
 
 
-def hit_row(hit: Hit) -> list[object]:
+def hit_row(hit: Hit, side: str = "replay", wide: bool = False) -> list[object]:
     return [
         str(hit.rank),
         fmt_global(hit),
         fmt_score(hit.score),
         short_id(hit.node_id),
         "node" if hit.kind == "node_scope" else hit.kind,
-        mark_text(hit),
+        mark_text(hit, side, wide),
         hit.entry_id,
         hit.text,
     ]
@@ -109,15 +113,26 @@ def diagnostics_text(replay: Replay) -> Text:
 
 
 def hits_title(replay: Replay) -> Text:
-    """The Hits pane's border title: which pool, which query, which ranker, in a few words."""
-    pool = "as of start" if replay.as_of is not None else "today's pool"
-    source = {"start": "query at start", "now": "query now"}.get(replay.query_source, "")
-    if not source:
-        source = f"custom: {preview(replay.query, 24)}"
+    """The Hits pane's border title: whose search, which pool, which query, which ranker, in a
+    few words (with the tree folded away, the title is where the node is named)."""
     ranker = clean(replay.embedder, False)
     if replay.fallback:
         ranker = f"{ranker}: BM25 stand-in, MiniLM building"
-    return Text(f"Hits · {pool} · {source} · {ranker}")  # Text: never parsed as markup
+    as_of = replay.as_of is not None
+    return _title(replay.node_id, as_of, replay.query_source, replay.query, ranker)
+
+
+def searching_title(key: ReplayKey) -> Text:
+    """The title while `key`'s search runs: the settings asked for, not the last result's."""
+    return _title(key.node_id, key.as_of, key.query_from, key.query or "", "searching …")
+
+
+def _title(node_id: str, as_of: bool, source: str, query: str, ranker: str) -> Text:
+    pool = "as of start" if as_of else "today's pool"
+    words = {"start": "query at start", "now": "query now"}.get(source)
+    words = words or f"custom: {preview(query, 24)}"
+    # Text: never parsed as markup
+    return Text(f"Hits · {short_id(node_id)} · {pool} · {words} · {ranker}")
 
 
 def header_line(replay: Replay) -> Text:
@@ -130,7 +145,7 @@ def header_line(replay: Replay) -> Text:
     return line
 
 
-class HitsPane(VerticalScroll):
+class HitsPane(Previewed, VerticalScroll):
     """Hits of the selected node; Enter on a row opens the entry.
 
     The pane owns the search settings, remembered across nodes: the query source (`s` cycles
@@ -139,6 +154,7 @@ class HitsPane(VerticalScroll):
     """
 
     BORDER_TITLE = "Hits"
+    PREVIEWED = "hits-table"
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -171,12 +187,34 @@ class HitsPane(VerticalScroll):
         yield VimTable(id="missed-table")
         yield Static("", id="recorded-title", classes="section")
         yield VimTable(id="recorded-table")
+        yield RowPreview(id="hits-preview")
 
     def on_mount(self) -> None:
         self.query_one("#missed-table", VimTable).collapse(True)
         self.query_one("#missed-title").display = False
+        self.fit_header()
         if hasattr(self.app, "wide_columns"):  # wide (`z`): the whole header on any screen
-            self.watch(self.app, "wide_columns", lambda wide: self.set_class(wide, "-wide"))
+            self.watch(self.app, "wide_columns", self._wide, init=False)
+
+    def _wide(self) -> None:
+        """`z`: the whole header, and the diff column in words, or narrow again."""
+        self.fit_header()
+        if self.replay is not None:
+            self.show(self.replay)
+
+    def fit_header(self) -> None:
+        """Below NARROW_BELOW columns the header is one line (pool and ranker are in the border
+        title) and the query box takes the as-of box's place (`a` switches the pool); wide
+        tables (`z`) bring the whole header back. Set here, widget by widget: a class on the
+        pane would have Textual restyle all of its widgets."""
+        narrow = self.app.size.width < NARROW_BELOW
+        whole = not narrow or bool(getattr(self.app, "wide_columns", False))
+        self.query_one("#hits-query").display = whole
+        self.query_one("#hits-line").display = not whole
+        self.query_one("#as-of").display = not narrow
+
+    def on_resize(self) -> None:
+        self.fit_header()
 
     def show_findings(self, findings: list) -> None:
         """This node's audit findings (the read, what it returned; a rejected write's text)."""
@@ -184,13 +222,17 @@ class HitsPane(VerticalScroll):
         box.update(findings_text(findings))
         box.display = bool(findings)
 
-    def show_loading(self, node_id: str) -> None:
-        self.query_one("#hits-diag", Static).update(Text(f"searching for {short_id(node_id)} …"))
+    def show_loading(self, key: ReplayKey) -> None:
+        self.border_title = searching_title(key)
+        self.query_one("#hits-diag", Static).update(
+            Text(f"searching for {short_id(key.node_id)} …")
+        )
 
     def show_error(self, message: str) -> None:
         self.replay = None
         self.query_one("#hits-diag", Static).update(Text(preview(message, 400), style="bold red"))
         self.query_one("#hits-table", VimTable).clear()
+        self.row_preview.show(None)
 
     def show(self, replay: Replay) -> None:
         self.replay = replay
@@ -216,7 +258,8 @@ class HitsPane(VerticalScroll):
         self.border_title = hits_title(replay)
         self.query_one("#hits-diag", Static).update(diagnostics_text(replay))
         table = self.query_one("#hits-table", VimTable)
-        rows = ((h.entry_id, hit_row(h)) for h in replay.hits)
+        wide = bool(getattr(self.app, "wide_columns", False))
+        rows = ((h.entry_id, hit_row(h, "replay", wide)) for h in replay.hits)
         table.fill(HIT_COLUMNS, rows, reserve=True, wide_only=HIT_WIDE)
         if not replay.hits:
             self.query_one("#hits-diag", Static).update(
@@ -226,6 +269,7 @@ class HitsPane(VerticalScroll):
             )
         self._show_missed()
         self._show_recorded()
+        self.update_preview()
 
     def _show_missed(self) -> None:
         replay = self.replay
@@ -286,7 +330,13 @@ class HitsPane(VerticalScroll):
         title.update(text)
         table.fill(
             HIT_COLUMNS,
-            ((f"rec:{i}:{h.entry_id}", hit_row(h)) for i, h in enumerate(rec.hits)),
+            (
+                (
+                    f"rec:{i}:{h.entry_id}",
+                    hit_row(h, "recorded", bool(getattr(self.app, "wide_columns", False))),
+                )
+                for i, h in enumerate(rec.hits)
+            ),
             reserve=True,
             wide_only=HIT_WIDE,
         )
@@ -310,18 +360,17 @@ class HitsPane(VerticalScroll):
         self.query_one("#query-input", Input).value = ""
 
     def cycle_query(self) -> None:
-        """`s`: at start → now → custom → at start; custom without text asks for one first."""
-        order = list(QUERY_SOURCES)
-        self.query_from = order[(order.index(self.query_from) + 1) % len(order)]
-        self.notify(f"query: {QUERY_SOURCE_WORDS[self.query_from]}")
-        field = self.query_one("#query-input", Input)
-        if self.query_from == "custom" and not self.custom:
-            field.focus()
-            self.query_one("#hits-diag", Static).update(
-                Text("custom query: type it above and press Enter", style="bold cyan")
-            )
-            return
-        field.value = self.custom if self.query_from == "custom" else ""
+        """`s`: at start → now → custom → at start. Custom is in the cycle once a query has been
+        typed (`i`, then Enter); before that `s` goes from now back to at start and says how
+        to type one: it never puts the focus in the box, where the next `s` would be typed."""
+        order = [q for q in QUERY_SOURCES if q != "custom" or self.custom]
+        current = self.query_from if self.query_from in order else order[0]
+        self.query_from = order[(order.index(current) + 1) % len(order)]
+        self.query_one("#query-input", Input).value = (
+            self.custom if self.query_from == "custom" else ""
+        )
+        hint = "" if self.custom else " (i: type a custom query, Enter runs it)"
+        self.notify(f"query: {QUERY_SOURCE_WORDS[self.query_from]}{hint}")
         self._rerun()
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:

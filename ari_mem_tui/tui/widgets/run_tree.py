@@ -25,6 +25,7 @@ from ari_mem_tui.render.text import node_label, short_id
 from ari_mem_tui.tui import keys
 
 CHAIN_MIN = 4  # fold single-child runs at least this long
+FULL_LABELS_FROM = 36  # tree columns: narrower, every row has the short label (`imp`)
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ class RunTree(Tree[Item]):
         self.findings: dict[str, tuple[str, ...]] = {}  # node id -> "read", "rejected" glyphs
         self._by_id: dict[str, TreeNode[Item]] = {}
         self._loaded: set[int] = set()
-        self._labels: dict[str, Text] = {}
+        self._labels: dict[tuple[str, int | None], Text] = {}  # (node id, width): its label
 
     # ---- building ----
 
@@ -121,25 +122,38 @@ class RunTree(Tree[Item]):
         self._by_id[node_id] = tn
         return tn
 
-    def label_for(self, node_id: str) -> Text:
-        label = self._labels.get(node_id)
+    def label_for(self, node_id: str, width: int | None = None) -> Text:
+        """The node's label in `width` cells (render/text.py: numbers are never cut); in a
+        narrow tree every row's label is the short one (`imp`, `abl`)."""
+        label = self._labels.get((node_id, width))
         if label is None:
             assert self.ckpt is not None
             node = self.ckpt.nodes[node_id]
-            label = node_label(node, len(self.ckpt.entries_by_node.get(node_id, ())))
-            self._labels[node_id] = label
+            writes = len(self.ckpt.entries_by_node.get(node_id, ()))
+            tiny = self.size.width < FULL_LABELS_FROM
+            label = self._labels[node_id, width] = node_label(node, writes, width, tiny)
         return label
 
-    def _chain_label(self, chain: list[str]) -> Text:
-        assert self.ckpt is not None
-        first, last = self.ckpt.nodes[chain[0]], self.ckpt.nodes[chain[-1]]
-        return Text.assemble(
-            ("┄", "bright_black"),
-            (f"{len(chain)} ", "bold"),
-            (short_id(first.id), ""),
-            ("→", "bright_black"),
-            (short_id(last.id), ""),
-        )
+    def _chain_label(self, chain: tuple[str, ...] | list[str], width: int | None = None) -> Text:
+        """`┄4 a1000001→a1z00001`; narrow, the last id goes first (`┄4 a1000001→…`)."""
+        count = Text.assemble(("┄", "bright_black"), (f"{len(chain)} ", "bold"))
+        first = Text(short_id(chain[0]))
+        arrow = Text("→", style="bright_black")
+        for parts in ((first, arrow, Text(short_id(chain[-1]))), (first, arrow, Text("…"))):
+            text = Text.assemble(count, *parts)
+            if width is None or text.cell_len <= width:
+                return text
+        return Text.assemble(count, "…")
+
+    def _room(self, node: TreeNode[Item], prefix: int) -> int:
+        """The cells a line's label has: the tree's width less its guides, its expander and the
+        vertical scrollbar's cell (kept free whether shown or not: Textual's line cache does not
+        know when the scrollbar comes and goes)."""
+        depth, parent = 0, node.parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent.parent
+        scrollbar = self.styles.scrollbar_size_vertical
+        return self.size.width - scrollbar - depth * self.guide_depth - prefix
 
     def ensure_loaded(self, tn: TreeNode[Item]) -> None:
         if id(tn) in self._loaded or tn.data is None:
@@ -267,27 +281,37 @@ class RunTree(Tree[Item]):
         ids = node.data.ids if node.data else ()
         if not ids:
             return text
+        kinds = {k for i in ids for k in self.findings.get(i, ())}
+        marks = Text()
+        for kind in ("read", "rejected"):
+            if kind in kinds:
+                glyph, glyph_style = GLYPHS[kind]
+                marks.append(glyph, style=glyph_style)
+        if marks:
+            marks.append(" ")
+        # the label fitted to the room the line has (the one Textual drew was built unfitted)
+        prefix = len(text) - len(node.label)
+        room = self._room(node, prefix) - marks.cell_len
+        item = node.data
+        assert item is not None
+        label = (
+            self._chain_label(item.chain, room) if item.chain else self.label_for(ids[0], room)
+        ).copy()
+        label.stylize(style)
         if any(i in self.lineage_ids for i in ids):
-            text.stylize("bold underline")
+            label.stylize("bold underline")
         elif self.dim_unseen and self.selected_id and self.selected_id not in ids:
-            text.stylize("dim")
+            label.stylize("dim")
         if (
             self.visible_ids is not None
             and self.matched_ids
             and not any(i in self.matched_ids for i in ids)
         ):
-            text.stylize("dim italic")
+            label.stylize("dim italic")
         if any(i in self.find_hits for i in ids):
-            text.stylize("reverse")
-        kinds = {k for i in ids for k in self.findings.get(i, ())}
-        if kinds:  # in front: a narrow tree pane cuts the end of a line, never its start
-            marks = Text()
-            for kind in ("read", "rejected"):
-                if kind in kinds:
-                    glyph, glyph_style = GLYPHS[kind]
-                    marks.append(glyph, style=glyph_style)
-            text = Text.assemble(marks, " ", text)
-        return text
+            label.stylize("reverse")
+        # the marks in front: a narrow tree pane cuts the end of a line, never its start
+        return Text.assemble(text[:prefix], marks, label)
 
     # ---- vim-style moves ----
 

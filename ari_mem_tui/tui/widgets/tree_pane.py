@@ -12,13 +12,15 @@ from textual.widgets import Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model.checkpoint import NodeRefError
-from ari_mem_tui.render.opening import opening_node
+from ari_mem_tui.render.opening import opening_node, tree_order
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.messages import JumpToNode
 from ari_mem_tui.tui.screens.filter import FilterScreen, TreeFilter
 from ari_mem_tui.tui.widgets.run_tree import RunTree
+
+REVEALED = 500  # matches of a filter whose lineage is expanded (each expansion redraws the tree)
 
 
 class TreePane(Vertical):
@@ -45,8 +47,9 @@ class TreePane(Vertical):
     def show_state(self) -> None:
         """The border title says what the tree shows: the filter and the find, while active."""
         title = Text("Tree")
-        if self.tree_filter.active:
-            title.append(f" · filter: {self.tree_filter.describe()}")
+        if self.tree_filter.active:  # the count first: a narrow pane cuts the title's end
+            count = plural(len(self.tree.matched_ids), "node")
+            title.append(f" · {count} · filter {self.tree_filter.describe()}")
         if self.find_text:
             matches = self.find_matches
             where = f"{self.find_index + 1}/{len(matches)}" if matches else "no match"
@@ -103,30 +106,58 @@ class TreePane(Vertical):
         tree.matched_ids = matched
         tree.load(ckpt, visible)
 
-    def _refilter(self, flt: TreeFilter) -> None:
+    def _refilter(self, flt: TreeFilter) -> str | None:
+        """Draw the tree through `flt` with every match in sight (its lineage expanded, up to
+        REVEALED of them) and return the node the cursor should go to: the selection when it
+        is still shown, else the first match in tree order; cleared, the selection."""
         self.tree_filter = flt
-        if self.tree.ckpt is not None:
-            self.show(self.tree.ckpt)
+        ckpt, tree = self.tree.ckpt, self.tree
+        if ckpt is None:
+            self.show_state()
+            return None
+        selected = tree.selected_id
+        self.show_run(ckpt, expand_roots=True)
+        matches = [n for n in tree_order(ckpt) if n in tree.matched_ids] if flt.active else []
+        for node_id in matches[:REVEALED]:
+            tree.reveal(node_id)
+        if self.find_text:  # the find looks among the nodes shown
+            self.find_matches, self.find_index = self.find_nodes(self.find_text), -1
+            tree.set_find_hits(set(self.find_matches))
         self.show_state()
+        if selected and tree.select_id(selected) and (not flt.active or selected in matches):
+            return selected
+        target = matches[0] if matches else selected
+        if target and tree.select_id(target):
+            return target
+        return None
 
     def open_filter(self) -> None:
         def done(result: TreeFilter | None) -> None:
-            if result is not None:
-                self._refilter(result)
-                if self.tree.selected_id:
-                    self.tree.select_id(self.tree.selected_id)
-                self.notify(f"filter: {result.describe()}")
+            if result is None:
+                return
+            target = self._refilter(result)
+            if target:
+                self.post_message(JumpToNode(target))
+            if result.active and not self.tree.matched_ids:
+                self.notify(f"no node is {result.describe()}", severity="warning")
 
-        self.app.push_screen(FilterScreen(self.tree_filter), done)
+        app = self.app
+        if not app.is_screen_installed("filter"):  # built once: composing it cost a key's time
+            app.install_screen(FilterScreen(self.tree_filter), "filter")
+        screen = app.get_screen("filter")
+        assert isinstance(screen, FilterScreen)
+        screen.show(self.tree_filter)
+        app.push_screen("filter", done)
 
-    def clear_filter(self) -> None:
-        self._refilter(TreeFilter())
+    def clear_filter(self) -> str | None:
+        """Every node shown again, the selection in sight (returned, for the app to choose)."""
+        return self._refilter(TreeFilter())
 
     def select(self, node_id: str) -> None:
         """Put the cursor on `node_id`, clearing the filter when it hides the node."""
         if not self.tree.select_id(node_id):
             self.notify("that node is hidden by the filter; clearing it", severity="warning")
-            self.clear_filter()
+            self._refilter(TreeFilter())
             self.tree.select_id(node_id)
 
     # ---- the node a run opens on ----
@@ -175,19 +206,47 @@ class TreePane(Vertical):
 
     # ---- find ----
 
-    def open_find(self, append: str = "") -> None:
-        """Show the find box and focus it; `append`: text typed or pasted elsewhere, added."""
+    def open_find(self, typed: str | None = None, new: bool = True) -> None:
+        """Show the find box and focus it: with `/` the old find selected (typing replaces it);
+        with text `typed` or pasted elsewhere, that text in place of the old find (`new`), or
+        added to the text just typed there."""
         self.display = True
         box = self.find_input
         box.display = True
-        if append:
-            box.insert_text_at_cursor(" ".join(append.splitlines()))
-        box.select_on_focus = not append  # typed text goes on; `/` selects the old text
-        box.focus()
+        if typed is not None:
+            text = " ".join(typed.splitlines())
+            if new:
+                box.value = ""
+            box.insert_text_at_cursor(text)
+        box.select_on_focus = typed is None
+        # now, not after this message (`focus()` waits): the next key must reach the box, not
+        # the tree, or a phrase typed quickly would be split between the two in any order
+        self.screen.set_focus(box)
 
     def close_find(self) -> None:
         self.find_input.display = False
         self.tree.focus()
+
+    def clear_find(self) -> None:
+        """No find any more: no matches marked, the title without it, the box closed."""
+        self.find_matches, self.find_index, self.find_text = [], -1, ""
+        self.find_input.value = ""
+        self.tree.set_find_hits(set())
+        self.show_state()
+        self.close_find()
+
+    def escape(self) -> tuple[str, str | None]:
+        """Esc in the tree pane (lazygit's): the find box closes, and an active find, else an
+        active filter, is cleared. Returns what was cleared ("find", "filter" or "") and, for
+        a filter, the node the cursor stays on."""
+        if self.find_input.display or self.find_text:
+            had = bool(self.find_text)
+            self.clear_find()
+            return ("find" if had else ""), None
+        if self.tree_filter.active:
+            return "filter", self.clear_filter()
+        self.tree.focus()
+        return "", None
 
     @on(Input.Submitted, "#find-input")
     def _find_submitted(self, event: Input.Submitted) -> None:

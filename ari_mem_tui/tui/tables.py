@@ -12,12 +12,13 @@ characters of text, scrolling sideways. A row's whole text is one key away in bo
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import ClassVar, Self
 
 from rich.text import Text
 from textual.binding import BindingType
-from textual.containers import Vertical
+from textual.containers import ScrollableContainer, Vertical
+from textual.geometry import Size
 from textual.widget import Widget
 from textual.widgets import DataTable, Input
 
@@ -40,6 +41,7 @@ class VimTable(DataTable):
         self._generation = 0  # row keys are fresh on every fill: DataTable caches by key
         self._last_fill: Fill | None = None
         self._filled_as: tuple[int, bool] = (0, False)  # (pane width, wide) of the last fill
+        self._longest_text = 0  # cells of the last column's longest cell (or its header)
 
     def on_mount(self) -> None:
         if hasattr(self.app, "wide_columns"):
@@ -58,9 +60,12 @@ class VimTable(DataTable):
     ) -> None:
         """Replace everything; `rows` are (key, cells); str cells are made safe one-liners.
 
-        With `reserve` true the last column is the text: narrow, cut to what the other columns
+        With `reserve` true the last column is the text: narrow, as wide as the other columns
         leave of the pane's width, so the table fits its pane instead of scrolling sideways;
-        wide, WIDE_TEXT characters. Columns named in `wide_only` are shown only when wide."""
+        wide, WIDE_TEXT characters. Its cells hold WIDE_TEXT characters either way and are cut
+        (`…`) to the column as they are drawn, so a new width (a pane shown or hidden, the tree
+        folding away) changes one column's width instead of filling the table again. Columns
+        named in `wide_only` are shown only when wide."""
         rows = list(rows)
         super().clear(columns=True)  # not self.clear: that forgets what this fill is given
         self._last_fill = (columns, rows, reserve, wide_only)
@@ -71,29 +76,42 @@ class VimTable(DataTable):
         columns = [columns[i] for i in shown]
         rows = [(key, [cells[i] for i in shown if i < len(cells)]) for key, cells in rows]
         prepared: list[tuple[str, list[Text]]] = [
-            (key, [cell_text(c) for c in cells[:-1]]) for key, cells in rows
+            (key, [cell_text(c) for c in cells[:-1]] + [text_cell(cells[-1], reserve)])
+            for key, cells in rows
+            if cells
         ]
-        if reserve and wide:
-            last_width = WIDE_TEXT
-        elif reserve and pane:
-            # the last column gets what the others leave (2 cells of padding each, a scrollbar)
-            used = sum(
-                max([len(c)] + [t[i].cell_len for _, t in prepared if i < len(t)])
-                for i, c in enumerate(columns[:-1])
-            )
-            last_width = max(MIN_TEXT, pane - used - 2 * len(columns) - 2)
-        else:
-            last_width = 70
-        for (_, texts), (_, cells) in zip(prepared, rows, strict=True):
-            if cells:
-                texts.append(cell_text(cells[-1], last_width))
         # explicit widths: DataTable's auto-width can paint rows before it measured them
         for index, column in enumerate(columns):
             width = max([len(column)] + [t[index].cell_len for _, t in prepared if index < len(t)])
             self.add_column(column, key=column, width=width)
+            self._longest_text = width  # the last column's, in the end
+        if columns:
+            self._fit_text_column()
         for key, texts in prepared:
             self.add_row(*texts, key=f"{self._generation}|{key}")
         self._settle_focus()
+
+    def _fit_text_column(self) -> None:
+        """Give the last column its width: narrow, what the others leave of the pane (2 cells
+        of padding each, a scrollbar), never below MIN_TEXT; wide, WIDE_TEXT; and never more
+        than its longest cell."""
+        last = self._last_fill
+        order = self.ordered_columns
+        if last is None or not order:
+            return
+        text, longest = order[-1], self._longest_text
+        if not last[2]:
+            width = min(longest, 70)
+        elif self.wide:
+            width = min(longest, WIDE_TEXT)
+        else:
+            used = sum(c.width for c in order[:-1])
+            room = self._pane_width() - used - 2 * len(order) - 2
+            width = min(longest, max(MIN_TEXT, room))
+        text.width = width
+        total = sum(c.get_render_width(self) for c in order)
+        self.virtual_size = Size(total, self.virtual_size.height)
+        self.notify_style_update()  # cells are cut to their column as drawn: draw them again
 
     def clear(self, columns: bool = False) -> Self:
         """Empty: also forget the last fill, which a resize or `z` would otherwise bring back."""
@@ -135,17 +153,55 @@ class VimTable(DataTable):
         self._refit()
 
     def _refit(self) -> None:
-        """Fill again with the same rows when the pane's width or the wide mode has changed,
+        """Fit again when the pane's width or the wide mode has changed: a new width resizes
+        the text column; wide or narrow again, the same rows are filled again (other columns),
         the cursor kept on its row."""
         last = self._last_fill
-        if last is None or self._filled_as == (self._pane_width(), self.wide):
+        now = (self._pane_width(), self.wide)
+        if last is None or self._filled_as == now:
             return
         if not last[2] and not last[3]:
             return  # nothing in it depends on the width or the mode
+        if self._filled_as[1] == now[1]:
+            self._filled_as = now
+            self._fit_text_column()
+            return
         row = self.cursor_row
         self.fill(*last)
         if 0 <= row < self.row_count:
             self.move_cursor(row=row)
+
+    # ---- paging: a table inside a pane that scrolls (Hits) lets the pane page past it ----
+
+    def _outer(self, paging: bool) -> Widget | None:
+        """The scrolling pane around this table (Hits holds several tables and findings), when
+        the keys should move it: Home/End always, PageUp/PageDown when the table shows all
+        its rows (nothing of its own to page through)."""
+        if paging and self.max_scroll_y > 0:
+            return None
+        for ancestor in self.ancestors:
+            if isinstance(ancestor, ScrollableContainer):
+                return ancestor if ancestor.max_scroll_y > 0 else None
+        return None
+
+    def _page(self, paging: bool, move: str, own: Callable[[], None]) -> None:
+        """`move` the scrolling pane around the table (`_outer`), else the table's `own` move."""
+        if pane := self._outer(paging):
+            getattr(pane, move)(animate=False)
+        else:
+            own()
+
+    def action_page_down(self) -> None:
+        self._page(True, "scroll_page_down", super().action_page_down)
+
+    def action_page_up(self) -> None:
+        self._page(True, "scroll_page_up", super().action_page_up)
+
+    def action_scroll_home(self) -> None:
+        self._page(False, "scroll_home", super().action_scroll_home)
+
+    def action_scroll_end(self) -> None:
+        self._page(False, "scroll_end", super().action_scroll_end)
 
     def action_view_row(self) -> None:
         """`v`: the row in full, as Enter (the pane that owns the table opens it)."""
@@ -174,6 +230,13 @@ def cell_text(value: object, width: int = 70) -> Text:
     if value is None:
         return Text("–", style="bright_black")
     return Text(preview(value, width))
+
+
+def text_cell(value: object, reserve: bool) -> Text:
+    """The last column's cell: WIDE_TEXT characters, cut with `…` to the column as drawn."""
+    text = cell_text(value, WIDE_TEXT if reserve else 70).copy()
+    text.no_wrap, text.overflow = True, "ellipsis"
+    return text
 
 
 class TablePane(Vertical):

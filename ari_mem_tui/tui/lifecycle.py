@@ -1,0 +1,220 @@
+"""A run's life in the app: opening it (the tree first, then its memory), reloading it, leaving
+it for another, and auditing it once its first hits are on screen.
+
+`RunLifecycle` is mixed into the app (tui/app.py): the load's thread worker posts its messages
+to the app (tui/workers.py), and Textual finds their handlers here by name (`on_<message>`).
+It holds no search or audit logic: the worker calls `open_run` and `audit`, as the CLI does.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+
+from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.render.text import preview
+from ari_mem_tui.run import Run
+from ari_mem_tui.tui import messages as msg
+from ari_mem_tui.tui import workers
+from ari_mem_tui.tui.rows import AuditRow
+from ari_mem_tui.tui.widgets.hits import HitsPane
+from ari_mem_tui.tui.widgets.status_bar import LoadingNote
+from ari_mem_tui.tui.workers import Opener
+
+RunFactory = Callable[[Path], Opener]  # a workspace's run → its opener
+
+
+def settle_heap() -> None:
+    """Keep the collector's full passes off the loaded run. Every object alive once a run is in
+    (the run's records, the tree, the app) goes to the collector's permanent generation, so a
+    full pass scans only what came after: on the demo such passes took 100–230 ms of a key
+    each, growing with the session. A reload first lets the last run's objects be collected
+    (one full pass, while the user waits for the load anyway), then freezes the new ones."""
+    if gc.get_freeze_count():  # an earlier run's objects: collectable again, and collected
+        gc.unfreeze()
+        gc.collect()
+    gc.freeze()
+
+
+AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
+
+
+class RunLifecycle:
+    """The load, reload and audit of the open run. Mixed into `AriMemApp`, whose panes it
+    fills (`tree_pane`, `tabs`, `status_bar`, `audit_pane`) and whose `choose` it calls."""
+
+    opener: Opener | None
+    run_factory: RunFactory | None
+    run_data: Run | None
+    tree_ckpt: Checkpoint | None  # the tree alone, until run_data arrives
+    initial_node: str | None
+    open_useful: bool  # without a node asked for: open on a useful one (render/opening.py)
+    current_id: str | None
+    loaded_count: int  # how many loads finished (tests and benchmarks wait on it)
+    health_result: tuple[Run, Any] | None
+    _pending: Run | None  # loaded; its audit (and index) not started yet
+    _audited: Checkpoint | None  # audited by its load (RunLoaded.audit)
+
+    @property
+    def ckpt(self) -> Checkpoint | None:
+        """The run's checkpoint; while its memory loads, the tree alone (`LoadProgress.tree`)."""
+        return self.run_data.checkpoint if self.run_data else self.tree_ckpt
+
+    # ---- loading ----
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False, description="load")
+    def _load(self, keep: bool) -> None:
+        if self.opener is None:
+            return  # a workspace whose run is not picked yet
+        first = self.ckpt is None
+        workers.load_run(self, self.opener, keep, first, first and self._chooses_opening())
+
+    def _chooses_opening(self) -> bool:
+        """Whether the app picks the node a run opens on (no node asked for): by the audit's
+        findings, so the audit runs before the run is shown."""
+        return self.open_useful and self.initial_node is None
+
+    def on_load_step(self, message: msg.LoadStep) -> None:
+        if self.run_data is None:  # on a reload the loaded run stays until the new one is in
+            note = self.query_one(LoadingNote)
+            note.show_step(message.n, message.m, message.part, self.tree_ckpt is not None)
+
+    def _show_memory_pane(self, ready: bool) -> None:
+        """The tabs once the run is loaded (or failed to); before that, the loading note."""
+        self.tabs.display = ready
+        self.query_one(LoadingNote).display = not ready
+
+    def on_vector_progress(self, message: msg.VectorProgress) -> None:
+        self.status_bar.set_progress(message.done, message.total)
+
+    def on_tree_read(self, message: msg.TreeRead) -> None:
+        self.call_after_refresh(message.drawn.set)
+        if self.ckpt is not None:
+            return  # the full run (or another tree) is already shown
+        ckpt = self.tree_ckpt = message.ckpt
+        self.status_bar.set_source("tree shown · loading memory …")
+        self.tree_pane.show_run(ckpt, expand_roots=True)
+        if not self._chooses_opening():  # else the node waits for the audit's findings
+            self._choose_first(ckpt, self.initial_node)
+
+    def _choose_first(
+        self, ckpt: Checkpoint, wanted: str | None, findings: dict | None = None
+    ) -> None:
+        """The node asked for, else a useful one (widgets/tree_pane.py)."""
+        asked = self.initial_node is not None
+        if target := self.tree_pane.open_first(ckpt, wanted, self.open_useful, asked, findings):
+            self.choose(target)
+
+    def on_load_failed(self, message: msg.LoadFailed) -> None:
+        exc = message.error
+        if self.ckpt is None:
+            self.tree_widget.root.set_label(Text("could not open the run", style="bold red"))
+        text = f"{type(exc).__name__}: {exc}"
+        self.notify(preview(text, 300), title="could not open the run", severity="error")
+        self._add_ui_problem(AuditRow("error", "load", None, text))
+        if self.run_data is None:
+            self._show_memory_pane(True)  # the Audit tab says what went wrong
+            self.query_one(HitsPane).show_error(f"could not load the run's memory: {text}")
+            self.status_bar.set_source("tree only" if self.tree_ckpt else "nothing loaded")
+        self.loaded_count += 1
+
+    def on_run_loaded(self, message: msg.RunLoaded) -> None:
+        run = message.run
+        # the tree shown while memory loaded: keep where the user has gone in it
+        keep = message.keep or self.tree_ckpt is not None
+        expanded = self.tree_widget.expanded_ids() if keep else []
+        selected = self.current_id if keep else self.initial_node
+        audited = message.audit
+        if audited is not None and selected in (None, *run.checkpoint.roots):
+            selected = None  # not moved off the root while loading: open where the app means
+        self.run_data, self.tree_ckpt = run, None
+        self._forget_health()
+        self._show_memory_pane(True)
+        self.tabs.set_run(run)
+        self.follower.rebase()
+        if not keep:
+            self.tree_widget.focus()
+        self.status_bar.set_source(run.source_label)
+        self.status_bar.set_embedder(getattr(run.ranker, "name", "?"))
+        self.status_bar.watch_vectors(run.ranker)
+        self.tree_pane.show_run(run.checkpoint, expand_roots=not keep, expanded=expanded)
+        self.current_id = None
+        self._choose_first(run.checkpoint, selected, audited.by_node if audited else None)
+        self._audited = audited.ckpt if audited is not None else None
+        if audited is not None:
+            self.on_audit_done(audited)
+        # the audit and the index write wait for the first replay: all want the one CPU that
+        # the GIL gives, and the hits of the node on screen come first (on a big run each of
+        # them takes seconds)
+        self._pending = run
+        self.set_timer(AUDIT_WAITS_S, self._start_audit)
+        self.loaded_count += 1
+        settle_heap()
+
+    def on_vectors_ready(self, message: msg.VectorsReady) -> None:
+        if self.run_data is not None and message.ranker is self.run_data.ranker:
+            self.tabs.vectors_ready(message.complete)
+
+    def on_checkpoint_changed(self) -> None:
+        self._load(keep=True)
+
+    def open_checkpoint(self, path: Path) -> None:
+        """Leave the open run (if any) and load the run at `path` (from the run picker)."""
+        assert self.run_factory is not None
+        for group in ("load", "audit"):
+            self.workers.cancel_group(self, group)
+        self.opener = self.run_factory(path)
+        self.run_data = self.tree_ckpt = None
+        self.current_id = self.initial_node = None
+        self.tabs.set_run(None)
+        self.tabs.params = self.tabs.params._replace(query=None)  # the same settings
+        self.query_one(HitsPane).forget_query()
+        self.status_bar.watch_vectors(None)
+        self.audit_pane.forget()
+        self._forget_health()
+        self.sub_title = str(path)
+        self.tree_pane.reset()
+        self.status_bar.set_source("opening …")
+        self._show_memory_pane(False)
+        self.tree_widget.focus()
+        self._load(keep=False)
+
+    def _forget_health(self) -> None:
+        """Another run: its health is to be computed, and the last run's view let go of."""
+        self.health_result = None
+        if (
+            self.is_screen_installed("health")
+            and self.get_screen("health") not in self.screen_stack
+        ):
+            self.uninstall_screen("health")
+
+    # ---- the audit ----
+
+    def _start_audit(self) -> None:
+        if self._pending is not None and self._pending is self.run_data:
+            self._run_audit(self._pending, self._audited is not self._pending.checkpoint)
+            self._pending = None
+
+    @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
+    def _run_audit(self, run: Run, audit: bool = True) -> None:
+        if audit:  # not when the load audited the run already
+            workers.audit_run(self, run.checkpoint)
+        if run.save_index is not None:  # the next open of these files reads the index
+            run.save_index()
+
+    def on_audit_done(self, message: msg.AuditDone) -> None:
+        if message.ckpt is not self.ckpt:
+            return
+        self.tree_widget.set_findings(message.by_node)
+        self.tabs.set_findings(message.by_node)
+        if target := self.tree_pane.move_to_finding(message.ckpt, message.by_node, self.current_id):
+            self.choose(target)
+        self.status_bar.set_problems(*self.audit_pane.set_audit(message.rows, message.summary))
+
+    def _add_ui_problem(self, row: AuditRow) -> None:
+        self.status_bar.set_problems(*self.audit_pane.add_problem(row))
