@@ -319,10 +319,14 @@ class _Table:
                     value = (recode_entries if entries else recode_events)(value, obj.strings)  # type: ignore[arg-type]
         else:
             value = (Entries if entries else Events).from_records(value, obj.strings)
+        old = obj.__dict__.get("_entries")
         obj.__dict__["_" + self.name] = value
         events = value if not entries else obj.__dict__.get("_access_events")
-        if events is not None:
-            events.entries = obj.__dict__.get("_entries")
+        if events is None:
+            return
+        if entries and old is not None and events.entries is old and value is not old:
+            events.repoint_joins(old, value)  # (a Letta server's entries replace the files')
+        events.entries = obj.__dict__.get("_entries")
 
 
 class _Deferred:

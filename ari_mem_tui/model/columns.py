@@ -1087,11 +1087,15 @@ class Events(Sequence[EventView]):
         op = bytes(self.op)
         return {name: op.count(code) for code, name in enumerate(OPS)}
 
+    def rows_of_op(self, op: str) -> Iterator[int]:
+        """The rows of the events of `op` ("read" or "write"), in order (found in C)."""
+        return compress(range(len(self)), map(OP_CODE[op].__eq__, self.op))
+
     def read_hows(self) -> dict[str, int]:
         """How the read events were attributed (`reader_how`), with their counts."""
         counts: dict[int, int] = {}
         how = self.how
-        for row in compress(range(len(self)), map((0).__eq__, self.op)):  # (op 0: read)
+        for row in self.rows_of_op("read"):
             code = how[row]
             counts[code] = counts.get(code, 0) + 1
         return {self.strings[code] or "": count for code, count in counts.items()}
@@ -1162,15 +1166,28 @@ class Events(Sequence[EventView]):
 
     def set_joined(self, row: int, value: str | None) -> None:
         """Point the event at the entry of id `value` (None: at none)."""
+        target = NONE
+        if value is not None and self.entries is not None:
+            target = entry_row_of_id(self.entries, value)
+        self.join_row(row, target)
+        if target < 0 and value is not None:
+            self.joined_ids[row] = value  # (an id no entry of the table has)
+
+    def join_row(self, row: int, target: int) -> None:
+        """Point the event at row `target` of `entries` (-1: at none)."""
         self.joined = _writable(self.joined, "i")
         self.joined_ids.pop(row, None)
-        target = NONE
-        if value is not None:
-            if self.entries is not None:
-                target = entry_row_of_id(self.entries, value)
-            if target < 0:
-                self.joined_ids[row] = value
         self.joined[row] = target
+
+    def repoint_joins(self, old: Entries, new: Entries) -> None:
+        """Keep the joins when `old`, the entries `joined` points into, give way to `new` (a
+        Letta server's): a write joined to an entry stays joined to the entry of the same id
+        in `new`, else it keeps that id alone (as a record's `joined_entry` would)."""
+        self.entries, joined = new, self.joined
+        rows = [row for row, target in enumerate(joined) if target >= 0]
+        ids = old.all_ids() if rows else []
+        for row in rows:  # (each row read before it is set)
+            self.set_joined(row, ids[joined[row]])
 
     def record(self, row: int) -> AccessEvent:
         strings = self.strings
