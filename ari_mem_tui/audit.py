@@ -13,7 +13,6 @@ makes no finding and is listed apart, as unattributed.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from itertools import compress
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
@@ -76,7 +75,7 @@ def audit(ckpt: Checkpoint) -> AuditReport:
     ]
     seen: set[tuple] = set()
     events = ckpt.access_events
-    for row in compress(range(len(events)), map((0).__eq__, events.op)):  # the reads' rows
+    for row in events.rows_of_op("read"):
         event = events[row]
         _audit_event(ckpt, event, report, seen)
         if event.reader_how == "unattributed":

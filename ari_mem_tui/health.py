@@ -17,12 +17,13 @@ from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Container, Mapping
 from datetime import UTC, datetime
-from itertools import compress
+from math import isnan
 from typing import Any
 
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
 from ari_mem_tui.model import Checkpoint, EntryView, MemoryEntry, Node, ParentChain
+from ari_mem_tui.model.columns import NONE
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
 from ari_mem_tui.search.rankers import Ranker
 from ari_mem_tui.search.replay import (
@@ -196,6 +197,7 @@ class Lineages:
         self.ckpt, self.ckpt_hash = ckpt, ckpt_hash
         self._scopes: dict[str, Container[str]] = {}
         self._own_stamps: dict[str, tuple[int, list[float]]] = {}
+        self._same_ckpt: set[int] | None = None  # the ckpt column's codes of this checkpoint
         self._chain_counts: dict[str, int] | None = None
         self._tin: dict[str, int] = {}
         self._size: dict[str, int] = {}
@@ -255,27 +257,31 @@ class Lineages:
         """A node's eligible entries: how many have no ts, and the others' ts, sorted."""
         found = self._own_stamps.get(node_id)
         if found is None:
-            own = self._own_eligible(node_id)
-            stamps = sorted(e.ts for e in own if e.ts is not None)
+            ts = self.ckpt.entries.ts
+            own = [ts[row] for row in self._own_eligible(node_id)]
+            stamps = sorted(t for t in own if not isnan(t))  # (NaN: no ts)
             found = self._own_stamps[node_id] = (len(own) - len(stamps), stamps)
         return found
 
-    def _own_eligible(self, node_id: str) -> list[MemoryEntry]:
-        everyone: Container[str] = _Everyone()
-        return [
-            e
-            for e in self.ckpt.entries_by_node.get(node_id, [])
-            if eligible_entry(e, everyone, self.ckpt_hash)
-        ]
+    def _own_eligible(self, node_id: str) -> list[int]:
+        """The rows of the node's own entries that ARI's post-filter keeps for a node that
+        may read them (`eligible_entry`: node-scope, of this checkpoint), off the columns."""
+        rows = self.ckpt.entries_by_node.rows(node_id)
+        if self.ckpt_hash is None:
+            return rows
+        if self._same_ckpt is None:
+            # (None, code NONE, passes; a hash the table lacks finds NONE too)
+            self._same_ckpt = {NONE, self.ckpt.entries.strings.find(self.ckpt_hash)}
+        ckpt, same = self.ckpt.entries.ckpt, self._same_ckpt
+        return [row for row in rows if ckpt[row] in same]
 
     def _count_chains(self) -> dict[str, int]:
         """Each ParentChain node's eligible count, from one depth-first walk: the entries of
         the nodes on the path above it, those without ts always, the others if before its
         start."""
         ckpt, graph = self.ckpt, self.ckpt.graph
-        stamps = sorted(
-            {e.ts for es in ckpt.entries_by_node.values() for e in es if e.ts is not None}
-        )
+        kind, ts = ckpt.entries.kind, ckpt.entries.ts
+        stamps = sorted({t for k, t in zip(kind, ts, strict=True) if k == 0 and not isnan(t)})
         tree = [0] * (len(stamps) + 1)  # Fenwick tree of path entries by time rank
 
         def add(ts: float, delta: int) -> None:
@@ -308,11 +314,11 @@ class Lineages:
                         counts[node_id] = on_path if started is None else untimed + before(started)
                     stack.append((node_id, False))
                     stack.extend((c, True) for c in reversed(list(graph.successors(node_id))))
-                for entry in own:
-                    if entry.ts is None:
+                for row in own:
+                    if isnan(ts[row]):  # (no ts)
                         untimed += sign
                     else:
-                        add(entry.ts, sign)
+                        add(ts[row], sign)
                 on_path += sign * len(own)
         return counts
 
@@ -330,13 +336,6 @@ class _Descends:
     def __contains__(self, other: object) -> bool:
         at = self._tin.get(other)  # type: ignore[arg-type]
         return at is not None and at < self._node_tin < at + self._size[other]  # type: ignore[index]
-
-
-class _Everyone:
-    """A scope holding every node: the rest of the post-filter alone (kind, checkpoint)."""
-
-    def __contains__(self, _other: object) -> bool:
-        return True
 
 
 # ---------------------------------------------------------------------- across the run
@@ -519,7 +518,7 @@ class EntryUsage:
             letta_rows = lambda code: (
                 e.row if (e := by_letta.get(strings[code] or "")) is not None else -1
             )
-        for event in compress(range(len(events)), map((0).__eq__, events.op)):  # reads
+        for event in events.rows_of_op("read"):
             if react >= 0 and events.coll[event] == react:
                 continue
             how = strings[events.how[event]] or "logged"

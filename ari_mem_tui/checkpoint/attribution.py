@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections import deque
-from itertools import compress, product
+from itertools import product
 from typing import Any
 
 from ari_mem_tui.checkpoint.values import as_int, parse_iso
@@ -379,7 +379,7 @@ class Attributor:
         """Set reader / reader_how on every read event (events sorted by ts)."""
         strings = events.strings
         # the read events' rows, off the op column (a run has several writes to each read)
-        self.reads = list(compress(range(len(events)), map((0).__eq__, events.op)))
+        self.reads = list(events.rows_of_op("read"))
         inherit, react = strings.find(INHERIT), strings.find("react_step")
         query, coll = events.query, events.coll
         self.inherit_positions = (

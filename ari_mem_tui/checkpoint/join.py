@@ -19,7 +19,6 @@ from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
-from itertools import compress
 from typing import Any
 
 import msgspec
@@ -32,7 +31,6 @@ PREVIEW_CHARS = PREFIX_CHARS  # ARI_MEMORY_ACCESS_PREVIEW_CHARS default
 JOIN_TOLERANCE_S = 2.0  # event ts − entry ts: the Letta round-trip, with room to spare
 CLOCK_SLACK_S = 0.01  # float rounding: an entry may appear a hair after its event
 KINDS = ("node_scope", "react_step")
-_WRITE = 1  # columns.OP_CODE["write"]
 
 
 def owner_of(collection: str, node_id: str, metadata: Any) -> str:
@@ -258,12 +256,12 @@ def join_writes(
     same_meta = bytearray(len(events))
     unmatched: dict[int, list[int]] = {}
     odd: Counter = Counter()
-    op, coll, node, ts, eid = events.op, events.coll, events.node, events.ts, events.eid
+    coll, node, ts, eid = events.coll, events.node, events.ts, events.eid
     hashes, chars = events.preview_hash, events.preview_chars
     kinds = {strings.find(name): KIND_CODE[name] for name in KINDS}
     kinds.pop(NONE, None)
     quick = _quick_claim(index)
-    for event in compress(range(len(events)), op):  # (op 1: write)
+    for event in events.rows_of_op("write"):
         kind = kinds.get(coll[event])
         if kind is None:
             odd[events.source[event]] += 1

@@ -10,7 +10,6 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections import defaultdict
-from itertools import compress
 
 from ari_mem_tui.model import Checkpoint, EventView
 from ari_mem_tui.model.columns import INHERIT, KINDS
@@ -37,7 +36,7 @@ class ReplayIndex:
         self.reads_by_reader: dict[str, list[EventView]] = defaultdict(list)
         self.unattributed_by_query: dict[str, list[EventView]] = defaultdict(list)
         strings, reader, query = events.strings, events.reader, events.query
-        for row in compress(range(len(events)), map((0).__eq__, events.op)):  # (op 0: read)
+        for row in events.rows_of_op("read"):
             if reader[row] >= 0 and strings[reader[row]]:
                 self.reads_by_reader[strings[reader[row]]].append(events[row])  # type: ignore[index]
             else:
