@@ -20,6 +20,8 @@ from checkpoint_helpers import (
 
 from ari_mem_tui.checkpoint import index
 from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.model import Entries
+from ari_mem_tui.model.columns import Texts
 
 COW = "node_id does not match current node (CoW violation)"
 
@@ -81,6 +83,24 @@ def test_a_reopen_comes_from_the_index_and_equals_a_fresh_load(tmp_path, index_r
     assert [w.accepted for w in again.writes] == [True, False]
     assert dir_fingerprint(path) == before  # the checkpoint is never written
     assert stored.stat().st_mode & 0o077 == 0
+
+
+def test_ids_are_read_off_the_index_once_for_every_lookup(demo_ckpt, index_root, monkeypatch):
+    """A reopened run's entry ids are a column of the index: looking many up decodes them
+    once (each lookup decoded all of them, 200k at 10k nodes: a replay's global ranks took
+    seconds), and every lookup finds the row a fresh load's ids give."""
+    fresh = load_checkpoint(demo_ckpt)
+    load_checkpoint(demo_ckpt, use_index=True)
+    again = load_checkpoint(demo_ckpt, use_index=True)
+    assert isinstance(again.entries.ids, Texts)  # (from the index, not computed)
+    ids = fresh.entries.all_ids()
+    decoded = []
+    all_ids = Entries.all_ids
+    monkeypatch.setattr(Entries, "all_ids", lambda self: decoded.append(1) or all_ids(self))
+    for row in range(0, len(ids), max(1, len(ids) // 300)):
+        assert again.entries_by_id[ids[row]].row == row
+    assert "no such id" not in again.entries_by_id
+    assert len(decoded) == 1
 
 
 def test_a_changed_file_is_read_again(tmp_path, index_root):

@@ -473,6 +473,7 @@ class Entries(Sequence[EntryView]):
         self.letta, self.step, self.partial, self.ckpt = letta, step, partial, ckpt
         self.ids = ids
         self._by_node: dict[int, list[int]] | None = None
+        self.row_of_id: dict[str, int] | None = None  # (entry_row_of_id's, once built)
 
     @classmethod
     def empty(cls, strings: StringTable | None = None) -> Entries:
@@ -1230,10 +1231,9 @@ def _compacted(texts: Texts, rows: list[int], starts: array, ends: array) -> Tex
 
 def entry_row_of_id(entries: Entries, entry_id: str) -> int:
     """The row of the entry whose id is `entry_id`, or -1."""
-    ids = entries.all_ids()
-    index = getattr(entries, "_row_of_id", None)
-    if index is None or len(index) != len(ids):
-        index = entries._row_of_id = {eid: row for row, eid in enumerate(ids)}  # type: ignore[attr-defined]
+    index = entries.row_of_id
+    if index is None:  # (built once per table: its rows and their ids never change)
+        index = entries.row_of_id = {eid: row for row, eid in enumerate(entries.all_ids())}
     return index.get(entry_id, NONE)
 
 
