@@ -18,7 +18,8 @@ from checkpoint_helpers import (
     write_tree,
 )
 
-from ari_mem_tui.checkpoint import index
+from ari_mem_tui.audit import audit
+from ari_mem_tui.checkpoint import index, trace_log
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.model import Entries
 from ari_mem_tui.model.columns import Texts
@@ -54,6 +55,8 @@ def _run(path):
 
 def _same(fresh, again):
     assert again.write_counts() == fresh.write_counts()  # before the CoW log is built
+    assert again.rejected_writes() == fresh.rejected_writes()  # (stored: rows and order)
+    assert dict(again.read_tool_calls()) == dict(fresh.read_tool_calls())
     for node_id in fresh.nodes:  # one node's rows, built alone, before the whole log
         assert again.node_writes(node_id) == fresh.writes_by_node.get(node_id, [])
     assert list(fresh.nodes) == list(again.nodes)
@@ -101,6 +104,27 @@ def test_ids_are_read_off_the_index_once_for_every_lookup(demo_ckpt, index_root,
         assert again.entries_by_id[ids[row]].row == row
     assert "no such id" not in again.entries_by_id
     assert len(decoded) == 1
+
+
+def test_a_reopen_reads_only_the_trace_logs_that_hold_what_the_audit_reads(
+    demo_ckpt, index_root, monkeypatch
+):
+    """The index keeps which nodes' trace logs hold a call the loader reads (a read tool's, a
+    refused write's) and the CoW log's rejected rows: an audit after a reopen reads those
+    logs alone, and finds what the fresh load's audit finds."""
+    fresh = load_checkpoint(demo_ckpt)
+    expected = audit(fresh)
+    load_checkpoint(demo_ckpt, use_index=True)
+    read: list[str] = []
+    scan = trace_log.some_trace_calls
+    monkeypatch.setattr(
+        trace_log, "some_trace_calls", lambda nodes, tools: read.extend(nodes) or scan(nodes, tools)
+    )
+    again = load_checkpoint(demo_ckpt, use_index=True)
+    assert audit(again).model_dump() == expected.model_dump()
+    calls = fresh.read_tool_calls()
+    assert sorted(read) == sorted(node_id for node_id, kept in calls.items() if kept)
+    assert 0 < len(read) < len(calls) and again.rejected_writes()
 
 
 def test_a_changed_file_is_read_again(tmp_path, index_root):

@@ -244,7 +244,9 @@ class CowLog:
     every entry; the entries by current node come off the node and joined columns.
     `trace_calls` may be a lazy mapping (trace_log.TraceCallsByNode): one node's rows then
     parse only that node's trace_log. `counts`, when known (the run index stores them), spares
-    the rejected rows of the whole run until the log is called.
+    the rejected rows of the whole run until the log is called; `rejected`, when known (the
+    index stores them too: `stored_rejected`), spares them altogether: (the rows as
+    `rejected` gives them, the place in that list of each row `rejected_in_order` gives).
     """
 
     def __init__(
@@ -253,11 +255,15 @@ class CowLog:
         events: Events,
         trace_calls: Mapping[str, list[TraceCall]],
         counts: tuple[int, int] | None = None,
+        rejected: tuple[list[CowWrite], list[int]] | None = None,
     ) -> None:
         self.entries, self.events, self.trace_calls = entries, events, trace_calls
         self._rejected: list[CowWrite] | None = None
+        self._order: list[int] | None = None
         if counts is not None:
             self.__dict__["counts"] = counts
+        if rejected is not None:
+            self._rejected, self._order = rejected
 
     @cached_property
     def counts(self) -> tuple[int, int]:
@@ -325,6 +331,8 @@ class CowLog:
         accepted rows (one per entry). That order is: nodes as they first appear (accepted rows
         first), each node's rows in `_node_order`, then all by ts, where a row without ts takes
         its node's latest ts before it, accepted rows included."""
+        if self._order is not None:
+            return [self.rejected[place] for place in self._order]
         groups: dict[str, list[CowWrite]] = {}
         for row in self.rejected:
             groups.setdefault(row.current_node, []).append(row)
@@ -361,3 +369,10 @@ def _node_order(rows: list[CowWrite]) -> list[CowWrite]:
     timed = sorted((r for r in rows if r.ts is not None), key=lambda r: r.ts)
     untimed = [r for r in rows if r.ts is None]
     return timed + untimed
+
+
+def stored_rejected(log: CowLog) -> tuple[list[CowWrite], list[int]]:
+    """What `CowLog(..., rejected=…)` takes, from a log that computed it."""
+    rows = log.rejected
+    place = {id(row): at for at, row in enumerate(rows)}
+    return rows, [place[id(row)] for row in log.rejected_in_order()]

@@ -42,13 +42,14 @@ from platformdirs import user_cache_dir
 from ari_mem_tui.checkpoint.access_log import access_files
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS
 from ari_mem_tui.checkpoint.cachefile import rebuilt
-from ari_mem_tui.checkpoint.cow import CowLog
+from ari_mem_tui.checkpoint.cow import CowLog, stored_rejected
 from ari_mem_tui.checkpoint.limits import MIB, current, hint
-from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, trace_calls_of
+from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, known_calls, trace_calls_of
 from ari_mem_tui.checkpoint.tree import link_ancestors
 from ari_mem_tui.model import (
     Checkpoint,
     CoreBlocks,
+    CowWrite,
     Entries,
     Events,
     JsonList,
@@ -60,7 +61,8 @@ from ari_mem_tui.model import (
 )
 from ari_mem_tui.model.columns import OptInts, ResultRows, Texts, utf8
 
-FORMAT = 8  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
+FORMAT = 9  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
+# 9: the nodes whose trace logs hold the calls the loader reads, the CoW log's rejected rows
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
@@ -326,10 +328,32 @@ def _sections(ckpt: Checkpoint) -> dict[str, Any]:
         "access_summary": ckpt.access_summary,
         "trace_call_count": ckpt.trace_call_count(),
         "write_counts": list(ckpt.write_counts()),
+        "read_calls": known_calls(ckpt.read_tool_calls()),
+        "rejected": _rejected(ckpt),
         "problems": [p.model_dump() for p in ckpt.problems],
         "side": side,
     }
     return {"body": msgspec.msgpack.encode(body), "lazy": b"".join(parts), **columns}
+
+
+def _rejected(ckpt: Checkpoint) -> bytes | None:
+    """The CoW log's rejected rows and their order (`stored_rejected`), packed; None when the
+    log is built already or a row holds a value msgpack cannot (its metadata is any JSON)."""
+    log = ckpt.pending_writes()
+    if not isinstance(log, CowLog):
+        return None
+    rows, order = stored_rejected(log)
+    try:
+        return msgspec.msgpack.encode([[row.model_dump() for row in rows], order])
+    except (TypeError, OverflowError, ValueError, msgspec.EncodeError):
+        return None
+
+
+def _stored_rejected(data: bytes | None) -> tuple[list[CowWrite], list[int]] | None:
+    if data is None:
+        return None
+    rows, order = msgspec.msgpack.decode(data)
+    return [CowWrite.model_validate(row) for row in rows], order
 
 
 def _write(folder: Path, key: list[Any], run_id: str | None, sections: dict[str, Any]) -> None:
@@ -622,8 +646,9 @@ def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) ->
     ckpt.access_events.derived_from = ckpt.entries
     # the CoW log as the load built it, from the same inputs: built when it is first read, one
     # node's rows parsing only that node's trace_log
-    calls = TraceCallsByNode(ckpt.nodes, READ_TOOLS)
-    cow = CowLog(ckpt.entries, ckpt.access_events, calls, tuple(body["write_counts"]))
+    calls = TraceCallsByNode(ckpt.nodes, READ_TOOLS, tuple(body["read_calls"]))  # type: ignore[arg-type]
+    counts, rejected = tuple(body["write_counts"]), _stored_rejected(body["rejected"])
+    cow = CowLog(ckpt.entries, ckpt.access_events, calls, counts, rejected)  # type: ignore[arg-type]
     ckpt.defer_writes(cow)
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()

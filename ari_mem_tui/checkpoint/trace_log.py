@@ -296,21 +296,46 @@ def some_trace_calls(
 class TraceCallsByNode(Mapping[str, list[TraceCall]]):
     """`some_trace_calls(nodes, tools)`'s calls, parsed one node at a time when one node's are
     asked for (`get`), or all at once when the mapping is walked. A reopened run's CoW rows of
-    one node then cost that node's trace_log, not the whole run's."""
+    one node then cost that node's trace_log, not the whole run's.
 
-    def __init__(self, nodes: dict[str, Node], tools: Collection[str]) -> None:
+    `known`: what a load found (`known_calls`, kept in the run index): the nodes with a call,
+    in order, and those of them whose calls `some_trace_calls` kept; the others' trace logs
+    are not read at all (on the 10k demo, two thirds of them)."""
+
+    def __init__(
+        self,
+        nodes: dict[str, Node],
+        tools: Collection[str],
+        known: tuple[list[str], list[str]] | None = None,
+    ) -> None:
         self._nodes, self._tools = nodes, tools
         self._one: dict[str, list[TraceCall] | None] = {}
         self._all: dict[str, list[TraceCall]] | None = None
+        self._keys: dict[str, bool] | None = None  # node -> whether its log is read
+        if known is not None:
+            keys, holding = known
+            self._keys = dict.fromkeys(keys, False) | dict.fromkeys(holding, True)
 
     def _everything(self) -> dict[str, list[TraceCall]]:
         if self._all is None:
-            self._all = some_trace_calls(self._nodes, self._tools)[0]
+            if self._keys is None:
+                self._all = some_trace_calls(self._nodes, self._tools)[0]
+            else:
+                nodes = self._nodes
+                read = {node_id: nodes[node_id] for node_id, read in self._keys.items() if read}
+                found = some_trace_calls(read, self._tools)[0]
+                self._all = {node_id: found.get(node_id, []) for node_id in self._keys}
         return self._all
 
     def __getitem__(self, node_id: str) -> list[TraceCall]:
         if self._all is not None:
             return self._all[node_id]
+        if self._keys is not None:
+            read = self._keys.get(node_id)
+            if read is None:
+                raise KeyError(node_id)  # (no call in its log)
+            if not read:
+                return []  # calls, none of them kept
         if node_id not in self._one:
             node = self._nodes.get(node_id)
             found = some_trace_calls({node_id: node}, self._tools)[0] if node else {}
@@ -325,6 +350,12 @@ class TraceCallsByNode(Mapping[str, list[TraceCall]]):
 
     def __len__(self) -> int:
         return len(self._everything())
+
+
+def known_calls(calls: Mapping[str, list[TraceCall]]) -> tuple[list[str], list[str]]:
+    """What `TraceCallsByNode` is told a load found: the nodes of `calls`, in order, and those
+    with a call kept."""
+    return list(calls), [node_id for node_id, kept in calls.items() if kept]
 
 
 def trace_calls_of(nodes: dict[str, Node]) -> Callable[[], dict[str, list[TraceCall]]]:

@@ -171,10 +171,14 @@ class Checkpoint:
             return [write for write in self.writes if not write.accepted]
         return rejected_in_order()
 
+    def pending_writes(self) -> Any:
+        """The builder `defer_writes` was given, while the log is not built yet (else None)."""
+        pending = self.__dict__.get("_pending_writes")
+        return pending[0] if pending is not None else None
+
     def _pending_log(self, name: str) -> Any:
         """The deferred CoW log builder's `name` (None: the log is built, or has no such one)."""
-        pending = self.__dict__.get("_pending_writes")
-        return getattr(pending[0], name, None) if pending is not None else None
+        return getattr(self.pending_writes(), name, None)
 
     def write_counts(self) -> tuple[int, int]:
         """(accepted, rejected) rows of the CoW log, without building it when still deferred."""
