@@ -567,15 +567,20 @@ class Entries(Sequence[EntryView]):
             and self.text.raw(a) == self.text.raw(b)
         )
 
+    def _content_id(self, row: int) -> str:
+        """`content_id` of the row, hashing its text's bytes as they are in the buffer (the
+        UTF-8 of the text: not decoded, encoded again)."""
+        key = f"{KINDS[self.kind[row]]}|{self.strings[self.node[row]] or ''}|{_ts(self.ts[row])!r}|"
+        digest = hashlib.sha1(utf8(key))
+        text = self.text.raw(row)
+        if text is not None:
+            digest.update(text)
+        return "e" + digest.hexdigest()[:12]
+
     def _make_id(self, row: int) -> str:
         """`content_id`, suffixed `-2`, `-3` … for the second, third … row of the same content
         (exact duplicates, counted in table order, which keeps the order they were read in)."""
-        base = content_id(
-            KINDS[self.kind[row]],
-            self.strings[self.node[row]] or "",
-            _ts(self.ts[row]),
-            self.text[row] or "",
-        )
+        base = self._content_id(row)
         group = self.rows_of_node(self.node[row])
         same = sum(1 for other in group if other < row and self._same(other, row))
         return base if same == 0 else f"{base}-{same + 1}"
@@ -590,16 +595,13 @@ class Entries(Sequence[EntryView]):
         if None not in ids:
             return ids  # type: ignore[return-value]
         seen: dict[str, list[int]] = {}
+        content = self._content_id
         for row in range(len(self)):
-            base = content_id(
-                KINDS[self.kind[row]],
-                self.strings[self.node[row]] or "",
-                _ts(self.ts[row]),
-                self.text[row] or "",
-            )
+            base = content(row)
             earlier = seen.setdefault(base, [])
             if ids[row] is None:
-                same = sum(1 for other in earlier if self._same(other, row))
+                # (most contents are met once: no earlier row to compare with)
+                same = sum(1 for other in earlier if self._same(other, row)) if earlier else 0
                 ids[row] = base if same == 0 else f"{base}-{same + 1}"
             earlier.append(row)
         return ids  # type: ignore[return-value]
