@@ -20,7 +20,7 @@ import numpy as np
 
 from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.model import Entries, MemoryEntry
-from ari_mem_tui.model.columns import entry_row_of_id
+from ari_mem_tui.model.columns import Texts, entry_row_of_id
 from ari_mem_tui.search import bm25_cache
 from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.progress import Progress
@@ -73,6 +73,10 @@ class Pool:
         if isinstance(self.entries, Entries):
             return self.entries.texts()
         return [e.text for e in self.entries]
+
+    def stored_texts(self) -> Texts | list[str]:
+        """The texts as they are held: a run's column undecoded, else the strings."""
+        return self.entries.text if isinstance(self.entries, Entries) else self.texts()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -299,11 +303,11 @@ class BM25Ranker:
         self._stops: frozenset[str] | None = None
         self._postings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
-        texts = [text if len(text) <= cut else text[:cut] for text in pool.texts()]
         settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
-        key = bm25_cache.pool_key(texts, settings)
+        key = bm25_cache.pool_key(pool.stored_texts(), settings)  # (no text decoded for it)
+        build = lambda: self._build([t if len(t) <= cut else t[:cut] for t in pool.texts()])
         self._retriever = bm25_cache.cached_index(
-            cache_root(cache_dir), key, lambda: self._build(texts), bm25s, len(texts), checkpoint
+            cache_root(cache_dir), key, build, bm25s, len(pool), checkpoint
         )
 
     def _build(self, texts: list[str]) -> Any:
