@@ -18,8 +18,12 @@ A file of ours is still not trusted: it is opened only when it is a regular file
 (without following a symlink, without blocking on a FIFO), under a size limit, and every
 section's CRC, seeded with the key, is checked before anything is used, so a flipped bit or
 another run's body under this run's header is a miss: the run is loaded from its files and the
-index rewritten, and the user is told once (checkpoint/cachefile.py `tell`, as for every cache). The CoW log is not stored but built again,
-from the same inputs, when it is first read.
+index rewritten, and the user is told once (checkpoint/cachefile.py `tell`, as for every cache).
+
+The CoW log is not stored but built again, from the same inputs, when it is first read; what
+an audit reads of it, its rejected rows (with their order), is stored, and so is which nodes'
+trace logs hold the calls the loader reads (a read tool's, a refused write's): a reopened run's
+audit reads those logs alone (`TraceCallsByNode`).
 """
 
 from __future__ import annotations
