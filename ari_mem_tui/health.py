@@ -25,6 +25,8 @@ from ari_mem_tui.checkpoint.jsonlines import loads_record
 from ari_mem_tui.model import Checkpoint, EntryView, MemoryEntry, Node, ParentChain
 from ari_mem_tui.model.columns import NONE
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
+from ari_mem_tui.search.backends import run_backend
+from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
 from ari_mem_tui.search.rankers import Ranker
 from ari_mem_tui.search.replay import (
     DEFAULT_LIMIT,
@@ -84,6 +86,13 @@ def compute_health(
         if progress is not None and (done + 1) % every == 0:
             progress(done + 1, total)
     report.ranker = ", ".join(name for name, _ in used.most_common()) or report.ranker
+    if used:
+        backend = run_backend(ckpt).name
+        handle = ckpt.letta_embedding_config
+        most = used.most_common(1)[0][0]
+        report.fidelity = ranker_fidelity(
+            ranker, most, backend, handle, recording_ranker(backend, handle), backend
+        )
     searched = [n for n in report.nodes if n.searched]
     report.searched = len(searched)
     report.starved = sum(1 for n in searched if n.starved)

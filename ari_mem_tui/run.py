@@ -7,21 +7,36 @@ always read the same data the same way. Options are typed; argparse stays in `cl
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ari_mem_tui.letta.options import LettaOptions
 from ari_mem_tui.model import Checkpoint, Run
+from ari_mem_tui.search.run_model import AgentEmbedding, EmbedOptions
 
-__all__ = ["LettaOptions", "ProgressFn", "Run", "RunOptions", "StepFn", "TreeFn", "open_run"]
+__all__ = [
+    "EmbedOptions",
+    "LettaOptions",
+    "ProgressFn",
+    "Run",
+    "RunOptions",
+    "StepFn",
+    "TreeFn",
+    "open_run",
+    "run_model_ranker",
+]
 
 StepFn = Callable[[int, int, str], None]  # (n, m, part): part n of m has started
 ProgressFn = Callable[[int, int], None]  # (done, total) of a long part (Letta paging)
 TreeFn = Callable[[Checkpoint], None]  # the tree alone, while the rest loads
 
-# "auto": the run's own ranker where this tool has it (ARI's in-memory rule for a run that
-# backend recorded), else MiniLM; "in-memory" forces that rule on any run
-EMBEDDERS = ("auto", "minilm", "bm25", "in-memory")
+# "auto": the run's own ranker where this tool has it locally (ARI's in-memory rule for a run
+# that backend recorded), else MiniLM; "in-memory" forces that rule on any run; "run": the run's
+# own embedding model through its endpoint (the only one that sends anything anywhere: asked
+# for by name or the config file, never a default)
+EMBEDDERS = ("auto", "minilm", "bm25", "in-memory", "run")
+LOCAL_EMBEDDERS = EMBEDDERS[:4]
+RANKER_STEP = "ranker: "  # the load step that names where the run ranker sends texts
 
 
 @dataclass(frozen=True)
@@ -29,6 +44,7 @@ class RunOptions:
     checkpoint: Path
     embedder: str = "auto"  # one of EMBEDDERS
     letta: LettaOptions | None = None  # memory and ranking from this server instead
+    embed: EmbedOptions = field(default_factory=EmbedOptions)  # for embedder "run"
     rank: bool = True  # False: no local ranker is built (audit, summary); Run.ranker is None
     index: bool = True  # reopen unchanged files from the persistent index (checkpoint/index.py)
     index_behind: bool = False  # leave a fresh load's index to `Run.save_index` (the TUI)
@@ -67,6 +83,14 @@ def open_run(
 
         step(total, total, "Letta server")
         run = open_letta_run(ckpt, options.letta, progress=on_progress)
+        if options.rank and options.embedder == "run":
+            from ari_mem_tui.letta.source import agent_embedding  # noqa: PLC0415
+
+            agent = agent_embedding(run.ranker)
+            run.ranker = run_model_ranker(ckpt, options.embed, agent, step, total)
+    elif options.rank and options.embedder == "run":
+        ranker = run_model_ranker(ckpt, options.embed, None, step, total)
+        run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     else:
         step(total, total, "search index")
         # summary and audit rank nothing: numpy and the rankers stay unloaded
@@ -76,6 +100,30 @@ def open_run(
         run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     run.save_index = later[0] if later else None
     return run
+
+
+def run_model_ranker(
+    ckpt: Checkpoint,
+    embed: EmbedOptions,
+    agent: AgentEmbedding | None = None,
+    on_step: StepFn | None = None,
+    total: int = 1,
+) -> object:
+    """The run's own embedding model as the ranker: where it sends texts is said (`on_step`)
+    before the ranker exists, so before any call; a plan that cannot be made is the ranker's
+    one-line error, and the local MiniLM answers in its place."""
+    from ari_mem_tui.search.run_model import EmbedSetupError, plan_endpoint  # noqa: PLC0415
+    from ari_mem_tui.search.run_ranker import make_run_ranker  # noqa: PLC0415
+
+    try:
+        plan, error = plan_endpoint(embed, ckpt.letta_embedding_config, agent), None
+        said = f"the run's embedding model: {plan.describe()}"
+    except EmbedSetupError as exc:
+        plan, error = None, str(exc)
+        said = error
+    if on_step is not None:
+        on_step(total, total, RANKER_STEP + said)
+    return make_run_ranker(ckpt, embed, plan, error)
 
 
 def local_ranker(ckpt: Checkpoint, embedder: str, prefetch: bool = True) -> object:

@@ -68,7 +68,9 @@ def test_every_start_up_search_replays_exactly_by_default(generated, run):
             assert result.as_of == generated.planted.startup_ts[node_id]
         assert result.as_of_source == "start-up search"
         assert result.recorded is not None and result.recorded.backend == "in_memory"
-        assert result.recorded.differences == 0 and result.ranker_note == ""
+        assert result.recorded.differences == 0 and result.fidelity.note == ""
+        assert result.fidelity.exact is True
+        assert result.fidelity.label == "exact: ARI's in-memory backend rule"
         assert not any(h.mark for h in [*result.hits, *result.recorded.hits])
         assert result.missed == [] and result.pool["window"] is None
         assert all(h.global_rank == -1 for h in result.hits)  # no global rank: none exists
@@ -82,7 +84,9 @@ def test_saw_json_by_default_is_the_recording(generated, capsys):
     assert main(["saw", str(generated.path), node_id, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["embedder"] == "in-memory" and data["windowless"] is True
-    assert data["recorded"]["differences"] == 0 and data["ranker_note"] == ""
+    assert data["recorded"]["differences"] == 0 and data["fidelity"]["note"] == ""
+    assert data["fidelity"]["exact"] is True
+    assert data["fidelity"]["label"] == "exact: ARI's in-memory backend rule"
     assert any("no global window" in note for note in data["notes"])
     want = [score for _, _, score in generated.planted.startup[node_id]]
     assert [h["score"] for h in data["hits"]] == want
@@ -94,9 +98,14 @@ def test_another_ranker_is_told_apart_and_pointed_at_the_rule(generated, run):
 
     node_id = generated.planted.nodes["B2a"]
     result = replay(run.checkpoint, node_id, make_ranker(run.checkpoint, "bm25"))
-    assert "different rankers" in result.ranker_note
-    assert "--embedder in-memory" in result.ranker_note
+    assert "different rankers" in result.fidelity.note
+    assert "--embedder in-memory" in result.fidelity.note
     assert not result.windowless
+    assert result.fidelity.exact is False
+    assert result.fidelity.label == (
+        "stand-in: local BM25 (the run recorded with ARI's in-memory backend (keyword-overlap"
+        " scores, no window ranks))"
+    )
 
 
 def test_an_empty_direction_is_replayed_with_the_goal(generated, run):

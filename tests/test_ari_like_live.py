@@ -1,7 +1,9 @@
 """The ARI-faithful run (tests/ari_like) recorded against a REAL Letta 0.16.7 (live suite only:
 `bash scripts/letta/live-tests.sh`, phase "up"): Letta-mode replays give every recorded
-start-up search exactly, and the audit of its files finds the planted findings and nothing
-else. `record_letta_run(url, path)` is the recording, for any other live test to reuse."""
+start-up search exactly, so do file-mode replays through the suite's embedding server (the
+run's own embedding model, no Letta call), and the audit of its files finds the planted
+findings and nothing else. `record_letta_run(url, path)` is the recording (~3 min), made once
+per module and reused by every test here."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import os
 from pathlib import Path
 
 import pytest
-from letta_helpers import letta_args
+from letta_helpers import embed_url, letta_args, only_the_embedding_endpoint, saw_json
 
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint.load import load_checkpoint
@@ -19,7 +21,7 @@ from ari_mem_tui.cli import main
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.replay import replay
-from tests.ari_like import record_letta_run
+from tests.ari_like import LETTA_EMBEDDING, record_letta_run
 from tests.ari_like.run import RUN_ID
 
 pytestmark = pytest.mark.letta_live
@@ -52,7 +54,44 @@ def test_live_letta_mode_replays_equal_every_recorded_start_up_search(recorded):
         assert [g[:2] for g in got] == [w[:2] for w in want], node_id  # passages, order
         assert [g[2] for g in got] == pytest.approx([w[2] for w in want]), node_id
         assert result.recorded is not None and result.recorded.differences == 0, node_id
-        assert result.ranker_note == "" and result.embedder == f"letta:{url}"
+        assert result.fidelity.note == "" and result.embedder == f"letta:{url}"
+        assert result.fidelity.exact is True
+
+
+def test_live_file_mode_through_the_embed_server_equals_every_recorded_start_up_search(
+    recorded, capsys
+):
+    """GIVEN the same recorded run, its server's agent embedding with the suite's embedding
+    server (settings.json names that handle), WHEN every node that searched is replayed from
+    the FILES with `--embedder run --embed-url <that server>` (no Letta URL; any connection but
+    to the endpoint fails the test), THEN each replay is its recorded start-up search: the same
+    passages in the same order with the same scores, nothing marked, labelled exact."""
+    url, run = recorded
+    ckpt = load_checkpoint(run.path)
+    assert ckpt.letta_embedding_config == LETTA_EMBEDDING
+    exact = f"exact: the run's embedding model ({LETTA_EMBEDDING})"
+    with only_the_embedding_endpoint() as refused:
+        # the guard holds: a Letta-mode saw cannot reach the server inside it
+        assert (
+            main(["saw", str(run.path), next(iter(run.planted.startup)), "--letta-url", url]) == 2
+        )
+        assert "cannot reach a Letta server" in capsys.readouterr().err
+        refused.clear()
+        for node_id, want in run.planted.startup.items():
+            argv = [str(run.path), node_id, "--embedder", "run", "--embed-url", embed_url()]
+            data = saw_json(capsys, *argv)
+            assert data["embedder"] == "run:text-embedding-3-small" and not data["fallback"]
+            assert data["as_of_source"] == "start-up search" and data["query_source"] == "start"
+            letta_ids = [ckpt.entries_by_id[h["entry_id"]].letta_id for h in data["hits"]]
+            got = [(lid, h["node_id"]) for lid, h in zip(letta_ids, data["hits"], strict=True)]
+            assert got == [w[:2] for w in want], node_id  # passages, order
+            scores = [h["score"] for h in data["hits"]]
+            assert scores == pytest.approx([w[2] for w in want], abs=1e-9), node_id
+            assert data["recorded"]["backend"] == "letta" and data["recorded"]["differences"] == 0
+            assert not any(h["mark"] for h in data["hits"] + data["recorded"]["hits"]), node_id
+            assert data["fidelity"]["exact"] is True and data["fidelity"]["label"] == exact
+            assert data["fidelity"]["note"] == "", node_id
+    assert len(run.planted.startup) >= 19 and any(run.planted.startup.values())
 
 
 def test_live_saw_json_names_the_server_and_agrees(recorded, capsys):

@@ -75,7 +75,8 @@ def test_every_replay_agrees_with_its_recording_except_the_planted_late_insert(r
             continue
         assert result.embedder == "minilm" and result.as_of_source == "start-up search"
         assert result.recorded.backend == "letta" and LETTA_HANDLE in result.recorded.ranker
-        assert result.ranker_note == ""  # recorded and replayed by the same embedder
+        assert result.fidelity.note == ""  # recorded and replayed by the same embedder
+        assert result.fidelity.exact is True
         event, _ = recorded_startup_search(ckpt, ckpt.nodes[node_id])
         if late_inserts(ckpt, event.ts):
             expected.append(node_id)
@@ -158,16 +159,19 @@ def test_saw_on_the_demo_names_the_recordings_embedder(recorded, capsys):
     node = next(n for n in ckpt.nodes.values() if len(n.ancestor_ids) >= 3 and n.id != planted)
     assert main(["saw", str(path), node.id, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["recorded"]["differences"] == 0 and data["ranker_note"] == ""
+    assert data["recorded"]["differences"] == 0 and data["fidelity"]["note"] == ""
+    assert data["fidelity"]["exact"] is True and data["fidelity"]["label"].startswith("exact: ")
     assert "this tool's minilm" in data["recorded"]["ranker"]
     # the planted node differs, and nothing excuses it: the same embedder ranked both
     assert main(["saw", str(path), planted, "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["recorded"]["differences"] > 0 and data["ranker_note"] == ""
+    assert data["recorded"]["differences"] > 0 and data["fidelity"]["note"] == ""
     assert main(["saw", str(path), node.id, "--json", "--embedder", "bm25"]) == 0
     data = json.loads(capsys.readouterr().out)
-    assert "different rankers" in data["ranker_note"]
-    assert "replay with local minilm" in data["ranker_note"]
+    assert "different rankers" in data["fidelity"]["note"]
+    assert "replay with local minilm" in data["fidelity"]["note"]
+    assert data["fidelity"]["exact"] is False
+    assert data["fidelity"]["label"] == "stand-in: local BM25"
 
 
 # ---------------------------------------------------------------- the recorder's contract

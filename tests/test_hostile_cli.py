@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ari_mem_tui.model import Checkpoint, Node, NodeRefError
-from ari_mem_tui.run import EMBEDDERS
+from ari_mem_tui.run import EMBEDDERS, LOCAL_EMBEDDERS
 from tests.hostile_helpers import clean_stderr, one_line_error, run_cli
 
 IDS = ["node_9755d4c1", "node_19e0aa07", "node_20ab9100", "node_aa0b0c90", "node_b1c2d3e4"]
@@ -79,9 +79,14 @@ def test_audit_counts_every_kind_and_its_help_says_when_it_exits_1(small_ckpt: P
 def test_every_argument_and_the_embedder_have_help(command: str) -> None:
     text = " ".join(run_cli(command, "--help").stdout.split())
     assert "the run's checkpoint folder: where ARI wrote tree.json" in text
-    if command in ("open", "saw", "health", "serve"):
+    if command in ("open", "saw", "health"):  # the run's own model may be asked for here
         choices = ",".join(EMBEDDERS)
         assert f"--embedder {{{choices}}} the local ranker of replayed searches" in text
+        assert "run" in EMBEDDERS and "or run: the run's own embedding model through its" in text
+    if command == "serve":  # a served TUI never sends memory anywhere on its own
+        choices = ",".join(LOCAL_EMBEDDERS)
+        assert f"--embedder {{{choices}}} the local ranker of replayed searches" in text
+        assert "run" not in LOCAL_EMBEDDERS
     if command in ("open", "saw"):
         assert "its id or short id (the last 8 characters" in text
 

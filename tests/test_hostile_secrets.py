@@ -86,6 +86,42 @@ def test_a_non_ascii_api_key_is_said_to_be_unsendable(small_ckpt: Path) -> None:
     assert "invalid JSON" not in line and "clé-secrète" not in line
 
 
+def test_no_form_of_an_embedding_endpoints_credential_reaches_a_message(
+    small_ckpt: Path, echo_server: TinyServer
+) -> None:
+    """`--embedder run` against the echo server: the endpoint key (from its variable), the
+    URL's password and its query key are echoed back in the 400's reason; the one line that
+    says the endpoint failed keeps the reason and masks every form of each."""
+    url = f"http://ari:{quote(PASSWORD, safe='')}@127.0.0.1:{echo_server.port}/v1"
+    url += f"?api_key={quote(QUERY_KEY, safe='')}"
+    args = ["saw", str(small_ckpt), "9755", "--embedder", "run", "--embed-model", "m"]
+    proc = run_cli(*args, "--embed-url", url, env={"ARI_MEM_TUI_EMBED_API_KEY": API_KEY})
+    assert proc.returncode == 0, proc.stderr[-1000:]  # the local MiniLM stands in, labelled
+    said = proc.stdout + proc.stderr
+    line = next(line for line in proc.stderr.splitlines() if "HTTP 400" in line)
+    assert "is unavailable" in line and "***" in line and "uthorization" in line, line
+    assert "stand-in: local MiniLM in place of run:m (unavailable)" in proc.stdout
+    for form in every_form():
+        assert form not in said, form
+    for secret in (PASSWORD, QUERY_KEY, API_KEY):
+        for fragment in base64_forms(secret):
+            assert fragment not in said, (secret, fragment)
+
+
+def test_a_non_ascii_embedding_key_is_said_to_be_unsendable(small_ckpt: Path) -> None:
+    """Said before any call, with nothing listening; MiniLM answers in its place."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    args = ["saw", str(small_ckpt), "9755", "--embedder", "run", "--embed-model", "m"]
+    env = {"ARI_MEM_TUI_EMBED_API_KEY": "clé-secrète"}
+    proc = run_cli(*args, "--embed-url", f"http://127.0.0.1:{port}", env=env)
+    assert proc.returncode == 0, proc.stderr[-1000:]
+    assert "the API key in $ARI_MEM_TUI_EMBED_API_KEY cannot be sent" in proc.stderr
+    assert "ASCII" in proc.stderr and "clé-secrète" not in proc.stdout + proc.stderr
+    assert "connection refused" not in proc.stderr  # no call was made
+
+
 def test_every_form_is_masked_at_every_alignment() -> None:
     secret = "TopS3cret!"
     texts = [

@@ -87,3 +87,16 @@ def test_the_first_demo_records_with_minilm_without_loading_the_model(tmp_path: 
             os.environ.pop("ARI_MEM_TUI_CACHE", None)
         else:
             os.environ["ARI_MEM_TUI_CACHE"] = old
+
+
+def test_saw_reads_the_config_files_ranker_without_loading_textual(small_ckpt: Path) -> None:
+    """No --embedder: the config file's "embedder" is read (tui/config.py), and reading it
+    costs no Textual (only the TUI maps keys)."""
+    from ari_mem_tui.tui import config
+
+    config.config_path().parent.mkdir(parents=True, exist_ok=True)
+    config.config_path().write_text(json.dumps({"embedder": "bm25"}))
+    node = json.loads((small_ckpt / "tree.json").read_text())["nodes"][1]["id"]
+    names = imported("saw", str(small_ckpt), node, "--json")
+    assert "bm25s" in names and "onnxruntime" not in names  # the config's ranker, BM25
+    assert not names & {"textual", "letta_client", "networkx"}

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from letta_helpers import letta_args
+from letta_helpers import embed_url, hits_of, letta_args, only_the_embedding_endpoint, saw_json
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
@@ -310,10 +310,98 @@ def test_live_restore_is_byte_for_byte_and_default_saw_equals_every_recorded_sea
         assert "openai/text-embedding-3-small per settings.json" in data["recorded"]["ranker"]
         assert data["recorded"]["differences"] == 0, node_id
         assert not any(h["mark"] for h in data["hits"] + data["recorded"]["hits"]), node_id
-        assert data["ranker_note"] == ""
+        assert data["fidelity"]["note"] == "" and data["fidelity"]["exact"] is True
+
+
+# ---- the run's embedding model without the server (--embedder run) -----------------------
+
+
+def test_live_file_mode_through_the_embed_server_equals_letta_mode(tmp_path, capsys):
+    """GIVEN the restored demo, WHEN every node is replayed from the FILES with --embedder run
+    through the suite's embedding server (no Letta URL; any other connection fails) and with
+    --letta-url, as of its start and today, THEN hits are equal (ids, order, scores)."""
+    url, path = need("up")
+    letta = {}
+    ckpt = load_checkpoint(path)
+    nodes = [nid for nid, node in ckpt.nodes.items() if node.ancestor_ids]
+    for nid in nodes:
+        for pool in ([], ["--now"]):
+            letta[nid, bool(pool)] = saw_json(capsys, str(path), nid, "--letta-url", url, *pool)
+    # a copy whose settings.json names the handle the agent was restored with; its footers keep
+    # the restored run's hash, given as ARI's own (a copy's path hashes differently)
+    run_dir = tmp_path / "copy"
+    shutil.copytree(path, run_dir)
+    handle = {"letta_embedding_config": "openai/text-embedding-3-small"}
+    (run_dir / "settings.json").write_text(json.dumps(handle), encoding="utf-8")
+    with only_the_embedding_endpoint() as refused:
+        # the guard holds: a Letta-mode saw cannot reach the server inside it
+        assert main(["saw", str(path), nodes[0], "--letta-url", url]) == 2
+        assert "cannot reach a Letta server" in capsys.readouterr().err
+        refused.clear()
+        for (nid, now), want in letta.items():
+            argv = [str(run_dir), nid, "--no-letta", "--embedder", "run"]
+            argv += ["--embed-url", embed_url(), "--checkpoint-hash", checkpoint_hash(path)]
+            got = saw_json(capsys, *argv, *(["--now"] if now else []))
+            assert got["embedder"] == "run:text-embedding-3-small" and not got["fallback"]
+            assert hits_of(got) == hits_of(want), (nid, now)
+            assert got["hits"], nid
+            assert got["fidelity"]["exact"] is True, got["fidelity"]
+    assert len(letta) == 2 * len(nodes) >= 16
+
+
+def test_live_letta_memory_ranked_through_the_agent_s_own_endpoint(capsys):
+    """--letta-url with --embedder run: the agent's embedding_config names the endpoint and
+    model (nothing given), and the ranking through it equals the server's."""
+    url, path = need("up")
+    for nid in deep_nodes(load_checkpoint(path)):
+        want = saw_json(capsys, str(path), nid, "--letta-url", url)
+        got = saw_json(capsys, str(path), nid, "--letta-url", url, "--embedder", "run")
+        assert got["embedder"] == "run:text-embedding-3-small" and not got["fallback"]
+        assert embed_url() in got["fidelity"]["ranker"]
+        assert hits_of(got) == hits_of(want), nid
+
+
+def test_live_file_mode_through_the_embed_server_equals_every_recorded_search(tmp_path, capsys):
+    """GIVEN a run recorded against this server as ARI records it (its agent then deleted:
+    only the files remain), WHEN every recorded node is replayed from the files with
+    --embedder run through the same embedding server, THEN each replay equals the recorded
+    start-up search (entries, order, scores), nothing marked, and no Letta call is made."""
+    url, path = need("up")
+    run_dir = tmp_path / "recorded" / "ckpt"
+    shutil.copytree(path, run_dir)
+    recorded = record_run_as_ari(url, run_dir)
+    assert len(recorded) >= 3 and all(recorded.values())
+    for node_id, hits in recorded.items():
+        argv = [str(run_dir), node_id, "--embedder", "run", "--embed-url", embed_url()]
+        with only_the_embedding_endpoint():
+            data = saw_json(capsys, *argv)
+        assert data["embedder"] == "run:text-embedding-3-small" and not data["fallback"]
+        want = [(text.rpartition(SEPARATOR)[0], score) for text, score in hits]
+        got = [(h["text"], h["score"]) for h in data["hits"]]
+        assert [t for t, _ in got] == [t for t, _ in want], node_id
+        assert [s for _, s in got] == pytest.approx([s for _, s in want]), node_id
+        assert data["recorded"]["differences"] == 0, node_id
+        assert not any(h["mark"] for h in data["hits"] + data["recorded"]["hits"]), node_id
+        assert data["fidelity"]["exact"] is True and data["fidelity"]["note"] == ""
+        assert data["fidelity"]["label"] == (
+            "exact: the run's embedding model (openai/text-embedding-3-small)"
+        )
 
 
 # ---- phase "embed-down": the server is up, its embedding endpoint is not ---------------------
+
+
+def test_live_embedding_endpoint_down_in_file_mode_is_one_line_and_minilm(capsys):
+    _, path = need("embed-down")
+    node = deep_nodes(load_checkpoint(path))[0]
+    argv = ["saw", str(path), node, "--json", "--embedder", "run", "--embed-url", embed_url()]
+    assert main([*argv, "--embed-model", "text-embedding-3-small", "--embed-deadline", "3"]) == 0
+    out, err = capsys.readouterr()
+    failures = [line for line in err.splitlines() if "unavailable" in line]
+    assert len(failures) == 1 and embed_url() in failures[0]
+    data = json.loads(out)
+    assert data["embedder"] == "minilm" and data["fallback"]
+    assert data["fidelity"]["label"].startswith("stand-in: local MiniLM in place of run:")
 
 
 def test_live_embedding_endpoint_down_is_one_line() -> None:

@@ -380,7 +380,8 @@ def test_keyword_overlap_scores_of_the_in_memory_backend_are_not_turned_into_ran
     # same entries at the same ranks: the unknown global ranks and the incomparable scores
     # are not differences
     assert rec.differences == 0 and not any(h.mark for h in result.hits)
-    assert "in-memory" in result.ranker_note and "different rankers" in result.ranker_note
+    assert "in-memory" in result.fidelity.note and "different rankers" in result.fidelity.note
+    assert result.fidelity.exact is False
     assert any("keyword overlap" in n for n in result.notes)
     # one in-memory 0.5 on the 0.01 grid does not make the recording Letta's
     from ari_mem_tui.search.replay import recorded_backend
@@ -402,7 +403,7 @@ def test_a_replay_with_another_query_is_not_compared_with_the_recording():
     assert result.recorded.differences == 0 and not any(h.mark for h in result.hits)
 
 
-def test_the_ranker_note_names_the_recordings_embedder_from_settings_json():
+def test_the_fidelity_names_the_recordings_embedder_from_settings_json():
     """settings.json's letta_embedding_config (ARI's dashboard keeps it there) names what a
     Letta recording was ranked by: the local ranker's own handle means no difference to excuse;
     another handle is named in the note; none keeps the note real runs have always had."""
@@ -428,25 +429,66 @@ def test_the_ranker_note_names_the_recordings_embedder_from_settings_json():
 
     unnamed = replay(ckpt, "node_0001", NamedRanker("minilm"))
     assert unnamed.recorded.ranker == "a Letta server's embedder (scores 1 − 0.01·rank)"
-    assert unnamed.ranker_note == (
+    assert unnamed.fidelity.exact is False
+    assert unnamed.fidelity.label == "stand-in: local MiniLM"
+    assert unnamed.fidelity.note == (
         "recorded by a Letta server's embedder (scores 1 − 0.01·rank), replayed with local "
-        "minilm: different rankers, so differences are expected; replay with --letta-url on "
-        "the same server and they should vanish"
+        "MiniLM: different rankers, so differences are expected; replay with --letta-url on "
+        "the same server, or --embedder run with --embed-url and --embed-model naming the run's "
+        "embedding model, and they should vanish"
     )
     ckpt.letta_embedding_config = LETTA_HANDLE
     same = replay(ckpt, "node_0001", NamedRanker("minilm"))
-    assert same.ranker_note == "" and same.recorded.differences == 0
+    assert same.fidelity.note == "" and same.recorded.differences == 0
+    assert same.fidelity.exact is True
+    assert same.fidelity.label == f"exact: local MiniLM, the run's embedding model ({LETTA_HANDLE})"
     assert f"this tool's minilm ({LETTA_HANDLE}) per settings.json" in same.recorded.ranker
     stand_in = replay(ckpt, "node_0001", NamedRanker("bm25"))
-    assert "replayed with local bm25: different rankers" in stand_in.ranker_note
-    assert stand_in.ranker_note.endswith("; replay with local minilm and they should vanish")
+    assert "replayed with local BM25: different rankers" in stand_in.fidelity.note
+    assert stand_in.fidelity.note.endswith("; replay with local minilm and they should vanish")
     ckpt.letta_embedding_config = "openai/text-embedding-3-small"
     other = replay(ckpt, "node_0001", NamedRanker("minilm"))
-    assert "embedding with openai/text-embedding-3-small per settings.json" in other.ranker_note
-    assert other.ranker_note.endswith("--letta-url on the same server and they should vanish")
-    assert replay(ckpt, "node_0001", NamedRanker("letta:http://x")).ranker_note == ""
+    assert "embedding with openai/text-embedding-3-small per settings.json" in other.fidelity.note
+    assert "--embedder run ranks with the run's embedding model" in other.fidelity.note
+    assert other.fidelity.note.endswith("--letta-url on the same server, and they should vanish")
+    letta = replay(ckpt, "node_0001", NamedRanker("letta:http://x"))
+    assert letta.fidelity.note == "" and letta.fidelity.exact is True
+    assert letta.fidelity.label == "exact: ranked by the Letta server (http://x)"
     # an in-memory recording is no Letta server's: the handle does not apply to it
     ckpt.letta_embedding_config = LETTA_HANDLE
     ckpt.access_events = [startup_read([{**rows[0], "score": 0.25}, {**rows[1], "score": 0.25}])]
     overlap = replay(ckpt, "node_0001", NamedRanker("minilm"))
-    assert overlap.recorded.backend == "in_memory" and "in-memory" in overlap.ranker_note
+    assert overlap.recorded.backend == "in_memory" and "in-memory" in overlap.fidelity.note
+    assert overlap.fidelity.exact is False and overlap.fidelity.label.startswith("stand-in")
+
+
+def test_the_in_memory_rule_is_exact_on_in_memory_runs_only():
+    """ARI's in-memory backend rule is the run's own ranking on a run that backend recorded,
+    with or without a recording to compare (the run's files decide then); on a Letta run it is
+    a stand-in, and on a run whose backend the files do not show, unverified. No embedder, no
+    server, stands in exactly for the in-memory backend."""
+    from types import SimpleNamespace
+
+    from ari_mem_tui.search.fidelity import ranker_fidelity
+
+    rule = SimpleNamespace(name="in-memory")
+    own = ranker_fidelity(rule, "in-memory", "in_memory")
+    assert own.exact is True and own.label == "exact: ARI's in-memory backend rule"
+    assert own.note == "" and own.short == "exact: in-memory"
+    unrecorded = ranker_fidelity(rule, "in-memory", "unknown", run="in_memory")
+    assert unrecorded.exact is True and unrecorded.label == own.label
+    on_letta = ranker_fidelity(rule, "in-memory", "letta", recorded="a Letta server's embedder")
+    assert on_letta.exact is False and on_letta.label == "stand-in: ARI's in-memory backend rule"
+    assert on_letta.note.startswith(
+        "recorded by a Letta server's embedder, replayed with ARI's in-memory backend rule:"
+        " different rankers"
+    )
+    unknown = ranker_fidelity(rule, "in-memory")
+    assert unknown.exact is None and unknown.kind == "unverified"
+    assert "do not show its memory backend" in unknown.note
+    for used in ("letta:http://x", "minilm"):
+        other = ranker_fidelity(SimpleNamespace(name=used), used, "unknown", run="in_memory")
+        assert other.exact is False and "the run recorded with ARI's in-memory" in other.label
+        recorded = ranker_fidelity(SimpleNamespace(name=used), used, "in_memory")
+        assert recorded.note.endswith("replay with --embedder in-memory (the backend's own rule)"
+                                      " and they vanish")  # fmt: skip

@@ -5,11 +5,13 @@ border titles carry the state (filter, find, pool, query source, ranker, writes 
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from textual.widgets import DataTable, Static
 
 from ari_mem_tui.render.text import clean
+from ari_mem_tui.search.fidelity import ranker_fidelity
 from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.tui.widgets import detail
@@ -251,10 +253,12 @@ async def test_pane_titles_carry_filter_find_pool_query_and_scope(tiny: Path) ->
         await settle(pilot)
         await press(pilot, *TO_B1)
         hits, tree = app.query_one("#hits-pane"), app.query_one("#tree-pane")
-        assert title_of(hits) == "Hits · b1000001 · as of start · query at start · bm25"
+        assert title_of(hits) == "Hits · b1000001 · as of start · query at start · stand-in: bm25"
         assert title_of(tree) == "Tree"
-        stand_in = hits.replay.model_copy(update={"fallback": True})
-        assert hits_title(stand_in).plain.endswith("bm25: BM25 stand-in, MiniLM building")
+        minilm = SimpleNamespace(name="minilm", error=None)  # chosen, vectors not ready
+        fidelity = ranker_fidelity(minilm, "bm25")
+        stand_in = hits.replay.model_copy(update={"fallback": True, "fidelity": fidelity})
+        assert hits_title(stand_in).plain.endswith("stand-in: bm25, minilm not ready")
         await press(pilot, "a")
         assert title_of(hits).startswith("Hits · b1000001 · today's pool · query at start")
         await press(pilot, "s")

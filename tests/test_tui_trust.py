@@ -137,7 +137,7 @@ async def test_bm25_replays_are_dropped_and_the_visible_one_rerun_once_minilm_is
         pane = app.query_one("#hits-pane")
         first = pane.replay
         assert first.embedder == "bm25" and first.fallback
-        assert "MiniLM not ready" in header(app)
+        assert "in place of local MiniLM (not ready yet)" in header(app)
         await press(pilot, "k")  # a second fallback replay, in the cache
         await press(pilot, "j")
         assert any(r.fallback for r in app.replays.values())
@@ -151,7 +151,7 @@ async def test_bm25_replays_are_dropped_and_the_visible_one_rerun_once_minilm_is
         assert (rankers[-1].total == 0) == (cache == "warm")
         assert app.current_id == IDS["B1"]
         assert not any(r.fallback for r in app.replays.values())  # none kept
-        assert "replayed with minilm" in header(app)
+        assert "· stand-in: local MiniLM" in header(app) and "not ready" not in header(app)
     for ranker in rankers:
         ranker.stop()
 

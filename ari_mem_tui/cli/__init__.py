@@ -24,7 +24,8 @@ from ari_mem_tui.cli.exits import (
 )
 from ari_mem_tui.cli.options import DEFAULT_LIMIT
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
-from ari_mem_tui.run import EMBEDDERS
+from ari_mem_tui.run import EMBEDDERS, LOCAL_EMBEDDERS
+from ari_mem_tui.search.run_model import DEFAULT_DEADLINE, KEY_ENV
 
 
 def add_letta_options(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +78,11 @@ EMBEDDER_HELP = (
     " run computes its vectors, ~140 texts/s, then cached), bm25 (lexical, at once), in-memory"
     " (ARI's in-memory backend rule)"
 )
+RUN_EMBEDDER_HELP = (
+    "; or run: the run's own embedding model through its endpoint, ranked as its Letta server"
+    " ranked (SENDS every memory text with ARI's footer, and the queries, to that endpoint;"
+    " never a default)"
+)
 
 
 NODE_HELP = (
@@ -91,7 +97,33 @@ def add_checkpoint_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def add_embedder_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--embedder", choices=EMBEDDERS, default=EMBEDDERS[0], help=EMBEDDER_HELP)
+    """--embedder among the local rankers (nothing is sent anywhere)."""
+    parser.add_argument("--embedder", choices=LOCAL_EMBEDDERS, default=None, help=EMBEDDER_HELP)
+
+
+def add_ranker_options(parser: argparse.ArgumentParser) -> None:
+    """--embedder, and the run's embedding model behind `--embedder run` (the one ranker that
+    sends anything: only when asked for, here or by the config file's "embedder": "run")."""
+    parser.add_argument(
+        "--embedder", choices=EMBEDDERS, default=None, help=EMBEDDER_HELP + RUN_EMBEDDER_HELP
+    )
+    group = parser.add_argument_group(
+        "the run's embedding model (--embedder run)",
+        f"The API key is read from ${KEY_ENV} only (never a flag, never printed).",
+    )
+    group.add_argument(
+        "--embed-url",
+        help="OpenAI-compatible endpoint (POST URL/embeddings); default: from the run's"
+        " embedding handle (settings.json, or the agent's with --letta-url)",
+    )
+    group.add_argument("--embed-model", help="model name sent; default: the handle's")
+    group.add_argument(
+        "--embed-deadline",
+        type=float,
+        default=DEFAULT_DEADLINE,
+        help=f"seconds for every vector the run needs, retries included (default"
+        f" {DEFAULT_DEADLINE:g}); past it the local ranker answers",
+    )
 
 
 def add_export_option(parser: argparse.ArgumentParser) -> None:
@@ -141,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
         " the first node with an audit finding, else the deepest completed node on the"
         " best-scoring lineage",
     )
-    add_embedder_option(p_open)
+    add_ranker_options(p_open)
     add_export_option(p_open)
     add_letta_options(p_open)
     add_limit_options(p_open)
@@ -204,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="rank today's whole pool instead, later writes included",
     )
-    add_embedder_option(p_saw)
+    add_ranker_options(p_saw)
     add_letta_options(p_saw)
     add_limit_options(p_saw)
 
@@ -252,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_health.add_argument(
         "--all-entries", action="store_true", help="with --json: every entry's retrievals"
     )
-    add_embedder_option(p_health)
+    add_ranker_options(p_health)
     add_letta_options(p_health)
     add_limit_options(p_health)
 
@@ -327,6 +359,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help()
         return EXIT_OK
+    if hasattr(args, "embedder"):
+        from ari_mem_tui.cli.options import settle_embedder
+
+        settle_embedder(args)  # the flag, else the config file's choice, else auto
     if getattr(args, "max", None):
         from ari_mem_tui.checkpoint.limits import apply
 

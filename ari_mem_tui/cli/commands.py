@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from ari_mem_tui.cli.exits import (
     EXIT_FINDINGS,
@@ -22,9 +22,12 @@ from ari_mem_tui.cli.exits import (
     EXIT_REFUSED,
     EXIT_UNREADABLE,
 )
-from ari_mem_tui.cli.options import DEFAULT_LIMIT, letta_options, run_options
+from ari_mem_tui.cli.options import DEFAULT_LIMIT, embed_options, letta_options, run_options
 from ari_mem_tui.model import Checkpoint, NodeRefError, Run
 from ari_mem_tui.render.text import clean, json_text, say
+
+if TYPE_CHECKING:
+    from ari_mem_tui.search.progress import Progress
 
 
 def unreadable(ckpt: Checkpoint) -> bool:
@@ -46,10 +49,14 @@ def _open(args: argparse.Namespace, rank: bool = True, prefetch: bool = True) ->
     """The run (from the files, or with memory from --letta-url), or None after a one-line
     message on stderr. `rank=False` builds no local ranker (commands that replay nothing);
     `prefetch=False` embeds no start-up query but the one asked for (`saw`)."""
-    from ari_mem_tui.run import open_run
+    from ari_mem_tui.run import RANKER_STEP, open_run
+
+    def announce(_n: int, _m: int, part: str) -> None:
+        if part.startswith(RANKER_STEP):  # where the run ranker sends texts: before it does
+            say(part.removeprefix(RANKER_STEP))
 
     try:
-        run = open_run(run_options(args, rank=rank, prefetch_queries=prefetch))
+        run = open_run(run_options(args, rank=rank, prefetch_queries=prefetch), on_step=announce)
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
         say(f"cannot read {args.checkpoint}: {exc}")
         return None
@@ -74,34 +81,71 @@ def wait_for_vectors(
     one at 100%.
     """
     from ari_mem_tui.render.progress import EMBEDDER_TIP, StatusLine, progress_line
-    from ari_mem_tui.search.progress import Progress
 
     wait = getattr(ranker, "wait", None)
     if wait is None:
         return
-    progress = getattr(ranker, "progress", None)
-    if not isinstance(progress, Progress):  # a ranker without one: its done/total are read
-        progress = Progress(clock=time.monotonic)
-    own = progress is not getattr(ranker, "progress", None)
+    progress, own = _progress_of(ranker)
     stream = stream or sys.stderr
     line = StatusLine(stream, stream.isatty() if tty is None else tty)
     tip = EMBEDDER_TIP if tip is None else tip
     last_shown = time.monotonic() - PROGRESS_EVERY  # the first line at once
     shown = False
+    told: str | None = None  # the ranker's failure, said once, on its own line
     while not wait(0.2):
+        if _new_failure(ranker, told):
+            if show and shown:
+                line.close()  # off the progress line being rewritten
+            told = _tell_failure(ranker)
+            progress, own = _progress_of(ranker)  # the stand-in's counts from now on
         if own:
             progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
         if not show or time.monotonic() - last_shown < PROGRESS_EVERY:
             continue
         last_shown = time.monotonic()
-        line.show(progress_line(progress, tip=tip))
+        line.show(progress_line(progress, tip=tip, **_progress_words(ranker)))
         shown = True
     if show and shown:
         if own:
             progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
         if progress.total and progress.finished:  # the pass ends on its 100% line
-            line.show(progress_line(progress))
+            line.show(progress_line(progress, **_progress_words(ranker)))
         line.close()
+    if _new_failure(ranker, told):
+        _tell_failure(ranker)
+
+
+def _progress_of(ranker: object) -> tuple[Progress, bool]:
+    """The ranker's own Progress, else one the caller keeps from its done/total (True)."""
+    from ari_mem_tui.search.progress import Progress
+
+    progress = getattr(ranker, "progress", None)
+    if isinstance(progress, Progress):
+        return progress, False
+    return Progress(clock=time.monotonic), True
+
+
+def _progress_words(ranker: object) -> dict[str, str]:
+    """What the vectors are being made for: the run's endpoint, or (the default) MiniLM."""
+    label = getattr(ranker, "progress_label", "")
+    if getattr(ranker, "error", None) is None and label:
+        return {"what": label, "waiting": f"{label}: reading the vector cache"}
+    return {}
+
+
+def _new_failure(ranker: object, told: str | None) -> bool:
+    """The run ranker has failed (and it has not been said yet)."""
+    error = getattr(ranker, "error", None)
+    run_model = str(getattr(ranker, "name", "")).startswith("run")
+    return run_model and bool(error) and error != told
+
+
+def _tell_failure(ranker: object) -> str:
+    """Say the run ranker's failure in one line: the progress that follows is MiniLM's, which
+    stands in, and the user knows why."""
+    error = str(getattr(ranker, "error", ""))
+    say(f"{error}; the local MiniLM ranker answers instead, labelled stand-in")
+    return error
 
 
 # ---------------------------------------------------------------- saw / audit / summary
@@ -267,7 +311,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------- letta-restore
 def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> int:
     from ari_mem_tui.letta.api import LettaConnection
-    from ari_mem_tui.letta.errors import LettaUnavailable, safe_url, url_secrets
+    from ari_mem_tui.letta.errors import LettaUnavailable
     from ari_mem_tui.letta.restore import (
         WRITE_TIMEOUT,
         Refused,
@@ -275,7 +319,7 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
         restore,
         verify_restore,
     )
-    from ari_mem_tui.model.secrets import mask, remember
+    from ari_mem_tui.model.secrets import mask, remember, safe_url, url_secrets
 
     err = err or sys.stderr
     remember(args.letta_api_key, *url_secrets(args.letta_url or ""))
@@ -396,15 +440,22 @@ def cmd_open(args: argparse.Namespace) -> int:
 
     openers = run_openers(args)
     export_to = getattr(args, "export_dir", None)
+    embed = embed_options(args)  # where `R` would send texts, if asked
     if found.kind == "workspace":
         return run_app(
-            None, title=str(path), export_to=export_to, workspace=path, run_factory=openers
+            None,
+            title=str(path),
+            export_to=export_to,
+            workspace=path,
+            run_factory=openers,
+            embed=embed,
         )
     return run_app(
         openers(path),
         title=str(path),
         export_to=export_to,
         initial_node=getattr(args, "node", None),
+        embed=embed,
     )
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ari_mem_tui.letta.errors import url_secrets
+from ari_mem_tui.letta.footer import given_hash
 from ari_mem_tui.letta.options import LettaOptions
-from ari_mem_tui.model.secrets import remember
-from ari_mem_tui.run import RunOptions
+from ari_mem_tui.model.secrets import remember, url_secrets
+from ari_mem_tui.run import EMBEDDERS, LOCAL_EMBEDDERS, EmbedOptions, RunOptions
+from ari_mem_tui.search.run_model import DEFAULT_DEADLINE
 
 DEFAULT_LIMIT = 5  # ARI's hits per start-up search
 
@@ -27,13 +28,42 @@ def letta_options(args: argparse.Namespace) -> LettaOptions | None:
     )
 
 
+def settle_embedder(args: argparse.Namespace) -> None:
+    """--embedder and --embed-url/--embed-model: the flags, else the config file's "embedder",
+    "embed_url", "embed_model" (so `"embedder": "run"` there is asking for the run's model),
+    else "auto" (the run's own ranker where this tool has it locally). A command whose choices
+    lack the config's ranker (demo and serve never send anything) takes "auto"."""
+    from ari_mem_tui.tui.config import load_settings  # noqa: PLC0415 - only when it matters
+
+    settings = load_settings() if args.embedder is None else {}
+    chosen = settings.get("embedder")
+    allowed = EMBEDDERS if hasattr(args, "embed_url") else LOCAL_EMBEDDERS
+    if args.embedder is None:
+        args.embedder = chosen if chosen in allowed else EMBEDDERS[0]
+    if args.embedder == "run" and settings:
+        for key in ("embed_url", "embed_model"):
+            value = settings.get(key)
+            if getattr(args, key, None) is None and isinstance(value, str) and value:
+                setattr(args, key, value)
+
+
+def embed_options(args: argparse.Namespace) -> EmbedOptions:
+    return EmbedOptions(
+        url=getattr(args, "embed_url", None),
+        model=getattr(args, "embed_model", None),
+        deadline=float(getattr(args, "embed_deadline", None) or DEFAULT_DEADLINE),
+        checkpoint_hash=given_hash(getattr(args, "checkpoint_hash", None)),
+    )
+
+
 def run_options(
     args: argparse.Namespace, rank: bool = True, prefetch_queries: bool = True
 ) -> RunOptions:
     return RunOptions(
         checkpoint=Path(args.checkpoint),
-        embedder=getattr(args, "embedder", "auto"),
+        embedder=getattr(args, "embedder", None) or EMBEDDERS[0],
         letta=letta_options(args),
         rank=rank,
+        embed=embed_options(args),
         prefetch_queries=prefetch_queries,
     )

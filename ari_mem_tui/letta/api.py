@@ -19,9 +19,9 @@ import httpx
 import letta_client
 
 from ari_mem_tui.checkpoint.limits import current, hint, mib
-from ari_mem_tui.letta.errors import LettaUnavailable, mask_secrets, safe_url, url_secrets
+from ari_mem_tui.letta.errors import LettaUnavailable
 from ari_mem_tui.letta.options import DEFAULT_TIMEOUT
-from ari_mem_tui.model.secrets import remember
+from ari_mem_tui.model.secrets import mask, remember, safe_url, url_secrets
 
 AGENT_ID_RE = re.compile(r"^agent-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ARI_AGENT_PREFIX = "ari_agent_"
@@ -50,8 +50,7 @@ class LettaConnection:
         real_url = str(url).rstrip("/")
         self.url = safe_url(real_url)  # what messages show: no credentials, no query
         self.timeout = timeout
-        self._secrets = (api_key, *url_secrets(real_url))
-        remember(*self._secrets)  # masked in every message from now on, in every form
+        remember(api_key, *url_secrets(real_url))  # masked in every message, in every form
         if api_key and not api_key.isascii():  # httpx would fail to encode the header
             raise LettaUnavailable(
                 "the API key cannot be sent: it holds characters other than ASCII, which an"
@@ -61,7 +60,7 @@ class LettaConnection:
             httpx.URL(real_url)
         except (httpx.InvalidURL, ValueError, TypeError) as exc:
             raise LettaUnavailable(
-                f"--letta-url {self.url} is not a usable URL ({mask_secrets(str(exc), *self._secrets)})"
+                f"--letta-url {self.url} is not a usable URL ({mask(str(exc))})"
             ) from None
         answer_limit = current().letta_answer_bytes
         self.client = letta_client.Letta(
@@ -107,7 +106,7 @@ class LettaConnection:
         if "error" in outcome:
             error = outcome["error"]
             if isinstance(error, LettaUnavailable):
-                raise LettaUnavailable(mask_secrets(str(error), *self._secrets)) from None
+                raise LettaUnavailable(mask(str(error))) from None
             raise error
         return outcome["value"]
 
@@ -273,6 +272,14 @@ class LettaConnection:
             server_error="; its embedding endpoint may be failing",
         )
         return list(response.results)
+
+    def embedding_config(self, agent_id: str) -> dict[str, Any] | None:
+        """The agent's `embedding_config` (endpoint, model, dim, handle), or None."""
+        agent = self.call(
+            f"reading agent {agent_id}", lambda: self.client.agents.retrieve(agent_id)
+        )
+        config = getattr(agent, "embedding_config", None)
+        return config.model_dump() if config is not None else None
 
     def block(self, agent_id: str, label: str) -> str | None:
         """A core block's value; None when the agent has no block with that label."""

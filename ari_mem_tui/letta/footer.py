@@ -1,6 +1,5 @@
-"""ARI's passage encoding in Letta (§3.7): entry text, a separator line, and a JSON footer.
+"""ARI's passages read back from Letta (§3.7): the encoding is checkpoint/passages.py's.
 
-Letta has no metadata ARI uses, so every passage carries its own: `text + SEPARATOR + json`.
 Decoding splits at the LAST separator (entry text may itself contain the separator) and never
 raises: a footer that does not parse leaves the whole blob as text with no metadata, as ARI does.
 """
@@ -12,51 +11,30 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ari_mem_tui.checkpoint.passages import (
+    SEPARATOR,
+    agent_name,
+    encode_passage,
+    node_collection,
+    node_footer,
+    react_collection,
+    react_footer,
+)
 from ari_mem_tui.letta.errors import LettaUnavailable
 
-SEPARATOR = "\n<<<ARI_META>>>\n"
-
-
-def node_collection(ckpt_hash: str) -> str:
-    return f"ari_node_{ckpt_hash}"
-
-
-def react_collection(ckpt_hash: str) -> str:
-    return f"ari_react_{ckpt_hash}"
-
-
-def agent_name(ckpt_hash: str) -> str:
-    return f"ari_agent_{ckpt_hash}"
-
-
-def encode_passage(text: str, footer: dict[str, Any]) -> str:
-    """The passage text ARI writes: sorted keys, non-ASCII kept, odd values stringified."""
-    return text + SEPARATOR + json.dumps(footer, sort_keys=True, ensure_ascii=False, default=str)
-
-
-def node_footer(
-    ckpt_hash: str, node_id: str, metadata: dict[str, Any], ts: float
-) -> dict[str, Any]:
-    return {
-        "collection": node_collection(ckpt_hash),
-        "node_id": node_id,
-        "ari_checkpoint": ckpt_hash,
-        "kind": "node_scope",
-        "ari_metadata": metadata,
-        "ts": ts,
-    }
-
-
-def react_footer(ckpt_hash: str, metadata: dict[str, Any], ts: float) -> dict[str, Any]:
-    return {
-        "collection": react_collection(ckpt_hash),
-        "ari_checkpoint": ckpt_hash,
-        "kind": "react_step",
-        "node_id": metadata.get("node_id") or "",
-        "step": metadata.get("step"),
-        "ari_metadata": metadata,
-        "ts": ts,
-    }
+# the encoding is the checkpoint format's (checkpoint/passages.py); named here for the readers
+__all__ = [
+    "SEPARATOR",
+    "DecodedPassage",
+    "agent_name",
+    "decode_passage",
+    "encode_passage",
+    "given_hash",
+    "node_collection",
+    "node_footer",
+    "react_collection",
+    "react_footer",
+]
 
 
 @dataclass

@@ -20,16 +20,11 @@ from typing import Any
 
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, read_backup
 from ari_mem_tui.checkpoint.load import load_tree_only
+from ari_mem_tui.checkpoint.passages import passage_text
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.letta.api import LettaConnection
 from ari_mem_tui.letta.errors import LettaUnavailable, check_url
-from ari_mem_tui.letta.footer import (
-    agent_name,
-    encode_passage,
-    given_hash,
-    node_footer,
-    react_footer,
-)
+from ari_mem_tui.letta.footer import agent_name, given_hash
 from ari_mem_tui.model import Entries, EntryView, Problem
 
 AGENT_MODEL = "letta/letta-free"  # a mock: the agent's chat model is never called
@@ -48,16 +43,6 @@ class RestorePlan:
     # directory's, as ARI writes it here), "re-encoded" (this path's instead of the given one)
     hash_source: str = "path"
     warnings: list[str] = field(default_factory=list)  # said before anything is written
-
-
-def passage_text(entry: EntryView, ckpt_hash: str) -> str:
-    """The passage ARI would have written for this entry."""
-    ts = entry.ts
-    if entry.kind == "node_scope":
-        footer = node_footer(ckpt_hash, entry.node_id, entry.metadata, ts)
-    else:
-        footer = react_footer(ckpt_hash, entry.metadata, ts)
-    return encode_passage(entry.text, footer)
 
 
 def created_at(entry: EntryView) -> str | None:

@@ -40,11 +40,13 @@ from ari_mem_tui.model import (
 )
 from ari_mem_tui.model.columns import EntryBuilder
 from ari_mem_tui.search.rankers import Ranking
+from ari_mem_tui.search.run_model import AgentEmbedding
 
 __all__ = [
     "LettaMemory",
     "LettaRanker",
     "LettaUnavailable",
+    "agent_embedding",
     "entry_from_passage",
     "open_letta_run",
     "read_letta_memory",
@@ -314,6 +316,29 @@ def pool_size_before(entries: Entries, before_ts: float | None) -> int:
     if before_ts is None:
         return len(entries)
     return sum(1 for ts in entries.ts if not ts >= before_ts)
+
+
+def agent_embedding(ranker: object) -> AgentEmbedding | None:
+    """The Letta agent's own `embedding_config`, for ranking through its endpoint without the
+    server (`--embedder run` with `--letta-url`); None when it cannot be read."""
+    if not isinstance(ranker, LettaRanker):
+        return None
+    try:
+        config = ranker.conn.embedding_config(ranker.agent_id) or {}
+    except LettaUnavailable:
+        return None
+
+    def text(key: str) -> str | None:
+        value = config.get(key)
+        return value if isinstance(value, str) and value else None
+
+    dim = config.get("embedding_dim")
+    return AgentEmbedding(
+        handle=text("handle"),
+        endpoint=text("embedding_endpoint"),
+        model=text("embedding_model"),
+        dim=dim if isinstance(dim, int) and not isinstance(dim, bool) and dim > 0 else None,
+    )
 
 
 # ---- opening a run -------------------------------------------------------------------------

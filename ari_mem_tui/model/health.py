@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ari_mem_tui.model.records import RankerFidelity
+
 
 class NodeHealth(BaseModel):
     """One node's start-up search (§5.8 Tier 2), seen from the window ARI post-filtered."""
@@ -84,6 +86,7 @@ class Health(BaseModel):
 
     run_id: str | None = None
     ranker: str  # the ranking the replays used ("bm25", "minilm", "letta:…")
+    fidelity: RankerFidelity | None = None  # whether that ranking is the run's own
     limit: int = 5
     top_k: int = 200
     nodes: list[NodeHealth] = Field(default_factory=list)  # tree order

@@ -496,6 +496,29 @@ class RecordedSearch(BaseModel):
     differences: int = 0  # ENTRIES that differ between recording and replay (not sides)
 
 
+class RankerFidelity(BaseModel):
+    """Whether hits were ranked the way the run ranked them: the one answer every view shows.
+
+    `exact`: True when the ranker is the run's own (its Letta server, its embedding model, a
+    local model the run's settings name), False for a stand-in, None when the files cannot
+    tell (no embedding handle recorded). `label` says it in one line ("exact: the run's
+    embedding model (openai/text-embedding-3-small)", "stand-in: local MiniLM"); `note`, when
+    not exact, why the recording may differ and how to get the exact ranker.
+    """
+
+    exact: bool | None = False
+    label: str = ""
+    short: str = ""  # a title's few words: "exact: run:text-embedding-3-small", "stand-in: bm25"
+    ranker: str = ""  # what ranked the replay, in words (endpoint without credentials)
+    recorded: str = ""  # what ranked the recording, in words ("" when none was recorded)
+    note: str = ""
+
+    @property
+    def kind(self) -> str:
+        """ "exact", "stand-in" or "unverified": a title's one word."""
+        return {True: "exact", False: "stand-in"}.get(self.exact, "unverified")  # type: ignore[arg-type]
+
+
 class Replay(BaseModel):
     """Everything about what one node saw; the JSON of `ari-mem-tui saw`."""
 
@@ -524,9 +547,9 @@ class Replay(BaseModel):
     # ranked by a backend rule without a window (ARI's in-memory one): no top_k, no global
     # ranks, nothing missed; `pool.window` is None
     windowless: bool = False
-    fallback: bool = False  # BM25 stood in while the chosen ranker (MiniLM) was not ready
-    # recording and replay ranked by different rankers: differences are expected (in words)
-    ranker_note: str = ""
+    fallback: bool = False  # another ranker stood in for the chosen one (not ready, failed)
+    # whether `embedder` ranks as the run did, and if not why differences are expected
+    fidelity: RankerFidelity = Field(default_factory=RankerFidelity)
     notes: list[str] = Field(default_factory=list)
     # fills in global ranks left unknown by a fast replay (search.replay, exact_ranks=False)
     _rank_resolver: Any = PrivateAttr(default=None)

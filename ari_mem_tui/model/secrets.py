@@ -5,8 +5,10 @@ registered once (`remember`) where it is read, and every message the CLI prints 
 `say`) or the TUI shows (its toasts) goes through `mask`, which replaces each secret in every
 form a server may echo it: as given, base64-encoded (`Authorization: Basic …` holds
 base64("user:password"), at any alignment inside a longer text), percent-encoded (a request
-line echoing `?api_key=sk%2F…`) and JSON-escaped. Kept here, at the bottom of the layers, so
-that any package reading a credential can register it.
+line echoing `?api_key=sk%2F…`) and JSON-escaped. A URL is shown as `safe_url` makes it (no
+user info, no query) and checked by `url_problem`, the same way for every remote (a Letta
+server, the run's embedding endpoint). Kept here, at the bottom of the layers, so that any
+package reading a credential can register it.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import base64
 import json
 import threading
 from collections.abc import Iterable
-from urllib.parse import quote, quote_plus
+from urllib.parse import parse_qsl, quote, quote_plus, unquote, urlsplit, urlunsplit
 
 MASK = "***"
 MIN_SECRET = 3  # shorter "secrets" (a user name "a") would mask ordinary words
@@ -69,3 +71,47 @@ def mask(text: str, extra: Iterable[str | None] = ()) -> str:
         if form in text:
             text = text.replace(form, MASK)
     return text
+
+
+# ---------------------------------------------------------------- URLs
+def url_secrets(url: str) -> tuple[str, ...]:
+    """The parts of a URL that may be keys: its user info (the password, and "user:password"
+    as Basic auth encodes it) and its query values, as given and percent-decoded."""
+    try:
+        parts = urlsplit(str(url))
+        password = parts.password
+    except ValueError:
+        return ()
+    found = [password, unquote(password or "")]
+    if password and parts.username:
+        found.append(f"{unquote(parts.username)}:{unquote(password)}")
+    found += [value for _, value in parse_qsl(parts.query, keep_blank_values=False)]
+    found += [value for pair in parts.query.split("&") for value in pair.split("=")[1:2]]
+    return tuple(dict.fromkeys(v for v in found if v))
+
+
+def safe_url(url: str) -> str:
+    """`url` as messages may show it: without user:password@ and without ?query or #fragment,
+    where keys are often passed (`http://admin:KEY@host`, `?api_key=KEY`)."""
+    try:
+        parts = urlsplit(str(url))
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "<an unparseable URL>"
+    return urlunsplit((parts.scheme, host + port, parts.path, "", ""))
+
+
+def url_problem(url: str) -> str | None:
+    """Why `url` cannot be connected to at all ("not a usable URL (…)", "not an http(s) URL"),
+    or None: checked before anything runs, so that the message comes first and alone."""
+    try:
+        parts = urlsplit(str(url))
+        parts.port  # noqa: B018 - parsing the port is what raises for `http://[::1:80`
+    except ValueError as exc:
+        return f"not a usable URL ({exc})"
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "not an http(s) URL"
+    return None

@@ -104,8 +104,10 @@ def _findings_section(replay: Replay, ckpt: Checkpoint) -> list[str]:
 
 
 def _search_section(replay: Replay) -> list[str]:
-    ranker = replay.embedder + (" (BM25 standing in: MiniLM not ready)" if replay.fallback else "")
-    out = ["", f"## Search (replayed with {_cell(ranker)})", ""]
+    out = ["", f"## Search (replayed with {_cell(replay.embedder)})", ""]
+    out += [f"- ranker: {_cell(replay.fidelity.label or replay.embedder, 300)}"]
+    if replay.fidelity.note:
+        out += [f"- {_cell(replay.fidelity.note, 400)}"]
     out += [f"- query ({_cell(query_words(replay))}): {_cell(replay.query, 400)}"]
     out += [f"- {_cell(pool_words(replay))}"]
     out += [f"- params: {_cell(json.dumps(replay.params))}"]
@@ -146,8 +148,6 @@ def _search_section(replay: Replay) -> list[str]:
         out += ["", f"Ranked by {_cell(rec.ranker)}. {_cell(differences_words(replay))}."]
         if rec.differences:
             out[-1] += " Marks read recorded→replayed."
-        if replay.ranker_note:
-            out += ["", _cell(replay.ranker_note, 400) + "."]
         out += [""] + _table(
             ["rank", "global", "score", "node", "mark", "text"],
             [

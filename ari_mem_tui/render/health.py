@@ -51,6 +51,9 @@ def headline(h: Health) -> Text:
     )
     text.append(f" · limit {h.limit}, window top_k {h.top_k}")
     text.append(f" · hits: {h.recorded} recorded, {h.replayed} replayed ({clean(h.ranker, False)})")
+    if h.fidelity is not None:
+        exact = h.fidelity.exact is True
+        text.append(f"\nranker {clean(h.fidelity.label, False)}", "green" if exact else "yellow")
     if not h.complete:
         text.append(" · INTERRUPTED", style="bold yellow")
     return text

@@ -66,6 +66,12 @@ def saw_json(result: Replay) -> dict[str, Any]:
     return data
 
 
+def fidelity_line(r: Replay) -> Text:
+    """`ranker exact: the run's embedding model (…)`: green when it is the run's own."""
+    style = {True: "green", False: "yellow"}.get(r.fidelity.exact, "yellow")  # type: ignore[arg-type]
+    return Text.assemble(("ranker ", "bold"), (clean(r.fidelity.label or r.embedder, False), style))
+
+
 def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
     head = Text()
     head.append("node ", style="bold").append(clean(r.node_id), style="bold cyan")
@@ -77,12 +83,14 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
     console.print(line)
     console.print(Text(pool_words(r), style="bold yellow" if r.as_of is None else "bold"))
     p = r.params
-    ranker = r.embedder + (" (standing in for MiniLM, not ready)" if r.fallback else "")
     window = (
         "no top_k window" if r.windowless else f"top_k {p['top_k']} (overfetch {p['overfetch']})"
     )
-    info = f"limit {p['limit']}  {window}  ranker {ranker}"
+    info = f"limit {p['limit']}  {window}  ranker {r.embedder}"
     console.print(Text(clean(info, False), style="dim"))
+    console.print(fidelity_line(r))
+    if r.fidelity.note:
+        console.print(Text(clean(r.fidelity.note, False), style="yellow"))
     console.print(_hits_table(f"Hits (replayed with {clean(r.embedder, False)})", r.hits, "replay"))
     _render_diagnostics(console, r)
     if r.recorded is not None:
@@ -94,8 +102,6 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
         console.print(_hits_table(title, rec.hits, "recorded"))
         verdict = differences_words(r) + (f"; {MARKS_LEGEND}" if rec.differences else "")
         console.print(Text(verdict, style="yellow" if rec.differences else "green"))
-        if r.ranker_note:
-            console.print(Text(clean(r.ranker_note, False), style="yellow"))
     else:
         console.print(Text("recorded: not in the access log", style="dim"))
     if [h.entry_id for h in r.exact_scope] != [h.entry_id for h in r.hits]:

@@ -50,6 +50,12 @@ FIELD_WORDS = {
 }
 
 
+def ranker_short(replay: Replay) -> str:
+    """The ranker in a title's few words: `exact: run:text-embedding-3-small`, `stand-in: bm25`
+    (the full sentence is `replay.fidelity.label`)."""
+    return replay.fidelity.short or f"{replay.fidelity.kind}: {replay.embedder}"
+
+
 def query_words(replay: Replay) -> str:
     """`eval_summary at start (its direction, original_direction)`, `eval_summary now`, …"""
     words = QUERY_SOURCE_WORDS.get(replay.query_source, clean(replay.query_source, False))

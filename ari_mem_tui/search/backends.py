@@ -48,6 +48,16 @@ def recorded_backend(scores: list[float]) -> str:
     return "letta" if on_grid and falling and zeros_last else "in_memory"
 
 
+def event_scores(results: list) -> list[float]:
+    """A read event's scores in rank order (a missing or odd score reads 0.0)."""
+    scores = []
+    for row in results:
+        score = row.get("score") if isinstance(row, dict) else None
+        ok = isinstance(score, (int, float)) and not isinstance(score, bool)
+        scores.append(float(score) if ok else 0.0)
+    return scores
+
+
 @dataclass
 class RunBackend:
     """Which memory backend recorded a run, and what says so."""

@@ -110,6 +110,12 @@ class _RowOfId:
         row = entry_row_of_id(self._entries, entry_id)
         return default if row < 0 else row
 
+    def __getitem__(self, entry_id: str) -> int:
+        row = entry_row_of_id(self._entries, entry_id)
+        if row < 0:
+            raise KeyError(entry_id)
+        return row
+
 
 class DistinctRows:
     """The distinct vectors of a pool, ordered by first write, and the entries using each.

@@ -13,9 +13,8 @@ from collections import Counter
 from collections.abc import Callable
 
 from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
-from ari_mem_tui.search import embedder as minilm
-from ari_mem_tui.search.backends import recorded_backend, run_backend
-from ari_mem_tui.search.in_memory import NAME as IN_MEMORY
+from ari_mem_tui.search.backends import event_scores, recorded_backend, run_backend
+from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.startup import (
@@ -159,11 +158,18 @@ def replay(
     recorded = _recorded(ckpt, node, notes)
     embedder = _embedder_label(ranker, ranking)
     fallback = ranking is not None and embedder != ranker.name
-    ranker_note = ""
-    if recorded is not None and recorded.query == query:
+    compared = recorded is not None and recorded.query == query
+    fidelity = ranker_fidelity(
+        ranker,
+        embedder,
+        recorded.backend if compared else "unknown",
+        ckpt.letta_embedding_config,
+        recorded.ranker if compared else "",
+        run_backend(ckpt).name,
+    )
+    if recorded is not None and compared:
         same_scores = windowless and recorded.backend == "in_memory"
         recorded.differences = mark_differences(hits, recorded.hits, same_scores)
-        ranker_note = ranker_difference(recorded, embedder, ckpt.letta_embedding_config)
         if before is None and recorded.differences:
             notes.append(
                 "today's pool was ranked: entries written after the node started take window "
@@ -188,7 +194,7 @@ def replay(
         embedder=embedder,
         windowless=windowless,
         fallback=fallback,
-        ranker_note=ranker_note,
+        fidelity=fidelity,
         notes=notes,
     )
     if pending is not None:
@@ -321,70 +327,11 @@ def _branch_of(ckpt: Checkpoint, node_id: str) -> str:
     return lineage[1] if len(lineage) > 1 else lineage[0]
 
 
-BACKEND_WORDS = {
-    "letta": "a Letta server's embedder (scores 1 − 0.01·rank)",
-    "in_memory": "ARI's in-memory backend (keyword-overlap scores, no window ranks)",
-    "letta-substring": "a Letta v0.6 substring search (every score 0.0; no ranks)",
-    "unknown": "an unknown backend (no hits recorded)",
-}
-# the local rankers whose vectors a Letta embedding handle can name exactly (search/embedder.py)
-LOCAL_HANDLES = {minilm.MODEL_NAME: minilm.LETTA_HANDLE}
-
-
-def local_ranker_of(handle: str | None) -> str | None:
-    """The local ranker that embeds exactly as the Letta handle `handle` does, if any."""
-    return next((name for name, known in LOCAL_HANDLES.items() if known == handle), None)
-
-
-def recording_ranker(backend: str, handle: str | None) -> str:
-    """In words, what ranked a recording: the backend its scores show, and for a Letta server
-    the embedding handle settings.json names (ARI's `letta_embedding_config`), when known."""
-    if backend != "letta" or not handle:
-        return BACKEND_WORDS[backend]
-    local = local_ranker_of(handle)
-    embedder = f"this tool's {local} ({handle})" if local else handle
-    return f"a Letta server embedding with {embedder} per settings.json (scores 1 − 0.01·rank)"
-
-
-def ranker_difference(recorded: RecordedSearch, embedder: str, handle: str | None = None) -> str:
-    """Say when the recording and the replay were ranked by different rankers.
-
-    `handle` is the embedding handle settings.json names for the run's Letta server: when it is
-    the local ranker's own, recording and replay ranked alike and nothing needs saying.
-    """
-    if recorded.backend == "unknown":
-        return ""
-    if recorded.backend == "letta" and embedder.startswith("letta:"):
-        return ""  # same kind of ranker: on the same server, as of start, they should agree
-    if recorded.backend == "in_memory" and embedder == IN_MEMORY:
-        return ""  # the backend's own rule: the replay is the recording
-    local = local_ranker_of(handle) if recorded.backend == "letta" else None
-    if local is not None and local == embedder:
-        return ""  # the server embedded with this very ranker: as of start, they should agree
-    replayed = "the Letta server" if embedder.startswith("letta:") else f"local {embedder}"
-    advice = ""
-    if local is not None:
-        advice = f"; replay with local {local} and they should vanish"
-    elif recorded.backend == "in_memory":
-        advice = f"; replay with --embedder {IN_MEMORY} (the backend's own rule) and they vanish"
-    elif recorded.backend == "letta":
-        advice = "; replay with --letta-url on the same server and they should vanish"
-    words = recorded.ranker or BACKEND_WORDS[recorded.backend]
-    return (
-        f"recorded by {words}, replayed with {replayed}: different rankers, so differences "
-        f"are expected{advice}"
-    )
-
-
 def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch | None:
     event, how = recorded_startup_search(ckpt, node)
     if event is None:
         return None
-    scores = []
-    for row in event.results:
-        score = row.get("score")
-        ok = isinstance(score, (int, float)) and not isinstance(score, bool)
-        scores.append(float(score) if ok else 0.0)
+    scores = event_scores(event.results)
     backend = recorded_backend(scores)
     if backend != "unknown" and run_backend(ckpt).in_memory:
         backend = "in_memory"  # one recording can look like Letta's (1.0, 0.5): the run decides

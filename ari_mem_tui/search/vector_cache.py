@@ -1,6 +1,7 @@
 """On-disk cache of text vectors, outside any checkpoint: embed each distinct text once, ever.
 
-Layout: `<root>/vectors/<model>/seg-<sha256>.npz`, each segment holding `keys` (sha1 hex of the
+Layout: `<root>/vectors/<model>/seg-<sha256>.npz` (`<model>`: MiniLM's name, or an embedding
+endpoint's model and dimension, `endpoint_folder`), each segment holding `keys` (sha1 hex of the
 text) and `vecs` (float32 rows), stored uncompressed, and named by the checksum of its own bytes.
 Segments are immutable and appear atomically (written to a temp file, then renamed), so any
 number of processes can read while one writes, and a crash mid-write leaves at most a stray temp
@@ -28,6 +29,7 @@ from ari_mem_tui.checkpoint import cachefile
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 MERGE_ABOVE = 16  # segments; more than this are merged on load
 MERGE_ROWS = 65_536  # rows of one merged segment (~110 MB at 384 dimensions): well in cache-mib
+MERGE_BYTES = 256 * 2**20  # at most this much per merged segment: an endpoint's 4096-dim rows too
 SEGMENT = re.compile(r"seg-([0-9a-f]{64})\.npz")
 MEMBERS = {"keys.npy", "vecs.npy"}
 KEY = re.compile(r"[0-9a-f]{40}")
@@ -35,6 +37,27 @@ KEY = re.compile(r"[0-9a-f]{40}")
 
 def text_key(text: str) -> str:
     return hashlib.sha1(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def endpoint_folder(model: str, dim: int) -> str:
+    """The folder of an embedding endpoint's model: keyed by the model's name and dimension only
+    (never the URL or the key), so the same model's vectors serve any endpoint that serves it.
+    The name is made safe for a path; a hash of the exact name keeps two that clean alike apart."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", model)[:60].strip("._") or "model"
+    digest = hashlib.sha1(model.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"endpoint-{safe}-{digest}-{int(dim)}"
+
+
+def endpoint_dims(root: Path, model: str) -> list[int]:
+    """The dimensions an endpoint's model has vectors cached for (one, unless the same name was
+    served with several)."""
+    prefix = endpoint_folder(model, 0)[:-1]
+    try:
+        names = [p.name for p in (root / "vectors").glob(prefix + "*") if p.is_dir()]
+    except OSError:
+        return []
+    dims = [name[len(prefix) :] for name in names]
+    return sorted(int(d) for d in dims if d.isdigit() and int(d) > 0)
 
 
 def cache_root(cache_dir: Path | str | None = None) -> Path:
@@ -176,9 +199,10 @@ class VectorCache:
         _, first = np.unique(np.array(keys), return_index=True)
         first.sort()
         written: set[Path] = set()
+        per_segment = max(1, min(MERGE_ROWS, MERGE_BYTES // (4 * self.dim + 160)))
         try:
-            for start in range(0, len(first), MERGE_ROWS):
-                rows = first[start : start + MERGE_ROWS]
+            for start in range(0, len(first), per_segment):
+                rows = first[start : start + per_segment]
                 written.add(self._write([keys[i] for i in rows], matrix[rows]))
         except OSError:
             return

@@ -27,7 +27,8 @@ from ari_mem_tui.checkpoint import Checkpoint, cachefile
 from ari_mem_tui.model import Replay
 from ari_mem_tui.model.secrets import mask
 from ari_mem_tui.render.text import preview
-from ari_mem_tui.run import Run
+from ari_mem_tui.run import EmbedOptions, Run
+from ari_mem_tui.search.run_model import KEY_ENV
 from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui.clipboard import copy_text
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
@@ -83,8 +84,10 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         workspace: Path | None = None,
         run_factory: RunFactory | None = None,
         phrase_gap: float = PHRASE_GAP,
+        embed: EmbedOptions | None = None,
     ) -> None:
         super().__init__()
+        self.embed = embed or EmbedOptions()  # where `R` sends texts (--embed-url, --embed-model)
         # a workspace: the run picker first (opener None), W goes back to it; run_factory
         # gives the opener of the run picked (tui/screens/runs.py)
         self.workspace = workspace
@@ -402,6 +405,66 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
 
     def action_export(self) -> None:
         self.tabs.export(self.export_to)
+
+    def action_run_model(self) -> None:
+        """`R`: rank with the run's own embedding model. Nothing is sent before the question,
+        which names what goes where, has its `y`."""
+        run = self.run_data
+        if run is None:
+            self.notify("the run's memory is still loading", severity="warning")
+            return
+        name = str(getattr(run.ranker, "name", ""))
+        if name.startswith(("run", "letta:")):
+            self.notify(f"already ranking as the run did ({name})")
+            return
+        from ari_mem_tui.search.backends import run_backend  # noqa: PLC0415
+
+        if run_backend(run.checkpoint).in_memory:  # no embedding model ranked it: nothing to send
+            self.notify(
+                "ARI's in-memory backend recorded this run: no embedding model ranked it, so"
+                " nothing is sent; its own rule (--embedder in-memory, the default) is exact"
+            )
+            return
+        from ari_mem_tui.search.run_model import EmbedSetupError, plan_endpoint  # noqa: PLC0415
+        from ari_mem_tui.search.vector_cache import cache_root  # noqa: PLC0415
+        from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415
+
+        ckpt = run.checkpoint
+        try:
+            plan = plan_endpoint(self.embed, ckpt.letta_embedding_config)
+        except EmbedSetupError as exc:
+            self.notify(preview(str(exc), 300), severity="warning")
+            return
+        question = Text.assemble(
+            ("Rank with the run's embedding model?\n", "bold"),
+            f"This sends all {len(ckpt.entries):,} memory texts of the run, each with ARI's"
+            " footer (node id, metadata, time), and the search queries, to\n",
+            (f"{plan.shown_url}", "bold"),
+            f"\nmodel {plan.model} ({plan.how}; "
+            + ("key from $" + KEY_ENV if plan.key_set else f"no key: ${KEY_ENV} is not set")
+            + f").\nVectors are cached in {cache_root()} by model and text.",
+        )
+
+        def answered(yes: bool | None) -> None:
+            if yes:
+                self._use_run_model(run)
+            else:
+                self.notify("nothing sent")
+
+        self.push_screen(ConfirmScreen(question), answered)
+
+    def _use_run_model(self, run: Run) -> None:
+        from ari_mem_tui.run import run_model_ranker  # noqa: PLC0415 - on first use
+
+        old = run.ranker
+        run.ranker = run_model_ranker(run.checkpoint, self.embed)
+        stop = getattr(old, "stop", None)
+        if stop is not None:
+            stop(0)
+        self._forget_health()  # computed with the old ranker
+        self.status_bar.set_embedder(run.ranker.name)
+        self.status_bar.watch_vectors(run.ranker)
+        self.tabs.rerank()
 
     def action_reload(self) -> None:
         self.notify("reloading …")

@@ -15,7 +15,6 @@ from typing import Any
 from platformdirs import user_data_path
 
 from ari_mem_tui.checkpoint import cachefile
-from ari_mem_tui.tui import keys
 from ari_mem_tui.workspace import CONFIG_ENV, config_dir
 
 EXPORT_ENV = "ARI_MEM_TUI_EXPORT_DIR"
@@ -63,6 +62,8 @@ def keymap(settings: dict[str, Any]) -> dict[str, str]:
     if not isinstance(table, dict):
         return {}
     strings = {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, str) and v}
+    from ari_mem_tui.tui import keys  # noqa: PLC0415 - Textual's: the CLI reads settings without it
+
     kept, notes = keys.checked_keymap(strings)
     for note in notes:
         cachefile.tell(f"keys in {config_path()}: {note}")

@@ -132,6 +132,10 @@ KEYS: tuple[Key, ...] = (
         "Memory health: starved nodes, crowded windows, entries never read", "Memory health"),
     Key("runs", "W", "runs", "Runs", "Back to the run picker of the workspace",
         "Runs of the workspace"),
+    Key("run_model", "R", "run_model", "Run's model",
+        "Rank with the run's own embedding model, as its Letta server did: says what it sends "
+        "(every memory text with ARI's footer, the queries) and where, and asks first",
+        "Rank with the run's embedding model"),
     *(
         Key(f"tab_{name}", str(i + 1), f"tab('{name}')", name.title(),
             f"{name.title()} tab: {TAB_HELP[name]} (the detail pane keeps focus if it had it)",

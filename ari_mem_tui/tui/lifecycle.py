@@ -142,6 +142,9 @@ class RunLifecycle:
         self.status_bar.set_source(run.source_label)
         self.status_bar.set_embedder(getattr(run.ranker, "name", "?"))
         self.status_bar.watch_vectors(run.ranker)
+        plan = getattr(run.ranker, "plan", None)
+        if plan is not None:  # said in the load's last step before any call; kept in sight
+            self.notify(preview(f"the run's embedding model: {plan.describe()}", 300))
         self.tree_pane.show_run(run.checkpoint, expand_roots=not keep, expanded=expanded)
         self.current_id = None
         self._choose_first(run.checkpoint, selected, audited.by_node if audited else None)
@@ -158,6 +161,9 @@ class RunLifecycle:
 
     def on_vectors_ready(self, message: msg.VectorsReady) -> None:
         if self.run_data is not None and message.ranker is self.run_data.ranker:
+            error = getattr(message.ranker, "error", None)
+            if error and message.complete and str(message.ranker.name).startswith("run"):
+                self.notify(preview(f"{error}; local MiniLM stands in", 300), severity="warning")
             self.tabs.vectors_ready(message.complete)
 
     def on_checkpoint_changed(self) -> None:

@@ -40,7 +40,10 @@ class Routing:
         self.tabs.choose(node_id)
 
     def on_replay_shown(self, message: msg.ReplayShown) -> None:
-        self.status_bar.set_embedder(message.replay.embedder)
+        fidelity = message.replay.fidelity
+        self.status_bar.set_embedder(
+            message.replay.embedder, "" if fidelity.exact else fidelity.kind
+        )
         self._start_audit()
 
     def on_replay_failed(self, message: msg.ReplayFailed) -> None:

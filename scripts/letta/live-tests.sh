@@ -2,7 +2,8 @@
 # The live contract suite against a REAL Letta 0.16.7 server, offline, all on 127.0.0.1:
 # start the server (start.sh), restore a small demo checkpoint into it, run
 # `pytest -m letta_live` (phase "up": the demo's tests, and an ARI-faithful run recorded against
-# the server by tests/ari_like), then stop the embedding server (phase "embed-down")
+# the server by tests/ari_like, once, then replayed in Letta mode and from its files through the
+# embedding server with --embedder run), then stop the embedding server (phase "embed-down")
 # and the Letta server (phase "stopped") to check the error messages. Everything started is
 # stopped at the end, also on failure. Run from anywhere: bash scripts/letta/live-tests.sh
 set -Eeuo pipefail
@@ -30,6 +31,7 @@ t1=$SECONDS
 log "restored in $((SECONDS - t1)) s"
 
 export LETTA_LIVE_URL="$url" LETTA_LIVE_CKPT="$ckpt"
+export LETTA_LIVE_EMBED_URL="http://127.0.0.1:$ARI_LETTA_EMBED_PORT/v1"
 status=0
 LETTA_LIVE_PHASE=up "$PY" -m pytest -q -p no:cacheprovider -m letta_live \
     -k "not embedding_endpoint_down and not stopped_server" \

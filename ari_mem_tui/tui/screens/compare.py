@@ -14,7 +14,7 @@ from textual.widgets import Static
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import clean, preview, short_id
-from ari_mem_tui.render.words import pool_words
+from ari_mem_tui.render.words import pool_words, ranker_short
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
 
@@ -49,7 +49,9 @@ def side_text(replay: Replay, other: Replay, side: str) -> Text:
     out = Text()
     out.append(f"Hits ({len(replay.hits)})  ", style="bold")
     out.append(f"query: {preview(replay.query, 60)}\n", style="bright_black")
-    out.append(f"{pool_words(replay)} · {clean(replay.embedder, False)}\n", style="bright_black")
+    out.append(
+        f"{pool_words(replay)} · {clean(ranker_short(replay), False)}\n", style="bright_black"
+    )
     if not replay.hits:
         out.append("  no hits\n", style="italic")
     for hit in replay.hits:

@@ -61,6 +61,9 @@ Browse the memory of an ARI run: what each node **saw**, and why.
   made by a Letta server's embedder differs from a local MiniLM/BM25 replay by design, unless
   the run's `settings.json` names the local MiniLM as that embedder (as the demo's does);
   ARI's in-memory backend records keyword-overlap scores, which encode no global rank (`?`).
+  The header says which: `exact:` (the run's own ranking), `stand-in:` or `unverified:`.
+  `R` ranks with the run's own embedding model through its endpoint, as its Letta server
+  did: it says first what it sends (every memory text, the queries) and where, and asks.
 - **Saw.** The working context the node got at start: tier 1a experiment core, 1b ancestor
   conclusions, 2 semantic supplement, with ARI's caps (`✂` marks a cut) and dedupe.
 - **CoW (copy-on-write).** A node may write only its own memory. Writes aimed at another node

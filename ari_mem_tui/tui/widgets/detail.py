@@ -78,14 +78,15 @@ class SawPane(VerticalScroll):
 
     def show(self, replay: Replay) -> None:
         # where tier 2 came from, in the words its own note uses (search/tiers.py): the search
-        # the access log recorded, else the replay (which pool, which ranker)
+        # the access log recorded, else the replay (which pool, which ranker, and whether that
+        # ranker is the run's own)
         if replay.recorded is not None:
             head = Text("Tier 2 from the recorded start-up search (access log)", "bright_black")
         else:
             head = Text(f"Tier 2 replayed: {pool_words(replay)}", "bright_black")
-            head.append(f" · {clean(replay.embedder, False)}")
-            if replay.fallback:
-                head.append(" (MiniLM not ready yet)", style="yellow")
+            exact = replay.fidelity.exact is True
+            label = clean(replay.fidelity.label or replay.embedder, False)
+            head.append(f" · {label}", "bright_black" if exact else "yellow")
         self.query_one("#saw-body", Static).update(Text.assemble(head, "\n\n", tiers_text(replay)))
         self.border_title = Text(f"Saw · {short_id(replay.node_id)}")  # the node, tree folded
 

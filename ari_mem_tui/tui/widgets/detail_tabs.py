@@ -162,6 +162,15 @@ class DetailTabs(TabbedContent):
         if self.node_id and self.key not in self.replays:
             self._start_replay()
 
+    def rerank(self) -> None:
+        """The run has a new ranker: no replay of the old one is kept; the visible node is
+        searched again."""
+        self.workers.cancel_group(self, "replay")
+        self.replays.clear()
+        self._retried.clear()
+        if self.node_id:
+            self._start_replay()
+
     def _ranks_now(self, replay: Replay) -> bool:
         """Whether the run's ranker would rank `replay`'s pool with itself now (no stand-in)."""
         ranker = self.run.ranker if self.run else None

@@ -19,6 +19,7 @@ from ari_mem_tui.render.words import (
     mark_short,
     pool_words,
     query_words,
+    ranker_short,
 )
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
 from ari_mem_tui.tui.messages import OpenEntry, ReplayKey, RerunSearch
@@ -113,11 +114,10 @@ def diagnostics_text(replay: Replay) -> Text:
 
 
 def hits_title(replay: Replay) -> Text:
-    """The Hits pane's border title: whose search, which pool, which query, which ranker, in a
-    few words (with the tree folded away, the title is where the node is named)."""
-    ranker = clean(replay.embedder, False)
-    if replay.fallback:
-        ranker = f"{ranker}: BM25 stand-in, MiniLM building"
+    """The Hits pane's border title: whose search, which pool, which query, which ranker (and
+    whether it is the run's own), in a few words (with the tree folded away, the title is where
+    the node is named)."""
+    ranker = clean(ranker_short(replay), False)
     as_of = replay.as_of is not None
     return _title(replay.node_id, as_of, replay.query_source, replay.query, ranker)
 
@@ -243,11 +243,11 @@ class HitsPane(Previewed, VerticalScroll):
             preview(replay.query, 300),
         )
         header.append("\n" + pool_words(replay), style="bold" if replay.as_of else "bold yellow")
-        ranker = f" · replayed with {clean(replay.embedder, False)}"
+        ranker = f" · {clean(replay.fidelity.label or replay.embedder, False)}"
         if replay.fallback:
-            header.append(ranker + " (MiniLM not ready yet: re-run when it is)", style="yellow")
+            header.append(ranker + "; searched again when it is ready", style="yellow")
         else:
-            header.append(ranker, style="bright_black")
+            header.append(ranker, style="bright_black" if replay.fidelity.exact else "yellow")
         other_pool = "today's pool" if replay.as_of else "as of start"
         header.append(f"\ns: query at start / now / custom · a: {other_pool}", style="bright_black")
         for note in replay.notes:
@@ -316,8 +316,8 @@ class HitsPane(Previewed, VerticalScroll):
         )
         found = next((n for n in replay.notes if n.startswith(RECORDED_NOTE)), "")
         how = found.removeprefix(RECORDED_NOTE).strip(": ")
-        if replay.ranker_note:  # it names both rankers
-            text.append("\n" + preview(replay.ranker_note, 300), style="yellow")
+        if replay.fidelity.note:  # it names both rankers
+            text.append("\n" + preview(replay.fidelity.note, 300), style="yellow")
         else:
             text.append(f"\nranked by {clean(rec.ranker, False)}", style="bright_black")
         if how:
