@@ -459,8 +459,45 @@ class EntryView:
         return f"EntryView({self.as_record()!r})"
 
 
-class Entries(Sequence[EntryView]):
+class _RowTable(Sequence):
+    """What `Entries` and `Events` share: a Sequence of views made on demand, one per row,
+    equal to another table or a list of records row by row."""
+
+    _view: Any  # the view class of a row
+    _what = "row"
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self._view(self, i) for i in range(*index.indices(len(self)))]
+        if index < 0:
+            index += len(self)
+        if not 0 <= index < len(self):
+            raise IndexError(f"{self._what} index out of range")
+        return self._view(self, index)
+
+    def __iter__(self) -> Iterator[Any]:
+        return (self._view(self, i) for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (type(self), list, tuple)):
+            return len(self) == len(other) and all(
+                self.record(i) == self._as_record(o) for i, o in enumerate(other)
+            )
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Entries(_RowTable):
     """A run's memory entries as columns (see the module docstring); rows are views."""
+
+    _what = "entry"
+
+    _view = EntryView
+
+    @staticmethod
+    def _as_record(other):
+        return _record_of(other)
 
     def __init__(
         self,
@@ -502,27 +539,6 @@ class Entries(Sequence[EntryView]):
 
     def __len__(self) -> int:
         return len(self.kind)
-
-    def __getitem__(self, index):  # type: ignore[override]
-        if isinstance(index, slice):
-            return [EntryView(self, i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("entry index out of range")
-        return EntryView(self, index)
-
-    def __iter__(self) -> Iterator[EntryView]:
-        return (EntryView(self, i) for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (Entries, list, tuple)):
-            return len(self) == len(other) and all(
-                self.record(i) == _record_of(o) for i, o in enumerate(other)
-            )
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"Entries({len(self)} rows)"
@@ -1017,8 +1033,16 @@ class EventView:
         return f"EventView({self.as_record()!r})"
 
 
-class Events(Sequence[EventView]):
+class Events(_RowTable):
     """A run's access-log events as columns, sorted by ts (see the module docstring)."""
+
+    _what = "event"
+
+    _view = EventView
+
+    @staticmethod
+    def _as_record(other):
+        return other.as_record() if isinstance(other, EventView) else other
 
     def __init__(self, strings: StringTable, **columns: Any) -> None:
         self.strings = strings
@@ -1070,28 +1094,6 @@ class Events(Sequence[EventView]):
 
     def __len__(self) -> int:
         return len(self.ts)
-
-    def __getitem__(self, index):  # type: ignore[override]
-        if isinstance(index, slice):
-            return [EventView(self, i) for i in range(*index.indices(len(self)))]
-        if index < 0:
-            index += len(self)
-        if not 0 <= index < len(self):
-            raise IndexError("event index out of range")
-        return EventView(self, index)
-
-    def __iter__(self) -> Iterator[EventView]:
-        return (EventView(self, i) for i in range(len(self)))
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (Events, list, tuple)):
-            return len(self) == len(other) and all(
-                self.record(i) == (o.as_record() if isinstance(o, EventView) else o)
-                for i, o in enumerate(other)
-            )
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"Events({len(self)} rows)"
