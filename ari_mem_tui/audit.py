@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ari_mem_tui.model import AccessEvent, Checkpoint, TraceCall
+from ari_mem_tui.model import AccessEvent, Checkpoint, EventView, TraceCall
 
 Severity = Literal["info", "warning", "error"]
 SEARCH_TOOLS = ("search_memory", "search_research_memory")
@@ -74,9 +74,11 @@ def audit(ckpt: Checkpoint) -> AuditReport:
         for p in ckpt.problems
     ]
     seen: set[tuple] = set()
-    for event in ckpt.access_events:
+    events = ckpt.access_events
+    for row in events.rows_of_op("read"):
+        event = events[row]
         _audit_event(ckpt, event, report, seen)
-        if event.op == "read" and event.reader_how == "unattributed":
+        if event.reader_how == "unattributed":
             report.unattributed.append(_unattributed(event))
     for node_id, calls in ckpt.read_tool_calls().items():  # what _audit_call can judge
         for call in calls:
@@ -140,7 +142,7 @@ def _event_ref(event: AccessEvent) -> str:
 
 
 def _audit_event(
-    ckpt: Checkpoint, event: AccessEvent, report: AuditReport, seen: set[tuple]
+    ckpt: Checkpoint, event: AccessEvent | EventView, report: AuditReport, seen: set[tuple]
 ) -> None:
     reader = event.reader
     if event.op != "read" or not reader or reader not in ckpt.nodes:

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Mapping
 from datetime import UTC, datetime
+from math import isnan
 from typing import Any
 
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
-from ari_mem_tui.model import Checkpoint, MemoryEntry, Node, ParentChain
+from ari_mem_tui.model import Checkpoint, EntryView, MemoryEntry, Node, ParentChain
+from ari_mem_tui.model.columns import NONE
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
@@ -204,6 +206,7 @@ class Lineages:
         self.ckpt, self.ckpt_hash = ckpt, ckpt_hash
         self._scopes: dict[str, Container[str]] = {}
         self._own_stamps: dict[str, tuple[int, list[float]]] = {}
+        self._same_ckpt: set[int] | None = None  # the ckpt column's codes of this checkpoint
         self._chain_counts: dict[str, int] | None = None
         self._tin: dict[str, int] = {}
         self._size: dict[str, int] = {}
@@ -263,27 +266,31 @@ class Lineages:
         """A node's eligible entries: how many have no ts, and the others' ts, sorted."""
         found = self._own_stamps.get(node_id)
         if found is None:
-            own = self._own_eligible(node_id)
-            stamps = sorted(e.ts for e in own if e.ts is not None)
+            ts = self.ckpt.entries.ts
+            own = [ts[row] for row in self._own_eligible(node_id)]
+            stamps = sorted(t for t in own if not isnan(t))  # (NaN: no ts)
             found = self._own_stamps[node_id] = (len(own) - len(stamps), stamps)
         return found
 
-    def _own_eligible(self, node_id: str) -> list[MemoryEntry]:
-        everyone: Container[str] = _Everyone()
-        return [
-            e
-            for e in self.ckpt.entries_by_node.get(node_id, [])
-            if eligible_entry(e, everyone, self.ckpt_hash)
-        ]
+    def _own_eligible(self, node_id: str) -> list[int]:
+        """The rows of the node's own entries that ARI's post-filter keeps for a node that
+        may read them (`eligible_entry`: node-scope, of this checkpoint), off the columns."""
+        rows = self.ckpt.entries_by_node.rows(node_id)
+        if self.ckpt_hash is None:
+            return rows
+        if self._same_ckpt is None:
+            # (None, code NONE, passes; a hash the table lacks finds NONE too)
+            self._same_ckpt = {NONE, self.ckpt.entries.strings.find(self.ckpt_hash)}
+        ckpt, same = self.ckpt.entries.ckpt, self._same_ckpt
+        return [row for row in rows if ckpt[row] in same]
 
     def _count_chains(self) -> dict[str, int]:
         """Each ParentChain node's eligible count, from one depth-first walk: the entries of
         the nodes on the path above it, those without ts always, the others if before its
         start."""
         ckpt, graph = self.ckpt, self.ckpt.graph
-        stamps = sorted(
-            {e.ts for es in ckpt.entries_by_node.values() for e in es if e.ts is not None}
-        )
+        kind, ts = ckpt.entries.kind, ckpt.entries.ts
+        stamps = sorted({t for k, t in zip(kind, ts, strict=True) if k == 0 and not isnan(t)})
         tree = [0] * (len(stamps) + 1)  # Fenwick tree of path entries by time rank
 
         def add(ts: float, delta: int) -> None:
@@ -316,11 +323,11 @@ class Lineages:
                         counts[node_id] = on_path if started is None else untimed + before(started)
                     stack.append((node_id, False))
                     stack.extend((c, True) for c in reversed(list(graph.successors(node_id))))
-                for entry in own:
-                    if entry.ts is None:
+                for row in own:
+                    if isnan(ts[row]):  # (no ts)
                         untimed += sign
                     else:
-                        add(entry.ts, sign)
+                        add(ts[row], sign)
                 on_path += sign * len(own)
         return counts
 
@@ -338,13 +345,6 @@ class _Descends:
     def __contains__(self, other: object) -> bool:
         at = self._tin.get(other)  # type: ignore[arg-type]
         return at is not None and at < self._node_tin < at + self._size[other]  # type: ignore[index]
-
-
-class _Everyone:
-    """A scope holding every node: the rest of the post-filter alone (kind, checkpoint)."""
-
-    def __contains__(self, _other: object) -> bool:
-        return True
 
 
 # ---------------------------------------------------------------------- across the run
@@ -436,74 +436,112 @@ def _notes(report: Health) -> list[str]:
 
 # ---------------------------------------------------------------------- per entry
 class EntryUsage:
-    """Retrieval counts of every node-scope entry, from the access log and the trace logs."""
+    """Retrieval counts of every node-scope entry, from the access log and the trace logs.
+
+    It reads the run's columns (model/columns.py): a read's returned rows are passage-id codes,
+    turned into entry rows by one array; counts are kept by entry row, ids made only for what
+    is shown."""
 
     def __init__(self, ckpt: Checkpoint, lineages: Lineages | None = None) -> None:
         self.ckpt = ckpt
+        self.entries = ckpt.entries
         self.lineages = lineages or Lineages(ckpt, checkpoint_hash(ckpt))
-        self.counts: dict[str, list[int]] = {}  # entry id -> per category
-        self.readers: dict[str, dict[str, None]] = defaultdict(dict)  # entry id -> readers
-        self.desc_readers: dict[str, set[str]] = defaultdict(set)
-        self.desc_search: set[str] = set()  # returned by a descendant's search
+        self.counts: dict[int, list[int]] = {}  # entry row -> per category
+        self.readers: dict[int, dict[str, None]] = defaultdict(dict)  # entry row -> readers
+        self.desc_readers: dict[int, set[str]] = defaultdict(set)
+        self.desc_search: set[int] = set()  # returned by a descendant's search
         self.summary = EntrySummary()
+        self._owners: dict[int, str] = {}  # node code -> id
 
-    def add_all(
-        self, entries: list[MemoryEntry], category: str, reader: str | None, search: bool
-    ) -> None:
-        """Count one read that returned `entries` (a tight loop: a big run has millions)."""
-        if not entries:
+    def _owner(self, row: int) -> str:
+        code = self.entries.node[row]
+        owner = self._owners.get(code)
+        if owner is None:
+            owner = self._owners[code] = self.entries.strings[code] or ""
+        return owner
+
+    def add_all(self, rows: list[int], category: str, reader: str | None, search: bool) -> None:
+        """Count one read that returned the entries `rows` (a tight loop: a big run has
+        millions)."""
+        if not rows:
             return
         slot = CATEGORIES.index(category)
         reads = self.summary.reads
-        reads[category] = reads.get(category, 0) + len(entries)
+        reads[category] = reads.get(category, 0) + len(rows)
         counts = self.counts
-        for entry in entries:
-            found = counts.get(entry.id)
+        for row in rows:
+            found = counts.get(row)
             if found is None:
-                found = counts[entry.id] = [0, 0, 0, 0]
+                found = counts[row] = [0, 0, 0, 0]
             found[slot] += 1
         if reader is None or reader not in self.ckpt.nodes:
             return
         scope = self.lineages.scope_of(reader)
-        for entry in entries:
-            self.readers[entry.id][reader] = None
-            if entry.node_id in scope:
-                self.desc_readers[entry.id].add(reader)
+        for row in rows:
+            self.readers[row][reader] = None
+            if self._owner(row) in scope:
+                self.desc_readers[row].add(reader)
                 if search:
-                    self.desc_search.add(entry.id)
+                    self.desc_search.add(row)
 
-    def add(self, entry: MemoryEntry, category: str, reader: str | None, search: bool) -> None:
-        self.add_all([entry], category, reader, search)
+    def add(self, entry: EntryView, category: str, reader: str | None, search: bool) -> None:
+        self.add_all([entry.row], category, reader, search)
+
+    def _returned(self, event: int, letta_rows: Any) -> list[int]:
+        """The node-scope entry rows a read returned (its rows' passage ids, resolved)."""
+        events, summary, kind = self.ckpt.access_events, self.summary, self.entries.kind
+        results, strings = events.rows, events.strings
+        codes, count_state = results.codes["entry_id"], results.count_state
+        aliases = self.ckpt.entries_by_letta_id
+        found: list[int] = []
+        for at in range(events.res_start[event], events.res_end[event]):
+            if at in results.side:  # (a row of another shape: as the lenient reader kept it)
+                row = results.side[at]
+                letta_id = row.get("entry_id") if isinstance(row, dict) else None
+                if not letta_id:
+                    summary.bulk_reads += isinstance(row, dict) and "count" in row
+                    continue
+                entry = aliases.get(str(letta_id))
+                target = entry.row if entry is not None else -1
+            else:
+                code = codes[at]
+                if code < 0 or not strings[code]:
+                    summary.bulk_reads += count_state[at] != 0  # ("count" in the row)
+                    continue
+                target = letta_rows(code)
+            if target < 0:
+                summary.unresolved += 1
+            elif kind[target] == 0:
+                found.append(target)
+        return found
 
     def count_access_log(self) -> Counter[tuple[str, tuple]]:
         """Every read event's returned entries; gives back the trace-matched reads per node."""
-        by_letta = self.ckpt.entries_by_letta_id
         matched: Counter[tuple[str, tuple]] = Counter()
-        for event in self.ckpt.access_events:
-            if event.op != "read" or event.collection == "react_step":
+        events = self.ckpt.access_events
+        strings = events.strings
+        react = strings.find("react_step")
+        by_letta = self.ckpt.entries_by_letta_id
+        letta_rows = by_letta.row_of_code
+        if getattr(by_letta, "_aliases", None):  # (Letta's re-ids: looked up by passage id)
+            letta_rows = lambda code: (
+                e.row if (e := by_letta.get(strings[code] or "")) is not None else -1
+            )
+        for event in events.rows_of_op("read"):
+            if react >= 0 and events.coll[event] == react:
                 continue
-            how = event.reader_how or "logged"
+            how = strings[events.how[event]] or "logged"
             category = HOW_CATEGORY.get(how, "other")
-            if event.is_inherit and category == "startup":
+            query = strings[events.query[event]]
+            inherit = bool(query) and query.startswith("inherit:")  # type: ignore[union-attr]
+            if inherit and category == "startup":
                 category = "inherit"
-            reader = event.reader
+            reader = strings[events.reader[event]]
             if how == "trace_log" and reader:
-                key = read_key(event)
+                key = read_key(events[event])
                 if key is not None:
                     matched[(reader, key)] += 1
-            returned: list[MemoryEntry] = []
-            for row in event.results:
-                letta_id = row.get("entry_id") if isinstance(row, dict) else None
-                if not letta_id:
-                    if isinstance(row, dict) and "count" in row:
-                        self.summary.bulk_reads += 1
-                    continue
-                entry = by_letta.get(str(letta_id))
-                if entry is None or entry.kind != "node_scope":
-                    self.summary.unresolved += entry is None
-                    continue
-                returned.append(entry)
-            self.add_all(returned, category, reader, not event.is_inherit)
+            self.add_all(self._returned(event, letta_rows), category, reader, not inherit)
         return matched
 
     def count_trace_logs(self, matched: Counter[tuple[str, tuple]]) -> None:
@@ -522,7 +560,7 @@ class EntryUsage:
                     self.summary.from_trace_log += 1
                     self.add(entry, "llm", node_id, call.tool == "search_memory")
 
-    def _trace_entries(self, call: Any, by_letta: dict[str, MemoryEntry]) -> list[MemoryEntry]:
+    def _trace_entries(self, call: Any, by_letta: Mapping[str, EntryView]) -> list[EntryView]:
         result = call.result
         if isinstance(result, dict) and isinstance(result.get("result"), str):
             try:
@@ -532,7 +570,7 @@ class EntryUsage:
             result = inner if isinstance(inner, dict) else result
         if not isinstance(result, dict):
             return []
-        found: list[MemoryEntry] = []
+        found: list[EntryView] = []
         if call.tool == "search_memory":
             for row in result.get("results") or []:
                 if isinstance(row, dict) and row.get("entry_id"):
@@ -551,28 +589,30 @@ class EntryUsage:
                     found.append(entry)
         return found
 
+    def _node_scope(self) -> list[int]:
+        return [row for row, kind in enumerate(self.entries.kind) if kind == 0]
+
     def finish(self) -> None:
         has_children = {parent for parent, _child in self.ckpt.graph.edges}
         summary = self.summary
-        for entry in self.ckpt.entries:
-            if entry.kind != "node_scope":
-                continue
+        for row in self._node_scope():
             summary.total += 1
-            if entry.id in self.counts:
+            if row in self.counts:
                 summary.retrieved += 1
-            if entry.node_id not in has_children:
+            if self._owner(row) not in has_children:
                 summary.leaf_entries += 1
                 continue
-            if self.desc_readers.get(entry.id):
+            if self.desc_readers.get(row):
                 summary.by_descendants += 1
             else:
                 summary.never_by_descendant += 1
-            if entry.id not in self.desc_search:
+            if row not in self.desc_search:
                 summary.never_searched += 1
         self._has_children = has_children
 
-    def use(self, entry: MemoryEntry) -> EntryUse:
-        counts = self.counts.get(entry.id, [0, 0, 0, 0])
+    def use(self, row: int) -> EntryUse:
+        entry = self.entries[row]
+        counts = self.counts.get(row, [0, 0, 0, 0])
         return EntryUse(
             entry_id=entry.id,
             node_id=entry.node_id,
@@ -582,31 +622,27 @@ class EntryUsage:
             inherit=counts[1],
             llm=counts[2],
             other=counts[3],
-            readers=list(self.readers.get(entry.id, {}))[:READERS_KEPT],
-            descendant_readers=len(self.desc_readers.get(entry.id, ())),
+            readers=list(self.readers.get(row, {}))[:READERS_KEPT],
+            descendant_readers=len(self.desc_readers.get(row, ())),
             owner_has_descendants=entry.node_id in self._has_children,
         )
 
     def top(self, n: int) -> list[EntryUse]:
-        ranked = sorted(self.counts.items(), key=lambda item: (-sum(item[1]), item[0]))
-        by_id = self.ckpt.entries_by_id
-        return [self.use(by_id[eid]) for eid, _ in ranked[:n] if eid in by_id]
+        id_at = self.entries.id_at
+        ranked = sorted(self.counts.items(), key=lambda item: (-sum(item[1]), id_at(item[0])))
+        return [self.use(row) for row, _ in ranked[:n]]
 
     def never(self, n: int) -> list[EntryUse]:
         rows = []
-        for entry in self.ckpt.entries:
+        for row in self._node_scope():
             if len(rows) >= n:
                 break
-            if (
-                entry.kind == "node_scope"
-                and entry.node_id in self._has_children
-                and not self.desc_readers.get(entry.id)
-            ):
-                rows.append(self.use(entry))
+            if self._owner(row) in self._has_children and not self.desc_readers.get(row):
+                rows.append(self.use(row))
         return rows
 
     def every(self) -> list[EntryUse]:
-        return [self.use(e) for e in self.ckpt.entries if e.kind == "node_scope"]
+        return [self.use(row) for row in self._node_scope()]
 
 
 def entry_usage(ckpt: Checkpoint, lineages: Lineages | None = None) -> EntryUsage:

@@ -121,24 +121,29 @@ def test_access_line_parser_never_raises_on_text(text):
     )
 )
 def test_access_line_parser_output_builds_events(obj):
-    from ari_mem_tui.checkpoint.access_log import _typed_event, make_event
-    from ari_mem_tui.model import AccessEvent
+    from ari_mem_tui.checkpoint.access_log import _add_fields, _add_line, _typed_line
+    from ari_mem_tui.model import AccessEvent, StringTable
+    from ari_mem_tui.model.columns import EventBuilder
 
     obj.setdefault("op", "read")
     obj.setdefault("ts", 1.0)
     line = json.dumps(obj)
     parsed = parse_access_line(line)
+    lenient = EventBuilder(StringTable())
     if parsed.fields is not None:
-        event = make_event(parsed.fields, "f", 1, parsed.extra)
+        _add_fields(lenient, parsed, "f", 1)
         # the fields really are valid: msgspec re-checks every one against the type
+        event = lenient.finish()[0].as_record()
         msgspec.convert(msgspec.to_builtins(event), AccessEvent)
     try:
-        typed = _typed_event(line.encode())
+        typed = _typed_line(line.encode())
     except msgspec.DecodeError:  # (ValidationError is one)
         return  # the lenient reader's line
     # the C fast path gives exactly the event the lenient reader gives, or leaves the line to it
     assert parsed.fields is not None and not parsed.notes and not parsed.extra
-    assert typed == make_event(parsed.fields, "", 0)
+    fast = EventBuilder(StringTable())
+    _add_line(fast, typed, "f", 1)
+    assert fast.finish()[0].as_record() == lenient.finish()[0].as_record()
 
 
 # ---- the write join ----
@@ -163,7 +168,7 @@ def test_write_events_join_entries_and_resolve_ids(tmp_path):
     )
     first, second = ckpt.entries
     assert (first.letta_id, second.letta_id) == ("passage-1", "passage-2")
-    assert ckpt.entries_by_letta_id["passage-1"] is first
+    assert ckpt.entries_by_letta_id["passage-1"].row == first.row
     assert [e.joined_entry for e in ckpt.access_events] == [first.id, second.id]
     assert ckpt.problems == []
 

@@ -325,7 +325,7 @@ def test_a_well_formed_record_takes_the_fast_path():
 
     line = b'{"kind": "react_step", "text": "t", "ts": 1, "metadata": {"node_id": "n", "step": 2}}'
     assert (
-        _typed_record(line)
+        _typed_record(line).as_record()
         == parse_backup_line(line).record
         == {
             "kind": "react_step",

@@ -18,8 +18,11 @@ from checkpoint_helpers import (
     write_tree,
 )
 
-from ari_mem_tui.checkpoint import index
+from ari_mem_tui.audit import audit
+from ari_mem_tui.checkpoint import index, trace_log
 from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.model import Entries
+from ari_mem_tui.model.columns import Texts
 
 COW = "node_id does not match current node (CoW violation)"
 
@@ -52,6 +55,8 @@ def _run(path):
 
 def _same(fresh, again):
     assert again.write_counts() == fresh.write_counts()  # before the CoW log is built
+    assert again.rejected_writes() == fresh.rejected_writes()  # (stored: rows and order)
+    assert dict(again.read_tool_calls()) == dict(fresh.read_tool_calls())
     for node_id in fresh.nodes:  # one node's rows, built alone, before the whole log
         assert again.node_writes(node_id) == fresh.writes_by_node.get(node_id, [])
     assert list(fresh.nodes) == list(again.nodes)
@@ -71,7 +76,7 @@ def test_a_reopen_comes_from_the_index_and_equals_a_fresh_load(tmp_path, index_r
     before = dir_fingerprint(path)
     fresh = load_checkpoint(path)
     first = load_checkpoint(path, use_index=True)
-    [stored] = list(index_root.glob("*/index.msgpack"))
+    [stored] = list(index_root.glob("*/index.bin"))
     assert index.load(path) is not None
     again = load_checkpoint(path, use_index=True)
     _same(fresh, first)
@@ -81,6 +86,45 @@ def test_a_reopen_comes_from_the_index_and_equals_a_fresh_load(tmp_path, index_r
     assert [w.accepted for w in again.writes] == [True, False]
     assert dir_fingerprint(path) == before  # the checkpoint is never written
     assert stored.stat().st_mode & 0o077 == 0
+
+
+def test_ids_are_read_off_the_index_once_for_every_lookup(demo_ckpt, index_root, monkeypatch):
+    """A reopened run's entry ids are a column of the index: looking many up decodes them
+    once (each lookup decoded all of them, 200k at 10k nodes: a replay's global ranks took
+    seconds), and every lookup finds the row a fresh load's ids give."""
+    fresh = load_checkpoint(demo_ckpt)
+    load_checkpoint(demo_ckpt, use_index=True)
+    again = load_checkpoint(demo_ckpt, use_index=True)
+    assert isinstance(again.entries.ids, Texts)  # (from the index, not computed)
+    ids = fresh.entries.all_ids()
+    decoded = []
+    all_ids = Entries.all_ids
+    monkeypatch.setattr(Entries, "all_ids", lambda self: decoded.append(1) or all_ids(self))
+    for row in range(0, len(ids), max(1, len(ids) // 300)):
+        assert again.entries_by_id[ids[row]].row == row
+    assert "no such id" not in again.entries_by_id
+    assert len(decoded) == 1
+
+
+def test_a_reopen_reads_only_the_trace_logs_that_hold_what_the_audit_reads(
+    demo_ckpt, index_root, monkeypatch
+):
+    """The index keeps which nodes' trace logs hold a call the loader reads (a read tool's, a
+    refused write's) and the CoW log's rejected rows: an audit after a reopen reads those
+    logs alone, and finds what the fresh load's audit finds."""
+    fresh = load_checkpoint(demo_ckpt)
+    expected = audit(fresh)
+    load_checkpoint(demo_ckpt, use_index=True)
+    read: list[str] = []
+    scan = trace_log.some_trace_calls
+    monkeypatch.setattr(
+        trace_log, "some_trace_calls", lambda nodes, tools: read.extend(nodes) or scan(nodes, tools)
+    )
+    again = load_checkpoint(demo_ckpt, use_index=True)
+    assert audit(again).model_dump() == expected.model_dump()
+    calls = fresh.read_tool_calls()
+    assert sorted(read) == sorted(node_id for node_id, kept in calls.items() if kept)
+    assert 0 < len(read) < len(calls) and again.rejected_writes()
 
 
 def test_a_changed_file_is_read_again(tmp_path, index_root):
@@ -125,7 +169,7 @@ def test_index_off_writes_nothing(tmp_path, monkeypatch):
 def test_a_damaged_index_is_ignored(tmp_path, index_root):
     path = _run(tmp_path / "run")
     load_checkpoint(path, use_index=True)
-    [stored] = list(index_root.glob("*/index.msgpack"))
+    [stored] = list(index_root.glob("*/index.bin"))
     stored.write_bytes(stored.read_bytes()[:100])
     assert index.load(path) is None
     assert len(load_checkpoint(path, use_index=True).entries) == 1
@@ -175,7 +219,7 @@ def test_a_reopened_runs_trace_logs_outlive_a_rewritten_index(tmp_path, index_ro
     fresh = load_checkpoint(path)
     load_checkpoint(path, use_index=True)
     shown = load_checkpoint(path, use_index=True)
-    [stored] = list(index_root.glob("*/index.msgpack"))
+    [stored] = list(index_root.glob("*/index.bin"))
     inode = stored.stat().st_ino
     assert index.save(fresh, index.run_key(path, None))  # a new file, renamed over the old
     assert stored.stat().st_ino != inode

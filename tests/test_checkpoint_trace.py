@@ -243,3 +243,28 @@ def test_auto_entry_without_trace_line_is_a_rejected_row(tmp_path):
     assert [(w.source, w.current_node, w.target_node, w.ts, w.step) for w in rejected] == [
         ("auto_entry", "b", "", T0 + 5, 2)
     ]
+
+
+def _scan_by_parse(node_id, lines):
+    """The scan as parse_trace_line reads each line (what trace_log._scan inlines)."""
+    found, current = [], None
+    for index, line in enumerate(lines):
+        parsed = parse_trace_line(line)
+        if parsed.kind == "call":
+            current = {"node_id": node_id, "index": index, "tool": parsed.tool}
+            current["args_raw"] = parsed.text
+            found.append(current)
+        elif parsed.kind == "result" and current is not None and "result_raw" not in current:
+            current["result_raw"] = parsed.text
+    return found
+
+
+_PIECES = st.sampled_from(["→", "←", " ", "\u3000", "\t", "(", ")", "x", "é", "a_b", "1", "'"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(_PIECES, max_size=8).map("".join), max_size=8))
+def test_the_scan_pairs_calls_and_results_as_parse_trace_line_reads_them(lines):
+    from ari_mem_tui.checkpoint.trace_log import _scan
+
+    assert _scan("n", lines) == _scan_by_parse("n", lines)

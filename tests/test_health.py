@@ -10,9 +10,11 @@ from health_helpers import A1, A2, ROOT, B, C, write_fed_run, write_starved_run
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.cli import main
-from ari_mem_tui.health import compute_health
+from ari_mem_tui.health import Lineages, compute_health
 from ari_mem_tui.render.health import spark
 from ari_mem_tui.search.embedded import make_ranker
+from ari_mem_tui.search.replay import eligible_entry
+from ari_mem_tui.search.startup import start_time
 
 
 @pytest.fixture(scope="module")
@@ -179,3 +181,42 @@ def test_a_deep_chain_shows_its_depths_in_ranges(capsys, tmp_path):
     assert "99 depths in 25 ranges" in out and "96–99" in out
     assert main(["health", str(path), "--embedder", "bm25", "--no-letta", "--json"]) == 0
     assert len(json.loads(capsys.readouterr().out)["by_depth"]) == 99
+
+
+@pytest.mark.parametrize("scopes", ["written", "parent links"])
+def test_eligible_counts_are_the_post_filter_entry_by_entry(small_ckpt, tmp_path, scopes):
+    """GIVEN entries of this checkpoint, of another and of none (as a Letta server's footers
+    may say), some without ts, THEN each node's eligible count (read off the columns) is ARI's
+    post-filter and the as-of rule applied to one entry at a time."""
+    import shutil
+
+    path = small_ckpt
+    if scopes == "parent links":
+        path = tmp_path / "bare"
+        shutil.copytree(small_ckpt, path)
+        tree = json.loads((path / "tree.json").read_text())
+        for node in tree["nodes"]:
+            node.pop("ancestor_ids", None)
+        (path / "tree.json").write_text(json.dumps(tree))
+    ckpt = load_checkpoint(path)
+    records = [entry.as_record() for entry in ckpt.entries]
+    for i, record in enumerate(records):
+        record.ari_checkpoint = ("aaaaaaaaaaaa", "bbbbbbbbbbbb", None, "")[i % 4]
+        if i % 7 == 0:
+            record.ts = None
+    ckpt.entries = records
+    ckpt.reindex()
+    lineages = Lineages(ckpt, "aaaaaaaaaaaa")
+    counted = 0
+    for node in ckpt.nodes.values():
+        started, _ = start_time(ckpt, node)
+        scope = set(node.ancestor_ids)
+        expected = sum(
+            1
+            for entry in ckpt.entries
+            if eligible_entry(entry, scope, "aaaaaaaaaaaa")
+            and (started is None or entry.ts is None or entry.ts < started)
+        )
+        assert lineages.eligible(node, started) == expected
+        counted += expected
+    assert counted > 0

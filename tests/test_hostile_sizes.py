@@ -29,7 +29,6 @@ from hostile_helpers import (
 
 from ari_mem_tui.checkpoint import limits
 from ari_mem_tui.checkpoint.backup import GzipLines, read_backup
-from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.jsonlines import LineSplitter, TooLong, file_lines, json_records
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.problems import FileProblems
@@ -130,11 +129,11 @@ def test_a_gzip_bomb_of_records_stops_with_a_problem(
     path = tmp_path / "memory_backup.jsonl.gz"
     path.write_bytes(gzip.compress(raw))
     problems: list = []
-    result = read_backup(path, path.name, EntryIds(), problems)
+    result = read_backup(path, path.name, problems)
     assert 0 < len(result.entries) < 40_000  # the first MiB is read, then it stops
     assert any("gzip bomb" in p.why and p.severity == "error" for p in problems)
     monkeypatch.setenv("ARI_MEM_TUI_MAX_GZIP_FLOOR_MIB", "64")  # the default allows it
-    assert len(read_backup(path, path.name, EntryIds(), []).entries) == 40_000
+    assert len(read_backup(path, path.name, []).entries) == 40_000
 
 
 def test_a_gzip_line_past_the_limit_is_skipped(tmp_path: Path, monkeypatch) -> None:
@@ -144,7 +143,7 @@ def test_a_gzip_line_past_the_limit_is_skipped(tmp_path: Path, monkeypatch) -> N
     path = tmp_path / "memory_backup.jsonl.gz"
     path.write_bytes(gzip.compress(f"{good}\n{big}\n{good}\n".encode()))
     problems: list = []
-    result = read_backup(path, path.name, EntryIds(), problems)
+    result = read_backup(path, path.name, problems)
     assert [e.source_line for e in result.entries] == [1, 3]
     assert [p.where for p in problems] == ["line 2"] and "3 MiB long" in problems[0].why
     lines = GzipLines(path)

@@ -19,8 +19,14 @@ from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.cli import main
 from ari_mem_tui.letta.api import LettaConnection
 from ari_mem_tui.letta.errors import LettaUnavailable
-from ari_mem_tui.letta.footer import SEPARATOR, node_footer
-from ari_mem_tui.letta.source import LettaRanker, open_letta_run, read_letta_memory
+from ari_mem_tui.letta.footer import SEPARATOR, agent_name, node_footer, react_footer
+from ari_mem_tui.letta.source import (
+    LettaRanker,
+    open_letta_run,
+    pool_size_before,
+    read_letta_memory,
+)
+from ari_mem_tui.model import Entries, MemoryEntry, StringTable
 from ari_mem_tui.search.replay import replay
 
 HASH = "0123456789ab"
@@ -165,6 +171,35 @@ def test_open_replaces_memory_and_keeps_the_files(original, small_ckpt: Path) ->
     assert writes and all(ckpt.entries_by_id[e.joined_entry].letta_id == e.entry_id for e in writes)
 
 
+def test_a_restored_server_keeps_the_joins_the_files_gave(fake: FakeLetta, small_ckpt) -> None:
+    """A restored agent's passages have new ids, listed in another order: each write event
+    the file loader joined to an entry by content stays joined to the same entry (content id)."""
+    files = load_checkpoint(small_ckpt)
+    ckpt_hash = checkpoint_hash(small_ckpt)
+    agent = fake.add_agent(agent_name(ckpt_hash))
+    for entry in reversed(list(files.entries)):
+        if entry.kind == "node_scope":
+            footer = node_footer(ckpt_hash, entry.node_id, entry.metadata, entry.ts)
+        else:
+            footer = react_footer(ckpt_hash, entry.metadata, entry.ts)
+        fake.add_ari_passage(agent, entry.text, footer)  # (a new passage id)
+    ckpt = load_checkpoint(small_ckpt)
+    before = [event.joined_entry for event in ckpt.access_events]
+    open_letta_run(ckpt, letta_args(fake.url, small_ckpt))
+    assert sum(joined is not None for joined in before) > 100
+    assert [event.joined_entry for event in ckpt.access_events] == before
+    for event in ckpt.access_events:
+        if event.joined_entry is not None:
+            entry = ckpt.entries_by_id[event.joined_entry]
+            assert entry.letta_id != event.entry_id and entry.source == "letta"
+            assert entry.text.startswith(event.text_preview or "")
+    # the recorded hits' passage ids still name the server's entries, through their content
+    assert any("logged passage ids" in p.what for p in ckpt.problems)
+    assert ckpt.entries_by_letta_id[
+        next(e.entry_id for e in files.access_events if e.op == "write")
+    ]
+
+
 def test_recorded_hits_resolve_on_the_original_server(original, small_ckpt: Path) -> None:
     fake, _ = original
     ckpt = load_checkpoint(small_ckpt)
@@ -248,9 +283,23 @@ def test_global_rank_beyond_the_window_is_unknown(fake: FakeLetta) -> None:
     ranking = LettaRanker(conn_for(fake.url), agent, ckpt).rank("entry 4", top_k=3)
     assert ranking.window[0].text == "entry 4" and len(ranking.window) == 3
     assert ranking.pool_size == 6
+    as_of = LettaRanker(conn_for(fake.url), agent, ckpt).rank("entry 4", 3, 1_700_000_003.0)
+    assert as_of.pool_size == 3  # entries 0, 1, 2 were written before
     outside = [e for e in ckpt.entries if e not in ranking.window]
     assert all(ranking.global_rank(e.id) is None for e in outside)
     assert [ranking.global_rank(e.id) for e in ranking.window] == [0, 1, 2]
+
+
+def test_pool_size_as_of_counts_entries_of_no_time() -> None:
+    stamps = [5.0, None, 1.0, 9.0, None]
+    records = [
+        MemoryEntry(id=f"e{i}", kind="node_scope", node_id="n", text=f"t{i}", ts=ts, source="x")
+        for i, ts in enumerate(stamps)
+    ]
+    entries = Entries.from_records(records, StringTable())
+    for before in (None, 0.0, 1.0, 5.0, 9.5):
+        kept = [ts for ts in stamps if before is None or ts is None or ts < before]
+        assert pool_size_before(entries, before) == len(kept)
 
 
 def test_checkpoint_hash_override_for_a_copied_checkpoint(fake: FakeLetta, small_ckpt) -> None:

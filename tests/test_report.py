@@ -43,7 +43,9 @@ def write_checkpoint(path: Path, ckpt) -> Path:
 @pytest.fixture
 def ckpt_dir(tmp_path: Path) -> Path:
     ckpt = build_tree(PARENTS, [3, 3, 3, 3, 3], react=2, seed=5)
-    ckpt.entries[0].text = HOSTILE
+    records = [entry.as_record() for entry in ckpt.entries]  # (columns: edit a record)
+    records[0].text = HOSTILE
+    ckpt.entries = records
     return write_checkpoint(tmp_path / "ckpt", ckpt)
 
 

@@ -263,7 +263,8 @@ def test_the_key_goes_in_the_header_and_nowhere_else():
 def run_ckpt():
     """A small hand-built run: root with two children, a react step, an entry without ts."""
     ckpt = build_tree([0, 0], [4, 3, 3], react=1, seed=3)
-    ckpt.entries.append(make_entry(len(ckpt.entries), "node_root", "no time kept", ts=None))
+    untimed = make_entry(len(ckpt.entries), "node_root", "no time kept", ts=None)
+    ckpt.entries = [*ckpt.entries, untimed]
     ckpt.reindex()
     return ckpt
 

@@ -12,7 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from search_helpers import make_entry
 
-from ari_mem_tui.checkpoint import cachefile
+from ari_mem_tui.checkpoint import cachefile, index
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.model import Entries as EntryColumns
+from ari_mem_tui.model import MemoryEntry, StringTable
+from ari_mem_tui.model.columns import Texts, take_entries
+from ari_mem_tui.search.bm25_cache import pool_key
 from ari_mem_tui.search.embedded import (
     BM25Ranker,
     EmbeddingRanker,
@@ -261,6 +266,35 @@ def test_node_queries_are_embedded_ahead_and_cached(embedder, tmp_path):
     assert second.wait(60) and second.queries_ready.wait(60)
     assert again.texts == 0  # both entries and queries came from the cache
     assert np.allclose(second.scores("kernel tiling"), ranker.scores("kernel tiling"), atol=1e-6)
+
+
+def test_a_runs_bm25_key_is_its_texts_however_their_buffer_lies() -> None:
+    texts = ["alpha", "", "日本語の方向", "beta \ud800 lone", "gamma"]
+    records = [
+        MemoryEntry(id=f"e{i}", kind="node_scope", node_id="n", text=text, source="x")
+        for i, text in enumerate(texts)
+    ]
+    column = EntryColumns.from_records(records, StringTable())
+    key = pool_key(column.text, "s")
+    assert key == pool_key(texts, "s")  # the column hashed undecoded, the strings encoded
+    backwards = take_entries(column, [4, 3, 2, 1, 0])  # the same buffer, rows reordered
+    assert pool_key(backwards.text, "s") == pool_key(texts[::-1], "s") != key
+    assert pool_key([*texts[:-1], "gammb"], "s") != key and pool_key(texts, "t") != key
+    assert pool_key(["ab", ""], "s") != pool_key(["a", "b"], "s")
+
+
+def test_a_reopened_run_reads_the_bm25_index_its_fresh_load_stored(
+    demo_ckpt, tmp_path, monkeypatch
+) -> None:
+    monkeypatch.setenv(index.INDEX_ENV, str(tmp_path / "index"))
+    fresh = load_checkpoint(demo_ckpt, use_index=True)  # (writes the run index)
+    built = BM25Ranker(Pool(fresh.entries), tmp_path)
+    again = load_checkpoint(demo_ckpt, use_index=True)
+    assert index.is_current(demo_ckpt) and isinstance(again.entries.ids, Texts)
+    monkeypatch.setattr(BM25Ranker, "_build", lambda *_: pytest.fail("built again"))
+    loaded = BM25Ranker(Pool(again.entries), tmp_path)
+    assert len(list((tmp_path / "bm25").iterdir())) == 1
+    assert np.array_equal(loaded.scores("learning rate"), built.scores("learning rate"))
 
 
 def test_only_the_most_recently_used_bm25_indexes_are_kept(tmp_path, monkeypatch):

@@ -11,17 +11,18 @@ import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from sys import intern
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
+from msgspec import UNSET, UnsetType
 
-from ari_mem_tui.checkpoint.jsonfile import json_error, read_json, usable_file
+from ari_mem_tui.checkpoint.jsonfile import MAX_DEPTH, json_error, read_json, usable_file
 from ari_mem_tui.checkpoint.jsonlines import file_lines, json_records, loads_record
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
-from ari_mem_tui.model import AccessEvent, AccessFields, Problem
+from ari_mem_tui.model import Events, Problem, StringTable
+from ari_mem_tui.model.columns import EventBuilder
 
 LIVE_FILE = "memory_access.jsonl"
 SUMMARY_FILE = "memory_access.summary.json"
@@ -41,7 +42,6 @@ _KNOWN_SET = frozenset(
         "results",
     )
 )
-_ROW_IDS = ("entry_id", "src_node_id", "node_id")
 # names the loader sets; a log line carrying them must not pre-empt the loader's inference
 _RESERVED = ("source", "source_line", "reader", "reader_how", "joined_entry", "reader_note")
 
@@ -177,38 +177,98 @@ def parse_access_object(obj: Any) -> AccessLine:
     return AccessLine(fields=fields, notes=notes, extra=extra)
 
 
-def make_event(
-    fields: dict[str, Any], source: str, line: int, extra: dict[str, Any] | None = None
-) -> AccessEvent:
-    """An AccessEvent from fields checked by `parse_access_object` (and the unknown keys)."""
-    return AccessEvent(**fields, source=source, source_line=line, extra=extra or None)
+class _Row(msgspec.Struct, forbid_unknown_fields=True):
+    """One `results` item of the shapes ARI writes (§4.2); any other item takes the lenient
+    reader. UNSET: the key is absent."""
+
+    entry_id: str | None | UnsetType = UNSET
+    src_node_id: str | None | UnsetType = UNSET
+    node_id: str | None | UnsetType = UNSET
+    score: float | None | UnsetType = UNSET
+    type: str | None | UnsetType = UNSET
+    count: int | None | UnsetType = UNSET
 
 
-_DECODE_LINE = msgspec.json.Decoder(AccessFields).decode
+class _Line(msgspec.Struct, forbid_unknown_fields=True):
+    """What one well-formed line holds (§4.2): exactly its keys, each of its type, decoded in
+    C; the metadata object is kept as its JSON bytes."""
+
+    ts: float
+    op: Literal["read", "write"]
+    node_id: str = ""
+    collection: str = ""
+    entry_id: str | None = None
+    text_preview: str | None = None
+    metadata: msgspec.Raw = msgspec.Raw(b"null")  # (a Raw cannot be in a union)
+    query: str | None = None
+    ancestor_ids: list[str] | None = None
+    limit: int | None = None
+    results: list[_Row] = msgspec.field(default_factory=list)
 
 
-def _typed_event(raw: bytes) -> AccessEvent:
-    """The event of a well-formed line, decoded and validated in C; raises for any other line
+_DECODE_LINE = msgspec.json.Decoder(_Line).decode
+
+
+class _NotPlain(Exception):
+    """A line the typed reader does not take whole; the lenient reader reads it."""
+
+
+def _typed_line(raw: bytes) -> _Line:
+    """The well-formed line, decoded and checked in C (its metadata an object, not nested too
+    deeply: only metadata can nest, so only its bytes are counted); raises for any other line
     (the lenient reader then says what it kept)."""
     line = _DECODE_LINE(raw)
     if not math.isfinite(line.ts):
         raise msgspec.ValidationError("ts is not finite")
-    return AccessEvent(**msgspec.structs.asdict(line))
+    data = bytes(line.metadata)
+    if data == b"null":
+        line.metadata = None  # type: ignore[assignment]
+    else:
+        if data[:1] != b"{":
+            raise msgspec.ValidationError("metadata is not an object")
+        if data.count(b"[") + data.count(b"{") > MAX_DEPTH:
+            raise msgspec.ValidationError("metadata may be nested too deeply")
+        line.metadata = data  # type: ignore[assignment]
+    return line
 
 
-def _shared(event: AccessEvent) -> AccessEvent:
-    """The same node ids, queries and passage ids recur on thousands of lines: one copy each."""
-    event.node_id, event.collection = intern(event.node_id), intern(event.collection)
-    if event.query is not None:
-        event.query = intern(event.query)
-    if event.ancestor_ids:
-        event.ancestor_ids = [intern(item) for item in event.ancestor_ids]
-    for row in event.results:
-        for key in _ROW_IDS:
-            value = row.get(key)
-            if type(value) is str:
-                row[key] = intern(value)
-    return event
+def _add_line(events: EventBuilder, line: _Line, source: str, line_no: int) -> None:
+    events.add_plain(
+        line.ts,
+        line.op,
+        line.node_id,
+        line.collection,
+        line.entry_id,
+        line.text_preview,
+        line.metadata,  # type: ignore[arg-type]  # (its JSON bytes, or None)
+        line.query,
+        line.ancestor_ids,
+        line.limit,
+        source,
+        line_no,
+        line.results,
+    )
+
+
+def _add_fields(events: EventBuilder, parsed: AccessLine, source: str, line_no: int) -> None:
+    fields = parsed.fields or {}
+    events.add(
+        fields["ts"],
+        fields["op"],
+        fields["node_id"],
+        fields["collection"],
+        fields["entry_id"],
+        fields["text_preview"],
+        None,
+        fields["query"],
+        fields["ancestor_ids"],
+        fields["limit"],
+        source,
+        line_no,
+        metadata=fields["metadata"],
+        rows=fields["results"],
+        extra=parsed.extra,
+    )
 
 
 # ---- files ----
@@ -249,15 +309,15 @@ def access_files(ckpt: Path, run_id: str | None, problems: list[Problem]) -> lis
     return found
 
 
-def read_access_file(path: Path, name: str, problems: list[Problem]) -> list[AccessEvent]:
-    events: list[AccessEvent] = []
+def read_access_file(path: Path, name: str, problems: list[Problem], events: EventBuilder) -> None:
+    """Every readable event of one file into `events`, a problem for each line skipped."""
     sink = FileProblems(name, problems)
+    before = len(events)
     try:
         with path.open("rb") as handle:
-            for line_no, obj in json_records(file_lines(handle), sink, _typed_event):
-                if type(obj) is AccessEvent:
-                    obj.source, obj.source_line = name, line_no
-                    events.append(_shared(obj))
+            for line_no, obj in json_records(file_lines(handle), sink, _typed_line):
+                if type(obj) is _Line:
+                    _add_line(events, obj, name, line_no)
                     continue
                 parsed = parse_access_object(obj)
                 if parsed.error:
@@ -270,27 +330,35 @@ def read_access_file(path: Path, name: str, problems: list[Problem]) -> list[Acc
                         "; ".join(parsed.notes),
                         "info",
                     )
-                events.append(_shared(make_event(parsed.fields, name, line_no, parsed.extra)))
+                _add_fields(events, parsed, name, line_no)
     except OSError as exc:
         problems.append(
             Problem(
                 file=name,
-                what=f"kept {len(events)} events read before the error",
+                what=f"kept {len(events) - before} events read before the error",
                 why=f"read error ({exc.__class__.__name__})",
                 severity="error",
             )
         )
     sink.close()
-    return events
 
 
-def read_access_log(ckpt: Path, run_id: str | None, problems: list[Problem]) -> list[AccessEvent]:
-    """All events of all access-log files, stably sorted by ts."""
-    events: list[AccessEvent] = []
+def read_access_log(
+    ckpt: Path,
+    run_id: str | None,
+    problems: list[Problem],
+    strings: StringTable | None = None,
+    previews: tuple[Any, Any] | None = None,
+) -> Events:
+    """All events of all access-log files, as columns coded into `strings`, stably sorted by
+    ts. `previews`: (source_of, the entries being built) to keep a write's preview as the
+    entry text it starts (EventBuilder._previews), not as its own bytes."""
+    events = EventBuilder(strings if strings is not None else StringTable())
+    if previews is not None:
+        events.source_of, events.derived_from = previews
     for path in access_files(ckpt, run_id, problems):
-        events += read_access_file(path, display_name(ckpt, path), problems)
-    events.sort(key=lambda event: event.ts)
-    return events
+        read_access_file(path, display_name(ckpt, path), problems, events)
+    return events.finish()
 
 
 def read_access_summary(

@@ -24,7 +24,7 @@ from itertools import product
 from typing import Any
 
 from ari_mem_tui.checkpoint.values import as_int, parse_iso
-from ari_mem_tui.model import AccessEvent, Node, Problem, TraceCall
+from ari_mem_tui.model import AccessEvent, Events, EventView, Node, Problem, TraceCall
 
 STARTUP_LIMIT = 5
 QUERY_CHARS = 200
@@ -46,7 +46,7 @@ BULK_TOOLS = (
 READ_TOOLS = frozenset({"get_node_memory", "search_memory", "search_research_memory", *BULK_TOOLS})
 
 
-def _mark(event: AccessEvent, reader: str | None, how: str) -> None:
+def _mark(event: AccessEvent | EventView, reader: str | None, how: str) -> None:
     event.reader = reader
     event.reader_how = how
 
@@ -155,6 +155,7 @@ class Attributor:
                 if key is not None:
                     self.calls.setdefault(key, {}).setdefault(nid, deque()).append(call)
         self.inherit_positions: list[int] = []  # indexes of inherit:get_node_memory reads
+        self.reads: list[int] = []  # indexes of the read events
         self.acted: dict[str, float] = {}  # node -> its first own event (a write, or a read
         # logged under its id, which it could only be after writing)
         self.problems: list[Problem] = []
@@ -180,27 +181,28 @@ class Attributor:
         node did anything itself (its start-up search is the first thing it does)."""
         return self._existed(node_id, ts) and ts < self.acted.get(node_id, math.inf)
 
-    def _startup_groups(self, events: list[AccessEvent]) -> dict[tuple, list[int]]:
-        """Positions of the searches shaped like a start-up search, by (query, parent, depth)."""
+    def _startup_groups(self, events: Events) -> dict[tuple, list[int]]:
+        """Positions of the searches shaped like a start-up search, by (query, parent, depth)
+        (read off the columns: a big run has tens of thousands of reads)."""
         groups: dict[tuple, list[int]] = {}
-        for position, event in enumerate(events):
-            if (
-                event.op != "read"
-                or event.collection == "react_step"
-                or not event.query
-                or event.query.startswith("inherit:")
-                or event.limit != STARTUP_LIMIT
-                or not event.ancestor_ids
-            ):
+        strings = events.strings
+        react = strings.find("react_step")
+        coll, query, limit = events.coll, events.query, events.limit
+        starts, ends, anc = events.anc_start, events.anc_end, events.anc
+        for position in self.reads:
+            if react >= 0 and coll[position] == react or limit[position] != STARTUP_LIMIT:
                 continue
-            lineage = event.ancestor_ids
-            key = (event.query, lineage[-1], len(lineage))
+            text = strings[query[position]]
+            first, last = starts[position], ends[position]
+            if not text or text.startswith("inherit:") or first < 0 or last == first:
+                continue
+            key = (text, strings[anc[last - 1]], last - first)
             if key in self.startup:
                 groups.setdefault(key, []).append(position)
         return groups
 
     def _assign(
-        self, events: list[AccessEvent], nodes: list[str], positions: list[int]
+        self, events: Events, nodes: list[str], positions: list[int]
     ) -> tuple[dict[str, int], bool]:
         """Which search was whose start-up search: (node -> position, ambiguous).
 
@@ -235,7 +237,7 @@ class Attributor:
         return best[0], len(best) > 1
 
     def _assign_greedy(
-        self, events: list[AccessEvent], order: list[str], positions: list[int]
+        self, events: Events, order: list[str], positions: list[int]
     ) -> tuple[dict[str, int], bool]:
         """Many same-query siblings: each search to the eldest node that could have made it."""
         found: dict[str, int] = {}
@@ -249,7 +251,7 @@ class Attributor:
                 ambiguous = ambiguous or len(fits) > 1
         return found, ambiguous
 
-    def _startups(self, events: list[AccessEvent]) -> None:
+    def _startups(self, events: Events) -> None:
         for key, positions in self._startup_groups(events).items():
             nodes = self.startup[key]
             found, ambiguous = self._assign(events, nodes, positions)
@@ -261,7 +263,7 @@ class Attributor:
                 self._say_ambiguous(events, found, bursts)
 
     def _say_ambiguous(
-        self, events: list[AccessEvent], found: dict[str, int], bursts: dict[str, list[int]]
+        self, events: Events, found: dict[str, int], bursts: dict[str, list[int]]
     ) -> None:
         readers = sorted(found, key=lambda n: found[n])
         for reader, position in found.items():
@@ -286,16 +288,16 @@ class Attributor:
             )
         )
 
-    def _lost_directions(self, events: list[AccessEvent]) -> None:
+    def _lost_directions(self, events: Events) -> None:
         """A node whose direction is lost: its start-up search is the first search with its
         scope and limit 5, unclaimed and not an LLM call, made while it could start."""
         if not self.lost:
             return
         shaped: dict[tuple[str, int], list[int]] = {}  # (parent, depth) -> positions
-        for position, event in enumerate(events):
+        for position in self.reads:
+            event = events[position]
             if (
-                event.op == "read"
-                and not event.reader_how
+                not event.reader_how
                 and event.limit == STARTUP_LIMIT
                 and event.query
                 and not event.query.startswith("inherit:")
@@ -326,7 +328,7 @@ class Attributor:
         key = read_key(event)
         return bool(key is not None and self.calls.get(key))
 
-    def _burst(self, events: list[AccessEvent], position: int, reader: str) -> list[int]:
+    def _burst(self, events: Events, position: int, reader: str) -> list[int]:
         """Give the inherit reads just before a start-up search to the same reader (their
         positions are returned)."""
         marked: list[int] = []
@@ -364,24 +366,34 @@ class Attributor:
         by_node[reader].popleft()
         return reader
 
-    def _first_acts(self, events: list[AccessEvent]) -> None:
-        for event in events:
-            if event.node_id in self.nodes and event.node_id not in self.acted:
-                self.acted[event.node_id] = event.ts
+    def _first_acts(self, events: Events) -> None:
+        """Each node's first event (read off the node and ts columns: every event counts)."""
+        strings, acted = events.strings, self.acted
+        node_of = {code: nid for nid in self.nodes if (code := strings.find(nid)) >= 0}
+        for code, ts in zip(events.node, events.ts, strict=True):
+            nid = node_of.get(code)
+            if nid is not None and nid not in acted:
+                acted[nid] = ts
 
-    def attribute(self, events: list[AccessEvent]) -> None:
+    def attribute(self, events: Events) -> None:
         """Set reader / reader_how on every read event (events sorted by ts)."""
-        self.inherit_positions = [
-            i for i, e in enumerate(events) if e.op == "read" and e.query == INHERIT
-        ]
+        strings = events.strings
+        # the read events' rows, off the op column (a run has several writes to each read)
+        self.reads = list(events.rows_of_op("read"))
+        inherit, react = strings.find(INHERIT), strings.find("react_step")
+        query, coll = events.query, events.coll
+        self.inherit_positions = (
+            [row for row in self.reads if query[row] == inherit] if inherit >= 0 else []
+        )
         self._first_acts(events)
-        for event in events:
-            if event.op == "read" and event.collection == "react_step":
-                _mark(event, "bfts-select", "bfts-select")
+        for position in self.reads:
+            if react >= 0 and coll[position] == react:
+                _mark(events[position], "bfts-select", "bfts-select")
         self._startups(events)
         self._lost_directions(events)
-        for event in events:
-            if event.op != "read" or event.reader_how:
+        for position in self.reads:
+            event = events[position]
+            if event.reader_how:
                 continue
             reader = self._trace(event)
             if reader is not None:
@@ -402,7 +414,7 @@ class Attributor:
 
 
 def attribute_reads(
-    events: list[AccessEvent],
+    events: Events,
     nodes: dict[str, Node],
     goal: str,
     trace_calls: dict[str, list[TraceCall]],

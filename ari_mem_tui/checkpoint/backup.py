@@ -12,19 +12,19 @@ import os
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
-from sys import intern
 from typing import Any, Literal
 
 import msgspec
 
-from ari_mem_tui.checkpoint.entry_ids import EntryIds
-from ari_mem_tui.checkpoint.jsonfile import json_error
+from ari_mem_tui.checkpoint.jsonfile import MAX_DEPTH, json_error
 from ari_mem_tui.checkpoint.jsonlines import LineSplitter, TooLong, json_records, loads_record
 from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
-from ari_mem_tui.model import MemoryEntry, Problem
+from ari_mem_tui.model import Entries, Problem, StringTable
+from ari_mem_tui.model.columns import KIND_CODE, KINDS, EntryBuilder, take_entries
 
 BACKUP_FILE = "memory_backup.jsonl.gz"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -197,10 +197,12 @@ class GzipLines:
             yield from self._gzip(handle)
 
     def _count(self, lines: list[bytes]) -> Iterator[bytes]:
-        for raw in lines:
-            self.lines += 1
-            self.offset += (raw.size if type(raw) is TooLong else len(raw)) + 1
-            yield raw
+        """The lines, counted a chunk at a time (a read error or a stop comes between chunks,
+        when every line before it was given)."""
+        self.lines += len(lines)
+        self.offset += sum(map(len, lines)) + len(lines)
+        self.offset += sum(raw.size for raw in lines if type(raw) is TooLong)  # (len 0)
+        return iter(lines)
 
     def _plain(self, handle) -> Iterator[bytes]:
         while chunk := handle.read(_CHUNK):
@@ -298,87 +300,137 @@ def _salvage(decomp, data: bytes, cap: int, step: int = 1024) -> bytes:
 
 @dataclass
 class BackupResult:
-    entries: list[MemoryEntry] = field(default_factory=list)
+    """What the backup gave: its entries are rows `start`… of `rows` (a builder the caller may
+    share with other sources), its core seed, how many records were read."""
+
+    rows: EntryBuilder = field(default_factory=lambda: EntryBuilder(StringTable()))
+    start: int = 0
+    end: int = 0
     core_seed: dict[str, Any] | None = None
     records: int = 0  # lines read as records (any kind)
 
+    @property
+    def count(self) -> int:
+        return self.end - self.start
 
-def make_entry(
-    record: dict[str, Any], ids: EntryIds, source: str, line: int, partial: bool = False
-) -> MemoryEntry:
-    """A MemoryEntry from a record checked by `parse_memory_record`."""
-    values = {
-        "id": ids.make(record["kind"], record["node_id"], record["ts"], record["text"]),
-        "kind": record["kind"],
-        "node_id": intern(record["node_id"]),  # one copy of each owner's id
-        "text": record["text"],
-        "metadata": record["metadata"],
-        "ts": record["ts"],
-        "source": source,
-        "source_line": line,
-        "step": record["step"],
-        "partial": partial,
-    }
-    return MemoryEntry(**values)
+    @cached_property
+    def entries(self) -> Entries:
+        """The backup's entries alone, as a table (a caller that did not share its builder)."""
+        table = self.rows.finish()
+        if (self.start, self.end) == (0, len(table)):
+            return table
+        return take_entries(table, range(self.start, self.end))
+
+    def stamps(self) -> list[float]:
+        self.rows.flush()
+        ts = self.rows.ts
+        return [t for t in ts[self.start : self.end] if not math.isnan(t)]
+
+
+def add_entry(
+    rows: EntryBuilder, record: dict[str, Any], source: str, line: int, partial: bool = False
+) -> None:
+    """A row from a record checked by `parse_memory_record`."""
+    rows.add(
+        KIND_CODE[record["kind"]],
+        record["node_id"],
+        record["text"],
+        None,
+        record["ts"],
+        source,
+        line,
+        record["step"],
+        partial,
+        metadata=record["metadata"],
+    )
 
 
 class _Record(msgspec.Struct):
     """A well-formed node_scope / react_step line, as §3.2 and §3.3 give it (other keys are
-    ignored, as `parse_memory_record` ignores them)."""
+    ignored, as `parse_memory_record` ignores them); the metadata kept as its JSON bytes."""
 
     kind: Literal["node_scope", "react_step"]
     text: str
     ts: float
-    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    metadata: msgspec.Raw = msgspec.Raw(b"{}")
     node_id: str = ""
 
 
+class _Meta(msgspec.Struct):
+    """The two metadata keys the loader reads itself (any others are left in the bytes)."""
+
+    node_id: Any = None
+    step: int | None = None
+
+
 _DECODE_RECORD = msgspec.json.Decoder(_Record).decode
+_DECODE_META = msgspec.json.Decoder(_Meta).decode
+_EMPTY_META = b"{}"
 
 
-class _Checked(dict):
-    """A record `_typed_record` already checked (a JSON line never decodes to this type)."""
+class _Checked(tuple):
+    """A record `_typed_record` already checked: (kind code, owner, text, metadata bytes, ts,
+    step); a JSON line never decodes to this type."""
+
+    __slots__ = ()
+
+    def as_record(self) -> dict[str, Any]:
+        """The record `parse_memory_record` gives for the same line."""
+        kind, node_id, text, meta, ts, step = self
+        return {
+            "kind": KINDS[kind],
+            "node_id": node_id,
+            "text": text,
+            "metadata": msgspec.json.decode(meta),
+            "ts": ts,
+            "step": step,
+        }
 
 
-def _typed_record(raw: bytes) -> dict[str, Any]:
+def _typed_record(raw: bytes) -> _Checked:
     """The checked record of a well-formed line, decoded in C; raises for any other line (the
     lenient reader then says what it kept or why it skipped it)."""
     line = _DECODE_RECORD(raw)
-    metadata = line.metadata
-    if line.kind == "node_scope":
-        node_id = line.node_id
-    else:
-        owner = metadata.get("node_id")
-        node_id = owner if type(owner) is str else ""
-    step = metadata.get("step")
+    meta = bytes(line.metadata)
+    node_id, step = line.node_id, None
+    if meta != _EMPTY_META:
+        if meta[:1] != b"{" or meta.count(b"[") + meta.count(b"{") > MAX_DEPTH:
+            raise msgspec.ValidationError("metadata is not a plain object")
+        keys = _DECODE_META(meta)  # (an int step only: any other takes the lenient reader)
+        step = keys.step
+        if line.kind == "react_step":
+            node_id = keys.node_id if type(keys.node_id) is str else ""
     if not node_id and line.kind == "node_scope" or not math.isfinite(line.ts):
         raise msgspec.ValidationError("not a plain record")
-    if step is not None and type(step) is not int:
-        raise msgspec.ValidationError("step is not an integer")
-    return _Checked(
-        kind=line.kind, node_id=node_id, text=line.text, metadata=metadata, ts=line.ts, step=step
-    )
+    return _Checked((KIND_CODE[line.kind], node_id, line.text, meta, line.ts, step))
 
 
-def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -> BackupResult:
-    """Every readable record of the backup, with a problem for each skipped line."""
-    result = BackupResult()
+def read_backup(
+    path: Path, name: str, problems: list[Problem], rows: EntryBuilder | None = None
+) -> BackupResult:
+    """Every readable record of the backup into `rows` (a new table when None), with a
+    problem for each skipped line."""
+    result = BackupResult() if rows is None else BackupResult(rows=rows, start=len(rows))
+    rows = result.rows
+    result.end = result.start
+    add = rows.add_plain
     sink = FileProblems(name, problems)
     stream = GzipLines(path)
-    line_no = 0
     try:
         for line_no, obj in json_records(stream, sink, _typed_record):
             if type(obj) is _Checked:
                 result.records += 1
-                result.entries.append(make_entry(obj, ids, name, line_no))
+                kind, node_id, text, meta, ts, step = obj
+                add(kind, node_id, text, meta, ts, name, line_no, step)
+                result.end += 1
                 continue
-            _read_record(obj, line_no, name, ids, sink, result)
+            _read_record(obj, line_no, name, sink, result)
     except OSError as exc:
         problems.append(
             Problem(
                 file=name,
                 where=f"line {stream.lines + 1}",
-                what=f"kept {len(result.entries)} entries read before it",
+                what=f"kept {result.count} entries read before it",
                 why=f"read error ({exc.__class__.__name__}: {exc})",
                 severity="error",
             )
@@ -391,7 +443,7 @@ def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -
             Problem(
                 file=name,
                 where=f"line {stream.stop.line} (byte {stream.stop.byte} of the decompressed data)",
-                what=f"kept the {len(result.entries)} entries decoded before it; the rest is lost",
+                what=f"kept the {result.count} entries decoded before it; the rest is lost",
                 why=stream.stop.reason,
                 severity="error",
             )
@@ -400,7 +452,7 @@ def read_backup(path: Path, name: str, ids: EntryIds, problems: list[Problem]) -
 
 
 def _read_record(
-    obj: Any, line_no: int, name: str, ids: EntryIds, sink: FileProblems, result: BackupResult
+    obj: Any, line_no: int, name: str, sink: FileProblems, result: BackupResult
 ) -> None:
     where = f"line {line_no}"
     parsed = parse_backup_object(obj)
@@ -422,4 +474,5 @@ def _read_record(
             )
         result.core_seed = parsed.record
         return
-    result.entries.append(make_entry(parsed.record, ids, name, line_no))
+    add_entry(result.rows, parsed.record, name, line_no)
+    result.end += 1

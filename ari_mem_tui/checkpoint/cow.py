@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import math
 import re
+from array import array
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Mapping
 from functools import cached_property
+from itertools import compress
 from typing import Any
 
 from ari_mem_tui.checkpoint.bulk import without_gc
@@ -26,7 +29,8 @@ from ari_mem_tui.checkpoint.trace_log import (
     cow_refusal,
     rejection_reason,
 )
-from ari_mem_tui.model import AccessEvent, CowWrite, MemoryEntry, TraceCall
+from ari_mem_tui.model import CowWrite, Entries, EntryView, Events, EventView, TraceCall
+from ari_mem_tui.model.columns import Texts
 
 AUTO_ENTRY = re.compile(r"^Tool ([A-Za-z_][\w.:-]*): ")
 
@@ -35,18 +39,18 @@ def _row(**fields: Any) -> CowWrite:
     return CowWrite.model_validate(fields)
 
 
-def _written(entry: MemoryEntry, event: AccessEvent | None) -> tuple[str, float | None]:
+def _written(entry: EntryView, event: EventView | None) -> tuple[str, float | None]:
     """The node current when an entry was written, and when: its write event's, else its own."""
     return (event.node_id, event.ts) if event else (entry.node_id, entry.ts)
 
 
-def accepted_rows(entries: list[MemoryEntry], joined: dict[str, AccessEvent]) -> list[CowWrite]:
-    """One row per node-scope entry; `joined` maps entry ids to their write events."""
+def accepted_rows(entries: Iterable[EntryView], joined: Joined) -> list[CowWrite]:
+    """One row per node-scope entry; `joined` gives an entry's write event."""
     rows = []
     for entry in entries:
         if entry.kind != "node_scope":
             continue
-        event = joined.get(entry.id)
+        event = joined.get(entry)
         from_log = entry.source == (event.source if event else None)
         current_node, ts = _written(entry, event)
         rows.append(
@@ -67,7 +71,7 @@ def accepted_rows(entries: list[MemoryEntry], joined: dict[str, AccessEvent]) ->
     return rows
 
 
-def rejection_of_auto_entry(entry: MemoryEntry) -> tuple[str, str] | None:
+def rejection_of_auto_entry(entry: EntryView) -> tuple[str, str] | None:
     """(tool, reason) when the entry is the node's own log of a write the CoW guard refused:
     `"Tool <guarded tool>: " + json.dumps({"result": <the refusal as JSON>})` (§4.6). The
     envelope of a refusal is short, never cut at ARI's 1,000 characters, so it always parses;
@@ -89,16 +93,17 @@ def rejection_of_auto_entry(entry: MemoryEntry) -> tuple[str, str] | None:
 
 
 def rejected_rows(
-    entries_by_node: dict[str, list[MemoryEntry]],
+    entries_by_node: Mapping[str, list[EntryView]],
     trace_calls: Mapping[str, list[TraceCall]],
-    joined: Mapping[str, AccessEvent],
+    joined: Joined,
 ) -> list[CowWrite]:
     """Rejections from trace_logs, each matched in order to the node's auto entries of its tool
-    (which time it); `joined` maps entry ids to their write events."""
+    (which time it); `joined` gives an entry's write event. `entries_by_node` may hold only the
+    entries that can be auto entries of a refusal (`CowLog.autos`)."""
     rows = []
     nodes = list(dict.fromkeys([*trace_calls, *entries_by_node]))
     for node_id in nodes:
-        autos: dict[str, deque[tuple[MemoryEntry, str]]] = {}
+        autos: dict[str, deque[tuple[EntryView, str]]] = {}
         for entry in entries_by_node.get(node_id, []):
             found = rejection_of_auto_entry(entry)
             if found:
@@ -145,14 +150,12 @@ def rejected_rows(
     return rows
 
 
-def _auto_ts(
-    auto: tuple[MemoryEntry, str] | None, joined: Mapping[str, AccessEvent]
-) -> float | None:
+def _auto_ts(auto: tuple[EntryView, str] | None, joined: Joined) -> float | None:
     """When the refused write was made: when its auto entry was written."""
     if auto is None:
         return None
     entry = auto[0]
-    return _written(entry, joined.get(entry.id))[1]
+    return _written(entry, joined.get(entry))[1]
 
 
 def order_rows(rows: list[CowWrite], latest: Mapping[str, float] | None = None) -> list[CowWrite]:
@@ -173,61 +176,146 @@ def order_rows(rows: list[CowWrite], latest: Mapping[str, float] | None = None) 
     return [item[2] for item in keyed]
 
 
+def _rows_holding(texts: Texts, needles: list[bytes]) -> list[int]:
+    """The rows whose text holds one of `needles`, ascending: the needles are looked for in
+    the whole buffer at C speed, each place found mapped to its row (rows' texts are disjoint
+    slices of the buffer), not by reading every row."""
+    places = {at for needle in needles for at in texts.find_all(needle)}
+    if not places:
+        return []
+    starts, ends = texts.starts, texts.ends
+    by_start = sorted((s, row) for row, s in enumerate(starts) if s >= 0)
+    firsts = [s for s, _ in by_start]
+    rows = set()
+    for at in places:
+        pos = bisect_right(firsts, at) - 1
+        if pos >= 0:
+            row = by_start[pos][1]
+            if at < ends[row]:
+                rows.add(row)
+    return sorted(rows)
+
+
+class Joined:
+    """Each entry's write event (the last one joined to it), read off the events' `joined`
+    column: by entry row; an event joined by an id of no row (hand-built) by that id."""
+
+    def __init__(self, entries: Entries, events: Events) -> None:
+        self._entries, self._events = entries, events
+        self._rows = array("i", [-1]) * len(entries)
+        self._ids: dict[str, int] = {}
+        if events.entries is not None and events.entries is not entries:
+            # the events point into other entries now (a Letta server's, swapped in): an entry
+            # is its joined event's by id (the same content has the same id)
+            for event in range(len(events)):
+                entry_id = events.joined_at(event)
+                if entry_id is not None:
+                    self._ids[entry_id] = event
+            return
+        for event, row in enumerate(events.joined):
+            if row >= 0:
+                self._rows[row] = event
+        for event, entry_id in events.joined_ids.items():
+            self._ids[entry_id] = event
+
+    def event_row(self, entry: int) -> int:
+        event = self._rows[entry]
+        if event < 0 and self._ids:
+            event = self._ids.get(self._entries.id_at(entry), -1)
+        return event
+
+    def get(self, entry: EntryView) -> EventView | None:
+        event = self._rows[entry.row] if entry.table is self._entries else -1
+        if event < 0 and self._ids:
+            event = self._ids.get(entry.id, -1)
+        return self._events[event] if event >= 0 else None
+
+
+_TOOL = b"Tool "
+_MARKERS = [marker.encode() for marker in REJECTION_MARKERS]
+
+
 class CowLog:
     """The CoW log of a load, built when it is asked for: one node's rows (`for_node`, what a
     replay shows), the counts, or the whole run's log in time order (when it is called).
 
+    It reads the run's columns (model/columns.py): the entries a refusal's auto entry can be
+    are found in the text buffer's bytes (`Tool …` holding a refusal's words), not by reading
+    every entry; the entries by current node come off the node and joined columns.
     `trace_calls` may be a lazy mapping (trace_log.TraceCallsByNode): one node's rows then
     parse only that node's trace_log. `counts`, when known (the run index stores them), spares
-    the rejected rows of the whole run until the log is called.
+    the rejected rows of the whole run until the log is called; `rejected`, when known (the
+    index stores them too: `stored_rejected`), spares them altogether: (the rows as
+    `rejected` gives them, the place in that list of each row `rejected_in_order` gives).
     """
 
     def __init__(
         self,
-        entries: list[MemoryEntry],
-        events: list[AccessEvent],
+        entries: Entries,
+        events: Events,
         trace_calls: Mapping[str, list[TraceCall]],
         counts: tuple[int, int] | None = None,
+        rejected: tuple[list[CowWrite], list[int]] | None = None,
     ) -> None:
         self.entries, self.events, self.trace_calls = entries, events, trace_calls
         self._rejected: list[CowWrite] | None = None
+        self._order: list[int] | None = None
         if counts is not None:
             self.__dict__["counts"] = counts
+        if rejected is not None:
+            self._rejected, self._order = rejected
 
     @cached_property
     def counts(self) -> tuple[int, int]:
         """(accepted, rejected) rows, counted on first use: the TUI never asks at open."""
-        return without_gc(lambda: (sum(map(len, self.by_node.values())), len(self.rejected)))
+        return without_gc(lambda: (self.entries.kind_counts()["node_scope"], len(self.rejected)))
 
     # the tables below wait for a first use: a reopened run may never read its CoW log
 
     @cached_property
-    def by_node(self) -> dict[str, list[MemoryEntry]]:
-        by_node: dict[str, list[MemoryEntry]] = {}
-        for entry in self.entries:
-            if entry.kind == "node_scope":
-                by_node.setdefault(entry.node_id, []).append(entry)
-        return by_node
+    def autos(self) -> dict[str, list[EntryView]]:
+        """The node-scope entries that may log a refused write (`rejection_of_auto_entry`
+        decides), by owner, owners in the order their first entry comes."""
+        entries = self.entries
+        kind, node = entries.kind, entries.node
+        found: dict[int, list[int]] = {}
+        for row in _rows_holding(entries.text, _MARKERS):
+            if not kind[row] and entries.text.raw(row)[:5] == _TOOL:  # type: ignore[index]
+                found.setdefault(node[row], []).append(row)
+        owners = dict.fromkeys(compress(node, map((0).__eq__, kind)))  # first-entry order
+        strings = entries.strings
+        return {
+            strings[code] or "": [entries[row] for row in found[code]]
+            for code in owners
+            if code in found
+        }
 
     @cached_property
-    def by_current_node(self) -> dict[str, list[MemoryEntry]]:
-        """Node-scope entries by the node current when they were written (the event's, if
+    def by_current_node(self) -> dict[str, list[int]]:
+        """Node-scope entry rows by the node current when they were written (the event's, if
         logged), in the order the whole log takes them."""
-        groups: dict[str, list[MemoryEntry]] = {}
-        for entry in self.entries:
-            if entry.kind == "node_scope":
-                current_node = _written(entry, self.joined.get(entry.id))[0]
-                groups.setdefault(current_node, []).append(entry)
-        return groups
+        entries, joined = self.entries, self.joined
+        event_node = self.events.node
+        groups: dict[int, list[int]] = {}
+        for row, (kind, owner) in enumerate(zip(entries.kind, entries.node, strict=True)):
+            if kind == 0:
+                event = joined.event_row(row)
+                groups.setdefault(event_node[event] if event >= 0 else owner, []).append(row)
+        strings = entries.strings
+        return {strings[code] or "": rows for code, rows in groups.items()}
+
+    def _current_entries(self, node_id: str) -> list[EntryView]:
+        entries = self.entries
+        return [entries[row] for row in self.by_current_node.get(node_id, [])]
 
     @cached_property
-    def joined(self) -> dict[str, AccessEvent]:
-        return {e.joined_entry: e for e in self.events if e.joined_entry}
+    def joined(self) -> Joined:
+        return Joined(self.entries, self.events)
 
     @property
     def rejected(self) -> list[CowWrite]:
         if self._rejected is None:
-            self._rejected = rejected_rows(self.by_node, self.trace_calls, self.joined)
+            self._rejected = rejected_rows(self.autos, self.trace_calls, self.joined)
         return self._rejected
 
     def __call__(self) -> list[CowWrite]:
@@ -243,6 +331,8 @@ class CowLog:
         accepted rows (one per entry). That order is: nodes as they first appear (accepted rows
         first), each node's rows in `_node_order`, then all by ts, where a row without ts takes
         its node's latest ts before it, accepted rows included."""
+        if self._order is not None:
+            return [self.rejected[place] for place in self._order]
         groups: dict[str, list[CowWrite]] = {}
         for row in self.rejected:
             groups.setdefault(row.current_node, []).append(row)
@@ -255,8 +345,8 @@ class CowLog:
         """Each node's latest ts among its accepted rows (the nodes without one are left out)."""
         latest = {}
         for node_id in nodes:
-            entries = self.by_current_node.get(node_id, [])
-            stamps = [_written(e, self.joined.get(e.id))[1] for e in entries]
+            entries = self._current_entries(node_id)
+            stamps = [_written(e, self.joined.get(e))[1] for e in entries]
             timed = [ts for ts in stamps if ts is not None]
             if timed:
                 latest[node_id] = max(timed)
@@ -265,11 +355,11 @@ class CowLog:
     def for_node(self, node_id: str) -> list[CowWrite]:
         """The rows whose current node is `node_id`, as the whole log lists them (its order
         keeps each node's rows in `_node_order`), without building the others."""
-        rows = accepted_rows(self.by_current_node.get(node_id, []), self.joined)
+        rows = accepted_rows(self._current_entries(node_id), self.joined)
         if self._rejected is not None:
             rows += [row for row in self._rejected if row.current_node == node_id]
         else:
-            own = {node_id: self.by_node.get(node_id, [])}
+            own = {node_id: self.autos.get(node_id, [])}
             calls = {node_id: self.trace_calls.get(node_id, [])}
             rows += rejected_rows(own, calls, self.joined)
         return _node_order(rows)
@@ -279,3 +369,10 @@ def _node_order(rows: list[CowWrite]) -> list[CowWrite]:
     timed = sorted((r for r in rows if r.ts is not None), key=lambda r: r.ts)
     untimed = [r for r in rows if r.ts is None]
     return timed + untimed
+
+
+def stored_rejected(log: CowLog) -> tuple[list[CowWrite], list[int]]:
+    """What `CowLog(..., rejected=…)` takes, from a log that computed it."""
+    rows = log.rejected
+    place = {id(row): at for at, row in enumerate(rows)}
+    return rows, [place[id(row)] for row in log.rejected_in_order()]

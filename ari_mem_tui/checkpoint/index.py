@@ -1,23 +1,42 @@
-"""A persistent index of a loaded run, so that reopening unchanged files skips the parse.
+"""A persistent index of a loaded run, so that reopening unchanged files maps instead of parsing.
 
 Kept outside the checkpoint, in `<cache>/index/<sha1 of the checkpoint's real path>/` (the cache
 is $ARI_MEM_TUI_CACHE or the user's cache dir; $ARI_MEM_TUI_INDEX names another folder, or
-`off`). The key is every file the loader may read: (name, device, inode, size, mtime_ns) and a
-hash of its first and last 64 KiB, with the loader's own source; any difference and the run is
-loaded from its files again and the index rewritten. The index is msgpack (data only, never
-code): the records' field values, rebuilt into the same models on reopen. Trace logs stay
-undecoded bytes, as after a fresh load: views into the memory-mapped index, read from disk only
-when a node's trace is; the CoW log is not stored but built again, from the same inputs, when it
-is first read.
+`off`); never inside the checkpoint. The key is every file the loader may read: (name, device,
+inode, size, mtime_ns) and a hash of its first and last 64 KiB, with the loader's own source and
+the limits in force; any difference and the run is loaded from its files again and the index
+rewritten.
+
+The file holds the run's columns (model/columns.py) as they are in memory, so a reopen maps
+them: `MAGIC`, the header's size and CRC, the header (msgpack: the key, the run id, the
+sections' names, places, sizes and CRCs), then the sections, each 64-byte aligned: one per
+column (raw arrays, UTF-8 buffers with their offsets), the buffer of trace logs and artifacts
+(read from disk only when a node's are), and a small msgpack body (the tree's nodes, core
+blocks, problems, the rare values kept as Python objects). Data only, never code.
+
+A file of ours is still not trusted: it is opened only when it is a regular file of ours
+(without following a symlink, without blocking on a FIFO), under a size limit, and every
+section's CRC, seeded with the key, is checked before anything is used, so a flipped bit or
+another run's body under this run's header is a miss: the run is loaded from its files and the
+index rewritten, and the user is told once (checkpoint/cachefile.py `tell`, as for every cache).
+
+The CoW log is not stored but built again, from the same inputs, when it is first read; what
+an audit reads of it, its rejected rows (with their order), is stored, and so is which nodes'
+trace logs hold the calls the loader reads (a read tool's, a refused write's): a reopened run's
+audit reads those logs alone (`TraceCallsByNode`).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import mmap
 import os
+import shutil
 import stat
 import tempfile
+import zlib
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -26,31 +45,42 @@ from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint.access_log import access_files
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS
-from ari_mem_tui.checkpoint.cow import CowLog
-from ari_mem_tui.checkpoint.limits import current
-from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, trace_calls_of
+from ari_mem_tui.checkpoint.cachefile import rebuilt
+from ari_mem_tui.checkpoint.cow import CowLog, stored_rejected
+from ari_mem_tui.checkpoint.limits import MIB, current, hint
+from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, known_calls, trace_calls_of
 from ari_mem_tui.checkpoint.tree import link_ancestors
 from ari_mem_tui.model import (
-    AccessEvent,
     Checkpoint,
     CoreBlocks,
+    CowWrite,
+    Entries,
+    Events,
+    JsonList,
     JsonStrings,
-    MemoryEntry,
     Node,
     Problem,
     RunGraph,
+    StringTable,
 )
+from ari_mem_tui.model.columns import OptInts, ResultRows, Texts, utf8
 
-FORMAT = 7  # 2: rebuilt ancestor_ids are not stored (the edges give them); 3: the body holds
-# the CoW log's (accepted, rejected) counts and its rows stay undecoded until first read;
-# 4: entries and events are msgspec Structs, written and read as such; 5: no CoW rows;
-# 6: the key alone in the first section (is_current); 7: the trace logs in a last section of
-# their own, read through a memory map
+FORMAT = 9  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
+# 9: the nodes whose trace logs hold the calls the loader reads, the CoW log's rejected rows
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
-INDEX_FILE = "index.msgpack"
+INDEX_FILE = "index.bin"
+OLD_FILES = ("index.msgpack",)  # earlier formats' names, removed when an index is written
+MAGIC = b"ARIMTIX\x00"
+_PREFIX = len(MAGIC) + 8 + 4  # magic, header size, header CRC
+ALIGN = 64
+MAX_HEADER = 64 * MIB
 _CODE = Path(__file__).resolve().parent.parent  # the package: its loader and model sources
+
+
+class Damaged(Exception):
+    """The index cannot be used as it is; `str(exc)` says why, in a few words."""
 
 
 def index_root() -> Path | None:
@@ -115,7 +145,8 @@ def _file_key(path: Path, ckpt: Path) -> list[Any]:
         return [name, "not a file", stat.S_IFMT(info.st_mode)]
     digest = hashlib.sha1()
     try:
-        with path.open("rb") as handle:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        with open(fd, "rb", buffering=0) as handle:
             digest.update(handle.read(EDGE))
             if info.st_size > EDGE:
                 handle.seek(max(EDGE, info.st_size - EDGE))
@@ -131,11 +162,133 @@ def run_key(ckpt: Path, run_id: str | None) -> list[Any]:
     return [code, [_file_key(path, ckpt) for path in _watched(ckpt, run_id)]]
 
 
+def _seed(key: list[Any]) -> int:
+    """Every section's CRC starts from the key's: a body written for other files fails."""
+    return zlib.crc32(msgspec.msgpack.encode(key))
+
+
+def size_limit(key: list[Any]) -> tuple[int, str]:
+    """The most an index of these files may weigh, and in words: what they hold (the backup as
+    it may decompress) twice over for the columns beside it, and 64 MiB; never more than the
+    cache-mib limit of every cache file. A larger file is not read (a sparse 2 GiB file in its
+    place must not be)."""
+    limits, total = current(), 0
+    for item in key[1]:
+        if len(item) == 6:
+            size = item[3]
+            total += limits.gzip_allowed(size) if item[0].endswith(".gz") else size
+    run = 2 * total + 64 * MIB
+    if limits.cache_bytes < run:
+        return limits.cache_bytes, f"the cache-mib limit ({hint('cache-mib')})"
+    return run, "what its run can need"
+
+
+# ---- the columns of the tables ----
+
+# (attribute, typecode) of each plain column; Texts, OptInts and side values follow
+_ENTRY_COLUMNS = (("kind", "B"), ("node", "i"), ("ts", "d"), ("source", "i"), ("letta", "i"))
+_ENTRY_COLUMNS += (("partial", "B"), ("ckpt", "i"))
+_ENTRY_TEXTS = ("text", "meta")
+_ENTRY_INTS = ("line", "step")
+_EVENT_COLUMNS = (("ts", "d"), ("op", "B"), ("node", "i"), ("coll", "i"), ("eid", "i"))
+_EVENT_COLUMNS += (("query", "i"), ("source", "i"), ("reader", "i"), ("how", "i"), ("note", "i"))
+_EVENT_COLUMNS += (("joined", "i"), ("anc_start", "q"), ("anc_end", "q"), ("anc", "i"))
+_EVENT_COLUMNS += (("res_start", "q"), ("res_end", "q"))
+_EVENT_TEXTS = ("preview", "meta")
+_EVENT_INTS = ("limit", "line")
+_ROW_CODES = ("entry_id", "src_node_id", "node_id", "type")
+
+
+def _texts(name: str, texts: Texts, out: dict[str, Any]) -> None:
+    out[name] = texts.buf
+    out[name + ".starts"] = _as_array(texts.starts, "q")
+    out[name + ".ends"] = _as_array(texts.ends, "q")
+
+
+def _as_array(column: Any, kind: str) -> Any:
+    """`column` as a buffer of items of `kind` (a mapped column is one already)."""
+    if isinstance(column, memoryview) and column.format == kind:
+        return column
+    if isinstance(column, array) and column.typecode == kind:
+        return column
+    if kind == "B":
+        return bytes(column)
+    return array(kind, column)
+
+
+def _columns(ckpt: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The buffers to store, by section name, and the small values for the body."""
+    out: dict[str, Any] = {}
+    side: dict[str, Any] = {}
+    ckpt.strings.freeze()  # (one buffer, as stored: the strings' objects go)
+    strings_buf, offsets = ckpt.strings.export()
+    out["strings"], out["strings.offsets"] = strings_buf, _as_array(offsets, "q")
+    hashes, order = ckpt.strings.hash_index()
+    out["strings.hashes"], out["strings.order"] = _as_array(hashes, "Q"), _as_array(order, "i")
+    entries, events = ckpt.entries, ckpt.access_events
+    for name, kind in _ENTRY_COLUMNS:
+        out["e." + name] = _as_array(getattr(entries, name), kind)
+    for name in _ENTRY_TEXTS:
+        _texts("e." + name, getattr(entries, name), out)
+    ids = [utf8(entry_id) for entry_id in entries.all_ids()]
+    _texts("e.ids", _packed(ids), out)
+    for name in _ENTRY_INTS:
+        column: OptInts = getattr(entries, name)
+        out["e." + name] = _as_array(column.values, "q")
+        side["e." + name] = column.big
+    side["e.meta_side"] = entries.meta_side
+    for name, kind in _EVENT_COLUMNS:
+        out["v." + name] = _as_array(getattr(events, name), kind)
+    for name in _EVENT_TEXTS:
+        _texts("v." + name, getattr(events, name), out)
+    for name in _EVENT_INTS:
+        column = getattr(events, name)
+        out["v." + name] = _as_array(column.values, "q")
+        side["v." + name] = column.big
+    # derived previews point into these entries (not into a Letta server's, swapped in since)
+    if events.derived is not None and events.derived_from is not entries:
+        raise ValueError("the run's entries are no longer those its events were joined to")
+    derived = events.derived
+    out["v.derived"] = _as_array(
+        array("i", [-1]) * len(events) if derived is None else derived, "i"
+    )
+    side["v.meta_side"], side["v.extra"] = events.meta_side, events.extra
+    side["v.joined_ids"] = events.joined_ids
+    rows = events.rows
+    for key in _ROW_CODES:
+        out["r." + key] = _as_array(rows.codes[key], "i")
+    out["r.score"] = _as_array(rows.score, "d")
+    out["r.score_state"] = _as_array(rows.score_state, "B")
+    out["r.count"] = _as_array(rows.count.values, "q")
+    out["r.count_state"] = _as_array(rows.count_state, "B")
+    side["r.count"], side["r.side"] = rows.count.big, rows.side
+    return out, side
+
+
+def _packed(items: list[bytes]) -> Texts:
+    starts, ends, pos = array("q"), array("q"), 0
+    for item in items:
+        starts.append(pos)
+        pos += len(item)
+        ends.append(pos)
+    return Texts(b"".join(items), starts, ends)
+
+
 # ---- writing ----
 
 
-_KEPT = {"trace_log"}
-_REBUILT = {"trace_log", "ancestor_ids"}
+_REBUILT = {"ancestor_ids"}
+_LAZY = {"trace_log", "artifacts"}
+
+
+def _lazy_bytes(node: Node) -> tuple[bytes | memoryview, bytes | memoryview]:
+    """The node's trace_log and artifacts as JSON bytes (the file's own while undecoded)."""
+    trace = node.trace_raw()
+    artifacts = node.artifacts_raw()
+    return (
+        trace if trace is not None else msgspec.json.encode(node.trace_lines()),
+        artifacts if artifacts is not None else msgspec.json.encode(node.artifacts),
+    )
 
 
 def save(ckpt: Checkpoint, before: list[Any]) -> bool:
@@ -148,145 +301,330 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
     key = run_key(ckpt.path, ckpt.run_id)
     if before[0] != key[0] or any(item not in key[1] for item in before[1]):
         return False  # something changed while it was read: the next open reads it again
-    # rebuilt ancestors are not stored: the edges give them again, lazily
-    nodes = [
-        node.model_dump(exclude=_REBUILT if node.scope_reconstructed else _KEPT)
-        for node in ckpt.nodes.values()
-    ]
-    traces = [node.trace_json() for node in ckpt.nodes.values()]
-    head = {"key": key, "run_id": ckpt.run_id}  # alone, so `is_current` reads only this
+    try:
+        sections = _sections(ckpt)
+        _write(folder, key, ckpt.run_id, sections)
+    except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
+        return False  # (UnicodeEncodeError is a ValueError: a lone surrogate)
+    return True
+
+
+def _sections(ckpt: Checkpoint) -> dict[str, Any]:
+    nodes, lazy, parts, pos = [], [], [], 0
+    for node in ckpt.nodes.values():
+        # rebuilt ancestors are not stored: the edges give them again, lazily
+        exclude = _LAZY | _REBUILT if node.scope_reconstructed else _LAZY
+        nodes.append(node.model_dump(exclude=exclude))
+        for data in _lazy_bytes(node):
+            parts.append(data)
+            lazy += [pos, len(data)]
+            pos += len(data)
+    columns, side = _columns(ckpt)
     body = {
         "tree_source": ckpt.tree_source,
         "experiment_goal": ckpt.experiment_goal,
         "roots": ckpt.roots,
         "edges": list(ckpt.graph.edges),
         "nodes": nodes,
-        "trace_sizes": [len(trace) for trace in traces],
+        "lazy": lazy,
         "core": ckpt.core.model_dump(),
         "letta_embedding_config": ckpt.letta_embedding_config,
         "access_summary": ckpt.access_summary,
         "trace_call_count": ckpt.trace_call_count(),
         "write_counts": list(ckpt.write_counts()),
+        "read_calls": known_calls(ckpt.read_tool_calls()),
+        "rejected": _rejected(ckpt),
         "problems": [p.model_dump() for p in ckpt.problems],
+        "side": side,
     }
-    encoder = msgspec.msgpack.Encoder()
+    return {"body": msgspec.msgpack.encode(body), "lazy": b"".join(parts), **columns}
+
+
+def _rejected(ckpt: Checkpoint) -> bytes | None:
+    """The CoW log's rejected rows and their order (`stored_rejected`), packed; None when the
+    log is built already or a row holds a value msgpack cannot (its metadata is any JSON)."""
+    log = ckpt.pending_writes()
+    if not isinstance(log, CowLog):
+        return None
+    rows, order = stored_rejected(log)
     try:
-        # one section at a time, so that the rows of only one list are held at once
-        sections = [encoder.encode(head), encoder.encode(body)]
-        # the bulk records are Structs: msgspec writes and reads them without a Python loop
-        sections.append(encoder.encode(ckpt.entries))
-        sections.append(encoder.encode(ckpt.access_events))
-        sections.append(b"".join(traces))  # JSON as the file had it: sliced, never decoded
-        # no CoW rows: they follow from the entries, events and trace logs, and building them
-        # only to store them took longer than building them again when they are first read
-        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        handle, tmp = tempfile.mkstemp(dir=folder, prefix=".index-")
-        try:
-            with os.fdopen(handle, "wb") as out:
-                for data in sections:
-                    out.write(len(data).to_bytes(8, "little"))
-                    out.write(data)
-            os.replace(tmp, folder / INDEX_FILE)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
-        return False
-    return True
+        return msgspec.msgpack.encode([[row.model_dump() for row in rows], order])
+    except (TypeError, OverflowError, ValueError, msgspec.EncodeError):
+        return None
+
+
+def _stored_rejected(data: bytes | None) -> tuple[list[CowWrite], list[int]] | None:
+    if data is None:
+        return None
+    rows, order = msgspec.msgpack.decode(data)
+    return [CowWrite.model_validate(row) for row in rows], order
+
+
+def _write(folder: Path, key: list[Any], run_id: str | None, sections: dict[str, Any]) -> None:
+    seed = _seed(key)
+    table, offset = [], 0
+    for name, data in sections.items():
+        size = memoryview(data).nbytes
+        table.append([name, offset, size, zlib.crc32(data, seed)])
+        offset += _aligned(size)
+    if offset > size_limit(key)[0]:  # it would never be read: not written either
+        raise ValueError("the index would be over its size limit")
+    header = msgspec.msgpack.encode(
+        {"format": FORMAT, "key": key, "run_id": run_id, "sections": table}
+    )
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".index-")
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(MAGIC + len(header).to_bytes(8, "little"))
+            out.write(zlib.crc32(header).to_bytes(4, "little") + header)
+            out.write(bytes(_aligned(_PREFIX + len(header)) - _PREFIX - len(header)))
+            for data in sections.values():
+                size = memoryview(data).nbytes
+                out.write(data)
+                out.write(bytes(_aligned(size) - size))
+        target = folder / INDEX_FILE
+        if target.is_dir() and not target.is_symlink():  # (a rename cannot replace it)
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    for old in OLD_FILES:
+        (folder / old).unlink(missing_ok=True)
+
+
+def _aligned(size: int) -> int:
+    return -(-size // ALIGN) * ALIGN
 
 
 # ---- reading ----
 
 
-def _sections(path: Path) -> list[memoryview]:
-    """Views into the file, memory-mapped (no copies: a 10k-node run's index is hundreds of MB,
-    and the pages of trace logs nobody reads are never read from disk). The index is replaced by
-    a rename, never written in place, so the mapped file does not change under the views."""
-    with path.open("rb") as handle:
-        data = memoryview(mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ))
-    sections, pos = [], 0
-    while pos < len(data):
-        size = int.from_bytes(data[pos : pos + 8], "little")
-        sections.append(data[pos + 8 : pos + 8 + size])
-        pos += 8 + size
-    return sections
+class _Header(msgspec.Struct):
+    format: int
+    key: list[Any]
+    run_id: str | None
+    sections: list[tuple[str, int, int, int]]
 
 
-def _own_index(path: Path) -> Path | None:
+def _open(path: Path) -> int | None:
+    """A descriptor of our own index file: a regular file (a symlink is not followed, a FIFO
+    not waited on), ours, writable by nobody else; None when there is no index."""
     folder = index_dir(path)
     if folder is None:
         return None
-    info = (folder / INDEX_FILE).stat()
+    try:
+        fd = os.open(
+            folder / INDEX_FILE, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC
+        )
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Damaged(_why(exc)) from None
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(fd)
+        raise Damaged("not a regular file")
     if info.st_uid != os.getuid() or info.st_mode & 0o022:
-        return None  # only an index of our own, that nobody else could have written
-    return folder / INDEX_FILE
+        os.close(fd)
+        raise Damaged("not written by this user alone")
+    return fd
 
 
-def _current(head: dict, path: Path) -> bool:
-    return head.get("key") == run_key(path, head.get("run_id"))
+def _why(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "a symlink, not a file"
+    return exc.strerror or exc.__class__.__name__
 
 
-def _head(stored: Path) -> dict:
-    """The index's first section (the key and run id) alone, without reading the rest."""
-    with stored.open("rb") as handle:
-        size = int.from_bytes(handle.read(8), "little")
-        head = msgspec.msgpack.decode(handle.read(size))
-    return head if isinstance(head, dict) else {}
+def _read_header(fd: int) -> tuple[_Header, int]:
+    """The header, checked (magic, size, CRC, shape), and where the sections begin."""
+    size = os.fstat(fd).st_size
+    prefix = os.pread(fd, _PREFIX, 0)
+    if len(prefix) < _PREFIX or prefix[: len(MAGIC)] != MAGIC:
+        raise Damaged("not an index of this version")
+    length = int.from_bytes(prefix[len(MAGIC) : len(MAGIC) + 8], "little")
+    if length > min(MAX_HEADER, size - _PREFIX):
+        raise Damaged("its header is cut short")
+    raw = os.pread(fd, length, _PREFIX)
+    if len(raw) != length or zlib.crc32(raw) != int.from_bytes(prefix[-4:], "little"):
+        raise Damaged("its header does not match its checksum")
+    try:
+        header = msgspec.msgpack.decode(raw, type=_Header)
+    except (msgspec.DecodeError, RecursionError):
+        raise Damaged("its header is not of this version") from None
+    if header.format != FORMAT:
+        raise Damaged("not an index of this version")
+    return header, _aligned(_PREFIX + length)
 
 
 def is_current(path: Path) -> bool:
     """Whether `load(path)` would give the run (an index of the unchanged files exists), read
-    off the index's first section alone: a few milliseconds, however big the run."""
+    off the index's header alone: a few milliseconds, however big the run."""
     try:
-        stored = _own_index(Path(path))
-        return stored is not None and _current(_head(stored), Path(path))
-    except Exception:  # noqa: BLE001 - no index, or a damaged one: not current
+        fd = _open(Path(path))
+    except Damaged:
         return False
+    if fd is None:
+        return False
+    try:
+        header, _ = _read_header(fd)
+        return header.key == run_key(Path(path), header.run_id)
+    except (Damaged, OSError):
+        return False
+    finally:
+        os.close(fd)
+
+
+def _check(fd: int, header: _Header, start: int) -> None:
+    """Every section within the file and of its CRC (read in pieces: nothing stays in
+    memory)."""
+    size, (limit, what) = os.fstat(fd).st_size, size_limit(header.key)
+    if size > limit:
+        raise Damaged(f"{size:,} bytes, over {what}: {limit:,} bytes")
+    seed = _seed(header.key)
+    end = start
+    piece = bytearray(4 * MIB)
+    view = memoryview(piece)
+    for _name, offset, length, crc in header.sections:
+        if offset < 0 or length < 0 or start + offset < end or start + offset + length > size:
+            raise Damaged("its sections do not fit in it")
+        end = start + offset + length
+        value, pos = seed, start + offset
+        while pos < end:
+            got = os.preadv(fd, [view[: min(len(piece), end - pos)]], pos)
+            if got <= 0:
+                raise Damaged("it is cut short")
+            value = zlib.crc32(view[:got], value)
+            pos += got
+        if value != crc:
+            raise Damaged("a section does not match its checksum")
 
 
 def load(path: Path) -> Checkpoint | None:
-    """The run as indexed, when the index exists and every file it was built from is unchanged;
-    else None."""
+    """The run as indexed, when the index exists, is sound, and every file it was built from
+    is unchanged; else None, and when it was damaged the user is told once (cachefile.tell:
+    the caller loads the files, which writes the index again)."""
     try:
-        stored = _own_index(Path(path))
-        if stored is None:
-            return None
-        head = _head(stored)
-        if not _current(head, Path(path)):
-            return None  # a stale index is not read further
-        sections = _sections(stored)
-        body = msgspec.msgpack.decode(sections[1])
-        ckpt = _rebuild(Path(path), head["run_id"], body, sections)
-        _forget_decoded(sections)
-        return ckpt
-    except Exception:  # noqa: BLE001 - a damaged or foreign index is only a missed shortcut
+        return load_or_raise(path)
+    except Damaged as exc:
+        folder = index_dir(Path(path))
+        rebuilt("run index", folder / INDEX_FILE if folder else path, exc)
         return None
 
 
-def _forget_decoded(sections: list[memoryview]) -> None:
-    """Let the kernel drop the mapped pages already decoded into objects (only the trace logs'
-    are read again), so they do not stay in the process's memory."""
-    mapped = sections[0].obj
-    if isinstance(mapped, mmap.mmap) and hasattr(mapped, "madvise"):
-        done = len(mapped) - len(sections[-1])  # every section before the trace logs
-        mapped.madvise(mmap.MADV_DONTNEED, 0, done - done % mmap.PAGESIZE)
+def load_or_raise(path: Path) -> Checkpoint | None:
+    """As `load`, but a damaged index raises Damaged (a stale or missing one is None)."""
+    path = Path(path)
+    fd = _open(path)
+    if fd is None:
+        return None
+    try:
+        header, start = _read_header(fd)
+        if header.key != run_key(path, header.run_id):
+            return None  # a stale index is not read further (it is rewritten after the load)
+        _check(fd, header, start)
+        mapped = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except OSError as exc:
+        raise Damaged(_why(exc)) from None
+    finally:
+        os.close(fd)
+    view = memoryview(mapped)
+    sections = _Sections(
+        (name, view[start + offset : start + offset + length])
+        for name, offset, length, _ in header.sections
+    )
+    sections.offsets = {name: start + offset for name, offset, _, _ in header.sections}
+    try:
+        return _rebuild(path, header.run_id, sections)
+    except (KeyError, ValueError, TypeError, IndexError, msgspec.DecodeError) as exc:
+        # (sound by its checksums, yet not what this code writes: a bug, or a foreign writer)
+        raise Damaged(f"it does not read back ({exc.__class__.__name__})") from None
 
 
-def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryview]) -> Checkpoint:
-    """The Checkpoint from the index's sections (views of the file's bytes): the entries and
-    events decoded straight into their Structs; the CoW log and the trace calls are built on
-    their first read."""
+class _Sections(dict):
+    """The sections of a mapped index by name (views of the file), and where each begins in
+    the file (`offsets`)."""
 
-    decode = msgspec.msgpack.decode
+    offsets: dict[str, int]
 
+
+def _column(sections: dict[str, memoryview], name: str, kind: str) -> memoryview:
+    data = sections[name]
+    return data if kind == "B" else data.cast(kind)
+
+
+def _texts_of(sections: dict[str, memoryview], name: str) -> Texts:
+    return Texts(
+        sections[name],
+        _column(sections, name + ".starts", "q"),
+        _column(sections, name + ".ends", "q"),
+        offset=sections.offsets.get(name, 0) if isinstance(sections, _Sections) else 0,
+    )
+
+
+def _ints(sections: dict[str, memoryview], name: str, big: dict[int, int]) -> OptInts:
+    return OptInts(_column(sections, name, "q"), big)
+
+
+def _entries(sections: dict[str, memoryview], strings: StringTable, side: dict) -> Entries:
+    columns = {name: _column(sections, "e." + name, kind) for name, kind in _ENTRY_COLUMNS}
+    return Entries(
+        strings,
+        columns["kind"],
+        columns["node"],
+        columns["ts"],
+        _texts_of(sections, "e.text"),
+        _texts_of(sections, "e.meta"),
+        columns["source"],
+        _ints(sections, "e.line", side["e.line"]),
+        columns["letta"],
+        _ints(sections, "e.step", side["e.step"]),
+        columns["partial"],
+        columns["ckpt"],
+        ids=_texts_of(sections, "e.ids"),
+        meta_side=side["e.meta_side"],
+    )
+
+
+def _events(sections: dict[str, memoryview], strings: StringTable, side: dict) -> Events:
+    columns = {name: _column(sections, "v." + name, kind) for name, kind in _EVENT_COLUMNS}
+    rows = ResultRows(
+        {key: _column(sections, "r." + key, "i") for key in _ROW_CODES},
+        _column(sections, "r.score", "d"),
+        _column(sections, "r.score_state", "B"),
+        _ints(sections, "r.count", side["r.count"]),
+        _column(sections, "r.count_state", "B"),
+        side["r.side"],
+    )
+    return Events(
+        strings,
+        **columns,
+        derived=_column(sections, "v.derived", "i"),
+        preview=_texts_of(sections, "v.preview"),
+        meta=_texts_of(sections, "v.meta"),
+        meta_side=side["v.meta_side"],
+        limit=_ints(sections, "v.limit", side["v.limit"]),
+        line=_ints(sections, "v.line", side["v.line"]),
+        rows=rows,
+        joined_ids=side["v.joined_ids"],
+        extra=side["v.extra"],
+    )
+
+
+def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) -> Checkpoint:
+    """The Checkpoint from the index's sections (views of the mapped file): the columns as
+    they are; the CoW log and the trace calls are built on their first read."""
+    body = msgspec.msgpack.decode(sections["body"])
     ckpt = Checkpoint(path=path)
     ckpt.run_id, ckpt.tree_source = run_id, body["tree_source"]
     ckpt.experiment_goal = body["experiment_goal"]
-    traces, start = sections[4], 0
-    for fields, size in zip(body["nodes"], body["trace_sizes"], strict=True):
-        fields["trace_log"] = JsonStrings(traces[start : start + size])
-        start += size
-        node = Node.model_validate(fields)
+    lazy, stored = sections["lazy"], body["lazy"]
+    for number, fields in enumerate(body["nodes"]):
+        trace_at, trace_size, art_at, art_size = stored[4 * number : 4 * number + 4]
+        trace = JsonStrings(lazy[trace_at : trace_at + trace_size])
+        node = Node.restore(fields, trace, JsonList(lazy[art_at : art_at + art_size]))
         ckpt.nodes[node.id] = node
     graph = RunGraph()
     graph.add_nodes_from(ckpt.nodes)
@@ -300,12 +638,21 @@ def _rebuild(path: Path, run_id: str | None, body: dict, sections: list[memoryvi
     ckpt.letta_embedding_config = body["letta_embedding_config"]
     ckpt.access_summary = body["access_summary"]
     ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
-    ckpt.entries = decode(sections[2], type=list[MemoryEntry])
-    ckpt.access_events = decode(sections[3], type=list[AccessEvent])
+    strings = StringTable.mapped(
+        sections["strings"],
+        _column(sections, "strings.offsets", "q"),
+        _column(sections, "strings.hashes", "Q"),
+        _column(sections, "strings.order", "i"),
+    )
+    side = body["side"]
+    ckpt.entries = _entries(sections, strings, side)
+    ckpt.access_events = _events(sections, strings, side)
+    ckpt.access_events.derived_from = ckpt.entries
     # the CoW log as the load built it, from the same inputs: built when it is first read, one
     # node's rows parsing only that node's trace_log
-    calls = TraceCallsByNode(ckpt.nodes, READ_TOOLS)
-    cow = CowLog(ckpt.entries, ckpt.access_events, calls, tuple(body["write_counts"]))
+    calls = TraceCallsByNode(ckpt.nodes, READ_TOOLS, tuple(body["read_calls"]))  # type: ignore[arg-type]
+    counts, rejected = tuple(body["write_counts"]), _stored_rejected(body["rejected"])
+    cow = CowLog(ckpt.entries, ckpt.access_events, calls, counts, rejected)  # type: ignore[arg-type]
     ckpt.defer_writes(cow)
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()

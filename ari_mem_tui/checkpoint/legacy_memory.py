@@ -8,23 +8,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ari_mem_tui.checkpoint.backup import make_entry, parse_backup_line, parse_memory_record
-from ari_mem_tui.checkpoint.entry_ids import EntryIds
+from ari_mem_tui.checkpoint.backup import add_entry, parse_backup_line, parse_memory_record
 from ari_mem_tui.checkpoint.jsonfile import read_json
 from ari_mem_tui.checkpoint.jsonlines import TooLong, file_lines
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import parse_iso
-from ari_mem_tui.model import MemoryEntry, Problem
+from ari_mem_tui.model import Problem
+from ari_mem_tui.model.columns import EntryBuilder
 
 NODES_TREE = "nodes_tree.json"
 
 
 def nodes_tree_entries(
-    node_memory: dict[str, Any], ids: EntryIds, problems: list[Problem]
-) -> list[MemoryEntry]:
-    """Entries from the per-node `memory` arrays the paper pipeline adds (§2.3)."""
+    node_memory: dict[str, Any], rows: EntryBuilder, problems: list[Problem]
+) -> int:
+    """Entries from the per-node `memory` arrays the paper pipeline adds (§2.3), into `rows`;
+    how many."""
     sink = FileProblems(NODES_TREE, problems)
-    entries: list[MemoryEntry] = []
+    before = len(rows)
     record_no = 0
     for node_id, items in node_memory.items():
         if not isinstance(items, list):
@@ -40,9 +41,9 @@ def nodes_tree_entries(
             if parsed.record is None:
                 sink.add(where, "skipped the item", parsed.error or "unreadable")
                 continue
-            entries.append(make_entry(parsed.record, ids, NODES_TREE, record_no, partial=True))
+            add_entry(rows, parsed.record, NODES_TREE, record_no, partial=True)
     sink.close()
-    return entries
+    return len(rows) - before
 
 
 def legacy_files(ckpt: Path, stem: str) -> list[Path]:
@@ -52,9 +53,10 @@ def legacy_files(ckpt: Path, stem: str) -> list[Path]:
     return [p for p in migrated if p.is_file()] + ([current] if current.is_file() else [])
 
 
-def memory_store_entries(ckpt: Path, ids: EntryIds, problems: list[Problem]) -> list[MemoryEntry]:
-    """v0.5 node-scope store: one `{node_id, text, metadata, ts}` object per line."""
-    entries: list[MemoryEntry] = []
+def memory_store_entries(ckpt: Path, rows: EntryBuilder, problems: list[Problem]) -> int:
+    """v0.5 node-scope store: one `{node_id, text, metadata, ts}` object per line, into
+    `rows`; how many."""
+    before = len(rows)
     seen: set[tuple[str, float | None, str]] = set()
     for path in legacy_files(ckpt, "memory_store.jsonl"):
         name = path.name
@@ -85,14 +87,15 @@ def memory_store_entries(ckpt: Path, ids: EntryIds, problems: list[Problem]) -> 
             if key in seen:  # the same line in a migrated copy and the live file
                 continue
             seen.add(key)
-            entries.append(make_entry(record, ids, name, line_no))
+            add_entry(rows, record, name, line_no)
         sink.close()
-    return entries
+    return len(rows) - before
 
 
-def memory_json_entries(ckpt: Path, ids: EntryIds, problems: list[Problem]) -> list[MemoryEntry]:
-    """v0.5 react store: a JSON array of `{content, metadata, ts: ISO string}`."""
-    entries: list[MemoryEntry] = []
+def memory_json_entries(ckpt: Path, rows: EntryBuilder, problems: list[Problem]) -> int:
+    """v0.5 react store: a JSON array of `{content, metadata, ts: ISO string}`, into `rows`;
+    how many."""
+    before = len(rows)
     for path in legacy_files(ckpt, "memory.json"):
         name = path.name
         document = read_json(path, name, problems, retry=False)
@@ -113,6 +116,6 @@ def memory_json_entries(ckpt: Path, ids: EntryIds, problems: list[Problem]) -> l
             if parsed.record is None:
                 sink.add(f"record {index}", "skipped the record", parsed.error or "unreadable")
                 continue
-            entries.append(make_entry(parsed.record, ids, name, index))
+            add_entry(rows, parsed.record, name, index)
         sink.close()
-    return entries
+    return len(rows) - before

@@ -8,6 +8,7 @@ the CoW write log, which draws on all of them.
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,8 +19,7 @@ from ari_mem_tui.checkpoint.backup import BACKUP_FILE, BackupResult, read_backup
 from ari_mem_tui.checkpoint.bulk import without_gc
 from ari_mem_tui.checkpoint.core import approximate_core, core_from_seed
 from ari_mem_tui.checkpoint.cow import CowLog
-from ari_mem_tui.checkpoint.entry_ids import EntryIds
-from ari_mem_tui.checkpoint.join import join_writes
+from ari_mem_tui.checkpoint.join import EntryIndex, join_writes
 from ari_mem_tui.checkpoint.jsonfile import read_json, read_text, usable_file
 from ari_mem_tui.checkpoint.legacy_memory import (
     memory_json_entries,
@@ -29,9 +29,15 @@ from ari_mem_tui.checkpoint.legacy_memory import (
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.checkpoint.settings import letta_embedding_config
 from ari_mem_tui.checkpoint.trace_log import some_trace_calls, trace_calls_of
-from ari_mem_tui.checkpoint.tree import TreeResult, load_tree, raw_node_list
+from ari_mem_tui.checkpoint.tree import (
+    TreeResult,
+    forget_read_pages,
+    load_tree,
+    raw_node_list,
+)
 from ari_mem_tui.checkpoint.values import parse_iso
-from ari_mem_tui.model import Checkpoint, CoreBlocks, MemoryEntry, Problem
+from ari_mem_tui.model import Checkpoint, CoreBlocks, Entries, Events, Node, Problem, TraceCall
+from ari_mem_tui.model.columns import EntryBuilder
 
 __all__ = [
     "LOAD_STEPS",
@@ -75,7 +81,7 @@ def load_checkpoint(
     path, on_step = Path(path), on_step or _no_step
     if not use_index:
         return without_gc(_load, path, on_step, on_tree)
-    cached = without_gc(index.load, path)
+    cached = without_gc(index.load, path)  # (a damaged index: a miss, the user told once)
     if cached is not None:
         for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once
             on_step(number, len(LOAD_STEPS), name)
@@ -166,19 +172,23 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
         on_tree(_tree_alone(ckpt))
     on_step(2, total, LOAD_STEPS[1])
     ckpt.experiment_goal = _experiment_goal(path, tree, problems)
-    ids = EntryIds()
-    backup = _read_memory(ckpt, tree, ids)
+    rows = EntryBuilder(ckpt.strings)
+    backup = _read_memory(ckpt, tree, rows)
     ckpt.core = _core(ckpt, backup)
     ckpt.letta_embedding_config = letta_embedding_config(path, problems)
     on_step(3, total, LOAD_STEPS[2])
     # only the calls attribution and the CoW log need; the rest waits for a reader of them
-    needed, count = some_trace_calls(ckpt.nodes, READ_TOOLS)
+    needed, count = _read_tool_calls(ckpt.nodes)
     on_step(4, total, LOAD_STEPS[3])
-    ckpt.access_events = read_access_log(path, ckpt.run_id, problems)
+    rows.flush()
+    entry_index = EntryIndex(rows)  # (the join's: built now, previews are read off it)
+    previews = (entry_index.sources, rows)
+    events = read_access_log(path, ckpt.run_id, problems, ckpt.strings, previews)
     ckpt.access_summary = read_access_summary(path, ckpt.run_id, problems)
     on_step(5, total, LOAD_STEPS[4])
-    orphans = join_writes(ckpt.access_events, ckpt.entries, ids, problems)
-    ckpt.entries = _grouped([*ckpt.entries, *orphans])
+    same_meta = join_writes(events, rows, problems, entry_index)
+    ckpt.entries, ckpt.access_events = _grouped(rows, events), events
+    events.derive_from(ckpt.entries, same_meta)
     attribute_reads(ckpt.access_events, ckpt.nodes, ckpt.experiment_goal, needed, problems)
     cow = CowLog(ckpt.entries, ckpt.access_events, needed)
     ckpt.defer_writes(cow)  # one row per entry: built when first read
@@ -187,11 +197,38 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     return ckpt
 
 
-def _grouped(entries: list[MemoryEntry]) -> list[MemoryEntry]:
-    """node_scope entries first, then react ones, each group in source order (as the backup)."""
-    return [e for e in entries if e.kind == "node_scope"] + [
-        e for e in entries if e.kind == "react_step"
-    ]
+def _read_tool_calls(nodes: dict[str, Node]) -> tuple[dict[str, list[TraceCall]], int]:
+    """`some_trace_calls` of the read tools, a slice of nodes at a time, the pages of their
+    mapped trace logs let go after each (so the pass never holds them all)."""
+    needed: dict[str, list[TraceCall]] = {}
+    count = 0
+    ids = list(nodes)
+    for start in range(0, len(ids), 512):
+        part = {node_id: nodes[node_id] for node_id in ids[start : start + 512]}
+        found, number = some_trace_calls(part, READ_TOOLS)
+        needed.update(found)
+        count += number
+        forget_read_pages(part)
+    return needed, count
+
+
+def _grouped(rows: EntryBuilder, events: Events) -> Entries:
+    """node_scope entries first, then react ones, each group in source order (as the backup);
+    the events' joined rows follow their entries."""
+    rows.flush()
+    kind = rows.kind
+    order = [r for r in range(len(kind)) if kind[r] == 0]
+    order += [r for r in range(len(kind)) if kind[r] != 0]
+    entries = rows.finish(order)
+    if any(row != old for row, old in enumerate(order)):
+        moved = array("i", bytes(4 * len(order)))
+        for row, old in enumerate(order):
+            moved[old] = row
+        for column in (events.joined, events.derived):
+            for event, old in enumerate(column):
+                if old >= 0:
+                    column[event] = moved[old]
+    return entries
 
 
 def _experiment_goal(path: Path, tree: TreeResult, problems: list[Problem]) -> str:
@@ -204,24 +241,22 @@ def _experiment_goal(path: Path, tree: TreeResult, problems: list[Problem]) -> s
     return goal if isinstance(goal, str) else ""
 
 
-def _read_memory(ckpt: Checkpoint, tree: TreeResult, ids: EntryIds) -> BackupResult:
-    """Entries by §11.2 precedence: the backup, else nodes_tree memory, else the v0.5 stores."""
+def _read_memory(ckpt: Checkpoint, tree: TreeResult, rows: EntryBuilder) -> BackupResult:
+    """Entries by §11.2 precedence into `rows`: the backup, else nodes_tree memory, else the
+    v0.5 stores."""
     path, problems = ckpt.path, ckpt.problems
-    backup = BackupResult()
+    backup = BackupResult(rows=rows)
     if usable_file(path / BACKUP_FILE, BACKUP_FILE, problems):
-        backup = read_backup(path / BACKUP_FILE, BACKUP_FILE, ids, problems)
+        backup = read_backup(path / BACKUP_FILE, BACKUP_FILE, problems, rows)
         if backup.records == 0:
             problems.append(Problem(file=BACKUP_FILE, what="found no records", why="empty backup"))
-    entries: list[MemoryEntry] = list(backup.entries)
-    if not entries:
+    if not backup.count:
         node_memory = tree.node_memory if tree.source == "nodes_tree.json" else None
         if node_memory is None and (path / "nodes_tree.json").is_file():
             node_memory = _nodes_tree_memory(path)
-        entries = nodes_tree_entries(node_memory or {}, ids, problems)
-        if not entries:
-            entries = memory_store_entries(path, ids, problems)
-        entries += memory_json_entries(path, ids, problems)
-    ckpt.entries = _grouped(entries)
+        if not nodes_tree_entries(node_memory or {}, rows, problems):
+            memory_store_entries(path, rows, problems)
+        memory_json_entries(path, rows, problems)
     _warn_stale_backup(ckpt, backup)
     return backup
 
@@ -238,7 +273,7 @@ def _nodes_tree_memory(path: Path) -> dict:
 
 def _warn_stale_backup(ckpt: Checkpoint, backup: BackupResult) -> None:
     """§3.1: a resumed run does not re-write the backup; it may predate part of the tree."""
-    stamps = [e.ts for e in backup.entries if e.ts is not None]
+    stamps = backup.stamps()
     done = [parse_iso(n.completed_at) for n in ckpt.nodes.values() if n.completed_at]
     done = [t for t in done if t is not None]
     if not stamps or not done:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.model import EntryView, MemoryEntry
 
 SEPARATOR = "\n<<<ARI_META>>>\n"
 
@@ -58,7 +58,7 @@ def react_footer(ckpt_hash: str, metadata: dict[str, Any], ts: float | None) -> 
     }
 
 
-def passage_text(entry: MemoryEntry, ckpt_hash: str) -> str:
+def passage_text(entry: MemoryEntry | EntryView, ckpt_hash: str) -> str:
     """The passage ARI would have written for this entry, byte for byte."""
     if entry.kind == "node_scope":
         footer = node_footer(ckpt_hash, entry.node_id, entry.metadata, entry.ts)

@@ -188,18 +188,35 @@ def _decode_eagerly(tool: str, raw: str) -> bool:
     return len(raw) <= EAGER_DECODE_CHARS or "memory" in tool or tool in CONTEXT_TOOLS
 
 
+_ARROW = re.compile(r"\s*([→←])")  # a line that may be a call or a result (the rest is not)
+
+
 def _scan(node_id: str, lines: list[str]) -> list[dict[str, Any]]:
     """Each call line with the first result line after it, as unparsed TraceCall values."""
     found: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
+    arrow, tool_name = _ARROW.match, _TOOL_NAME.match
     for index, line in enumerate(lines):
-        parsed = parse_trace_line(line)
-        if parsed.kind == "call":
-            current = {"node_id": node_id, "index": index, "tool": parsed.tool}
-            current["args_raw"] = parsed.text
+        head = arrow(line) if type(line) is str else None
+        if head is None:
+            continue  # (parse_trace_line: "other")
+        if head.group(1) == CALL_ARROW:  # parse_trace_line's "call", inlined: the hot loop
+            body = line[head.end() :].lstrip()
+            name = tool_name(body)
+            if name is None:
+                continue
+            rest = body[name.end() :]
+            if rest.startswith("("):
+                args = rest[1:-1] if rest.endswith(")") else rest[1:]
+            elif not rest.strip():
+                args = ""
+            else:
+                continue
+            current = {"node_id": node_id, "index": index, "tool": name.group(0)}
+            current["args_raw"] = args
             found.append(current)
-        elif parsed.kind == "result" and current is not None and "result_raw" not in current:
-            current["result_raw"] = parsed.text
+        elif current is not None and "result_raw" not in current:
+            current["result_raw"] = line[head.end() :].removeprefix(" ")
     return found
 
 
@@ -214,11 +231,18 @@ def _build(found: list[dict[str, Any]], tools: Collection[str] | None) -> list[T
         ):
             continue
         values["args"] = parse_args(values["args_raw"])
+        if raw is not None and tool not in GUARDED_TOOLS:  # ok is None: decoded when read
+            calls.append(TraceCall.lazy(values, _LAZY_RESULT[_decode_eagerly(tool, raw)]))
+            continue
         if raw is not None:
             decoded = decode_result(raw) if _decode_eagerly(tool, raw) else None
             values.update(result=decoded, ok=_write_ok(tool, decoded, raw))
         calls.append(TraceCall.model_validate(values))
     return calls
+
+
+# a call's result as `_build` would have decoded it at once (by `_decode_eagerly`'s rule)
+_LAZY_RESULT = {True: decode_result, False: lambda _raw: None}
 
 
 def parse_trace_log(node_id: str, lines: list[str]) -> list[TraceCall]:
@@ -241,7 +265,7 @@ def _may_hold(data: bytes, needles: list[bytes]) -> bool:
     """Whether the JSON bytes of a trace_log may hold one of the ASCII `needles` once decoded.
     JSON writers leave ASCII as it is, but a JSON string may spell any character as an escape
     (`\\u0073` for `s`): bytes with an escaped printable ASCII character are always parsed."""
-    return _ESCAPED_ASCII.search(data) is not None or any(needle in data for needle in needles)
+    return any(needle in data for needle in needles) or _ESCAPED_ASCII.search(data) is not None
 
 
 def some_trace_calls(
@@ -258,7 +282,7 @@ def some_trace_calls(
         data = None if raw is None else bytes(raw)  # (a Raw has no `in`; bytes' is C-fast)
         if data is not None and not _may_hold(data, needles):
             # none of those calls can be in it: only count the calls, one C regex per line
-            count = sum(1 for line in node.trace_lines() if _CALL_LINE.match(line))
+            count = sum(map(bool, map(_CALL_LINE.match, node.trace_lines())))
             found = None
         else:
             found = _scan(node_id, node.trace_lines())
@@ -272,21 +296,46 @@ def some_trace_calls(
 class TraceCallsByNode(Mapping[str, list[TraceCall]]):
     """`some_trace_calls(nodes, tools)`'s calls, parsed one node at a time when one node's are
     asked for (`get`), or all at once when the mapping is walked. A reopened run's CoW rows of
-    one node then cost that node's trace_log, not the whole run's."""
+    one node then cost that node's trace_log, not the whole run's.
 
-    def __init__(self, nodes: dict[str, Node], tools: Collection[str]) -> None:
+    `known`: what a load found (`known_calls`, kept in the run index): the nodes with a call,
+    in order, and those of them whose calls `some_trace_calls` kept; the others' trace logs
+    are not read at all (on the 10k demo, two thirds of them)."""
+
+    def __init__(
+        self,
+        nodes: dict[str, Node],
+        tools: Collection[str],
+        known: tuple[list[str], list[str]] | None = None,
+    ) -> None:
         self._nodes, self._tools = nodes, tools
         self._one: dict[str, list[TraceCall] | None] = {}
         self._all: dict[str, list[TraceCall]] | None = None
+        self._keys: dict[str, bool] | None = None  # node -> whether its log is read
+        if known is not None:
+            keys, holding = known
+            self._keys = dict.fromkeys(keys, False) | dict.fromkeys(holding, True)
 
     def _everything(self) -> dict[str, list[TraceCall]]:
         if self._all is None:
-            self._all = some_trace_calls(self._nodes, self._tools)[0]
+            if self._keys is None:
+                self._all = some_trace_calls(self._nodes, self._tools)[0]
+            else:
+                nodes = self._nodes
+                read = {node_id: nodes[node_id] for node_id, read in self._keys.items() if read}
+                found = some_trace_calls(read, self._tools)[0]
+                self._all = {node_id: found.get(node_id, []) for node_id in self._keys}
         return self._all
 
     def __getitem__(self, node_id: str) -> list[TraceCall]:
         if self._all is not None:
             return self._all[node_id]
+        if self._keys is not None:
+            read = self._keys.get(node_id)
+            if read is None:
+                raise KeyError(node_id)  # (no call in its log)
+            if not read:
+                return []  # calls, none of them kept
         if node_id not in self._one:
             node = self._nodes.get(node_id)
             found = some_trace_calls({node_id: node}, self._tools)[0] if node else {}
@@ -301,6 +350,12 @@ class TraceCallsByNode(Mapping[str, list[TraceCall]]):
 
     def __len__(self) -> int:
         return len(self._everything())
+
+
+def known_calls(calls: Mapping[str, list[TraceCall]]) -> tuple[list[str], list[str]]:
+    """What `TraceCallsByNode` is told a load found: the nodes of `calls`, in order, and those
+    with a call kept."""
+    return list(calls), [node_id for node_id, kept in calls.items() if kept]
 
 
 def trace_calls_of(nodes: dict[str, Node]) -> Callable[[], dict[str, list[TraceCall]]]:

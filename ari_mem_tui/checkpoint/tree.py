@@ -6,7 +6,10 @@ Bad nodes become problems; the rest of the tree still loads. The graph is built 
 
 from __future__ import annotations
 
+import contextlib
+import mmap
 import re
+import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -24,8 +27,17 @@ from ari_mem_tui.checkpoint.jsonfile import (
     salvage_list,
     usable_file,
 )
-from ari_mem_tui.model import NODE_LABELS, JsonStrings, Node, ParentChain, Problem, RunGraph
+from ari_mem_tui.model import (
+    NODE_LABELS,
+    JsonList,
+    JsonStrings,
+    Node,
+    ParentChain,
+    Problem,
+    RunGraph,
+)
 
+SIDE_FILE_BYTES = 1 << 20  # trace logs past this size are kept in a mapped file, not in memory
 RUN_ID_DIR = re.compile(r"^[0-9]{8,14}_")
 
 _STR_FIELDS = (
@@ -115,7 +127,7 @@ def _value(raw: msgspec.Raw) -> Any:
 
 
 def _trace_field(raw: msgspec.Raw) -> Any:
-    """A trace_log that is an array of strings stays undecoded (checked, and kept as bytes)."""
+    """A trace_log that is an array of strings stays undecoded (checked; its bytes kept)."""
     try:
         _STRINGS(raw)
     except msgspec.ValidationError:
@@ -123,10 +135,72 @@ def _trace_field(raw: msgspec.Raw) -> Any:
     return JsonStrings(raw)
 
 
+def _artifacts_field(raw: msgspec.Raw) -> Any:
+    """An artifacts array not nested too deeply stays undecoded (its bytes kept)."""
+    data = bytes(raw)
+    if data[:1] != b"[" or data.count(b"[") + data.count(b"{") > MAX_DEPTH - 3:
+        return _value(raw)  # not an array, or maybe deep: decoded and checked now
+    return JsonList(data)
+
+
+_LAZY = {"trace_log": _trace_field, "artifacts": _artifacts_field}
+
+
+def _own_copies(nodes: list[dict[str, Any]]) -> None:
+    """The undecoded fields' bytes copied into a buffer of their own, so that the file's buffer
+    they were views of can go (a big run's tree.json is hundreds of MB, most of it trace logs
+    nobody reads until a node is looked at). The buffer is an unnamed temporary file, mapped:
+    its pages stay on disk (in the page cache), out of the process's memory, until a node's
+    trace is read, as a reopened run's stay in its mapped index."""
+    lazy = [
+        (node, key, value)
+        for node in nodes
+        for key, value in node.items()
+        if type(value) in (JsonStrings, JsonList)
+    ]
+    view, pos = _side_buffer([value.raw for _, _, value in lazy]), 0
+    for node, key, value in lazy:
+        size = len(value.raw)
+        node[key] = type(value)(view[pos : pos + size])
+        pos += size
+
+
+def _side_buffer(parts: list[Any]) -> memoryview:
+    """`parts` one after the other, in a mapped temporary file (in memory if none can be made)."""
+    total = sum(len(part) for part in parts)
+    if total >= SIDE_FILE_BYTES:
+        try:
+            with tempfile.TemporaryFile(prefix="ari-mem-tui-") as handle:
+                for part in parts:
+                    handle.write(part)
+                handle.flush()
+                return memoryview(mmap.mmap(handle.fileno(), total, access=mmap.ACCESS_READ))
+        except (OSError, ValueError):
+            pass
+    side = bytearray(total)
+    view, pos = memoryview(side), 0
+    for part in parts:
+        view[pos : pos + len(part)] = part
+        pos += len(part)
+    return view
+
+
+def forget_read_pages(nodes: dict[str, Node]) -> None:
+    """Drop the pages of the mapped trace logs read so far (a pass over every node's) from the
+    process's memory: they stay in the page cache, and a later read maps them again."""
+    done: set[int] = set()
+    for node in nodes.values():
+        owner = getattr(node.trace_raw(), "obj", None)
+        if isinstance(owner, mmap.mmap) and id(owner) not in done:
+            done.add(id(owner))
+            with contextlib.suppress(OSError, ValueError):
+                owner.madvise(mmap.MADV_DONTNEED)
+
+
 def fast_tree_document(path: Path) -> Any:
     """The `{"nodes": [{...}, ...], ...}` document of `path`, decoded by msgspec with every
-    node's trace_log left as checked bytes; None when the file is not of that plain shape or
-    does not decode (the full reader then says why)."""
+    node's trace_log and artifacts left as checked bytes (in a buffer of their own); None when
+    the file is not of that plain shape or does not decode (the full reader then says why)."""
     try:
         data = read_whole(path)  # over the file limit: the full reader names the problem
         top = _TOP(data)
@@ -134,15 +208,14 @@ def fast_tree_document(path: Path) -> Any:
             return None
         raw_nodes = _NODES(top.pop("nodes"))
         document = {key: _value(raw) for key, raw in top.items()}
-        document["nodes"] = [
-            {
-                key: _trace_field(raw) if key == "trace_log" else _value(raw)
-                for key, raw in node.items()
-            }
-            for node in raw_nodes
+        nodes = [
+            {key: _LAZY.get(key, _value)(raw) for key, raw in node.items()} for node in raw_nodes
         ]
     except (OSError, msgspec.DecodeError, RecursionError, _NotPlain):
         return None
+    del top, raw_nodes, data
+    _own_copies(nodes)
+    document["nodes"] = nodes
     return document
 
 
@@ -217,7 +290,7 @@ def _check_types(raw: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 def _check_others(clean: dict[str, Any], drop: Callable[[str, str], None]) -> None:
     """artifacts (a list), metrics (an object): None is removed; has_real_data a boolean."""
     for key, kind, expected in (("artifacts", list, "list"), ("metrics", dict, "object")):
-        if key in clean:
+        if key in clean and type(clean[key]) is not JsonList:  # (checked by the reader)
             if clean[key] is None:
                 del clean[key]
             elif not isinstance(clean[key], kind):

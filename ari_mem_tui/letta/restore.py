@@ -19,14 +19,13 @@ from pathlib import Path
 from typing import Any
 
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, read_backup
-from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.load import load_tree_only
 from ari_mem_tui.checkpoint.passages import passage_text
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.letta.api import LettaConnection
 from ari_mem_tui.letta.errors import LettaUnavailable, check_url
 from ari_mem_tui.letta.footer import agent_name, given_hash
-from ari_mem_tui.model import MemoryEntry, Problem
+from ari_mem_tui.model import Entries, EntryView, Problem
 
 AGENT_MODEL = "letta/letta-free"  # a mock: the agent's chat model is never called
 WRITE_TIMEOUT = 30.0  # one insert embeds its text on the server (~0.2 s; more when it is busy)
@@ -37,7 +36,7 @@ class RestorePlan:
     url: str
     agent: str
     ckpt_hash: str  # the hash written into every footer
-    entries: list[MemoryEntry]
+    entries: Entries  # the backup's, as columns
     core_seed: dict[str, Any] | None
     problems: list[Problem]
     # where `ckpt_hash` came from: "given" (--checkpoint-hash: the run's own), "path" (this
@@ -46,7 +45,7 @@ class RestorePlan:
     warnings: list[str] = field(default_factory=list)  # said before anything is written
 
 
-def created_at(entry: MemoryEntry) -> str | None:
+def created_at(entry: EntryView) -> str | None:
     if entry.ts is None:
         return None
     try:
@@ -79,7 +78,7 @@ def plan_restore(
     if not backup.is_file():
         raise LettaUnavailable(f"no {BACKUP_FILE} in {path}: nothing to restore")
     problems: list[Problem] = []
-    result = read_backup(backup, BACKUP_FILE, EntryIds(), problems)
+    result = read_backup(backup, BACKUP_FILE, problems)
     original = given_hash(given)
     here = checkpoint_hash(path)
     warnings: list[str] = []

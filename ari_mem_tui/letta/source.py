@@ -27,7 +27,18 @@ from ari_mem_tui.letta.api import (
 from ari_mem_tui.letta.errors import LettaUnavailable
 from ari_mem_tui.letta.footer import agent_name, decode_passage, given_hash
 from ari_mem_tui.letta.options import LettaOptions
-from ari_mem_tui.model import Checkpoint, CoreBlocks, EntryKind, MemoryEntry, Problem, Run
+from ari_mem_tui.model import (
+    Checkpoint,
+    CoreBlocks,
+    Entries,
+    EntryKind,
+    EntryView,
+    MemoryEntry,
+    Problem,
+    Run,
+    StringTable,
+)
+from ari_mem_tui.model.columns import EntryBuilder
 from ari_mem_tui.search.rankers import Ranking
 from ari_mem_tui.search.run_model import AgentEmbedding
 
@@ -52,9 +63,9 @@ ProgressFn = Callable[[int, int], None]
 
 @dataclass
 class LettaMemory:
-    """What one agent holds, decoded."""
+    """What one agent holds, decoded (its entries as columns, in the backup's order)."""
 
-    entries: list[MemoryEntry] = field(default_factory=list)
+    entries: Entries = field(default_factory=Entries.empty)
     core: CoreBlocks = field(default_factory=lambda: CoreBlocks(source=SOURCE))
     problems: list[Problem] = field(default_factory=list)
     passages: int = 0  # rows read from the server
@@ -171,8 +182,8 @@ def read_letta_memory(
     memory = LettaMemory(url=conn.url)
     problem_file = f"letta:{conn.url}"
     ids = EntryIds()
-    node_entries: list[MemoryEntry] = []
-    react_entries: list[MemoryEntry] = []
+    rows = EntryBuilder(StringTable())
+    kinds = bytearray()  # (the kind of each row: the backup's order is made from them)
     for passage in conn.iter_passages(agent_id, page_size=page_size, max_rows=max_rows):
         memory.passages += 1
         entry = entry_from_passage(
@@ -183,7 +194,8 @@ def read_letta_memory(
             memory.problems,
             problem_file,
         )
-        (node_entries if entry.kind == "node_scope" else react_entries).append(entry)
+        rows.add_record(entry)
+        kinds.append(entry.kind == "node_scope")
         if progress is not None and memory.passages % page_size == 0:
             progress(memory.passages, memory.passages + page_size)
     if progress is not None:
@@ -206,8 +218,9 @@ def read_letta_memory(
                 severity="info",
             )
         )
-    # the backup's order: node-scope entries first, then react steps, each oldest first
-    memory.entries = node_entries + react_entries
+    # the backup's order: node-scope entries first, then react steps, each in the server's order
+    order = [row for row, node_scope in enumerate(kinds) if node_scope]
+    memory.entries = rows.finish(order + [row for row, node in enumerate(kinds) if not node])
     memory.core = read_core(conn, agent_id, memory.problems)
     return memory
 
@@ -283,7 +296,7 @@ class LettaRanker:
         known = self.ckpt.entries_by_letta_id
         ids = EntryIds()
         unseen = 0
-        window: list[MemoryEntry] = []
+        window: list[MemoryEntry | EntryView] = []
         for row in results:
             entry = known.get(row.id)
             if entry is None:
@@ -292,11 +305,17 @@ class LettaRanker:
                     row.id, row.content, _epoch(row.timestamp), ids, [], self.name
                 )
             window.append(entry)
-        pool = [
-            e for e in self.ckpt.entries if before_ts is None or e.ts is None or e.ts < before_ts
-        ]
         note = f"{unseen} passage(s) were added on the server since it was read" if unseen else ""
-        return Ranking(window=window, pool_size=len(pool), ranks=None, used=self.name, note=note)
+        pool_size = pool_size_before(self.ckpt.entries, before_ts)
+        return Ranking(window=window, pool_size=pool_size, ranks=None, used=self.name, note=note)
+
+
+def pool_size_before(entries: Entries, before_ts: float | None) -> int:
+    """How many entries were written before `before_ts` (None: all; an entry of no ts counts),
+    off the ts column (NaN: no ts)."""
+    if before_ts is None:
+        return len(entries)
+    return sum(1 for ts in entries.ts if not ts >= before_ts)
 
 
 def agent_embedding(ranker: object) -> AgentEmbedding | None:
@@ -339,9 +358,12 @@ def hash_for(ckpt: Checkpoint, options: LettaOptions, name: str) -> str:
     return given or (named.group(1) if named else checkpoint_hash(ckpt.path))
 
 
-def _hash_mismatch(entries: list[MemoryEntry], ckpt_hash: str, url: str) -> Problem | None:
+def _hash_mismatch(entries: Entries, ckpt_hash: str, url: str) -> Problem | None:
     """A problem line when no passage carries the hash (a renamed agent, a wrong hash)."""
-    hashes = Counter(e.ari_checkpoint for e in entries if e.ari_checkpoint)
+    strings = entries.strings
+    by_code = Counter(entries.ckpt)  # (counted by string code, off the column)
+    hashes = Counter({strings[code]: n for code, n in by_code.items() if code >= 0})
+    del hashes[""]
     if not hashes or ckpt_hash in hashes:
         return None
     common, count = hashes.most_common(1)[0]
@@ -390,7 +412,7 @@ def open_letta_run(
 def apply_letta_memory(ckpt: Checkpoint, memory: LettaMemory, ckpt_hash: str) -> None:
     """Swap the checkpoint's entries and core blocks for the server's; keep the rest."""
     # passage ids the file loader joined from the access log, by content id
-    logged = {e.letta_id: e.id for e in ckpt.entries if e.letta_id}
+    logged = logged_passage_ids(ckpt.entries)
     ckpt.entries = memory.entries
     ckpt.core = memory.core
     ckpt.checkpoint_hash = ckpt_hash  # the post-filter's `ari_checkpoint == hash`
@@ -408,6 +430,17 @@ def apply_letta_memory(ckpt: Checkpoint, memory: LettaMemory, ckpt_hash: str) ->
                 severity="info",
             )
         )
+
+
+def logged_passage_ids(entries: Entries) -> dict[str, str]:
+    """Our content id of each entry by the passage id the loader joined to it (the last entry
+    of a passage id wins), read off the passage-id column."""
+    strings, id_at = entries.strings, entries.id_at
+    return {
+        strings[code]: id_at(row)  # type: ignore[misc]
+        for row, code in enumerate(entries.letta)
+        if code >= 0 and strings[code]
+    }
 
 
 def alias_logged_ids(ckpt: Checkpoint, logged: dict[str, str]) -> int:
@@ -433,16 +466,16 @@ def rejoin_access_log(ckpt: Checkpoint) -> int:
     ids exactly (after a restore they do not: new ids). Events that do not match keep the
     join the file loader made by content, if the same entry (same content id) is still there.
     """
-    by_letta = ckpt.entries_by_letta_id
-    by_id = ckpt.entries_by_id
-    joined = 0
-    for event in ckpt.access_events:
-        if event.op != "write":
-            continue
-        entry = by_letta.get(event.entry_id or "")
-        if entry is not None:
-            event.joined_entry = entry.id
+    events = ckpt.access_events
+    entry_of = ckpt.entries_by_letta_id.row_of_code  # (by the events' passage-id codes)
+    empty = events.strings.find("")
+    eid, by_id, joined = events.eid, ckpt.entries_by_id, 0
+    for row in events.rows_of_op("write"):
+        code = eid[row]
+        target = entry_of(code) if code != empty else -1
+        if target >= 0:
+            events.join_row(row, target)
             joined += 1
-        elif event.joined_entry is not None and event.joined_entry not in by_id:
-            event.joined_entry = None
+        elif row in events.joined_ids and events.joined_ids[row] not in by_id:
+            events.join_row(row, -1)  # (joined by content to an entry the server lacks)
     return joined

@@ -1,6 +1,7 @@
 """Every noun of the tool: the records read from ARI's files and the `Checkpoint` that holds them."""
 
 from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError, Run
+from ari_mem_tui.model.columns import Entries, EntryView, Events, EventView, StringTable
 from ari_mem_tui.model.graph import RunGraph
 from ari_mem_tui.model.records import (
     NODE_LABELS,
@@ -11,6 +12,7 @@ from ari_mem_tui.model.records import (
     CowWrite,
     EntryKind,
     Hit,
+    JsonList,
     JsonStrings,
     MemoryEntry,
     Missed,
@@ -33,8 +35,13 @@ __all__ = [
     "Checkpoint",
     "CoreBlocks",
     "CowWrite",
+    "Entries",
     "EntryKind",
+    "EntryView",
+    "EventView",
+    "Events",
     "Hit",
+    "JsonList",
     "JsonStrings",
     "MemoryEntry",
     "Missed",
@@ -47,6 +54,7 @@ __all__ = [
     "Replay",
     "Run",
     "RunGraph",
+    "StringTable",
     "Tier",
     "TierLine",
     "TraceCall",

@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Mapping
+from array import array
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ari_mem_tui.model.columns import (
+    Entries,
+    EntryView,
+    Events,
+    StringTable,
+    entry_row_of_id,
+    recode_entries,
+    recode_events,
+)
 from ari_mem_tui.model.graph import RunGraph
 from ari_mem_tui.model.records import (
-    AccessEvent,
     CoreBlocks,
     CowWrite,
-    MemoryEntry,
     Node,
     Problem,
     TraceCall,
@@ -40,9 +48,11 @@ class Checkpoint:
     nodes: dict[str, Node] = field(default_factory=dict)  # creation order
     graph: RunGraph = field(default_factory=RunGraph)  # parent -> child edges
     roots: list[str] = field(default_factory=list)
-    entries: list[MemoryEntry] = field(default_factory=list)  # node_scope then react, file order
+    # node_scope then react, file order: columns (model/columns.py); a list of MemoryEntry
+    # records assigned here is turned into columns
+    entries: Entries = field(default_factory=list)  # type: ignore[assignment]
     core: CoreBlocks = field(default_factory=CoreBlocks)
-    access_events: list[AccessEvent] = field(default_factory=list)  # sorted by ts
+    access_events: Events = field(default_factory=list)  # type: ignore[assignment]  # by ts
     access_summary: dict[str, dict[str, int]] = field(default_factory=dict)
     trace_calls: dict[str, list[TraceCall]] = field(default_factory=dict)  # by node id
     writes: list[CowWrite] = field(default_factory=list)  # the run's CoW log, ts order
@@ -57,16 +67,18 @@ class Checkpoint:
     def __post_init__(self) -> None:
         self.reindex()
 
+    @property
+    def strings(self) -> StringTable:
+        """The run's distinct strings, shared by its entries and events (their codes)."""
+        return self.__dict__.setdefault("_strings", StringTable())
+
     def reindex(self) -> None:
-        """Rebuild the lookup tables after the lists above change."""
-        self.entries_by_id: dict[str, MemoryEntry] = {e.id: e for e in self.entries}
-        self.entries_by_letta_id: dict[str, MemoryEntry] = {
-            e.letta_id: e for e in self.entries if e.letta_id
-        }
-        self.entries_by_node: dict[str, list[MemoryEntry]] = {}
-        for entry in self.entries:
-            if entry.kind == "node_scope":
-                self.entries_by_node.setdefault(entry.node_id, []).append(entry)
+        """Forget the lookup tables after the tables above change (built again when used)."""
+        entries = self.entries
+        self.entries_by_id = EntriesById(entries)
+        self.entries_by_letta_id = EntriesByLettaId(entries)
+        self.entries_by_node = EntriesByNode(entries)
+        self.access_events.entries = entries
         if "_pending_writes" not in self.__dict__:  # else indexed when they are built
             self._index_writes()
 
@@ -159,10 +171,14 @@ class Checkpoint:
             return [write for write in self.writes if not write.accepted]
         return rejected_in_order()
 
+    def pending_writes(self) -> Any:
+        """The builder `defer_writes` was given, while the log is not built yet (else None)."""
+        pending = self.__dict__.get("_pending_writes")
+        return pending[0] if pending is not None else None
+
     def _pending_log(self, name: str) -> Any:
         """The deferred CoW log builder's `name` (None: the log is built, or has no such one)."""
-        pending = self.__dict__.get("_pending_writes")
-        return getattr(pending[0], name, None) if pending is not None else None
+        return getattr(self.pending_writes(), name, None)
 
     def write_counts(self) -> tuple[int, int]:
         """(accepted, rejected) rows of the CoW log, without building it when still deferred."""
@@ -178,6 +194,143 @@ class Checkpoint:
 
     def children(self, node_id: str) -> list[str]:
         return list(self.graph.successors(node_id)) if node_id in self.graph else []
+
+
+class EntriesById(Mapping[str, EntryView]):
+    """Entries by our id; the ids are computed when first looked up."""
+
+    def __init__(self, entries: Entries) -> None:
+        self._entries = entries
+
+    def __getitem__(self, entry_id: str) -> EntryView:
+        row = entry_row_of_id(self._entries, entry_id) if isinstance(entry_id, str) else -1
+        if row < 0:
+            raise KeyError(entry_id)
+        return self._entries[row]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries.all_ids())
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+class EntriesByLettaId(MutableMapping[str, EntryView]):
+    """Entries by Letta passage id (the last entry of an id wins), read off the `letta` codes;
+    a passage id set here (an alias) is kept beside them until the next reindex."""
+
+    def __init__(self, entries: Entries) -> None:
+        self._entries = entries
+        self._rows: array | None = None
+        self._aliases: dict[str, EntryView] = {}
+
+    def rows(self) -> array:
+        """The entry row of every string code (-1: no entry has that passage id)."""
+        if self._rows is None or len(self._rows) < len(self._entries.strings):
+            rows = array("i", [-1]) * len(self._entries.strings)
+            for row, code in enumerate(self._entries.letta):
+                if code >= 0:
+                    rows[code] = row
+            self._rows = rows
+        return self._rows
+
+    def row_of_code(self, code: int) -> int:
+        rows = self.rows()
+        return rows[code] if 0 <= code < len(rows) else -1
+
+    def __getitem__(self, letta_id: str) -> EntryView:
+        alias = self._aliases.get(letta_id)
+        if alias is not None:
+            return alias
+        code = self._entries.strings.find(letta_id) if letta_id else -1
+        row = self.row_of_code(code)
+        if row < 0:
+            raise KeyError(letta_id)
+        return self._entries[row]
+
+    def __setitem__(self, letta_id: str, entry: EntryView) -> None:
+        self._aliases[letta_id] = entry
+
+    def __delitem__(self, letta_id: str) -> None:
+        del self._aliases[letta_id]
+
+    def __iter__(self) -> Iterator[str]:
+        strings, rows = self._entries.strings, self.rows()
+        found = [strings[code] for code in range(len(rows)) if rows[code] >= 0]
+        return iter(dict.fromkeys([*found, *self._aliases]))  # type: ignore[list-item]
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class EntriesByNode(Mapping[str, list[EntryView]]):
+    """Each node's node-scope entries, in table order (a list of views made when asked)."""
+
+    def __init__(self, entries: Entries) -> None:
+        self._entries = entries
+
+    def rows(self, node_id: str) -> list[int]:
+        entries = self._entries
+        code = entries.strings.find(node_id)
+        if code < 0:
+            return []
+        kind = entries.kind
+        return [row for row in entries.rows_of_node(code) if kind[row] == 0]
+
+    def __getitem__(self, node_id: str) -> list[EntryView]:
+        rows = self.rows(node_id)
+        if not rows:
+            raise KeyError(node_id)
+        entries = self._entries
+        return [entries[row] for row in rows]
+
+    def __iter__(self) -> Iterator[str]:
+        entries = self._entries
+        owners = dict.fromkeys(
+            entries.node[row] for row in range(len(entries)) if entries.kind[row] == 0
+        )
+        return iter([entries.strings[code] for code in owners])  # type: ignore[misc]
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+class _Table:
+    """`Checkpoint.entries` / `access_events`: columns; a list of records is made into them,
+    and a table of another string table is coded into the run's (one table per run)."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Checkpoint | None, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return obj.__dict__["_" + self.name]
+
+    def __set__(self, obj: Checkpoint, value: Any) -> None:
+        entries = self.name == "entries"
+        other = obj.__dict__.get("_access_events" if entries else "_entries")
+        if isinstance(value, (Entries, Events)):
+            if value.strings is not obj.strings:
+                if other is None or not len(other):
+                    obj.__dict__["_strings"] = value.strings  # adopt it: nothing else uses ours
+                    if other is not None:
+                        other = (
+                            Events.empty(value.strings) if entries else Entries.empty(value.strings)
+                        )
+                        obj.__dict__["_access_events" if entries else "_entries"] = other
+                else:
+                    value = (recode_entries if entries else recode_events)(value, obj.strings)  # type: ignore[arg-type]
+        else:
+            value = (Entries if entries else Events).from_records(value, obj.strings)
+        old = obj.__dict__.get("_entries")
+        obj.__dict__["_" + self.name] = value
+        events = value if not entries else obj.__dict__.get("_access_events")
+        if events is None:
+            return
+        if entries and old is not None and events.entries is old and value is not old:
+            events.repoint_joins(old, value)  # (a Letta server's entries replace the files')
+        events.entries = obj.__dict__.get("_entries")
 
 
 class _Deferred:
@@ -216,6 +369,8 @@ class _WritesByNode:
 
 
 # installed after @dataclass made __init__, so that __init__'s assignments go through them
+Checkpoint.entries = _Table("entries")  # type: ignore[assignment]
+Checkpoint.access_events = _Table("access_events")  # type: ignore[assignment]
 Checkpoint.trace_calls = _Deferred("trace_calls")  # type: ignore[assignment]
 Checkpoint.writes = _Deferred("writes", after=Checkpoint._index_writes)  # type: ignore[assignment]
 Checkpoint.writes_by_node = _WritesByNode()  # type: ignore[attr-defined]

@@ -66,7 +66,17 @@ class JsonStrings:
             return _STRINGS.validate_python(json.loads(bytes(self.raw)))
 
     def __reduce__(self):
-        return (JsonStrings, (bytes(self.raw),))
+        return (type(self), (bytes(self.raw),))
+
+
+class JsonList(JsonStrings):
+    """A JSON array of any values kept as its bytes (a node's `artifacts`), decoded when first
+    used; the reader checked it is an array, not nested too deeply."""
+
+    __slots__ = ()
+
+    def decode(self) -> list[Any]:  # type: ignore[override]
+        return msgspec.json.decode(self.raw)
 
 
 class ParentChain(Sequence[str]):
@@ -144,7 +154,6 @@ class Node(BaseModel):
     children: list[str] = Field(default_factory=list)
     created_at: str | None = None
     completed_at: str | None = None
-    artifacts: list[Any] = Field(default_factory=list)
     metrics: dict[str, Any] = Field(default_factory=dict)
     has_real_data: bool | None = None
     eval_summary: str | None = None
@@ -160,18 +169,56 @@ class Node(BaseModel):
     # `trace_log` (below): a list of strings, or the JsonStrings the reader left undecoded
     # (None until set: a default_factory would cost an inspect.signature per node in pydantic)
     _trace: list[str] | JsonStrings | None = PrivateAttr(default=None)
+    # `artifacts` (below): a list, or the JsonList the reader left undecoded (None: [])
+    _artifacts: list[Any] | JsonList | None = PrivateAttr(default=None)
 
     @model_validator(mode="wrap")
     @classmethod
-    def _take_trace_log(cls, data: Any, handler: Any) -> Node:
-        trace = _ABSENT
-        if isinstance(data, dict) and "trace_log" in data:
+    def _take_lazy_fields(cls, data: Any, handler: Any) -> Node:
+        trace = artifacts = _ABSENT
+        if isinstance(data, dict) and ("trace_log" in data or "artifacts" in data):
             data = dict(data)
-            trace = data.pop("trace_log")
+            trace = data.pop("trace_log", _ABSENT)
+            artifacts = data.pop("artifacts", _ABSENT)
         node = handler(data)
         if trace is not _ABSENT:
             node._trace = _trace_value(trace)
+        if artifacts is not _ABSENT:
+            node._artifacts = _artifacts_value(artifacts)
         return node
+
+    @classmethod
+    def restore(cls, fields: dict[str, Any], trace: JsonStrings, artifacts: JsonList) -> Node:
+        """A node from the fields a Node of ours dumped (the run index, checked by its CRCs):
+        without a validation pass, which would be most of a reopen's time at 10k nodes."""
+        node = cls.__new__(cls)
+        names = cls.model_fields
+        extra = {key: fields.pop(key) for key in [k for k in fields if k not in names]}
+        for name in names.keys() - fields.keys():  # (the rebuilt ancestors, not stored)
+            fields[name] = [] if name == "ancestor_ids" else names[name].get_default()
+        object.__setattr__(node, "__dict__", fields)
+        object.__setattr__(node, "__pydantic_fields_set__", set(fields))
+        object.__setattr__(node, "__pydantic_extra__", extra)
+        object.__setattr__(node, "__pydantic_private__", {"_trace": trace, "_artifacts": artifacts})
+        return node
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def artifacts(self) -> list[Any]:
+        """The node's artifacts (§2.2), decoded from the file on first use."""
+        value = self._artifacts
+        if type(value) is not list:
+            value = self._artifacts = [] if value is None else value.decode()
+        return value
+
+    @artifacts.setter
+    def artifacts(self, value: list[Any] | JsonList) -> None:
+        self._artifacts = _artifacts_value(value)
+
+    def artifacts_raw(self) -> bytes | msgspec.Raw | memoryview | None:
+        """The file's JSON bytes of `artifacts` while still undecoded, else None."""
+        value = self._artifacts
+        return value.raw if type(value) is JsonList else None
 
     @field_serializer("ancestor_ids")
     def _ancestors_out(self, value: Sequence[str]) -> list[str]:
@@ -224,6 +271,14 @@ class Node(BaseModel):
 
 def _trace_value(value: Any) -> list[str] | JsonStrings:
     return value if type(value) is JsonStrings else _STRINGS.validate_python(value)
+
+
+def _artifacts_value(value: Any) -> list[Any] | JsonList:
+    if type(value) is JsonList:
+        return value
+    if not isinstance(value, list):
+        raise TypeError("artifacts must be a list")
+    return value
 
 
 class MemoryEntry(msgspec.Struct, kw_only=True, gc=False, array_like=True):
@@ -315,7 +370,12 @@ class AccessEvent(AccessFields, array_like=True):
 
 
 class TraceCall(BaseModel):
-    """One LLM tool call from a node's `trace_log` (§2.7): the call line and its result line."""
+    """One LLM tool call from a node's `trace_log` (§2.7): the call line and its result line.
+
+    `result` (the decoded payload) may be left to a decoder the reader gives (`lazy`): it then
+    decodes `result_raw` each time it is read, and holds nothing. A big run's read calls return
+    passages; decoded and kept they were ~30 MB at 10k nodes, read only by the audit and the
+    health view."""
 
     node_id: str
     index: int  # position of the call line in trace_log
@@ -323,8 +383,42 @@ class TraceCall(BaseModel):
     args_raw: str
     args: dict[str, Any] | None = None  # None when the (maybe truncated) JSON does not parse
     result_raw: str | None = None
-    result: Any = None  # decoded result payload where it could be decoded
     ok: bool | None = None  # for guarded writes: accepted or not, when the result says
+    _result: Any = PrivateAttr(default=None)
+    _decode: Any = PrivateAttr(default=None)  # result_raw -> result, when left to it
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _take_result(cls, data: Any, handler: Any) -> TraceCall:
+        result = None
+        if isinstance(data, dict) and "result" in data:
+            data = dict(data)
+            result = data.pop("result")
+        call = handler(data)
+        call._result = result
+        return call
+
+    @classmethod
+    def lazy(cls, values: dict[str, Any], decode: Any) -> TraceCall:
+        """A call whose `result` is `decode(result_raw)`, made when read."""
+        call = cls.model_validate(values)
+        call._decode = decode
+        return call
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def result(self) -> Any:
+        """The decoded result payload, where it could be decoded (else None)."""
+        if self._decode is not None:
+            return self._decode(self.result_raw) if self.result_raw is not None else None
+        return self._result
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TraceCall):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 class CowWrite(BaseModel):

@@ -26,9 +26,9 @@ def clean(text: str) -> str:
 
 
 def counts(ckpt: Checkpoint) -> dict[str, Any]:
-    kinds = Counter(e.kind for e in ckpt.entries)
-    ops = Counter(e.op for e in ckpt.access_events)
-    readers = Counter(e.reader_how for e in ckpt.access_events if e.op == "read")
+    kinds = ckpt.entries.kind_counts()  # (columns: counted in C, no row read)
+    ops = ckpt.access_events.op_counts()
+    readers = ckpt.access_events.read_hows()
     severities = Counter(p.severity for p in ckpt.problems)
     return {
         "nodes": len(ckpt.nodes),
@@ -36,7 +36,7 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
         "entries": len(ckpt.entries),
         "node_scope": kinds.get("node_scope", 0),
         "react_step": kinds.get("react_step", 0),
-        "partial_entries": sum(1 for e in ckpt.entries if e.partial),
+        "partial_entries": ckpt.entries.partial_count(),
         "events": len(ckpt.access_events),
         "reads": ops.get("read", 0),
         "write_events": ops.get("write", 0),

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from itertools import islice, pairwise
 
 from ari_mem_tui.model import Checkpoint
+from ari_mem_tui.model.columns import INHERIT
 
 ON_GRID = 1e-6  # a Letta score is 1 - 0.01 r: within float noise of a whole hundredth
 # events looked at per signal: a run has one backend, and a big run's 200k events would make
@@ -81,12 +82,14 @@ def _seed_signal(ckpt: Checkpoint) -> str | None:
 
 def _id_signal(ckpt: Checkpoint) -> str | None:
     kinds = Counter()
-    writes = (e for e in ckpt.access_events if e.op == "write")
-    for event in islice(writes, SAMPLE):
-        if event.entry_id:
-            if event.entry_id.startswith("passage-"):
+    events = ckpt.access_events
+    strings, eid = events.strings, events.eid
+    for row in islice(events.rows_of_op("write"), SAMPLE):
+        entry_id = strings[eid[row]]
+        if entry_id:
+            if entry_id.startswith("passage-"):
                 kinds["letta"] += 1
-            elif UUID4.match(event.entry_id):
+            elif UUID4.match(entry_id):
                 kinds["in_memory"] += 1
             else:
                 kinds["other"] += 1
@@ -99,13 +102,17 @@ def _score_signal(ckpt: Checkpoint) -> str | None:
     """Judged over the recorded node-scope searches (the first SAMPLE): one that only in-memory scores explain
     (ties, off the 0.01 grid) settles it; a 4-word query's 1.0, 0.75, 0.5 fits both."""
     kinds = set()
+    events = ckpt.access_events
+    strings, coll, query = events.strings, events.coll, events.query
+    react = strings.find("react_step")
     searches = (
-        e
-        for e in ckpt.access_events
-        if e.op == "read" and e.collection != "react_step" and not e.is_inherit
+        row
+        for row in events.rows_of_op("read")
+        if coll[row] != react
+        if not (strings[query[row]] or "").startswith(INHERIT)
     )
-    for event in islice(searches, SAMPLE):
-        scores = [r.get("score") for r in event.results]
+    for row in islice(searches, SAMPLE):
+        scores = [r.get("score") for r in events.results_at(row)]
         if scores and all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores):
             kinds.add(recorded_backend([float(s) for s in scores]))
     if "in_memory" in kinds:

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from ari_mem_tui.checkpoint.limits import current
-from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.model import Entries, MemoryEntry
+from ari_mem_tui.model.columns import Texts, entry_row_of_id
 from ari_mem_tui.search import bm25_cache
 from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.progress import Progress
@@ -53,14 +54,29 @@ class Pool:
     every t (unknown ≠ later). Every as-of question below answers by that one rule.
     """
 
-    def __init__(self, entries: Sequence[MemoryEntry]) -> None:
-        self.entries = list(entries)
-        self.index = {e.id: i for i, e in enumerate(self.entries)}
-        self.ts = np.array(
-            [e.ts if e.ts is not None else np.nan for e in self.entries], dtype=np.float64
-        )
+    def __init__(self, entries: Sequence[MemoryEntry] | Entries) -> None:
+        if isinstance(entries, Entries):  # the run's columns: rows are views, ids looked up
+            self.entries: Sequence[Any] = entries
+            self.index: Any = _RowOfId(entries)
+            self.ts = np.frombuffer(entries.ts, dtype=np.float64)  # NaN: no ts, as below
+        else:
+            self.entries = list(entries)
+            self.index = {e.id: i for i, e in enumerate(self.entries)}
+            self.ts = np.array(
+                [e.ts if e.ts is not None else np.nan for e in self.entries], dtype=np.float64
+            )
         self._sorted_ts = np.sort(self.ts)  # NaN (no ts) sorts last
         self._no_ts = int(np.isnan(self.ts).sum())
+
+    def texts(self) -> list[str]:
+        """Every entry's text, in pool order."""
+        if isinstance(self.entries, Entries):
+            return self.entries.texts()
+        return [e.text for e in self.entries]
+
+    def stored_texts(self) -> Texts | list[str]:
+        """The texts as they are held: a run's column undecoded, else the strings."""
+        return self.entries.text if isinstance(self.entries, Entries) else self.texts()
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -82,6 +98,23 @@ class Pool:
         if before_ts is not None:
             scores[~self.kept(slice(None), before_ts)] = -np.inf
         return scores
+
+
+class _RowOfId:
+    """`Pool.index` of a run's columns: an entry id's row (its ids computed on first use)."""
+
+    def __init__(self, entries: Entries) -> None:
+        self._entries = entries
+
+    def get(self, entry_id: str, default: int = -1) -> int:
+        row = entry_row_of_id(self._entries, entry_id)
+        return default if row < 0 else row
+
+    def __getitem__(self, entry_id: str) -> int:
+        row = entry_row_of_id(self._entries, entry_id)
+        if row < 0:
+            raise KeyError(entry_id)
+        return row
 
 
 class DistinctRows:
@@ -276,11 +309,11 @@ class BM25Ranker:
         self._stops: frozenset[str] | None = None
         self._postings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
-        texts = [e.text if len(e.text) <= cut else e.text[:cut] for e in pool.entries]
         settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
-        key = bm25_cache.pool_key(texts, settings)
+        key = bm25_cache.pool_key(pool.stored_texts(), settings)  # (no text decoded for it)
+        build = lambda: self._build([t if len(t) <= cut else t[:cut] for t in pool.texts()])
         self._retriever = bm25_cache.cached_index(
-            cache_root(cache_dir), key, lambda: self._build(texts), bm25s, len(texts), checkpoint
+            cache_root(cache_dir), key, build, bm25s, len(pool), checkpoint
         )
 
     def _build(self, texts: list[str]) -> Any:
@@ -484,7 +517,8 @@ class EmbeddingRanker:
 
     def _plan(self) -> tuple[list[int], list[str]]:
         """Load what the cache has; return the distinct-text rows still missing, and their texts."""
-        keys = [text_key(e.text) for e in self.pool.entries]
+        texts = self.pool.texts()
+        keys = [text_key(text) for text in texts]
         distinct = DistinctRows(keys, self.pool.ts)
         row_of = {k: r for r, k in enumerate(distinct.keys)}
         dim = self.embedder.dim if self.embedder is not None else minilm.DIM
@@ -509,8 +543,8 @@ class EmbeddingRanker:
         missing = [int(r) for r in np.flatnonzero(~have)]
         self.progress.update(0, len(missing))
         text_of: dict[str, str] = {}
-        for entry, key in zip(self.pool.entries, keys, strict=True):
-            text_of.setdefault(key, entry.text)
+        for text, key in zip(texts, keys, strict=True):
+            text_of.setdefault(key, text)
         return missing, [text_of[distinct.keys[r]] for r in missing]
 
     def _from_shipped(self, distinct: DistinctRows, have: np.ndarray) -> None:

@@ -11,34 +11,38 @@ import math
 from bisect import bisect_left
 from collections import defaultdict
 
-from ari_mem_tui.model import AccessEvent, Checkpoint
+from ari_mem_tui.model import Checkpoint, EventView
+from ari_mem_tui.model.columns import INHERIT, KINDS
 
 _KEY = "replay_index"
 
 
 class ReplayIndex:
+    """Read off the columns (model/columns.py): entry times per kind, read events by reader."""
+
     def __init__(self, ckpt: Checkpoint) -> None:
         self.signature = signature(ckpt)
+        entries, events = ckpt.entries, ckpt.access_events
         # sorted lists, not numpy: `audit` and `summary` import this and need no numpy
         self.ts_by_kind: dict[str, list[float]] = {}
         self.untimed_by_kind: dict[str, int] = defaultdict(int)
-        stamps: dict[str, list[float]] = defaultdict(list)
-        for entry in ckpt.entries:
-            if entry.ts is None:
-                self.untimed_by_kind[entry.kind] += 1
+        for code, kind in enumerate(KINDS):
+            stamps = [t for k, t in zip(entries.kind, entries.ts, strict=True) if k == code]
+            timed = sorted(t for t in stamps if not math.isnan(t))
+            if timed:
+                self.ts_by_kind[kind] = timed
+            if len(timed) < len(stamps):
+                self.untimed_by_kind[kind] = len(stamps) - len(timed)
+        self.reads_by_reader: dict[str, list[EventView]] = defaultdict(list)
+        self.unattributed_by_query: dict[str, list[EventView]] = defaultdict(list)
+        strings, reader, query = events.strings, events.reader, events.query
+        for row in events.rows_of_op("read"):
+            if reader[row] >= 0 and strings[reader[row]]:
+                self.reads_by_reader[strings[reader[row]]].append(events[row])  # type: ignore[index]
             else:
-                stamps[entry.kind].append(entry.ts)
-        for kind, values in stamps.items():
-            self.ts_by_kind[kind] = sorted(values)  # finite floats (the readers drop the rest)
-        self.reads_by_reader: dict[str, list[AccessEvent]] = defaultdict(list)
-        self.unattributed_by_query: dict[str, list[AccessEvent]] = defaultdict(list)
-        for event in ckpt.access_events:
-            if event.op != "read":
-                continue
-            if event.reader:
-                self.reads_by_reader[event.reader].append(event)
-            elif event.query and not event.is_inherit:
-                self.unattributed_by_query[event.query].append(event)
+                text = strings[query[row]]
+                if text and not text.startswith(INHERIT):
+                    self.unattributed_by_query[text].append(events[row])
 
     def kind_count(self, kind: str, before: float | None) -> int:
         stamps = self.ts_by_kind.get(kind, [])

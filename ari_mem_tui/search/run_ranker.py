@@ -25,12 +25,14 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
+from math import isnan
 from pathlib import Path
 
 import numpy as np
 
 from ari_mem_tui.checkpoint.passages import passage_text
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.model import Entries
 from ari_mem_tui.search.embed_client import EmbeddingClient, EndpointFailed
 from ari_mem_tui.search.embedded import (
     BM25Ranker,
@@ -80,7 +82,9 @@ class LettaAsOfPool(Pool):
 
     def __init__(self, entries: Sequence) -> None:
         super().__init__(entries)
-        self.us = np.array([micros(e.ts) for e in self.entries], dtype=np.int64)
+        # (off the pool's ts, NaN where an entry has none: no entry read for it)
+        stamps = self.ts.tolist()
+        self.us = np.array([micros(None if isnan(t) else t) for t in stamps], dtype=np.int64)
         self._sorted_us = np.sort(self.us)
 
     def kept(self, idx: np.ndarray | slice, before_ts: float | None) -> np.ndarray:
@@ -405,7 +409,9 @@ def make_run_ranker(
 ) -> RunModelRanker:
     """The run ranker over `ckpt.entries` (a plan from `plan_endpoint`, or the `error` that
     kept it from being made: then the local MiniLM answers from the start)."""
-    entries = list(getattr(ckpt, "entries", []))
+    entries = getattr(ckpt, "entries", [])
+    if not isinstance(entries, Entries):  # (a run's columns are read as they are)
+        entries = list(entries)
     ckpt_hash = options.checkpoint_hash or getattr(ckpt, "checkpoint_hash", None)
     ckpt_hash = ckpt_hash or checkpoint_hash(getattr(ckpt, "path", "."))
     queries = start_queries(ckpt)
@@ -428,7 +434,11 @@ def make_run_ranker(
         stand_in=stand_in,
         error=error,
     )
-    partial = sum(1 for entry in entries if entry.partial)
+    partial = (
+        entries.partial_count()
+        if isinstance(entries, Entries)
+        else sum(1 for entry in entries if entry.partial)
+    )
     if partial:
         ranker.notes.append(
             f"{partial} memory text(s) are previews, not the text Letta embedded: their"

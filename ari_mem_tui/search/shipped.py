@@ -51,8 +51,9 @@ def shipped_vectors() -> dict[str, np.ndarray]:
 def demo_texts(ckpt: Any) -> list[str]:
     """Every text a ranker embeds for a demo run: the distinct memory texts, each node's
     start-up query as of its start and as of now, and the queries its access log records."""
-    texts = [e.text for e in ckpt.entries]
+    texts = ckpt.entries.texts()
     for node in ckpt.nodes.values():
         texts += [node_query(ckpt, node, which)[0] for which in ("start", "now")]
-    texts += [e.query for e in ckpt.access_events if e.op == "read" and e.query]
+    events = ckpt.access_events
+    texts += [events.strings[events.query[row]] for row in events.rows_of_op("read")]
     return list(dict.fromkeys(t for t in texts if t))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.model import EntryView, MemoryEntry
 
 
 @dataclass(frozen=True)
@@ -18,7 +18,7 @@ class RowDetail:
     fields: tuple[tuple[str, object], ...] = ()
     text: str = ""
     node_id: str | None = None
-    entry: MemoryEntry | None = field(default=None, compare=False)
+    entry: MemoryEntry | EntryView | None = field(default=None, compare=False)
 
 
 @dataclass

@@ -17,14 +17,14 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.model import EntryView, MemoryEntry
 from ari_mem_tui.render.text import clean, fmt_ts, pretty_json, short_id
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.rows import RowDetail
 
 
-def entry_text(entry: MemoryEntry) -> Text:
+def entry_text(entry: MemoryEntry | EntryView) -> Text:
     out = Text()
     out.append(f"{clean(entry.id, False)}\n", style="bold")
     out.append(f"{entry.kind}  node {clean(entry.node_id or '–', False)}", style="cyan")
@@ -86,9 +86,9 @@ class EntryScreen(ModalScreen[str | None]):
         *keys.bindings(keys.VIEW),
     ]
 
-    def __init__(self, entry: MemoryEntry | RowDetail) -> None:
+    def __init__(self, entry: MemoryEntry | EntryView | RowDetail) -> None:
         super().__init__()
-        if isinstance(entry, MemoryEntry):
+        if not isinstance(entry, RowDetail):
             entry = RowDetail("memory entry", text=entry.text, entry=entry)
         self.detail = entry
         self.entry = entry.entry

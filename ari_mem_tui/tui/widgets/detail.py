@@ -333,7 +333,7 @@ def node_text(node: Node, ckpt: Checkpoint) -> Text:
         )
     children = ckpt.children(node.id)
     out.append(
-        f"children {len(children)}   memory entries {len(ckpt.entries_by_node.get(node.id, ()))}\n"
+        f"children {len(children)}   memory entries {len(ckpt.entries_by_node.rows(node.id))}\n"
     )
     out.append("\ndirection (original_direction)\n", style="bold cyan")
     _, field = start_direction(node)

@@ -129,7 +129,7 @@ class RunTree(Tree[Item]):
         if label is None:
             assert self.ckpt is not None
             node = self.ckpt.nodes[node_id]
-            writes = len(self.ckpt.entries_by_node.get(node_id, ()))
+            writes = len(self.ckpt.entries_by_node.rows(node_id))
             tiny = self.size.width < FULL_LABELS_FROM
             label = self._labels[node_id, width] = node_label(node, writes, width, tiny)
         return label

@@ -1,0 +1,201 @@
+"""The run index is a file of ours, but anything can end up in its place: a FIFO, a symlink to
+/dev/zero, a sparse 2 GiB file, a flipped bit, another run's body under this run's header, a file
+someone else could write. Each is a miss: the run is read from its files, the same answer as a
+fresh load, the index written again, and the user is told once (the next open, from the
+rebuilt index, says nothing). Nothing is ever written into the checkpoint. Every input is built
+here, from the small demo run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from checkpoint_helpers import dir_fingerprint
+
+from ari_mem_tui.checkpoint import cachefile, index
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.render.summary import summary_json
+
+
+@pytest.fixture
+def run(tmp_path: Path, small_ckpt: Path) -> Path:
+    return Path(shutil.copytree(small_ckpt, tmp_path / "run"))
+
+
+@pytest.fixture
+def index_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "index-root"
+    monkeypatch.setenv(index.INDEX_ENV, str(root))
+    return root
+
+
+def _stored(run: Path) -> Path:
+    load_checkpoint(run, use_index=True)  # writes it
+    folder = index.index_dir(run)
+    assert folder is not None and (folder / index.INDEX_FILE).is_file()
+    assert index.load(run) is not None
+    return folder / index.INDEX_FILE
+
+
+def _notes() -> list[str]:
+    return [note for note in cachefile.take_notes() if note.startswith("run index")]
+
+
+def assert_miss_rebuilt_said_once(run: Path, why: str) -> None:
+    """The next open reads the files (the same run as a fresh load) and says why once; the one
+    after comes from the rebuilt index and says nothing."""
+    fresh = load_checkpoint(run)
+    before = dir_fingerprint(run)
+    cachefile.take_notes()
+    damaged = load_checkpoint(run, use_index=True)
+    [note] = _notes()
+    assert why in note and note.endswith(": rebuilt"), note
+    assert summary_json(damaged) == summary_json(fresh)
+    assert damaged.entries == fresh.entries and damaged.access_events == fresh.access_events
+    assert index.load(run) is not None  # rebuilt
+    again = load_checkpoint(run, use_index=True)
+    assert _notes() == []
+    assert summary_json(again) == summary_json(fresh)
+    assert dir_fingerprint(run) == before  # the checkpoint is never written
+
+
+def _section(stored: Path, name: str) -> tuple[int, int]:
+    """(offset in the file, size) of the section `name`."""
+    fd = os.open(stored, os.O_RDONLY)
+    try:
+        header, start = index._read_header(fd)
+    finally:
+        os.close(fd)
+    [(offset, size)] = [(o, n) for s, o, n, _ in header.sections if s == name]
+    return start + offset, size
+
+
+@pytest.mark.parametrize("name", ["e.text", "e.ts", "v.how", "v.joined", "r.entry_id", "body"])
+def test_a_flipped_bit_in_any_section_is_a_miss(run, index_root, name) -> None:
+    stored = _stored(run)
+    offset, size = _section(stored, name)
+    data = bytearray(stored.read_bytes())
+    data[offset + size // 2] ^= 0x10
+    stored.write_bytes(bytes(data))
+    assert_miss_rebuilt_said_once(run, "does not match its checksum")
+
+
+def test_a_flipped_bit_in_the_header_is_a_miss(run, index_root) -> None:
+    stored = _stored(run)
+    data = bytearray(stored.read_bytes())
+    data[40] ^= 0x01  # inside the header (after magic, size and CRC)
+    stored.write_bytes(bytes(data))
+    assert_miss_rebuilt_said_once(run, "header")
+
+
+def test_another_runs_body_under_this_runs_header_is_a_miss(tmp_path, run, index_root) -> None:
+    """The other run is this one with one event's time changed (same sizes, so the same
+    layout): its index body under this run's header would give its times here."""
+    other = Path(shutil.copytree(run, tmp_path / "other"))
+    log = other / "memory_access.jsonl"
+    first, rest = log.read_text(encoding="utf-8").split("\n", 1)
+    ts = json.loads(first)["ts"]
+    later = f"{ts + 0.25:.6f}"
+    assert len(later) == len(f"{ts:.6f}") and f"{ts:.6f}" in first
+    log.write_text(first.replace(f"{ts:.6f}", later, 1) + "\n" + rest, encoding="utf-8")
+    mine, theirs = _stored(run), _stored(other)
+    fd = os.open(mine, os.O_RDONLY)
+    try:
+        _, start = index._read_header(fd)
+    finally:
+        os.close(fd)
+    data = theirs.read_bytes()
+    assert len(data) == mine.stat().st_size  # the same layout
+    mine.write_bytes(mine.read_bytes()[:start] + data[start:])
+    assert_miss_rebuilt_said_once(run, "does not match its checksum")
+
+
+def test_a_cut_short_index_is_a_miss(run, index_root) -> None:
+    stored = _stored(run)
+    stored.write_bytes(stored.read_bytes()[: stored.stat().st_size // 2])
+    assert_miss_rebuilt_said_once(run, "do not fit")
+
+
+def test_a_sparse_index_past_the_limit_is_not_read(run, index_root, monkeypatch) -> None:
+    stored = _stored(run)
+    with stored.open("r+b") as handle:
+        handle.truncate(2 << 30)  # 2 GiB, sparse: its header is still the run's, and sound
+    read: list[int] = []
+    real_preadv = os.preadv
+    monkeypatch.setattr(
+        os, "preadv", lambda fd, bufs, at: read.append(real_preadv(fd, bufs, at)) or read[-1]
+    )
+    assert_miss_rebuilt_said_once(run, "over ")
+    # none of its 2 GiB read: refused by its size alone (only the rebuilt index is read back)
+    assert sum(read) < 3 * stored.stat().st_size < 64 << 20
+
+
+def test_an_index_others_could_write_is_a_miss(run, index_root) -> None:
+    stored = _stored(run)
+    stored.chmod(0o666)
+    assert_miss_rebuilt_said_once(run, "not written by this user alone")
+    assert stored.stat().st_mode & 0o077 == 0
+
+
+def _summary_cli(run: Path, env: dict[str, str]) -> tuple[int, dict, str]:
+    """`summary --json` in a child: a hang (a FIFO read) ends the test, not the suite."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "ari_mem_tui", "summary", str(run), "--json"],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **env},
+    )
+    return proc.returncode, json.loads(proc.stdout), proc.stderr
+
+
+@pytest.mark.parametrize("what", ["fifo", "symlink-to-fifo", "symlink-to-dev-zero", "directory"])
+def test_no_regular_file_in_its_place_is_a_miss_that_never_blocks(
+    tmp_path, run, index_root, what
+) -> None:
+    stored = _stored(run)
+    stored.unlink()
+    if what == "fifo":
+        os.mkfifo(stored)
+    elif what == "symlink-to-fifo":
+        os.mkfifo(tmp_path / "fifo")
+        stored.symlink_to(tmp_path / "fifo")
+    elif what == "symlink-to-dev-zero":
+        stored.symlink_to("/dev/zero")
+    else:
+        stored.mkdir()
+    code, data, err = _summary_cli(run, {index.INDEX_ENV: str(index_root)})
+    assert code == 0
+    notes = [line for line in err.splitlines() if "run index" in line]
+    assert len(notes) == 1 and notes[0].endswith(": rebuilt"), err
+    code, data, err = _summary_cli(run, {index.INDEX_ENV: str(index_root)})
+    assert code == 0 and "run index" not in err  # from the rebuilt index, without a word
+    fresh = summary_json(load_checkpoint(run))
+    assert data["counts"]["entries"] == fresh["counts"]["entries"] > 0
+    assert data["counts"]["events"] == fresh["counts"]["events"]
+
+
+def test_an_index_dir_inside_the_checkpoint_is_never_written(run, monkeypatch) -> None:
+    monkeypatch.setenv(index.INDEX_ENV, str(run / "cache" / "index"))
+    before = dir_fingerprint(run)
+    cachefile.take_notes()
+    load_checkpoint(run, use_index=True)
+    assert dir_fingerprint(run) == before and not (run / "cache").exists()
+    assert index.load(run) is None and _notes() == []
+
+
+def test_a_stale_index_is_rebuilt_without_a_word(run, index_root) -> None:
+    """A changed file is the index's normal end, not damage: nothing to say."""
+    _stored(run)
+    with (run / "memory_access.jsonl").open("a", encoding="utf-8") as log:
+        log.write("\n")
+    cachefile.take_notes()
+    assert index.load(run) is None
+    load_checkpoint(run, use_index=True)
+    assert _notes() == [] and index.load(run) is not None
