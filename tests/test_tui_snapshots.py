@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.tui_app_helpers import make_app, press, settle
+from tests.tui_app_helpers import make_app, press, settle, tabs_drawn
 from tests.tui_helpers import write_tiny_checkpoint
 
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
@@ -47,6 +47,7 @@ def test_tab(snap_compare, tiny_fixed: Path, tab: str, size: str) -> None:
         await pilot.pause()
         await settle(pilot)
         await press(pilot, *KEYS_TO[NODE_FOR_TAB[tab]], str(TABS.index(tab) + 1))
+        await tabs_drawn(pilot)
 
     assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)
 
@@ -61,6 +62,7 @@ def test_hits_focused_at_80x24(snap_compare, tiny_fixed: Path, wide: bool) -> No
         await pilot.pause()
         await settle(pilot)
         await press(pilot, *KEYS_TO["B1"], "right_square_bracket", *(["z"] if wide else []))
+        await tabs_drawn(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=run_before)
 
@@ -76,6 +78,7 @@ def test_compare_screen(snap_compare, tiny_fixed: Path) -> None:
         await pilot.pause(0.2)
         pilot.app.clear_notifications()  # the "marked …" toast would time out at random
         await pilot.pause()
+        await tabs_drawn(pilot)
 
     assert snap_compare(app, terminal_size=(120, 40), run_before=run_before)
 
@@ -87,5 +90,6 @@ def test_help_screen(snap_compare, tiny_fixed: Path) -> None:
         await pilot.pause()
         await settle(pilot)
         await press(pilot, "question_mark")
+        await tabs_drawn(pilot)
 
     assert snap_compare(app, terminal_size=(100, 32), run_before=run_before)

@@ -6,7 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from textual.css.query import NoMatches
 from textual.pilot import Pilot
+from textual.widgets import Tabs
+from textual.widgets._tabs import Underline  # the strip's underline: no public name
 
 from ari_mem_tui.run import Run, RunOptions, open_run
 from ari_mem_tui.tui.app import AriMemApp
@@ -114,3 +117,26 @@ async def cursor_to_write(pilot: Pilot, text: str) -> None:
             return
         await press(pilot, "j")
     assert writes.current_text() == text, f"no write {text!r} in the table"
+
+
+def underlines_in_place(app) -> bool:
+    """Every shown tab strip's underline spans its active tab. Tabs move it on a timer after a
+    refresh, then animate it: a screenshot taken before then catches it half-way (seen under
+    load, with the suite on two workers)."""
+    for tabs in app.screen.query(Tabs):
+        if not tabs.region.width:
+            continue  # not on screen
+        try:
+            active = tabs.query_one("#tabs-list > Tab.-active")
+        except NoMatches:
+            continue
+        span = active.virtual_region.shrink(active.styles.gutter).column_span
+        underline = tabs.query_one(Underline)
+        if (underline.highlight_start, underline.highlight_end) != span:
+            return False
+    return True
+
+
+async def tabs_drawn(pilot: Pilot) -> None:
+    """Until every tab strip's underline is under its active tab (before a snapshot)."""
+    await wait_for(pilot, lambda: underlines_in_place(pilot.app), "tab underlines in place")
