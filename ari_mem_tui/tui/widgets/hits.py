@@ -219,7 +219,9 @@ class HitsPane(Previewed, VerticalScroll):
     def show_findings(self, findings: list) -> None:
         """This node's audit findings (the read, what it returned; a rejected write's text)."""
         box = self.query_one("#hits-findings", Static)
-        box.update(findings_text(findings))
+        text = findings_text(findings)
+        if box.content != text:  # most nodes have none: no layout of the screen on each move
+            box.update(text)
         box.display = bool(findings)
 
     def show_loading(self, key: ReplayKey) -> None:
