@@ -9,6 +9,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
+from ari_mem_tui.render.text import short_id
 from ari_mem_tui.tui import config
 from ari_mem_tui.tui.messages import OpenEntry
 from ari_mem_tui.tui.screens.compare import CompareScreen
@@ -114,6 +115,16 @@ async def test_compare_marked_with_current(tiny: Path) -> None:
         assert "of A:" in left and "of A:" not in right
         await press(pilot, "escape")
         assert not isinstance(app.screen, CompareScreen)
+        # the view is built once and shown again: the next pair replaces every part of it
+        await press(pilot, "k")  # B
+        assert app.current_id == IDS["B"]
+        await press(pilot, "c")
+        again = app.screen
+        assert again is screen and (again.a.node_id, again.b.node_id) == (IDS["A2"], IDS["B"])
+        title = again.query_one("#compare-b .compare-title", Static).content.plain
+        assert short_id(IDS["B"]) in title and short_id(IDS["B1"]) not in title
+        body = again.query_one("#compare-b .compare-body", Static).content.plain
+        assert body != right and "of A:" not in body
 
 
 async def test_export_writes_the_dossier_outside_the_checkpoint(tiny: Path, tmp_path: Path) -> None:
