@@ -226,6 +226,8 @@ class HitsPane(Previewed, VerticalScroll):
 
     def show_loading(self, key: ReplayKey) -> None:
         self.border_title = searching_title(key)
+        if self.replay is None:  # not "Choose a node" while the chosen node's search runs
+            self.query_one("#hits-query", Static).update(Text(""))
         self.query_one("#hits-diag", Static).update(
             Text(f"searching for {short_id(key.node_id)} …")
         )
