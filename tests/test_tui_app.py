@@ -9,8 +9,9 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import DataTable, Static
 
+from ari_mem_tui.render.text import short_id
 from ari_mem_tui.tui import config
-from ari_mem_tui.tui.messages import OpenEntry
+from ari_mem_tui.tui.messages import OpenEntry, ReplayKey
 from ari_mem_tui.tui.screens.compare import CompareScreen
 from ari_mem_tui.tui.screens.confirm import ConfirmScreen
 from ari_mem_tui.tui.screens.entry import EntryScreen
@@ -114,6 +115,16 @@ async def test_compare_marked_with_current(tiny: Path) -> None:
         assert "of A:" in left and "of A:" not in right
         await press(pilot, "escape")
         assert not isinstance(app.screen, CompareScreen)
+        # the view is built once and shown again: the next pair replaces every part of it
+        await press(pilot, "k")  # B
+        assert app.current_id == IDS["B"]
+        await press(pilot, "c")
+        again = app.screen
+        assert again is screen and (again.a.node_id, again.b.node_id) == (IDS["A2"], IDS["B"])
+        title = again.query_one("#compare-b .compare-title", Static).content.plain
+        assert short_id(IDS["B"]) in title and short_id(IDS["B1"]) not in title
+        body = again.query_one("#compare-b .compare-body", Static).content.plain
+        assert body != right and "of A:" not in body
 
 
 async def test_export_writes_the_dossier_outside_the_checkpoint(tiny: Path, tmp_path: Path) -> None:
@@ -603,3 +614,16 @@ async def test_a_node_asked_for_wins_and_a_user_who_moved_is_not_moved(tiny: Pat
     async with app.run_test(size=(120, 40), notifications=True) as pilot:
         await settle(pilot)
         assert app.current_id != "no-such-node" and app.current_id in app.ckpt.nodes
+
+
+async def test_a_first_search_running_does_not_ask_to_choose_a_node(tiny: Path) -> None:
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        hits = app.query_one("#hits-pane")
+        hits.replay = None  # as before the first search has answered
+        hits.query_one("#hits-query", Static).update(Text("Choose a node in the tree."))
+        hits.show_loading(ReplayKey(IDS["B1"], None, 5, True, "start"))
+        await pilot.pause()
+        assert "Choose a node" not in str(hits.query_one("#hits-query").render())
+        assert "searching for" in str(hits.query_one("#hits-diag").render())

@@ -90,6 +90,28 @@ class CompareScreen(Screen[None]):
         self.ckpt, self.a, self.b = ckpt, a, b
 
     def compose(self) -> ComposeResult:
+        yield Static(self._head(), id="compare-head")
+        with Horizontal(id="compare-cols"):
+            for side in ("A", "B"):
+                column = VerticalScroll(classes="compare-col", id=f"compare-{side.lower()}")
+                column.can_focus = False  # the screen's keys scroll both sides together
+                with column:
+                    yield Static(self._title(side), classes="compare-title")
+                    yield Static(self._body(side), classes="compare-body")
+        yield KeyBar()
+
+    def show(self, ckpt: Checkpoint, a: Replay, b: Replay) -> None:
+        """Another pair in this screen, built once (app: installed as "compare"): composing and
+        styling a new screen, and laying it out twice as it is first shown, cost most of `c`."""
+        self.ckpt, self.a, self.b = ckpt, a, b
+        self.query_one("#compare-head", Static).update(self._head())
+        for side in ("A", "B"):
+            column = self.query_one(f"#compare-{side.lower()}", VerticalScroll)
+            column.query_one(".compare-title", Static).update(self._title(side))
+            column.query_one(".compare-body", Static).update(self._body(side))
+            column.scroll_home(animate=False)
+
+    def _head(self) -> Text:
         common = common_ancestor(self.ckpt, self.a.node_id, self.b.node_id)
         head = Text("Compare  ", style="bold")
         if common is None:
@@ -102,21 +124,21 @@ class CompareScreen(Screen[None]):
             head.append(" › ".join(short_id(n) for n in shared), style="bright_black")
             head.append(")")
         head.append("\n◆ marks what only that side has", style="bright_black")
-        yield Static(head, id="compare-head")
-        with Horizontal(id="compare-cols"):
-            for side, mine, other in (("A", self.a, self.b), ("B", self.b, self.a)):
-                column = VerticalScroll(classes="compare-col", id=f"compare-{side.lower()}")
-                column.can_focus = False  # the screen's keys scroll both sides together
-                with column:
-                    title = Text(
-                        f"{side} (marked) " if side == "A" else f"{side} (current) ",
-                        style="bold reverse",
-                    )
-                    title.append("  ")
-                    title.append_text(lineage_text(self.ckpt, mine.node_id, common))
-                    yield Static(title, classes="compare-title")
-                    yield Static(side_text(mine, other, side), classes="compare-body")
-        yield KeyBar()
+        return head
+
+    def _title(self, side: str) -> Text:
+        mine = self.a if side == "A" else self.b
+        common = common_ancestor(self.ckpt, self.a.node_id, self.b.node_id)
+        title = Text(
+            f"{side} (marked) " if side == "A" else f"{side} (current) ", style="bold reverse"
+        )
+        title.append("  ")
+        title.append_text(lineage_text(self.ckpt, mine.node_id, common))
+        return title
+
+    def _body(self, side: str) -> Text:
+        mine, other = (self.a, self.b) if side == "A" else (self.b, self.a)
+        return side_text(mine, other, side)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -393,7 +393,9 @@ class NodePane(VerticalScroll):
     def show_findings(self, findings: list) -> None:
         """Leaks, scope violations and rejected writes of this node, wrapped (no sideways scroll)."""
         box = self.query_one("#node-findings", Static)
-        box.update(findings_text(findings))
+        text = findings_text(findings)
+        if box.content != text:  # most nodes have none: no layout of the screen on each move
+            box.update(text)
         box.display = bool(findings)
 
     def show(self, node: Node, ckpt: Checkpoint) -> None:

@@ -278,7 +278,15 @@ class DetailTabs(TabbedContent):
         message.stop()
         for replay in (message.a, message.b):
             self.replays.setdefault(ReplayKey.of(replay.node_id, SearchParams()), replay)
-        self.app.push_screen(CompareScreen(message.run.checkpoint, message.a, message.b))
+        app, ckpt = self.app, message.run.checkpoint
+        if app.is_screen_installed("compare"):
+            screen = app.get_screen("compare")
+            assert isinstance(screen, CompareScreen)
+            screen.show(ckpt, message.a, message.b)
+        else:
+            app.install_screen(CompareScreen(ckpt, message.a, message.b), "compare")
+        if app.get_screen("compare") not in app.screen_stack:
+            app.push_screen("compare")
 
     # ---- searching ----
 

@@ -219,11 +219,15 @@ class HitsPane(Previewed, VerticalScroll):
     def show_findings(self, findings: list) -> None:
         """This node's audit findings (the read, what it returned; a rejected write's text)."""
         box = self.query_one("#hits-findings", Static)
-        box.update(findings_text(findings))
+        text = findings_text(findings)
+        if box.content != text:  # most nodes have none: no layout of the screen on each move
+            box.update(text)
         box.display = bool(findings)
 
     def show_loading(self, key: ReplayKey) -> None:
         self.border_title = searching_title(key)
+        if self.replay is None:  # not "Choose a node" while the chosen node's search runs
+            self.query_one("#hits-query", Static).update(Text(""))
         self.query_one("#hits-diag", Static).update(
             Text(f"searching for {short_id(key.node_id)} …")
         )

@@ -245,11 +245,11 @@ class RunTree(Tree[Item]):
             if (self.ckpt and node_id in self.ckpt.nodes)
             else set()
         )
-        self._invalidate()
+        self._restyle()
 
     def set_dim_unseen(self, on: bool) -> None:
         self.dim_unseen = on
-        self._invalidate()
+        self._restyle()
 
     def set_findings(self, by_node: dict) -> None:
         """Audit findings per node: a glyph on the row (⚠ leak / scope violation, ⚑ rejected
@@ -259,7 +259,15 @@ class RunTree(Tree[Item]):
 
     def set_find_hits(self, ids: set[str]) -> None:
         self.find_hits = ids
-        self._invalidate()
+        self._restyle()
+
+    def _restyle(self) -> None:
+        """Lines drawn again in new styles, same lines and widths: unlike `_invalidate`, no
+        rebuild of the line list and no layout of the whole screen (every tree move chooses a
+        node, so this is paid on every key)."""
+        self._clear_line_cache()
+        self._updates += 1
+        self.refresh()
 
     def get_label_width(self, node: TreeNode[Item]) -> int:
         """What `render_label` would measure, without rendering: Textual asks it of every line

@@ -79,7 +79,9 @@ class StatusBar(Horizontal):
         text = Text.assemble(("embedder ", "bright_black"), (preview(name, 30), "cyan"))
         if note:
             text.append(" " + preview(note, 40), style="yellow")
-        self.query_one("#status-embedder", Static).update(text)
+        box = self.query_one("#status-embedder", Static)
+        if box.content != text:  # said after each search: unchanged, no layout of the screen
+            box.update(text)
 
     def set_progress(self, done: int, total: int, progress: Progress | None = None) -> None:
         """The vectors' bar and "n of N texts · ETA" (from `progress` when the ranker keeps
