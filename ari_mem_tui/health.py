@@ -23,7 +23,7 @@ from typing import Any
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
 from ari_mem_tui.model import Checkpoint, EntryView, MemoryEntry, Node, ParentChain
-from ari_mem_tui.model.columns import NONE
+from ari_mem_tui.model.columns import KINDS, NONE
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
@@ -37,6 +37,7 @@ from ari_mem_tui.search.replay import (
 from ari_mem_tui.search.startup import node_query, recorded_startup_search, start_time
 
 ProgressFn = Callable[[int, int], None]
+NODE_SCOPE = KINDS.index("node_scope")  # its code in the entries' kind column
 TIME_SLICES = 24
 TOP_ENTRIES = 30
 NEVER_SHOWN = 200
@@ -149,22 +150,11 @@ def node_health(
     # counted here, in one pass: a model's attribute costs ~1 µs a set, and the post-filter's
     # hits (`post_filter`) are the first `limit` eligible rows of the window: only their number
     # is kept
-    react = lineage = own = other = kept = 0
-    for entry in window:
-        if entry.kind != "node_scope":
-            react += 1
-        elif eligible_entry(entry, scope, ckpt_hash):
-            kept += 1
-            if _before(entry, started):
-                lineage += 1
-            elif entry.node_id == node.id:
-                own += 1
-            else:
-                other += 1
-        elif entry.node_id == node.id:
-            own += 1
-        else:
-            other += 1
+    if ranking.rows is not None and ranking.table is ckpt.entries and not ranking.windowless:
+        counts = lineages.window_counts(ranking.rows, scope, node.id, started)
+    else:
+        counts = _window_counts(window, scope, ckpt_hash, node.id, started)
+    react, lineage, own, other, kept = counts
     row.react, row.lineage, row.own, row.other_branches = react, lineage, own, other
     row.reached = row.lineage
     if ranking.windowless:  # reached: the lineage entries the backend could return at all
@@ -184,6 +174,34 @@ def node_health(
     row.starved = row.eligible > 0 and row.hits < expected
     row.shortfall = expected - row.hits if row.starved else 0
     return row
+
+
+def _window_counts(
+    window: list[MemoryEntry],
+    scope: Container[str],
+    ckpt_hash: str | None,
+    node_id: str,
+    started: float | None,
+) -> tuple[int, int, int, int, int]:
+    """Window rows that are ReAct steps, the lineage's (as of `started`), the node's own, other
+    branches', and how many ARI's post-filter keeps (`eligible_entry`)."""
+    react = lineage = own = other = kept = 0
+    for entry in window:
+        if entry.kind != "node_scope":
+            react += 1
+        elif eligible_entry(entry, scope, ckpt_hash):
+            kept += 1
+            if _before(entry, started):
+                lineage += 1
+            elif entry.node_id == node_id:
+                own += 1
+            else:
+                other += 1
+        elif entry.node_id == node_id:
+            own += 1
+        else:
+            other += 1
+    return react, lineage, own, other, kept
 
 
 def _before(entry: MemoryEntry, started: float | None) -> bool:
@@ -278,11 +296,46 @@ class Lineages:
         rows = self.ckpt.entries_by_node.rows(node_id)
         if self.ckpt_hash is None:
             return rows
-        if self._same_ckpt is None:
-            # (None, code NONE, passes; a hash the table lacks finds NONE too)
-            self._same_ckpt = {NONE, self.ckpt.entries.strings.find(self.ckpt_hash)}
-        ckpt, same = self.ckpt.entries.ckpt, self._same_ckpt
+        ckpt, same = self.ckpt.entries.ckpt, self._same_ckpt_codes()
         return [row for row in rows if ckpt[row] in same]
+
+    def _same_ckpt_codes(self) -> set[int]:
+        """The ckpt column's codes that pass ARI's checkpoint test (None's, NONE, passes; a
+        hash the table lacks finds NONE too)."""
+        if self._same_ckpt is None:
+            self._same_ckpt = {NONE, self.ckpt.entries.strings.find(self.ckpt_hash)}
+        return self._same_ckpt
+
+    def window_counts(
+        self, rows: list[int], scope: Container[str], node_id: str, started: float | None
+    ) -> tuple[int, int, int, int, int]:
+        """`_window_counts` of a window given as rows of the run's entry columns, read off
+        the columns (the same tests: kind, scope, checkpoint, ts before `started`)."""
+        entries = self.ckpt.entries
+        kind, node, ts, ckpt, strings = (
+            entries.kind,
+            entries.node,
+            entries.ts,
+            entries.ckpt,
+            entries.strings,
+        )
+        same = None if self.ckpt_hash is None else self._same_ckpt_codes()
+        react = lineage = own = other = kept = 0
+        for i in rows:
+            if kind[i] != NODE_SCOPE:
+                react += 1
+                continue
+            owner = strings[node[i]]
+            if owner in scope and (same is None or ckpt[i] in same):
+                kept += 1
+                if started is None or not ts[i] >= started:  # (NaN: no ts, in the pool)
+                    lineage += 1
+                    continue
+            if owner == node_id:
+                own += 1
+            else:
+                other += 1
+        return react, lineage, own, other, kept
 
     def _count_chains(self) -> dict[str, int]:
         """Each ParentChain node's eligible count, from one depth-first walk: the entries of

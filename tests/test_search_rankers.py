@@ -438,3 +438,44 @@ def test_bm25_scores_equal_bm25s_own_bit_for_bit(demo_ckpt):
         assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
         compared += int(np.count_nonzero(theirs) > 0)
     assert compared > 30
+
+
+@pytest.mark.parametrize("shuffled", [False, True])
+def test_bm25_as_of_scores_and_windows_equal_the_whole_pools(demo_ckpt, shuffled):
+    """`BM25Ranker.rank` scores only the as-of pool, renumbered in time order: every score is
+    the whole pool's, bit for bit, and the window and global ranks are those ranked from the
+    whole pool's scores, for every node's query as of its start, in a pool in write order and
+    in one shuffled out of it."""
+    from ari_mem_tui.search.embedded import start_queries
+    from ari_mem_tui.search.startup import start_time
+
+    ckpt = load_checkpoint(demo_ckpt)
+    entries = list(ckpt.entries)
+    if shuffled:
+        order = np.random.default_rng(7).permutation(len(entries))
+        entries = [entries[i] for i in order]
+    pool = Pool(entries)
+    ranker = BM25Ranker(pool, None)
+    starts = [start_time(ckpt, node)[0] for node in ckpt.nodes.values()]
+    stamps = sorted(t for t in pool.ts if not np.isnan(t))
+    cuts = [None, float("nan"), stamps[0], stamps[len(stamps) // 2], *starts]
+    compared = 0
+    for query in [*start_queries(ckpt), "kernel tiling kernel", "the of and"]:
+        for before in cuts:
+            for k in (5, 200):
+                fast = ranker.rank(query, k, before_ts=before)
+                whole = ranking_from_scores(pool, ranker._scores(query), k, before, "bm25")
+                assert [e.id for e in fast.window] == [e.id for e in whole.window]
+                assert fast.pool_size == whole.pool_size
+                ids = [e.id for e in entries[::7]]
+                assert fast.global_ranks(ids) == whole.global_ranks(ids)
+            ids = ranker._token_ids(query)
+            if ids:
+                size = pool.size_before(before)
+                prefix = ranker._prefix_relevance(ids, size)
+                dense = ranker._scores(query)[ranker._time_order[:size]]
+                assert prefix.dtype == dense.dtype and np.array_equal(
+                    prefix.view(np.uint32), dense.view(np.uint32)
+                )
+                compared += int(np.count_nonzero(prefix) > 0)
+    assert compared > 30

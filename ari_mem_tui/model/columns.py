@@ -478,6 +478,11 @@ class _RowTable(Sequence):
     def __iter__(self) -> Iterator[Any]:
         return (self._view(self, i) for i in range(len(self)))
 
+    def views(self, rows: Sequence[int]) -> list[Any]:
+        """The views of `rows` (each in range: a ranker's window), without `[i]`'s checks."""
+        view = self._view
+        return [view(self, i) for i in rows]
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (type(self), list, tuple)):
             return len(self) == len(other) and all(

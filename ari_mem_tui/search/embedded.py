@@ -254,9 +254,13 @@ def lazy_ranking(
     def rank_of(entry_id: str) -> int | None:
         return ranks_of([entry_id])[0]
 
+    table = pool.entries if isinstance(pool.entries, Entries) else None
+    rows = None if table is None else [int(i) for i in window_idx]
     return Ranking(
-        window=[pool.entries[i] for i in window_idx],
+        window=[pool.entries[i] for i in window_idx] if table is None else table.views(rows),
         pool_size=size,
+        rows=rows,
+        table=table,
         rank_fn=rank_of,
         ranks_fn=ranks_of,
         order_fn=order_of,
@@ -308,6 +312,9 @@ class BM25Ranker:
         self._stemmer = Stemmer.Stemmer("english")
         self._stops: frozenset[str] | None = None
         self._postings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._time_order: np.ndarray | None = None  # pool indices, as-of pools first (below)
+        self._time_pos: np.ndarray | None = None  # pool index -> position in that order
+        self._by_time: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # token -> its postings
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
         settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
         key = bm25_cache.pool_key(pool.stored_texts(), settings)  # (no text decoded for it)
@@ -339,6 +346,16 @@ class BM25Ranker:
             return np.zeros(len(self.pool))
         return self._relevance(tokens)
 
+    def _token_ids(self, query: str) -> list[int] | None:
+        """The query's token ids where `_relevance` adds posting lists itself, else None."""
+        retriever = self._retriever
+        if retriever is None or not len(self.pool):
+            return None
+        if getattr(retriever, "nonoccurrence_array", None) is not None:
+            return None
+        tokens = self.query_tokens(query[: self._cut])
+        return list(retriever.get_tokens_ids(tokens)) if tokens else None
+
     def query_tokens(self, query: str) -> list[str]:
         """`bm25s.tokenize` of one text as the index was tokenised (lower case, its token
         pattern, English stop words, the stemmer), without its per-call progress bars and
@@ -357,22 +374,89 @@ class BM25Ranker:
         retriever = self._retriever
         if getattr(retriever, "nonoccurrence_array", None) is not None:
             return retriever.get_scores(tokens)  # BM25L/BM25+: bm25s's own arithmetic
-        if self._postings is None:
-            index = retriever.scores
-            # plain views of the (memory-mapped) arrays: a memmap's slice costs ~10 µs of
-            # Python, 24 of them a query
-            self._postings = tuple(
-                np.asarray(index[name]).view(np.ndarray) for name in ("data", "indices", "indptr")
-            )
-        data, indices, indptr = self._postings
+        data, indices, indptr = self._posting_arrays()
         scores = np.zeros(retriever.scores["num_docs"], dtype=np.dtype(retriever.dtype))
         for token in retriever.get_tokens_ids(tokens):
             start, end = indptr[token], indptr[token + 1]
             scores[indices[start:end]] += data[start:end]
         return scores
 
+    def _posting_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The index's data, indices and indptr (a posting list per token, by pool index)."""
+        if self._postings is None:
+            index = self._retriever.scores
+            # plain views of the (memory-mapped) arrays: a memmap's slice costs ~10 µs of
+            # Python, 24 of them a query
+            self._postings = tuple(
+                np.asarray(index[name]).view(np.ndarray) for name in ("data", "indices", "indptr")
+            )
+        return self._postings
+
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
-        return ranking_from_scores(self.pool, self._scores(query), top_k, before_ts, "bm25")
+        """`ranking_from_scores` of `_scores`, computed over the as-of pool only.
+
+        The pool is renumbered in time order (entries without ts first: they are in every
+        as-of pool), so the pool as of t is a prefix and each posting list is cut where it
+        leaves it. Each entry still gets its tokens' values added in query order from 0, so its
+        score is `_relevance`'s bit for bit; the window is the same selection among the same
+        positive scores, ties by pool order (`best_first`), as `top_window`'s.
+        """
+        ids = self._token_ids(query)
+        if ids is None:
+            return ranking_from_scores(self.pool, self._scores(query), top_k, before_ts, "bm25")
+        size = self.pool.size_before(before_ts)
+        prefix = self._prefix_relevance(ids, size)
+        order = self._time_order
+        assert order is not None  # set by _prefix_relevance
+        k = min(top_k, size)
+        positive = np.flatnonzero(prefix > 0)
+        if k == 0 or len(positive) < k:  # zeros join the window: the pool-order path
+            dense = np.zeros(len(self.pool), dtype=prefix.dtype)
+            dense[order[:size]] = prefix
+            return ranking_from_scores(self.pool, dense, top_k, before_ts, "bm25")
+        values = prefix[positive]
+        if len(positive) > k:
+            keep = values >= threshold(values, k)
+            positive, values = positive[keep], values[keep]
+        window_idx = best_first(order[positive], values, k).tolist()
+        dtype = np.result_type(prefix.dtype, np.float32)
+
+        def every() -> np.ndarray:  # in pool order, −inf outside the as-of pool, as `cut`
+            full = np.full(len(self.pool), -np.inf, dtype=dtype)
+            full[order[:size]] = prefix
+            return full
+
+        return lazy_ranking(self.pool, window_idx, size, every, before_ts, "bm25")
+
+    def _prefix_relevance(self, ids: list[int], size: int) -> np.ndarray:
+        """`_relevance` of the first `size` entries in time order, indexed in that order."""
+        if self._time_order is None:
+            ts = self.pool.ts
+            # entries without ts first (every as-of pool has them), then by ts: the pool as
+            # of t is the first `Pool.size_before(t)` of this order
+            self._time_order = np.lexsort((ts, ~np.isnan(ts)))
+            self._time_pos = np.empty_like(self._time_order)
+            self._time_pos[self._time_order] = np.arange(len(ts))
+        retriever = self._retriever
+        scores = np.zeros(size, dtype=np.dtype(retriever.dtype))
+        for token in ids:
+            rows, values = self._postings_by_time(token)
+            end = int(np.searchsorted(rows, size))
+            # `np.add.at` adds element by element in the array's dtype, as the fancy `+=`
+            # does for rows named once (a posting list), in one pass instead of three
+            np.add.at(scores, rows[:end], values[:end])
+        return scores
+
+    def _postings_by_time(self, token: int) -> tuple[np.ndarray, np.ndarray]:
+        """One token's posting list renumbered in time order and sorted by it (once a token)."""
+        found = self._by_time.get(token)
+        if found is None:
+            data, indices, indptr = self._posting_arrays()
+            start, end = indptr[token], indptr[token + 1]
+            rows = self._time_pos[indices[start:end]]
+            sort = np.argsort(rows, kind="stable")
+            found = self._by_time[token] = (rows[sort], data[start:end][sort])
+        return found
 
 
 class EmbeddingRanker:

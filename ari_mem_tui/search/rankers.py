@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ari_mem_tui.model import MemoryEntry
 
@@ -38,6 +38,10 @@ class Ranking:
     # there is no global rank and nothing is missed outside a window
     windowless: bool = False
     scores: dict[str, float] | None = field(default=None, repr=False)
+    # the window as rows of a run's column table (`table`), when the pool is one: read off the
+    # columns, the window's fields cost no view each (health reads 200 rows a node)
+    rows: list[int] | None = field(default=None, repr=False)
+    table: Any = field(default=None, repr=False)
 
     def global_rank(self, entry_id: str) -> int | None:
         """0-based rank of any pool entry in the full ranking; None when unknown."""
