@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -146,17 +147,20 @@ def test_spark_scales_to_the_top():
     assert spark([]) == "" and spark([0, 0]) == "▁▁"
 
 
+def _without_ancestor_ids(ckpt: Path, copy: Path) -> Path:
+    """A copy of `ckpt` whose tree.json has no ancestor_ids (scopes rebuilt from parent_id)."""
+    shutil.copytree(ckpt, copy)
+    tree = json.loads((copy / "tree.json").read_text())
+    for node in tree["nodes"]:
+        node.pop("ancestor_ids", None)
+    (copy / "tree.json").write_text(json.dumps(tree))
+    return copy
+
+
 def test_scopes_from_parent_links_count_as_the_written_lists_do(small_ckpt, tmp_path):
     """GIVEN the same run with its ancestor_ids written, and without them (rebuilt from
     parent_id: the linear path for deep chains), THEN every node and entry number is the same."""
-    import shutil
-
-    bare = tmp_path / "bare"
-    shutil.copytree(small_ckpt, bare)
-    tree = json.loads((bare / "tree.json").read_text())
-    for node in tree["nodes"]:
-        node.pop("ancestor_ids", None)
-    (bare / "tree.json").write_text(json.dumps(tree))
+    bare = _without_ancestor_ids(small_ckpt, tmp_path / "bare")
     written, rebuilt = load_checkpoint(small_ckpt), load_checkpoint(bare)
     assert not any(type(n.ancestor_ids) is list for n in rebuilt.nodes.values() if n.parent_id)
     a = compute_health(written, make_ranker(written, "bm25"), all_entries=True)
@@ -188,16 +192,9 @@ def test_eligible_counts_are_the_post_filter_entry_by_entry(small_ckpt, tmp_path
     """GIVEN entries of this checkpoint, of another and of none (as a Letta server's footers
     may say), some without ts, THEN each node's eligible count (read off the columns) is ARI's
     post-filter and the as-of rule applied to one entry at a time."""
-    import shutil
-
     path = small_ckpt
     if scopes == "parent links":
-        path = tmp_path / "bare"
-        shutil.copytree(small_ckpt, path)
-        tree = json.loads((path / "tree.json").read_text())
-        for node in tree["nodes"]:
-            node.pop("ancestor_ids", None)
-        (path / "tree.json").write_text(json.dumps(tree))
+        path = _without_ancestor_ids(small_ckpt, tmp_path / "bare")
     ckpt = load_checkpoint(path)
     records = [entry.as_record() for entry in ckpt.entries]
     for i, record in enumerate(records):
