@@ -6,6 +6,8 @@ the windows still equal the full pass's (ts tied or missing, texts shared across
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -69,7 +71,8 @@ def rowwise(dots: np.ndarray) -> np.ndarray:
 
 def test_the_onnx_kernel_gives_numpys_integers():
     rng = np.random.default_rng(3)
-    kernel = IntKernel(48)
+    kernel = IntKernel(48, small_rows=0)  # every size through the runtime
+    kernel.load()
     assert kernel.session is not None, kernel.note  # the real onnxruntime path, not the fallback
     codes = rng.integers(-127, 128, size=(1000, 48), dtype=np.int8)
     blocks = to_blocks(codes, 32)
@@ -86,14 +89,34 @@ def test_the_onnx_kernel_gives_numpys_integers():
     assert matmul_integer_model(48).startswith(b"\x08\x08")  # ir_version 8, the first field
 
 
-def test_the_numpy_fallback_gives_the_same_integers():
+def test_the_numpy_fallback_gives_the_same_integers(monkeypatch: pytest.MonkeyPatch):
     rng = np.random.default_rng(4)
-    kernel = IntKernel(16)
-    kernel.session = None  # as when onnxruntime is missing
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as when onnxruntime is missing
+    kernel = IntKernel(16, small_rows=0)
     codes = rng.integers(-127, 128, size=(70, 16), dtype=np.int8)
     query = rng.integers(-127, 128, size=(2, 16), dtype=np.int8)
     dots = rowwise(kernel.dots(query, to_blocks(codes, 8)))
+    assert kernel.session is None and "numpy used" in kernel.note
     assert np.array_equal(dots[:, :70], query.astype(np.int64) @ codes.astype(np.int64).T)
+
+
+def test_small_blocks_get_the_kernels_integers_without_the_runtime():
+    """Up to `small_rows` rows numpy's float64 product answers, exactly the kernel's integers,
+    and onnxruntime is not loaded for it; more rows load the session."""
+    rng = np.random.default_rng(6)
+    codes = rng.integers(-127, 128, size=(300, 384), dtype=np.int8)
+    codes[:3] = 127  # the largest sums a row can make (and -127 · -127 below)
+    query = rng.integers(-127, 128, size=(2, 384), dtype=np.int8)
+    query[0] = -127
+    blocks = to_blocks(codes, 32)
+    small, runtime = IntKernel(384, small_rows=320), IntKernel(384, small_rows=0)
+    dots = small.dots(query, blocks)
+    assert small.session is None and not small._tried  # nothing was loaded
+    assert dots.dtype == np.int32
+    assert np.array_equal(dots, runtime.dots(query, blocks))
+    assert np.array_equal(rowwise(dots)[:, :300], query.astype(np.int64) @ codes.astype(np.int64).T)
+    small.dots(query, to_blocks(np.vstack([codes, codes]), 32))  # 600 rows: past small_rows
+    assert small.session is not None, small.note
 
 
 def test_a_two_part_query_is_much_closer_than_one_part():

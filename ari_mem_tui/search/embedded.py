@@ -691,7 +691,7 @@ class EmbeddingRanker:
             if index is None or len(index) < rows:
                 kernel = index.kernel if index is not None else None
                 index = Int8Index(self._unique_buf[: self.prefix], kernel)
-                if self._int8 is None and index.kernel.note:
+                if index.kernel.note and index.kernel.note not in self.notes:
                     self.notes.append(index.kernel.note)
                 self._int8 = index
             return index

@@ -38,6 +38,7 @@ _ROUNDING = 1e-5  # relative margin for the float32 arithmetic of the bounds (ne
 EXACT_CHUNK = 4096  # rows per block of a full exact pass (bounds its temporary float64 copy)
 # rows per block of the kernel's int8 copy (see `to_blocks`); 32–48 measured fastest at 150k rows
 KERNEL_BLOCK = 32
+SMALL_ROWS = 8192  # up to this many rows numpy's product takes ~2 ms: onnxruntime stays unloaded
 
 
 # ---- the integer kernel: one MatMulInteger node, onnxruntime's own int8 GEMM ----
@@ -90,32 +91,52 @@ def matmul_integer_model(dim: int) -> bytes:
 
 class IntKernel:
     """q_int8 · x_int8 → int32 for every row of a blocked matrix (`to_blocks`); onnxruntime,
-    else numpy (same integers)."""
+    else numpy (same integers).
 
-    def __init__(self, dim: int) -> None:
+    Up to `small_rows` rows numpy answers in about a millisecond, so the runtime is loaded only
+    when more rows are asked for (`load`): a small run's `saw` never imports it (~0.05 s)."""
+
+    def __init__(self, dim: int, small_rows: int = SMALL_ROWS) -> None:
         self.dim = dim
+        self.small_rows = small_rows
         self.session = None
         self.note = ""
+        self._tried = False
         self._lock = threading.Lock()  # one run at a time: replays come from worker threads
+        self._load_lock = threading.Lock()
         self._zp = np.array(ZERO_POINT, dtype=np.uint8)
-        try:
-            import onnxruntime as ort  # noqa: PLC0415 - lazy: ~0.3 s, only for the int8 path
 
-            options = ort.SessionOptions()
-            options.log_severity_level = 3
-            options.intra_op_num_threads = 1  # 2 shared cores: one is plenty at this size
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self.session = ort.InferenceSession(
-                matmul_integer_model(dim), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # noqa: BLE001 - a broken runtime costs speed, not answers
-            self.note = f"int8 kernel unavailable ({type(exc).__name__}); numpy used"
+    def load(self) -> None:
+        """Create the onnxruntime session, once; when it cannot be, `note` says numpy answers."""
+        with self._load_lock:
+            if self._tried:
+                return
+            self._tried = True
+            try:
+                import onnxruntime as ort  # noqa: PLC0415 - lazy: ~0.3 s, only for big pools
+
+                options = ort.SessionOptions()
+                options.log_severity_level = 3
+                options.intra_op_num_threads = 1  # 2 shared cores: one is plenty at this size
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                self.session = ort.InferenceSession(
+                    matmul_integer_model(self.dim),
+                    sess_options=options,
+                    providers=["CPUExecutionProvider"],
+                )
+            except Exception as exc:  # noqa: BLE001 - a broken runtime costs speed, not answers
+                self.note = f"int8 kernel unavailable ({type(exc).__name__}); numpy used"
 
     def dots(self, parts: np.ndarray, blocks: np.ndarray) -> np.ndarray:
         """int32 dots of the int8 query `parts` (parts × dim) with every row of `blocks` (int8,
         blocks × dim × rows), padding rows included: blocks × parts × rows."""
         if blocks.size == 0:
             return np.zeros((0, len(parts), blocks.shape[2]), dtype=np.int32)
+        if blocks.shape[0] * blocks.shape[2] <= self.small_rows:
+            # float64 holds every product and partial sum exactly (|sum| ≤ dim·127·128 ≪ 2⁵³),
+            # so BLAS's summation order changes nothing: the kernel's integers
+            return np.matmul(parts.astype(np.float64), blocks.astype(np.float64)).astype(np.int32)
+        self.load()
         if self.session is not None:
             shifted = (parts.astype(np.int16) + ZERO_POINT).astype(np.uint8)
             with self._lock:
@@ -205,6 +226,8 @@ class Int8Index:
         self.err_term = (err + _ROUNDING * full).astype(np.float32)
         self.norm_term = (norm + _ROUNDING * full).astype(np.float32)
         self.kernel = kernel or IntKernel(self.matrix.shape[1])
+        if len(self.matrix) > self.kernel.small_rows:
+            self.kernel.load()  # here (a background build) rather than at the first query
 
     def __len__(self) -> int:
         return len(self.matrix)
