@@ -305,13 +305,15 @@ def bm25_version() -> str:
     if spec is not None and spec.origin:
         found = list(Path(spec.origin).parent.parent.glob("bm25s-*.dist-info"))
         if len(found) == 1:
-            with contextlib.suppress(OSError, UnicodeDecodeError):
-                with (found[0] / "METADATA").open(encoding="utf-8") as head:
-                    for line in head:
-                        if line.startswith("Version:"):
-                            return line.removeprefix("Version:").strip()
-                        if not line.strip():  # the headers end here
-                            break
+            with (
+                contextlib.suppress(OSError, UnicodeDecodeError),
+                (found[0] / "METADATA").open(encoding="utf-8") as head,
+            ):
+                for line in head:
+                    if line.startswith("Version:"):
+                        return line.removeprefix("Version:").strip()
+                    if not line.strip():  # the headers end here
+                        break
     from importlib.metadata import version  # noqa: PLC0415 - another layout: the slow way
 
     return version("bm25s")
