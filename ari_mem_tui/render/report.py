@@ -24,6 +24,7 @@ from ari_mem_tui.render.words import (
     fmt_score,
     mark_long,
     plural,
+    pool_parts,
     pool_words,
     query_words,
 )
@@ -157,7 +158,7 @@ def _render_diagnostics(console: Console, r: Replay) -> None:
     pool = r.pool
     text = Text()
     text.append("pool ", style="bold").append(
-        f"{pool['size']} entries ({pool['node_scope']} node-scope, {pool['react_step']} react)"
+        f"{pool['size']} entries ({pool_parts(pool)})"
     )
     window = pool.get("window")
     if window:
