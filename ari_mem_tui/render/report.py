@@ -157,9 +157,7 @@ def short(node_id: str) -> str:
 def _render_diagnostics(console: Console, r: Replay) -> None:
     pool = r.pool
     text = Text()
-    text.append("pool ", style="bold").append(
-        f"{pool['size']} entries ({pool_parts(pool)})"
-    )
+    text.append("pool ", style="bold").append(f"{pool['size']} entries ({pool_parts(pool)})")
     window = pool.get("window")
     if window:
         text.append("\nwindow ", style="bold").append(
