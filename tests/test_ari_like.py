@@ -338,7 +338,7 @@ def test_the_pool_line_adds_up_when_the_backend_searches_node_scope_only(generat
     node_id = max(generated.planted.startup, key=lambda n: generated.planted.startup_ts[n])
     mine = replay(run.checkpoint, node_id, run.ranker).pool
     assert mine["react_step"] > 0 and mine["size"] == mine["node_scope"]
-    said = f"node-scope only; {mine['react_step']} react step"
+    said = f"node-scope only, {mine['react_step']} react not searched"
     assert pool_parts(mine).startswith(said)
     assert main(["saw", str(generated.path), node_id]) == 0
     assert said in " ".join(capsys.readouterr().out.split())

@@ -45,7 +45,7 @@ def pool_parts(pool: dict) -> str:
     files hold are said to be left out, so the parts add up to the pool's size."""
     size, scope, react = pool.get("size"), pool.get("node_scope", 0), pool.get("react_step", 0)
     if react and size == scope:
-        return f"node-scope only; {plural(react, 'react step')} in the files not searched"
+        return f"node-scope only, {react} react not searched"
     return f"{scope} node-scope, {react} react"
 
 
