@@ -13,6 +13,7 @@ import pytest
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.search import quantized
 from ari_mem_tui.search.embedded import DistinctRows, EmbeddingRanker, Pool
 from ari_mem_tui.search.quantized import (
     Int8Index,
@@ -216,7 +217,16 @@ def demo_vectors(demo_ckpt):
     return ckpt, texts, queries, vectors
 
 
-def test_window_equals_the_full_exact_pass_on_the_demo(demo_vectors, tmp_path):
+@pytest.fixture(params=["exact pass", "int8 bounds"])
+def bounded(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A small pool ranks by a full exact pass; with SMALL_ROWS 0 the same pool takes the int8
+    bounds (as a big one does): both must give the full pass's answer."""
+    if request.param == "int8 bounds":
+        monkeypatch.setattr(quantized, "SMALL_ROWS", 0)
+    return request.param
+
+
+def test_window_equals_the_full_exact_pass_on_the_demo(demo_vectors, tmp_path, bounded):
     ckpt, texts, queries, vectors = demo_vectors
     keep = set(texts)
     entries = [e for e in ckpt.entries if e.text in keep]  # duplicates of a text included
@@ -224,6 +234,7 @@ def test_window_equals_the_full_exact_pass_on_the_demo(demo_vectors, tmp_path):
     fake = _Vectors(dict(zip(texts + queries, vectors, strict=True)))
     ranker = EmbeddingRanker(Pool(entries), cache_dir=tmp_path, background=False, embedder=fake)
     assert ranker.usable
+    assert ranker._int8.small(len(ranker._int8)) == (bounded == "exact pass")
     stamps = sorted(e.ts for e in entries if e.ts is not None)
     for query in queries:
         full = ranker.scores(query)
@@ -330,7 +341,7 @@ def symmetric_query(rng: np.random.Generator, dim: int = 384) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_as_of_windows_equal_the_full_exact_pass(seed: int, tmp_path):
+def test_as_of_windows_equal_the_full_exact_pass(seed: int, tmp_path, bounded):
     """The ranker's prefix path against the definition, on a pool whose texts repeat across
     entries of different (tied, missing) ts, whose vectors tie exactly, for as-of times before,
     at, between and after the stamps."""
@@ -346,6 +357,7 @@ def test_as_of_windows_equal_the_full_exact_pass(seed: int, tmp_path):
     fake = _Vectors({**dict(zip(texts, vectors)), **queries})
     ranker = EmbeddingRanker(Pool(entries), cache_dir=tmp_path, background=False, embedder=fake)
     assert ranker.usable
+    assert ranker._int8.small(len(ranker._int8)) == (bounded == "exact pass")
     ties = 0
     for query in queries:
         full = ranker.scores(query)

@@ -762,14 +762,17 @@ class EmbeddingRanker:
         taken over rows, not entries: each of these rows has an entry in the pool, so k rows
         whose lo reaches τ still beat, by k entries, every entry of a row whose hi is below it.
         The candidate rows' entries in the pool are then sorted by exact score, ties by pool
-        order.
+        order. A small pool's candidates are all its rows (`Int8Index.small`).
         """
         distinct = self._distinct
         live = distinct.live(before_ts)
         index = self._index(live)
         size = self.pool.size_before(before_ts)
-        lo, hi = index.bounds(vec, live)
-        rows = candidates(lo, hi, min(top_k, size))
+        if index.small(live):  # every row a candidate: the exact pass the bounds stand for
+            rows = np.arange(live)
+        else:
+            lo, hi = index.bounds(vec, live)
+            rows = candidates(lo, hi, min(top_k, size))
         entries, which = distinct.entries(rows)
         kept = self.pool.kept(entries, before_ts)
         scores = index.exact(vec, rows)[which[kept]]
@@ -799,10 +802,11 @@ class EmbeddingRanker:
         if vec is not None:
             return vec
         key = text_key(query)
-        vec = shipped_vectors().get(key)
         cache = getattr(self, "cache", None)
-        if vec is None and cache is not None:
-            vec = cache.find({key}).get(key)  # embedded by an earlier run
+        # the cache first: the package's vectors are copied there on first use (`_from_shipped`)
+        vec = cache.find({key}).get(key) if cache is not None else None  # an earlier run's
+        if vec is None:
+            vec = shipped_vectors().get(key)
         if vec is None:
             vec = self._model().embed([query])[0]
             if cache is not None:
