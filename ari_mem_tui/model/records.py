@@ -53,6 +53,13 @@ def _defaults(cls: type) -> list[tuple[str, Any]]:
 _DEFAULTS: dict[type, list[tuple[str, Any]]] = {}
 
 
+def _dumped(data: dict[str, Any], exclude: Collection[str]) -> dict[str, Any]:
+    """`data` without the `exclude`d keys, as plain data (`_plain`)."""
+    for name in exclude:
+        data.pop(name, None)
+    return msgspec.to_builtins(data, enc_hook=_plain)
+
+
 class Record:
     """The base of the model's dataclasses, with the pydantic-style methods the code calls.
 
@@ -73,10 +80,7 @@ class Record:
     def model_dump(self, mode: str = "python", exclude: Collection[str] = ()) -> dict[str, Any]:  # noqa: ARG002
         """Every field as plain data (records as dicts, sequences as lists), in field order.
         `mode` is pydantic's argument: "json" is the same here, every value is JSON's already."""
-        data = msgspec.to_builtins(self, enc_hook=_plain)
-        for name in exclude:
-            data.pop(name, None)
-        return data
+        return _dumped(msgspec.to_builtins(self, enc_hook=_plain), exclude)
 
     @classmethod
     def model_validate(cls, data: Any) -> Any:
@@ -90,6 +94,14 @@ class Record:
             if name not in values:
                 values[name] = default()
         return record
+
+    def __eq__(self, other: object) -> bool:
+        """Equal dumps (a dataclass compares its fields instead: the same, without the dump)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
 
     def model_copy(self, update: Mapping[str, Any] | None = None) -> Any:
         """A shallow copy, with `update`'s fields replaced (not checked)."""
@@ -245,7 +257,7 @@ _NODE_DEFAULTS = {
 }
 
 
-class Node:
+class Node(Record):
     """One BFTS node, as `tree.json` holds it (§2.2), plus what the loader learnt about it.
 
     The fields are `NodeFields`'; keys the file has beyond them are kept in `model_extra`
@@ -319,22 +331,7 @@ class Node:
             data["artifacts"] = self.artifacts
         if "trace_log" not in exclude:
             data["trace_log"] = self.trace_log
-        for name in exclude:
-            data.pop(name, None)
-        return msgspec.to_builtins(data, enc_hook=_plain)
-
-    def model_copy(self, update: Mapping[str, Any] | None = None) -> Node:
-        twin = copy.copy(self)
-        for name, value in (update or {}).items():
-            setattr(twin, name, value)
-        return twin
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Node):
-            return NotImplemented
-        return self.model_dump() == other.model_dump()
-
-    __hash__ = None  # type: ignore[assignment]
+        return _dumped(data, exclude)
 
     def __repr__(self) -> str:
         return f"Node(id={self.id!r}, parent_id={self.parent_id!r}, status={self.status!r})"
@@ -502,7 +499,7 @@ class AccessEvent(AccessFields, array_like=True):
         return bool(self.query) and self.query.startswith("inherit:")
 
 
-class TraceCall:
+class TraceCall(Record):
     """One LLM tool call from a node's `trace_log` (§2.7): the call line and its result line.
 
     `result` (the decoded payload) may be left to a decoder the reader gives (`lazy`): it then
@@ -562,16 +559,7 @@ class TraceCall:
     def model_dump(self, mode: str = "python", exclude: Collection[str] = ()) -> dict[str, Any]:  # noqa: ARG002
         data = {name: getattr(self, name) for name in self.FIELDS}
         data["result"] = self.result
-        for name in exclude:
-            data.pop(name, None)
-        return msgspec.to_builtins(data, enc_hook=_plain)
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TraceCall):
-            return NotImplemented
-        return self.model_dump() == other.model_dump()
-
-    __hash__ = None  # type: ignore[assignment]
+        return _dumped(data, exclude)
 
     def __repr__(self) -> str:
         return f"TraceCall(node_id={self.node_id!r}, index={self.index!r}, tool={self.tool!r})"
