@@ -636,7 +636,8 @@ class EmbeddingRanker:
         dim = self.embedder.dim if self.embedder is not None else minilm.DIM
         self._unique_buf = np.zeros((len(distinct), dim), dtype=np.float32)
         have = np.zeros(len(distinct), dtype=bool)
-        cached_keys, cached = self.cache.load()
+        needed = {*keys, *(text_key(q) for q in self._queries)}
+        cached_keys, cached = self.cache.load(needed)  # not every run's vectors ever cached
         for pos, key in enumerate(cached_keys):
             r = row_of.get(key)
             if r is not None and not have[r]:
