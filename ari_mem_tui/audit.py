@@ -431,6 +431,11 @@ class AuditStore:
 
         return [index.run_key(self.path, run_id), _source_key()]
 
+    def _unchanged(self, key: list[Any]) -> bool:
+        """Whether the files are as they were when the load began (as `index.save` checks)."""
+        now, before = key[0], self.before
+        return before[0] == now[0] and all(item in now[1] for item in before[1])
+
     def load(self, ckpt: Checkpoint) -> AuditReport | None:
         """The kept audit of these files, else None (none kept, another key, or unusable)."""
         from ari_mem_tui.checkpoint import cachefile  # noqa: PLC0415
@@ -438,10 +443,12 @@ class AuditStore:
         where = self._file()
         if where is None:
             return None
+        now = self._key(ckpt.run_id)
+        if not self._unchanged(now):
+            return None  # the files changed since the load began: `ckpt` is of older ones
         try:
-            body = cachefile.read_sealed(where, STORE_KIND)
-            key, report = msgspec.msgpack.decode(body)
-            if key != msgspec.msgpack.decode(msgspec.msgpack.encode(self._key(ckpt.run_id))):
+            key, report = msgspec.msgpack.decode(cachefile.read_sealed(where, STORE_KIND))
+            if key != msgspec.msgpack.decode(msgspec.msgpack.encode(now)):
                 return None  # other files (or code): audited again, and kept again
             return AuditReport.model_validate(report)
         except FileNotFoundError:
@@ -459,8 +466,7 @@ class AuditStore:
         if where is None:
             return False
         key = self._key(ckpt.run_id)
-        now, before = key[0], self.before
-        if before[0] != now[0] or any(item not in now[1] for item in before[1]):
+        if not self._unchanged(key):
             return False  # changed while it was read: the next open audits again
         try:
             body = msgspec.msgpack.encode([key, report.model_dump()])

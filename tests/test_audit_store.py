@@ -74,6 +74,18 @@ def test_files_changed_during_the_load_keep_nothing(tiny: Path, index_root: Path
     assert not _kept(tiny).exists()
 
 
+def test_a_run_loaded_before_its_files_changed_gets_no_newer_audit(
+    tiny: Path, index_root: Path
+) -> None:
+    store = AuditStore.before_load(tiny)
+    older = load_checkpoint(tiny)
+    append_node(tiny, "node_c0000004")
+    newer = _open(tiny)
+    assert newer.audit_store.save(newer.checkpoint, audit(newer.checkpoint))
+    assert store.load(older) is None  # the kept audit is of the newer files
+    assert newer.audit_store.load(newer.checkpoint) is not None
+
+
 @pytest.mark.parametrize("damage", ["flip", "cut", "foreign", "fifo"])
 def test_a_damaged_kept_audit_is_a_miss_said_once(
     tiny: Path, index_root: Path, damage: str
