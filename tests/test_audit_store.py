@@ -20,13 +20,6 @@ from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.tui import workers
 
 
-@pytest.fixture
-def index_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    root = tmp_path / "index-root"
-    monkeypatch.setenv(index.INDEX_ENV, str(root))
-    return root
-
-
 def _kept(path: Path) -> Path:
     folder = index.index_dir(path)
     assert folder is not None
