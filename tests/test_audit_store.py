@@ -5,10 +5,11 @@ again, and the TUI opens a reopened run on its first finding without auditing fi
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
-from tui_app_helpers import make_app, press, settle
+from tui_app_helpers import app_with, blocking_opener, make_app, press, settle, wait_for
 from tui_helpers import IDS, append_node
 
 from ari_mem_tui import audit as audit_module
@@ -163,3 +164,51 @@ async def test_a_reopen_of_changed_files_audits_before_choosing(
         fresh = load_checkpoint(tiny)
         assert app.current_id == opening_node(fresh, findings_by_node(audit(fresh))).node_id
         assert app.current_id != IDS["R"]
+
+
+async def test_a_user_who_moves_while_it_loads_gets_hits_before_the_audit(
+    tiny: Path, index_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A first open audits before showing the run only to open on the first finding: a user
+    who has chosen a node in the tree meanwhile gets that node's hits first, the audit after."""
+    release, blocked = threading.Event(), threading.Event()
+    app = app_with(blocking_opener(tiny, release, blocked), open_useful=True)
+    shown_when_audited: list[bool] = []
+    real = workers.audit
+    monkeypatch.setattr(
+        workers, "audit", lambda c: shown_when_audited.append(app.run_data is not None) or real(c)
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        try:
+            await wait_for(pilot, lambda: app.tree_ckpt is not None and blocked.is_set())
+            for key in ("j", "j", "l", "l"):  # B, expand, B1: as a person, a key at a time
+                await pilot.press(key)
+                await pilot.pause()
+            assert app.run_data is None and app.current_id == IDS["B1"]
+        finally:
+            release.set()
+        await settle(pilot)
+        assert app.current_id == IDS["B1"]  # not moved to the first finding
+        assert app.query_one("#hits-pane").replay.node_id == IDS["B1"]
+        assert shown_when_audited == [True]  # audited once, after the run was on screen
+        assert app.tree_widget.findings  # its marks came with it
+    assert _kept(tiny).is_file()  # and it is kept for the next open
+
+
+async def test_a_user_who_went_back_to_the_root_still_opens_on_the_first_finding(
+    tiny: Path, index_root: Path
+) -> None:
+    ckpt = load_checkpoint(tiny)
+    expected = opening_node(ckpt, findings_by_node(audit(ckpt))).node_id
+    release, blocked = threading.Event(), threading.Event()
+    app = app_with(blocking_opener(tiny, release, blocked), open_useful=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        try:
+            await wait_for(pilot, lambda: app.tree_ckpt is not None and blocked.is_set())
+            for key in ("j", "k"):  # down and back up to the root
+                await pilot.press(key)
+                await pilot.pause()
+        finally:
+            release.set()
+        await settle(pilot)
+        assert app.current_id == expected

@@ -74,12 +74,20 @@ class RunLifecycle:
         if self.opener is None:
             return  # a workspace whose run is not picked yet
         first = self.ckpt is None
-        workers.load_run(self, self.opener, keep, first, first and self._chooses_opening())
+        workers.load_run(self, self.opener, keep, first, self._audit_first if first else None)
 
     def _chooses_opening(self) -> bool:
         """Whether the app picks the node a run opens on (no node asked for): by the audit's
         findings, so the audit runs before the run is shown."""
         return self.open_useful and self.initial_node is None
+
+    def _audit_first(self) -> bool:
+        """Asked by the load once the run is read: audit before showing it, to open on the
+        first finding, unless the user has chosen a node in the tree shown meanwhile (the run
+        opens on theirs: the audit waits until its hits are shown)."""
+        tree, chosen = self.tree_ckpt, self.current_id
+        moved = tree is not None and chosen is not None and chosen not in tree.roots
+        return self._chooses_opening() and not moved
 
     def on_load_step(self, message: msg.LoadStep) -> None:
         if self.run_data is None:  # on a reload the loaded run stays until the new one is in

@@ -63,18 +63,25 @@ def _live() -> bool:
 
 
 def load_run(
-    app: MessagePump, opener: Opener, keep: bool, show_tree: bool, audit_first: bool = False
+    app: MessagePump,
+    opener: Opener,
+    keep: bool,
+    show_tree: bool,
+    audit_first: Callable[[], bool] | None = None,
 ) -> None:
-    """The whole run; with `show_tree`, its tree alone as soon as it is read; with
-    `audit_first`, audited before it is handed over, so that the app opens directly on the
-    node it means to show (the first with a finding) instead of moving there later."""
+    """The whole run; with `show_tree`, its tree alone as soon as it is read; when
+    `audit_first()` says so once the run is read, audited before it is handed over (the audit
+    kept for these files, else a new one), so that the app opens directly on the node it means
+    to show (the first with a finding) instead of moving there later."""
     try:
         run = opener(LoadProgress(app, show_tree))
     except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
         if _live():
             app.post_message(LoadFailed(exc))
         return
-    audited = audit_report(run.checkpoint, run.audit_store) if audit_first and _live() else None
+    audited = None
+    if audit_first is not None and _live() and audit_first():
+        audited = audit_report(run.checkpoint, run.audit_store)
     if _live():  # a newer load (follow, reload) has started: it wins
         app.post_message(RunLoaded(run, keep, audited))
 
