@@ -8,7 +8,7 @@ half-written files).
 The records are plain dataclasses (`Record`) and msgspec Structs, not pydantic models: pydantic's
 import and model building were ~0.1 s of every command's start, a third of a small run's
 `summary`. Input is checked where it arrives, by the readers and by msgspec (`model_validate`),
-and `model_dump` turns a record into the plain data JSON and the run index hold.
+and `model_dump` turns a record into the plain data that JSON output and the run index hold.
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ _DEFAULTS: dict[type, list[tuple[str, Any]]] = {}
 
 
 def _dumped(data: dict[str, Any], exclude: Collection[str]) -> dict[str, Any]:
-    """`data` without the `exclude`d keys, as plain data (`_plain`)."""
+    """`data` without the `exclude`d keys, as plain data (`_plain`): excluded before, so a
+    rebuilt node's `ParentChain` (O(depth) to list) is not walked when the index leaves it out."""
     for name in exclude:
         data.pop(name, None)
     return msgspec.to_builtins(data, enc_hook=_plain)
@@ -80,7 +81,10 @@ class Record:
     def model_dump(self, mode: str = "python", exclude: Collection[str] = ()) -> dict[str, Any]:  # noqa: ARG002
         """Every field as plain data (records as dicts, sequences as lists), in field order.
         `mode` is pydantic's argument: "json" is the same here, every value is JSON's already."""
-        return _dumped(msgspec.to_builtins(self, enc_hook=_plain), exclude)
+        data = msgspec.to_builtins(self, enc_hook=_plain)
+        for name in exclude:
+            data.pop(name, None)
+        return data
 
     @classmethod
     def model_validate(cls, data: Any) -> Any:
