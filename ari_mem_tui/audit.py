@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
-from pydantic import BaseModel, Field
 
 from ari_mem_tui.model import AccessEvent, Checkpoint, EventView, TraceCall
+from ari_mem_tui.model.records import Record
 
 Severity = Literal["info", "warning", "error"]
 SEARCH_TOOLS = ("search_memory", "search_research_memory")
@@ -28,7 +29,8 @@ INHERIT_TOOLS = ("get_node_memory",)
 BULK_TOOLS = ("bulk_get_node_memory",)
 
 
-class Passage(BaseModel):
+@dataclass(kw_only=True)
+class Passage(Record):
     """One passage a flagged read returned, its text joined from the backup (or the trace)."""
 
     entry_id: str | None = None  # our MemoryEntry.id, when it could be joined
@@ -38,31 +40,34 @@ class Passage(BaseModel):
     outside: bool = False  # not the reader's ancestor or itself: this passage leaked
 
 
-class Finding(BaseModel):
+@dataclass(kw_only=True)
+class Finding(Record):
+    FLOATS = ("ts",)
     severity: Severity
     kind: str = ""  # "problem" | "leak" | "scope_violation" | "rejected_write"
     node_id: str = ""  # the reader / writer to jump to ("" when none)
     explanation: str  # one line
     ref: str = ""  # where it was seen: "memory_access.jsonl line 12", "trace_log of node_x #4"
     ts: float | None = None
-    targets: list[str] = Field(default_factory=list)  # node ids out of scope, or the write target
+    targets: list[str] = field(default_factory=list)  # node ids out of scope, or the write target
     # the read itself: tool, query (or the inherit sentinel), scope as passed, what it returned
     tool: str = ""
     query: str | None = None
-    scope: list[str] = Field(default_factory=list)
-    passages: list[Passage] = Field(default_factory=list)
+    scope: list[str] = field(default_factory=list)
+    passages: list[Passage] = field(default_factory=list)
     # a rejected write: its text and the reason ARI gave
     text: str = ""
     reason: str = ""
 
 
-class AuditReport(BaseModel):
-    problems: list[Finding] = Field(default_factory=list)
-    scope_violations: list[Finding] = Field(default_factory=list)
-    leaks: list[Finding] = Field(default_factory=list)
-    rejected_writes: list[Finding] = Field(default_factory=list)
+@dataclass(kw_only=True)
+class AuditReport(Record):
+    problems: list[Finding] = field(default_factory=list)
+    scope_violations: list[Finding] = field(default_factory=list)
+    leaks: list[Finding] = field(default_factory=list)
+    rejected_writes: list[Finding] = field(default_factory=list)
     # reads no reader could be found for: not findings, but where a reader may hide
-    unattributed: list[Finding] = Field(default_factory=list)
+    unattributed: list[Finding] = field(default_factory=list)
 
     @property
     def has_findings(self) -> bool:
@@ -454,7 +459,7 @@ class AuditStore:
         except FileNotFoundError:
             return None
         except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
-            cachefile.rebuilt("kept audit", where, exc)  # (a ValidationError is a ValueError)
+            cachefile.rebuilt("kept audit", where, exc)  # (a ValidationError is a DecodeError)
             return None
 
     def save(self, ckpt: Checkpoint, report: AuditReport) -> bool:

@@ -472,3 +472,33 @@ def test_reading_a_cache_file_never_opens_what_is_not_regular(tmp_path: Path) ->
     with zipfile.ZipFile(tmp_path / "z.zip", "w") as archive:
         archive.writestr("a", "b")
     assert cachefile.read_file(tmp_path / "z.zip", limit=1 << 20).startswith(b"PK")
+
+
+def test_a_big_segment_without_the_wanted_keys_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A ranker asks for its pool's keys: a big segment (another run's vectors) whose keys name
+    none of them is skipped unread, its bytes not even checked; one that names one is read
+    and checked, and set aside when damaged."""
+    from ari_mem_tui.search import vector_cache
+
+    monkeypatch.setattr(vector_cache, "PEEK_ABOVE", 0)  # every segment counts as big
+    cache = VectorCache(tmp_path, "minilm", DIM)
+    ours, theirs = [f"{i:040x}" for i in range(3)], [f"{i:040x}" for i in range(100, 160)]
+    good_segment(cache, ours)
+    (mine,) = cache.dir.glob("seg-*.npz")
+    good_segment(cache, theirs)
+    (other,) = set(cache.dir.glob("seg-*.npz")) - {mine}
+    data = bytearray(other.read_bytes())
+    data[-200] ^= 1  # in the vectors: the keys still read, the checksum fails
+    other.write_bytes(bytes(data))
+    cachefile.take_notes()
+    keys, matrix = cache.load({ours[1], "f" * 40})
+    assert keys == [ours[1]] and matrix.shape == (1, DIM)
+    assert cache.find({ours[2]}).keys() == {ours[2]}
+    assert cachefile.take_notes() == [] and other.exists()  # never read: nothing to say
+    keys, _ = cache.load({theirs[0], ours[0]})
+    assert keys == [ours[0]]  # the damaged segment was read for theirs[0]...
+    (note,) = cachefile.take_notes()
+    assert "checksum does not match" in note and other.name in note  # ...and set aside
+    assert not other.exists()

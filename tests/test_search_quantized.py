@@ -6,11 +6,14 @@ the windows still equal the full pass's (ts tied or missing, texts shared across
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.model import MemoryEntry
+from ari_mem_tui.search import quantized
 from ari_mem_tui.search.embedded import DistinctRows, EmbeddingRanker, Pool
 from ari_mem_tui.search.quantized import (
     Int8Index,
@@ -69,7 +72,8 @@ def rowwise(dots: np.ndarray) -> np.ndarray:
 
 def test_the_onnx_kernel_gives_numpys_integers():
     rng = np.random.default_rng(3)
-    kernel = IntKernel(48)
+    kernel = IntKernel(48, small_rows=0)  # every size through the runtime
+    kernel.load()
     assert kernel.session is not None, kernel.note  # the real onnxruntime path, not the fallback
     codes = rng.integers(-127, 128, size=(1000, 48), dtype=np.int8)
     blocks = to_blocks(codes, 32)
@@ -86,14 +90,34 @@ def test_the_onnx_kernel_gives_numpys_integers():
     assert matmul_integer_model(48).startswith(b"\x08\x08")  # ir_version 8, the first field
 
 
-def test_the_numpy_fallback_gives_the_same_integers():
+def test_the_numpy_fallback_gives_the_same_integers(monkeypatch: pytest.MonkeyPatch):
     rng = np.random.default_rng(4)
-    kernel = IntKernel(16)
-    kernel.session = None  # as when onnxruntime is missing
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as when onnxruntime is missing
+    kernel = IntKernel(16, small_rows=0)
     codes = rng.integers(-127, 128, size=(70, 16), dtype=np.int8)
     query = rng.integers(-127, 128, size=(2, 16), dtype=np.int8)
     dots = rowwise(kernel.dots(query, to_blocks(codes, 8)))
+    assert kernel.session is None and "numpy used" in kernel.note
     assert np.array_equal(dots[:, :70], query.astype(np.int64) @ codes.astype(np.int64).T)
+
+
+def test_small_blocks_get_the_kernels_integers_without_the_runtime():
+    """Up to `small_rows` rows numpy's float64 product answers, exactly the kernel's integers,
+    and onnxruntime is not loaded for it; more rows load the session."""
+    rng = np.random.default_rng(6)
+    codes = rng.integers(-127, 128, size=(300, 384), dtype=np.int8)
+    codes[:3] = 127  # the largest sums a row can make (and -127 · -127 below)
+    query = rng.integers(-127, 128, size=(2, 384), dtype=np.int8)
+    query[0] = -127
+    blocks = to_blocks(codes, 32)
+    small, runtime = IntKernel(384, small_rows=320), IntKernel(384, small_rows=0)
+    dots = small.dots(query, blocks)
+    assert small.session is None and not small._tried  # nothing was loaded
+    assert dots.dtype == np.int32
+    assert np.array_equal(dots, runtime.dots(query, blocks))
+    assert np.array_equal(rowwise(dots)[:, :300], query.astype(np.int64) @ codes.astype(np.int64).T)
+    small.dots(query, to_blocks(np.vstack([codes, codes]), 32))  # 600 rows: past small_rows
+    assert small.session is not None, small.note
 
 
 def test_a_two_part_query_is_much_closer_than_one_part():
@@ -193,7 +217,16 @@ def demo_vectors(demo_ckpt):
     return ckpt, texts, queries, vectors
 
 
-def test_window_equals_the_full_exact_pass_on_the_demo(demo_vectors, tmp_path):
+@pytest.fixture(params=["exact pass", "int8 bounds"])
+def bounded(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A small pool ranks by a full exact pass; with SMALL_ROWS 0 the same pool takes the int8
+    bounds (as a big one does): both must give the full pass's answer."""
+    if request.param == "int8 bounds":
+        monkeypatch.setattr(quantized, "SMALL_ROWS", 0)
+    return request.param
+
+
+def test_window_equals_the_full_exact_pass_on_the_demo(demo_vectors, tmp_path, bounded):
     ckpt, texts, queries, vectors = demo_vectors
     keep = set(texts)
     entries = [e for e in ckpt.entries if e.text in keep]  # duplicates of a text included
@@ -201,6 +234,7 @@ def test_window_equals_the_full_exact_pass_on_the_demo(demo_vectors, tmp_path):
     fake = _Vectors(dict(zip(texts + queries, vectors, strict=True)))
     ranker = EmbeddingRanker(Pool(entries), cache_dir=tmp_path, background=False, embedder=fake)
     assert ranker.usable
+    assert ranker._int8.small(len(ranker._int8)) == (bounded == "exact pass")
     stamps = sorted(e.ts for e in entries if e.ts is not None)
     for query in queries:
         full = ranker.scores(query)
@@ -307,7 +341,7 @@ def symmetric_query(rng: np.random.Generator, dim: int = 384) -> np.ndarray:
 
 
 @pytest.mark.parametrize("seed", range(3))
-def test_as_of_windows_equal_the_full_exact_pass(seed: int, tmp_path):
+def test_as_of_windows_equal_the_full_exact_pass(seed: int, tmp_path, bounded):
     """The ranker's prefix path against the definition, on a pool whose texts repeat across
     entries of different (tied, missing) ts, whose vectors tie exactly, for as-of times before,
     at, between and after the stamps."""
@@ -323,6 +357,7 @@ def test_as_of_windows_equal_the_full_exact_pass(seed: int, tmp_path):
     fake = _Vectors({**dict(zip(texts, vectors)), **queries})
     ranker = EmbeddingRanker(Pool(entries), cache_dir=tmp_path, background=False, embedder=fake)
     assert ranker.usable
+    assert ranker._int8.small(len(ranker._int8)) == (bounded == "exact pass")
     ties = 0
     for query in queries:
         full = ranker.scores(query)

@@ -416,26 +416,40 @@ def test_a_warm_cache_ranks_without_loading_the_model(tmp_path, monkeypatch):
     assert again._bm25 is None  # nothing was missing: no BM25 index was built meanwhile
 
 
-def test_bm25_scores_equal_bm25s_own_bit_for_bit(demo_ckpt):
+def test_bm25_scores_equal_bm25s_own_bit_for_bit(demo_ckpt, tmp_path):
     """The BM25 scores are added as bm25s adds them (without its slow np.add.at): equal to its
-    get_scores, bit for bit, on the demo's pool for every node's query."""
+    get_scores, bit for bit, on the demo's pool for every node's query; and the index read
+    back from the cache without bm25s (`StoredIndex`) scores as bm25s's own load of it."""
+    import bm25s
+
     from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.search.bm25_cache import StoredIndex
     from ari_mem_tui.search.embedded import start_queries
 
     ckpt = load_checkpoint(demo_ckpt)
-    ranker = BM25Ranker(Pool(ckpt.entries), None)
+    built = BM25Ranker(Pool(ckpt.entries), tmp_path)  # an empty cache: bm25s builds it
+    stored = BM25Ranker(Pool(ckpt.entries), tmp_path)  # read back from the cache
+    assert isinstance(built._retriever, bm25s.BM25)
+    assert isinstance(stored._retriever, StoredIndex)
+    assert stored._stops == built._stops == frozenset(bm25s.stopwords.STOPWORDS_EN)
+    [folder] = (tmp_path / "bm25").iterdir()
+    loaded = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
     compared = 0
     odd = ["kernel tiling kernel", "the of and", "", "x", "Ünïcode wörds, CAPS and_under 42"]
     for query in [*start_queries(ckpt), *odd]:
-        tokens = ranker._bm25s.tokenize(
-            [query], stopwords="en", stemmer=ranker._stemmer, return_ids=False, show_progress=False
+        tokens = bm25s.tokenize(
+            [query], stopwords="en", stemmer=built._stemmer, return_ids=False, show_progress=False
         )[0]
-        assert ranker.query_tokens(query) == tokens  # bm25s's tokens, without bm25s.tokenize
+        assert built.query_tokens(query) == tokens  # bm25s's tokens, without bm25s.tokenize
+        assert stored.query_tokens(query) == tokens
         if not tokens:
             continue
-        ours = ranker._relevance(tokens)
-        theirs = ranker._retriever.get_scores(tokens)
-        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
+        theirs = built._retriever.get_scores(tokens)
+        assert np.array_equal(loaded.get_scores(tokens), theirs)
+        assert stored._retriever.get_tokens_ids(tokens) == loaded.get_tokens_ids(tokens)
+        for ranker in (built, stored):
+            ours = ranker._relevance(tokens)
+            assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs)
         compared += int(np.count_nonzero(theirs) > 0)
     assert compared > 30
 

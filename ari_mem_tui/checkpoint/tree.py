@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-from pydantic import ValidationError
+from msgspec import ValidationError
 
 from ari_mem_tui.checkpoint.jsonfile import (
     MAX_DEPTH,
@@ -397,9 +397,7 @@ def build_node(
         node = Node.model_validate(clean)
     except ValidationError as exc:  # defensive: the type checks above should prevent this
         problems.append(
-            Problem(
-                file=name, where=f"node {node_id}", what="skipped a node", why=str(exc.errors()[:1])
-            )
+            Problem(file=name, where=f"node {node_id}", what="skipped a node", why=str(exc))
         )
         return None, None
     return node, memory

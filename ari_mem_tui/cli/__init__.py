@@ -374,6 +374,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # numpy's OpenBLAS starts a thread per core when imported: ~40 ms of a small run's `saw` on
+    # two cores, for nothing (what we multiply is vectors and exact integers: no thread count
+    # changes a result, and onnxruntime has its own). A user's own setting is kept.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     # `ari-mem-tui CKPT` means `ari-mem-tui open CKPT`

@@ -1,29 +1,25 @@
 """The in-memory model of one ARI run.
 
 Every reader (checkpoint files, Letta server) produces these objects, and everything downstream
-(search replay, audit, TUI, JSON output) consumes only these. Pydantic is used because these are
-the edges of the program: data arrives from files and servers we do not control, and leaves as
-JSON. All fields but identifiers are optional, because ARI's files in the wild lack fields often
-(legacy trees, resumed runs, half-written files).
+(search replay, audit, TUI, JSON output) consumes only these. All fields but identifiers are
+optional, because ARI's files in the wild lack fields often (legacy trees, resumed runs,
+half-written files).
+
+The records are plain dataclasses (`Record`) and msgspec Structs, not pydantic models: pydantic's
+import and model building were ~0.1 s of every command's start, a third of a small run's
+`summary`. Input is checked where it arrives, by the readers and by msgspec (`model_validate`),
+and `model_dump` turns a record into the plain data that JSON output and the run index hold.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Literal, overload
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any, ClassVar, Literal, overload
 
 import msgspec
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    TypeAdapter,
-    computed_field,
-    field_serializer,
-    model_validator,
-)
 
 NODE_LABELS = ("draft", "improve", "debug", "ablation", "validation", "other")
 NODE_STATUSES = ("pending", "running", "success", "failed", "abandoned")
@@ -31,7 +27,96 @@ NODE_STATUSES = ("pending", "running", "success", "failed", "abandoned")
 EntryKind = Literal["node_scope", "react_step"]
 
 
-class Problem(BaseModel):
+def _plain(value: Any) -> Any:
+    """What `model_dump` makes of a value msgspec does not know: a sequence (a node's
+    `ParentChain`) as its list, a numpy scalar as its Python number."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        return list(value)
+    item = getattr(value, "item", None)
+    if callable(item):
+        return item()
+    raise TypeError(f"cannot dump a {type(value).__name__}")
+
+
+def _defaults(cls: type) -> list[tuple[str, Any]]:
+    """(name, default maker) of each field of the dataclass `cls` that has a default."""
+    found = _DEFAULTS.get(cls)
+    if found is None:
+        found = _DEFAULTS[cls] = [
+            (f.name, f.default_factory if f.default is MISSING else (lambda v=f.default: v))
+            for f in fields(cls)
+            if f.default is not MISSING or f.default_factory is not MISSING
+        ]
+    return found
+
+
+_DEFAULTS: dict[type, list[tuple[str, Any]]] = {}
+
+
+def _dumped(data: dict[str, Any], exclude: Collection[str]) -> dict[str, Any]:
+    """`data` without the `exclude`d keys, as plain data (`_plain`): excluded before, so a
+    rebuilt node's `ParentChain` (O(depth) to list) is not walked when the index leaves it out."""
+    for name in exclude:
+        data.pop(name, None)
+    return msgspec.to_builtins(data, enc_hook=_plain)
+
+
+class Record:
+    """The base of the model's dataclasses, with the pydantic-style methods the code calls.
+
+    `FLOATS` and `INTS` name the number fields whose value is made a Python float / int at
+    construction (a JSON 1 is a score of 1.0, a numpy rank a plain int), as pydantic did."""
+
+    __slots__ = ()
+    FLOATS: ClassVar[tuple[str, ...]] = ()
+    INTS: ClassVar[tuple[str, ...]] = ()
+
+    def __post_init__(self) -> None:
+        for names, kind in ((self.FLOATS, float), (self.INTS, int)):
+            for name in names:
+                value = getattr(self, name)
+                if value is not None and type(value) is not kind:
+                    setattr(self, name, kind(value))
+
+    def model_dump(self, mode: str = "python", exclude: Collection[str] = ()) -> dict[str, Any]:  # noqa: ARG002
+        """Every field as plain data (records as dicts, sequences as lists), in field order.
+        `mode` is pydantic's argument: "json" is the same here, every value is JSON's already."""
+        data = msgspec.to_builtins(self, enc_hook=_plain)
+        for name in exclude:
+            data.pop(name, None)
+        return data
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Any:
+        """The record a dict describes, each field checked against its type (a JSON "3" may be
+        an int 3); msgspec.ValidationError names the field that is not."""
+        if isinstance(data, cls):
+            return data
+        record = msgspec.convert(data, cls, strict=False)
+        values = record.__dict__
+        for name, default in _defaults(cls):  # msgspec leaves a plain default to the class
+            if name not in values:
+                values[name] = default()
+        return record
+
+    def __eq__(self, other: object) -> bool:
+        """Equal dumps (a dataclass compares its fields instead: the same, without the dump)."""
+        if type(other) is not type(self):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()  # type: ignore[attr-defined]
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def model_copy(self, update: Mapping[str, Any] | None = None) -> Any:
+        """A shallow copy, with `update`'s fields replaced (not checked)."""
+        twin = copy.copy(self)
+        for name, value in (update or {}).items():
+            setattr(twin, name, value)
+        return twin
+
+
+@dataclass(kw_only=True)
+class Problem(Record):
     """Something in the input that could not be read as it should; what was skipped and why."""
 
     file: str  # path relative to the checkpoint (or "letta:<url>") that holds the bad input
@@ -63,7 +148,7 @@ class JsonStrings:
         except (
             msgspec.DecodeError
         ):  # msgspec refuses lone surrogates (`"\\ud800"`): json takes them
-            return _STRINGS.validate_python(json.loads(bytes(self.raw)))
+            return msgspec.convert(json.loads(bytes(self.raw)), list[str])
 
     def __reduce__(self):
         return (type(self), (bytes(self.raw),))
@@ -140,72 +225,121 @@ class ParentChain(Sequence[str]):
         return repr(list(self))
 
 
-_STRINGS = TypeAdapter(list[str])
 _ABSENT = object()
 
 
-class Node(BaseModel):
-    """One BFTS node, as `tree.json` holds it (§2.2), plus what the loader learnt about it."""
-
-    model_config = ConfigDict(extra="allow")
+class NodeFields(msgspec.Struct, kw_only=True):
+    """A node's fields as `tree.json` holds them (§2.2), and their types: what `Node` checks
+    its input against. The loader sets `scope_reconstructed`, never read from the file."""
 
     id: str
     parent_id: str | None = None
     depth: int | None = None
     status: str | None = None
     retry_count: int | None = None
-    children: list[str] = Field(default_factory=list)
+    children: list[str] = msgspec.field(default_factory=list)
     created_at: str | None = None
     completed_at: str | None = None
-    metrics: dict[str, Any] = Field(default_factory=dict)
+    metrics: dict[str, Any] = msgspec.field(default_factory=dict)
     has_real_data: bool | None = None
     eval_summary: str | None = None
     label: str | None = None
     raw_label: str | None = None
     name: str | None = None
     error_log: str | None = None
-    ancestor_ids: list[str] = Field(default_factory=list)
+    ancestor_ids: list[str] = msgspec.field(default_factory=list)
     original_direction: str | None = None
     node_report_path: str | None = None
-    # set by the loader, never read from the file
     scope_reconstructed: bool = False  # ancestor_ids was missing and rebuilt from parent_id
-    # `trace_log` (below): a list of strings, or the JsonStrings the reader left undecoded
-    # (None until set: a default_factory would cost an inspect.signature per node in pydantic)
-    _trace: list[str] | JsonStrings | None = PrivateAttr(default=None)
-    # `artifacts` (below): a list, or the JsonList the reader left undecoded (None: [])
-    _artifacts: list[Any] | JsonList | None = PrivateAttr(default=None)
 
-    @model_validator(mode="wrap")
-    @classmethod
-    def _take_lazy_fields(cls, data: Any, handler: Any) -> Node:
-        trace = artifacts = _ABSENT
-        if isinstance(data, dict) and ("trace_log" in data or "artifacts" in data):
-            data = dict(data)
-            trace = data.pop("trace_log", _ABSENT)
-            artifacts = data.pop("artifacts", _ABSENT)
-        node = handler(data)
+
+NODE_FIELDS: tuple[str, ...] = NodeFields.__struct_fields__
+_NODE_DEFAULTS = {
+    f.name: f.default_factory if f.default is msgspec.NODEFAULT else (lambda v=f.default: v)
+    for f in msgspec.structs.fields(NodeFields)
+    if f.default is not msgspec.NODEFAULT or f.default_factory is not msgspec.NODEFAULT
+}
+
+
+class Node(Record):
+    """One BFTS node, as `tree.json` holds it (§2.2), plus what the loader learnt about it.
+
+    The fields are `NodeFields`'; keys the file has beyond them are kept in `model_extra`
+    (ARI's trees carry more than §2.2 lists). `trace_log` and `artifacts` are kept as the
+    file's bytes until first read (`JsonStrings`, `JsonList`): a big run's tree.json is mostly
+    trace lines, which nothing needs until a node is looked at.
+    """
+
+    id: str
+    parent_id: str | None
+    depth: int | None
+    status: str | None
+    retry_count: int | None
+    children: list[str]
+    created_at: str | None
+    completed_at: str | None
+    metrics: dict[str, Any]
+    has_real_data: bool | None
+    eval_summary: str | None
+    label: str | None
+    raw_label: str | None
+    name: str | None
+    error_log: str | None
+    ancestor_ids: Sequence[str]  # a list, or the loader's ParentChain
+    original_direction: str | None
+    node_report_path: str | None
+    scope_reconstructed: bool
+    model_extra: dict[str, Any]
+
+    def __init__(self, **data: Any) -> None:
+        """A node from its fields, each checked against its type (msgspec.ValidationError
+        names the field that is not); other keys go to `model_extra`."""
+        trace = data.pop("trace_log", _ABSENT)
+        artifacts = data.pop("artifacts", _ABSENT)
+        known = {name: data.pop(name) for name in NODE_FIELDS if name in data}
+        typed = msgspec.convert(known, NodeFields, strict=False)
+        self.__dict__.update(zip(NODE_FIELDS, msgspec.structs.astuple(typed), strict=True))
+        self.model_extra = data
+        # a list of strings, or the JsonStrings the reader left undecoded (None: [])
+        self._trace: list[str] | JsonStrings | None = None
+        # a list, or the JsonList the reader left undecoded (None: [])
+        self._artifacts: list[Any] | JsonList | None = None
         if trace is not _ABSENT:
-            node._trace = _trace_value(trace)
+            self._trace = _trace_value(trace)
         if artifacts is not _ABSENT:
-            node._artifacts = _artifacts_value(artifacts)
-        return node
+            self._artifacts = _artifacts_value(artifacts)
+
+    @classmethod
+    def model_validate(cls, data: Any) -> Node:
+        return data if isinstance(data, cls) else cls(**data)
 
     @classmethod
     def restore(cls, fields: dict[str, Any], trace: JsonStrings, artifacts: JsonList) -> Node:
         """A node from the fields a Node of ours dumped (the run index, checked by its CRCs):
         without a validation pass, which would be most of a reopen's time at 10k nodes."""
         node = cls.__new__(cls)
-        names = cls.model_fields
-        extra = {key: fields.pop(key) for key in [k for k in fields if k not in names]}
-        for name in names.keys() - fields.keys():  # (the rebuilt ancestors, not stored)
-            fields[name] = [] if name == "ancestor_ids" else names[name].get_default()
-        object.__setattr__(node, "__dict__", fields)
-        object.__setattr__(node, "__pydantic_fields_set__", set(fields))
-        object.__setattr__(node, "__pydantic_extra__", extra)
-        object.__setattr__(node, "__pydantic_private__", {"_trace": trace, "_artifacts": artifacts})
+        values = node.__dict__
+        for name in NODE_FIELDS:  # (the rebuilt ancestors are not stored)
+            values[name] = fields.pop(name) if name in fields else _NODE_DEFAULTS[name]()
+        values["model_extra"] = fields  # what is left: the file's other keys
+        values["_trace"], values["_artifacts"] = trace, artifacts
         return node
 
-    @computed_field  # type: ignore[prop-decorator]
+    def model_dump(self, mode: str = "python", exclude: Collection[str] = ()) -> dict[str, Any]:  # noqa: ARG002
+        """The fields, then the file's other keys, then `artifacts` and `trace_log` (decoded
+        only when not excluded), as plain data."""
+        values = self.__dict__
+        data = {name: values[name] for name in NODE_FIELDS}
+        data.update(self.model_extra)
+        if "artifacts" not in exclude:
+            data["artifacts"] = self.artifacts
+        if "trace_log" not in exclude:
+            data["trace_log"] = self.trace_log
+        return _dumped(data, exclude)
+
+    def __repr__(self) -> str:
+        return f"Node(id={self.id!r}, parent_id={self.parent_id!r}, status={self.status!r})"
+
     @property
     def artifacts(self) -> list[Any]:
         """The node's artifacts (§2.2), decoded from the file on first use."""
@@ -223,11 +357,6 @@ class Node(BaseModel):
         value = self._artifacts
         return value.raw if type(value) is JsonList else None
 
-    @field_serializer("ancestor_ids")
-    def _ancestors_out(self, value: Sequence[str]) -> list[str]:
-        return value if type(value) is list else list(value)
-
-    @computed_field  # type: ignore[prop-decorator]
     @property
     def trace_log(self) -> list[str]:
         """The node's trace lines (§2.7), decoded from the file on first use."""
@@ -235,6 +364,10 @@ class Node(BaseModel):
         if type(trace) is not list:
             trace = self._trace = [] if trace is None else trace.decode()
         return trace
+
+    @trace_log.setter
+    def trace_log(self, value: list[str] | JsonStrings) -> None:
+        self._trace = _trace_value(value)
 
     def trace_json(self) -> bytes:
         """`trace_log` as JSON bytes (the file's own, when it is still undecoded)."""
@@ -258,10 +391,6 @@ class Node(BaseModel):
             return trace
         return [] if trace is None else trace.decode()
 
-    @trace_log.setter
-    def trace_log(self, value: list[str] | JsonStrings) -> None:
-        self._trace = _trace_value(value)
-
     @property
     def score(self) -> float | None:
         value = self.metrics.get("_scientific_score") if self.metrics else None
@@ -273,7 +402,7 @@ class Node(BaseModel):
 
 
 def _trace_value(value: Any) -> list[str] | JsonStrings:
-    return value if type(value) is JsonStrings else _STRINGS.validate_python(value)
+    return value if type(value) is JsonStrings else msgspec.convert(value, list[str])
 
 
 def _artifacts_value(value: Any) -> list[Any] | JsonList:
@@ -315,12 +444,14 @@ class MemoryEntry(msgspec.Struct, kw_only=True, gc=False, array_like=True):
         return str(value) if value is not None else None
 
 
-class CoreBlocks(BaseModel):
+@dataclass(kw_only=True)
+class CoreBlocks(Record):
     """The agent's core memory blocks (§3.5, §5.6)."""
 
+    FLOATS = ("seeded_at",)
     persona: str = ""
     human: str = ""
-    ari_context: dict[str, Any] = Field(default_factory=dict)
+    ari_context: dict[str, Any] = field(default_factory=dict)
     seeded_at: float | None = None
     source: str = ""  # "memory_backup.jsonl.gz", "letta", or the files of the approximation
     approximate: bool = False  # rebuilt from idea.json / evaluation_criteria.json / experiment.md
@@ -372,7 +503,7 @@ class AccessEvent(AccessFields, array_like=True):
         return bool(self.query) and self.query.startswith("inherit:")
 
 
-class TraceCall(BaseModel):
+class TraceCall(Record):
     """One LLM tool call from a node's `trace_log` (§2.7): the call line and its result line.
 
     `result` (the decoded payload) may be left to a decoder the reader gives (`lazy`): it then
@@ -380,35 +511,48 @@ class TraceCall(BaseModel):
     passages; decoded and kept they were ~30 MB at 10k nodes, read only by the audit and the
     health view."""
 
-    node_id: str
-    index: int  # position of the call line in trace_log
-    tool: str
-    args_raw: str
-    args: dict[str, Any] | None = None  # None when the (maybe truncated) JSON does not parse
-    result_raw: str | None = None
-    ok: bool | None = None  # for guarded writes: accepted or not, when the result says
-    _result: Any = PrivateAttr(default=None)
-    _decode: Any = PrivateAttr(default=None)  # result_raw -> result, when left to it
+    __slots__ = (
+        "_decode",
+        "_result",
+        "args",
+        "args_raw",
+        "index",
+        "node_id",
+        "ok",
+        "result_raw",
+        "tool",
+    )
+    FIELDS = ("node_id", "index", "tool", "args_raw", "args", "result_raw", "ok")
 
-    @model_validator(mode="wrap")
+    def __init__(
+        self,
+        *,
+        node_id: str,
+        index: int,  # position of the call line in trace_log
+        tool: str,
+        args_raw: str,
+        args: dict[str, Any] | None = None,  # None when the (maybe truncated) JSON does not parse
+        result_raw: str | None = None,
+        ok: bool | None = None,  # for guarded writes: accepted or not, when the result says
+        result: Any = None,
+    ) -> None:
+        self.node_id, self.index, self.tool, self.args_raw = node_id, index, tool, args_raw
+        self.args, self.result_raw, self.ok = args, result_raw, ok
+        self._result = result
+        self._decode: Any = None  # result_raw -> result, when left to it
+
     @classmethod
-    def _take_result(cls, data: Any, handler: Any) -> TraceCall:
-        result = None
-        if isinstance(data, dict) and "result" in data:
-            data = dict(data)
-            result = data.pop("result")
-        call = handler(data)
-        call._result = result
-        return call
+    def model_validate(cls, values: dict[str, Any]) -> TraceCall:
+        """A call from the reader's values (trace_log.py builds each of its type)."""
+        return cls(**values)
 
     @classmethod
     def lazy(cls, values: dict[str, Any], decode: Any) -> TraceCall:
         """A call whose `result` is `decode(result_raw)`, made when read."""
-        call = cls.model_validate(values)
+        call = cls(**values)
         call._decode = decode
         return call
 
-    @computed_field  # type: ignore[prop-decorator]
     @property
     def result(self) -> Any:
         """The decoded result payload, where it could be decoded (else None)."""
@@ -416,17 +560,20 @@ class TraceCall(BaseModel):
             return self._decode(self.result_raw) if self.result_raw is not None else None
         return self._result
 
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, TraceCall):
-            return NotImplemented
-        return self.model_dump() == other.model_dump()
+    def model_dump(self, mode: str = "python", exclude: Collection[str] = ()) -> dict[str, Any]:  # noqa: ARG002
+        data = {name: getattr(self, name) for name in self.FIELDS}
+        data["result"] = self.result
+        return _dumped(data, exclude)
 
-    __hash__ = None  # type: ignore[assignment]
+    def __repr__(self) -> str:
+        return f"TraceCall(node_id={self.node_id!r}, index={self.index!r}, tool={self.tool!r})"
 
 
-class CowWrite(BaseModel):
+@dataclass(kw_only=True)
+class CowWrite(Record):
     """One row of the copy-on-write log (§4.6): an accepted or rejected memory write."""
 
+    FLOATS = ("ts",)
     ts: float | None = None
     current_node: str
     target_node: str
@@ -444,7 +591,10 @@ class CowWrite(BaseModel):
 # ---- search replay results (produced by ari_mem_tui.search, shown by the CLI and the TUI) ----
 
 
-class Hit(BaseModel):
+@dataclass(kw_only=True)
+class Hit(Record):
+    FLOATS = ("score",)
+    INTS = ("rank", "global_rank")
     rank: int  # 1-based position among the node's hits
     # 0-based position in the unfiltered window (ARI's score uses this); -1 = unknown (a recorded
     # score that does not encode a rank: in-memory keyword overlap, or 0.0 past rank 99)
@@ -457,36 +607,42 @@ class Hit(BaseModel):
     # recorded vs replayed: "" (the same), "replay-only", "recorded-only", "moved" (another rank),
     # "changed" (same rank, another global rank or score)
     mark: str = ""
-    differs: list[str] = Field(default_factory=list)  # which of rank, global_rank, score differ
+    differs: list[str] = field(default_factory=list)  # which of rank, global_rank, score differ
     # the same entry's rank, global_rank and score in the other list (None: not in it)
     counterpart: dict[str, float | int] | None = None
 
 
-class Missed(BaseModel):
+@dataclass(kw_only=True)
+class Missed(Record):
+    INTS = ("global_rank",)
     entry_id: str
     node_id: str
     global_rank: int | None  # rank in the whole pool; None when unknown (server window only)
     text: str
 
 
-class TierLine(BaseModel):
+@dataclass(kw_only=True)
+class TierLine(Record):
     text: str
     truncated: bool = False
     entry_id: str | None = None
 
 
-class Tier(BaseModel):
+@dataclass(kw_only=True)
+class Tier(Record):
     key: Literal["1a", "1b", "1c", "2"]
     title: str
     header: str  # the exact header line ARI emits
-    lines: list[TierLine] = Field(default_factory=list)
+    lines: list[TierLine] = field(default_factory=list)
     exact: bool = True
     note: str = ""  # why approximate, or why empty
 
 
-class RecordedSearch(BaseModel):
+@dataclass(kw_only=True)
+class RecordedSearch(Record):
     """The node's start-up search as the access log recorded it."""
 
+    FLOATS = ("ts",)
     ts: float
     query: str
     limit: int | None
@@ -499,7 +655,8 @@ class RecordedSearch(BaseModel):
     differences: int = 0  # ENTRIES that differ between recording and replay (not sides)
 
 
-class RankerFidelity(BaseModel):
+@dataclass(kw_only=True)
+class RankerFidelity(Record):
     """Whether hits were ranked the way the run ranked them: the one answer every view shows.
 
     `exact`: True when the ranker is the run's own (its Letta server, its embedding model, a
@@ -522,9 +679,11 @@ class RankerFidelity(BaseModel):
         return {True: "exact", False: "stand-in"}.get(self.exact, "unverified")  # type: ignore[arg-type]
 
 
-class Replay(BaseModel):
+@dataclass(kw_only=True)
+class Replay(Record):
     """Everything about what one node saw; the JSON of `ari-mem-tui saw`."""
 
+    FLOATS = ("as_of",)
     node_id: str
     query: str
     # "start" (eval_summary at the node's start = its direction: ARI's own query), "now" (its
@@ -543,19 +702,22 @@ class Replay(BaseModel):
     # start), "now" (today's pool, asked for), "now: start unknown" (as-of asked for, but no
     # start time is known)
     as_of_source: str | None = None
-    tiers: list[Tier] = Field(default_factory=list)
-    core: CoreBlocks = Field(default_factory=CoreBlocks)
-    writes: list[CowWrite] = Field(default_factory=list)
+    tiers: list[Tier] = field(default_factory=list)
+    core: CoreBlocks = field(default_factory=CoreBlocks)
+    writes: list[CowWrite] = field(default_factory=list)
     embedder: str  # the ranker that produced these hits: "minilm", "bm25", "letta:<url>"
     # ranked by a backend rule without a window (ARI's in-memory one): no top_k, no global
     # ranks, nothing missed; `pool.window` is None
     windowless: bool = False
     fallback: bool = False  # another ranker stood in for the chosen one (not ready, failed)
     # whether `embedder` ranks as the run did, and if not why differences are expected
-    fidelity: RankerFidelity = Field(default_factory=RankerFidelity)
-    notes: list[str] = Field(default_factory=list)
-    # fills in global ranks left unknown by a fast replay (search.replay, exact_ranks=False)
-    _rank_resolver: Any = PrivateAttr(default=None)
+    fidelity: RankerFidelity = field(default_factory=RankerFidelity)
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # fills in global ranks left unknown by a fast replay (search.replay, exact_ranks=False)
+        self._rank_resolver: Any = None
 
     def set_rank_resolver(self, resolver: Any) -> None:
         self._rank_resolver = resolver

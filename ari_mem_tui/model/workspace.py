@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, Field
-
-from ari_mem_tui.model.records import Problem
+from ari_mem_tui.model.records import Problem, Record
 
 
-class RunInfo(BaseModel):
+@dataclass(kw_only=True)
+class RunInfo(Record):
     """One run of a workspace, as the run picker and `ari-mem-tui runs` list it."""
 
+    FLOATS = ("created", "last_change", "recent")
     run_id: str  # tree.json's run_id, else the folder name
     path: str  # absolute path of the checkpoint folder
     folder: str = ""  # the folder's name (ARI names it after the run id; a copy may not)
@@ -27,14 +28,15 @@ class RunInfo(BaseModel):
     last_change: float | None = None  # newest mtime of any file under the folder
     live: bool = False  # a `.ari_pid` marker: the run may still be going
     recent: float | None = None  # when this tool last opened it (from the config dir)
-    problems: list[Problem] = Field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
 
 
-class Workspace(BaseModel):
+@dataclass(kw_only=True)
+class Workspace(Record):
     """What a folder turned out to be: one run, a folder of runs, or neither (and why)."""
 
     path: str
     kind: Literal["run", "workspace", "none"]
-    where: list[str] = Field(default_factory=list)  # the folders the runs were found in
-    runs: list[RunInfo] = Field(default_factory=list)  # newest first
+    where: list[str] = field(default_factory=list)  # the folders the runs were found in
+    runs: list[RunInfo] = field(default_factory=list)  # newest first
     message: str = ""  # for "none": the one line that says what the folder is not

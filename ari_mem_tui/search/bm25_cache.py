@@ -1,14 +1,15 @@
 """On-disk cache of BM25 indexes, outside any checkpoint: a run's lexical index is built once.
 
 Layout: `<root>/bm25/<key>/`, one bm25s index per pool, where the key is a hash of everything
-the index depends on (every text, in pool order, the cut the ranker makes, bm25s' version
-and the tokenizer settings): a pool that differs in one character gets another key. A folder
-appears atomically (saved under a temp name, then renamed) with a manifest holding its key and
-the checksum of each of its files, and is read memory-mapped, so a reopen costs milliseconds
+the index depends on (every text, in pool order, the cut the ranker makes, bm25s' version,
+the tokenizer settings and FORMAT): a pool that differs in one character gets another key. A folder
+appears atomically (saved under a temp name, then renamed) with a manifest holding its key,
+the checksum of each of its files and the stop words a query drops, and is read memory-mapped, so a reopen costs milliseconds
 instead of a tokenize-and-index pass (about 10 s on 200,000 entries). Before use every file must
 be a regular file within `cache-mib` whose bytes match the manifest, the manifest's key this
 key, and the arrays must describe an index of this pool (checkpoint/cachefile.py); anything
-else is removed and rebuilt, said once. The KEEP most recently used folders are kept; older ones
+else is removed and rebuilt, said once. A stored index is read with numpy and json alone
+(`StoredIndex`): bm25s and scipy under it cost ~0.2 s of import, a warm `saw` needs neither. The KEEP most recently used folders are kept; older ones
 are removed. Anything that goes wrong (no cache dir, a damaged folder, a full disk) only costs
 the build: the ranker never fails on it.
 """
@@ -32,9 +33,12 @@ import numpy as np
 from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.model.columns import Texts, utf8
 
+FORMAT = 2  # 2: the manifest holds the stop words (a query is tokenised without bm25s)
 KEEP = 8  # indexes kept; each is about a fifth of its texts' size
 MANIFEST = "manifest.ari-mem-tui.json"
 MANIFEST_BYTES = 1 << 16
+# bm25s's methods that score a document by its own terms alone (no non-occurrence array)
+TERM_METHODS = ("robertson", "lucene", "atire")
 FILES = (  # what bm25s saves for our (Robertson) index, and all it loads
     "params.index.json",
     "vocab.index.json",
@@ -63,31 +67,64 @@ def _bounds(data: list[bytes]) -> tuple[array, array]:
 def cached_index(
     root: Path,
     key: str,
-    build: Callable[[], Any],
-    bm25s: Any,
+    build: Callable[[], tuple[Any, list[str]]],
     docs: int,
     checkpoint: Path | None = None,
-) -> Any:
-    """The bm25s index of `docs` texts stored under `key`, else `build()`'s, stored for next
-    time (never when the cache dir `root` lies inside `checkpoint`)."""
+) -> tuple[Any, list[str]]:
+    """The index of `docs` texts stored under `key` and the stop words it was built with, else
+    `build()`'s (a bm25s retriever and its stop words), stored for next time (never when the
+    cache dir `root` lies inside `checkpoint`)."""
     if cachefile.refuse_inside(root, checkpoint):
         return build()
     folder = root / "bm25" / key
     if os.path.lexists(folder):
         try:
-            retriever = _load(folder, key, bm25s, docs)
+            stored = _load(folder, key, docs)
             os.utime(folder)  # recently used: kept by the pruning below
-            return retriever
+            return stored, stored.stopwords
         except cachefile.CacheMiss as exc:
             cachefile.rebuilt("BM25 index", folder, exc)
             _remove(folder)
-    retriever = build()
+    retriever, stopwords = build()
     if retriever is not None:
-        _store(retriever, folder, key)
-    return retriever
+        _store(retriever, folder, key, stopwords)
+    return retriever, stopwords
 
 
-def _load(folder: Path, key: str, bm25s: Any, docs: int) -> Any:
+class StoredIndex:
+    """A stored bm25s index as the ranker reads a retriever (`scores`, `vocab_dict`, `dtype`,
+    `get_tokens_ids`), from bm25s's own files: its `load` reads these same files with numpy
+    and json. Only methods that score a document by its own terms are read here (no
+    `nonoccurrence_array`: BM25L and BM25+ are rebuilt by bm25s instead)."""
+
+    nonoccurrence_array = None
+
+    def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
+        params = cachefile.decode_json(cachefile.read_file(folder / "params.index.json"))
+        vocab = cachefile.decode_json(cachefile.read_file(folder / "vocab.index.json"))
+        if not isinstance(params, dict) or params.get("method") not in TERM_METHODS:
+            raise cachefile.CacheMiss("its parameters are not those of this ranker")
+        self.dtype = str(params.get("dtype", "float32"))
+        if self.dtype not in ("float32", "float64"):
+            raise cachefile.CacheMiss(f"its dtype {self.dtype!r} is not a float")
+        self.vocab_dict = vocab
+        self.scores = {
+            name: np.load(folder / f"{name}.csc.index.npy", mmap_mode="r", allow_pickle=False)
+            for name in ("data", "indices", "indptr")
+        }
+        self.scores["num_docs"] = params.get("num_docs")
+        words = manifest.get("stopwords")
+        if not isinstance(words, list) or not all(type(w) is str for w in words):
+            raise cachefile.CacheMiss("its manifest holds no stop words")
+        self.stopwords: list[str] = words
+
+    def get_tokens_ids(self, tokens: list[str]) -> list[int]:
+        """The ids of the tokens in the vocabulary, in query order (others are left out)."""
+        vocab = self.vocab_dict
+        return [vocab[token] for token in tokens if token in vocab]
+
+
+def _load(folder: Path, key: str, docs: int) -> StoredIndex:
     """The index in `folder`, when every check of the module's docstring holds; else CacheMiss."""
     if folder.is_symlink() or not folder.is_dir():
         raise cachefile.CacheMiss("not a folder")
@@ -104,13 +141,13 @@ def _load(folder: Path, key: str, bm25s: Any, docs: int) -> Any:
     except FileNotFoundError as exc:
         raise cachefile.CacheMiss(f"{Path(exc.filename or '?').name} missing") from None
     try:
-        retriever = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
-        _check_arrays(retriever, docs)
+        stored = StoredIndex(folder, manifest)
+        _check_arrays(stored, docs)
     except cachefile.CacheMiss:
         raise
-    except Exception as exc:  # noqa: BLE001 - whatever bm25s or numpy make of bad bytes
+    except Exception as exc:  # noqa: BLE001 - whatever numpy makes of bad bytes
         raise cachefile.CacheMiss(f"unreadable ({type(exc).__name__})") from None
-    return retriever
+    return stored
 
 
 def _check_arrays(retriever: Any, docs: int) -> None:
@@ -143,7 +180,7 @@ def _remove(folder: Path) -> None:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _store(retriever: Any, folder: Path, key: str) -> None:
+def _store(retriever: Any, folder: Path, key: str, stopwords: list[str]) -> None:
     try:
         folder.parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".tmp-"))
@@ -152,7 +189,7 @@ def _store(retriever: Any, folder: Path, key: str) -> None:
     try:
         retriever.save(str(tmp), show_progress=False)
         sums = {name: cachefile.checksum(cachefile.read_file(tmp / name)) for name in FILES}
-        manifest = json.dumps({"key": key, "files": sums}).encode()
+        manifest = json.dumps({"key": key, "files": sums, "stopwords": stopwords}).encode()
         (tmp / MANIFEST).write_bytes(manifest)
         os.replace(tmp, folder)  # fails if another process stored it first: theirs is kept
     except (OSError, ValueError, cachefile.CacheMiss):

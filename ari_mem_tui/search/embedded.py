@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import importlib.util
 import re
 import threading
 import weakref
@@ -296,6 +297,35 @@ def top_window(scores: np.ndarray, k: int, ids: np.ndarray | None = None) -> lis
     return [int(i) for i in (picked if ids is None else ids[picked])]
 
 
+def bm25_version() -> str:
+    """bm25s's installed version, read off its METADATA beside the package: importing bm25s to
+    ask costs ~0.2 s (scipy), `importlib.metadata` ~0.02 s. That one answers when the layout
+    is another (not exactly one `bm25s-*.dist-info` beside it)."""
+    spec = importlib.util.find_spec("bm25s")
+    if spec is not None and spec.origin:
+        found = list(Path(spec.origin).parent.parent.glob("bm25s-*.dist-info"))
+        if len(found) == 1:
+            with (
+                contextlib.suppress(OSError, UnicodeDecodeError),
+                (found[0] / "METADATA").open(encoding="utf-8") as head,
+            ):
+                for line in head:
+                    if line.startswith("Version:"):
+                        return line.removeprefix("Version:").strip()
+                    if not line.strip():  # the headers end here
+                        break
+    from importlib.metadata import version  # noqa: PLC0415 - another layout: the slow way
+
+    return version("bm25s")
+
+
+def english_stopwords() -> list[str]:
+    """bm25s's English stop words ("en"), the ones its tokenizer removes."""
+    from bm25s.tokenization import _infer_stopwords  # noqa: PLC0415 - with bm25s
+
+    return list(_infer_stopwords("en"))
+
+
 class BM25Ranker:
     """Lexical ranking (bm25s, English stop words, Snowball stemmer). Tiny, instant, exact ties."""
 
@@ -304,34 +334,36 @@ class BM25Ranker:
     def __init__(
         self, pool: Pool, cache_dir: Path | str | None = None, checkpoint: Path | None = None
     ) -> None:
-        import bm25s  # noqa: PLC0415 - lazy: only a BM25 ranker needs it (~0.1 s)
-        import Stemmer  # noqa: PLC0415 - with bm25s
+        import Stemmer  # noqa: PLC0415 - lazy: only a BM25 ranker needs it
 
         self.pool = pool
-        self._bm25s = bm25s
         self._stemmer = Stemmer.Stemmer("english")
-        self._stops: frozenset[str] | None = None
         self._postings: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._time_order: np.ndarray | None = None  # pool indices, as-of pools first (below)
         self._time_pos: np.ndarray | None = None  # pool index -> position in that order
         self._by_time: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # token -> its postings
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
-        settings = f"bm25s {bm25s.__version__} stopwords=en stemmer=english cut={cut}"
+        settings = (
+            f"bm25s {bm25_version()} stopwords=en stemmer=english cut={cut}"
+            f" format={bm25_cache.FORMAT}"
+        )
         key = bm25_cache.pool_key(pool.stored_texts(), settings)  # (no text decoded for it)
         build = lambda: self._build([t if len(t) <= cut else t[:cut] for t in pool.texts()])
-        self._retriever = bm25_cache.cached_index(
-            cache_root(cache_dir), key, build, bm25s, len(pool), checkpoint
+        # a stored index is read without bm25s (bm25_cache.StoredIndex): only a build imports it
+        self._retriever, stops = bm25_cache.cached_index(
+            cache_root(cache_dir), key, build, len(pool), checkpoint
         )
+        self._stops = frozenset(stops)
 
-    def _build(self, texts: list[str]) -> Any:
-        tokens = self._bm25s.tokenize(
-            texts, stopwords="en", stemmer=self._stemmer, show_progress=False
-        )
+    def _build(self, texts: list[str]) -> tuple[Any, list[str]]:
+        import bm25s  # noqa: PLC0415 - lazy: only building an index needs it (~0.2 s)
+
+        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
         if not tokens.vocab:  # bm25s cannot index a corpus without a single token
-            return None
-        retriever = self._bm25s.BM25()
+            return None, english_stopwords()
+        retriever = bm25s.BM25()
         retriever.index(tokens, show_progress=False)
-        return retriever
+        return retriever, english_stopwords()
 
     def scores(self, query: str) -> np.ndarray:
         return np.asarray(self._scores(query), dtype=np.float64)
@@ -360,10 +392,6 @@ class BM25Ranker:
         """`bm25s.tokenize` of one text as the index was tokenised (lower case, its token
         pattern, English stop words, the stemmer), without its per-call progress bars and
         vocabulary (~1 ms a query: a health pass over 10,000 nodes makes 10,000)."""
-        if self._stops is None:
-            from bm25s.tokenization import _infer_stopwords  # noqa: PLC0415 - with bm25s
-
-            self._stops = frozenset(_infer_stopwords("en"))
         words = [w for w in _TOKEN.findall(query.lower()) if w not in self._stops]
         return list(self._stemmer.stemWords(words)) if words else []
 
@@ -608,7 +636,8 @@ class EmbeddingRanker:
         dim = self.embedder.dim if self.embedder is not None else minilm.DIM
         self._unique_buf = np.zeros((len(distinct), dim), dtype=np.float32)
         have = np.zeros(len(distinct), dtype=bool)
-        cached_keys, cached = self.cache.load()
+        needed = {*keys, *(text_key(q) for q in self._queries)}
+        cached_keys, cached = self.cache.load(needed)  # not every run's vectors ever cached
         for pos, key in enumerate(cached_keys):
             r = row_of.get(key)
             if r is not None and not have[r]:
@@ -691,7 +720,7 @@ class EmbeddingRanker:
             if index is None or len(index) < rows:
                 kernel = index.kernel if index is not None else None
                 index = Int8Index(self._unique_buf[: self.prefix], kernel)
-                if self._int8 is None and index.kernel.note:
+                if index.kernel.note and index.kernel.note not in self.notes:
                     self.notes.append(index.kernel.note)
                 self._int8 = index
             return index
@@ -734,14 +763,17 @@ class EmbeddingRanker:
         taken over rows, not entries: each of these rows has an entry in the pool, so k rows
         whose lo reaches τ still beat, by k entries, every entry of a row whose hi is below it.
         The candidate rows' entries in the pool are then sorted by exact score, ties by pool
-        order.
+        order. A small pool's candidates are all its rows (`Int8Index.small`).
         """
         distinct = self._distinct
         live = distinct.live(before_ts)
         index = self._index(live)
         size = self.pool.size_before(before_ts)
-        lo, hi = index.bounds(vec, live)
-        rows = candidates(lo, hi, min(top_k, size))
+        if index.small(live):  # every row a candidate: the exact pass the bounds stand for
+            rows = np.arange(live)
+        else:
+            lo, hi = index.bounds(vec, live)
+            rows = candidates(lo, hi, min(top_k, size))
         entries, which = distinct.entries(rows)
         kept = self.pool.kept(entries, before_ts)
         scores = index.exact(vec, rows)[which[kept]]
@@ -771,10 +803,11 @@ class EmbeddingRanker:
         if vec is not None:
             return vec
         key = text_key(query)
-        vec = shipped_vectors().get(key)
         cache = getattr(self, "cache", None)
-        if vec is None and cache is not None:
-            vec = cache.find({key}).get(key)  # embedded by an earlier run
+        # the cache first: the package's vectors are copied there on first use (`_from_shipped`)
+        vec = cache.find({key}).get(key) if cache is not None else None  # an earlier run's
+        if vec is None:
+            vec = shipped_vectors().get(key)
         if vec is None:
             vec = self._model().embed([query])[0]
             if cache is not None:

@@ -38,6 +38,7 @@ _ROUNDING = 1e-5  # relative margin for the float32 arithmetic of the bounds (ne
 EXACT_CHUNK = 4096  # rows per block of a full exact pass (bounds its temporary float64 copy)
 # rows per block of the kernel's int8 copy (see `to_blocks`); 32–48 measured fastest at 150k rows
 KERNEL_BLOCK = 32
+SMALL_ROWS = 8192  # up to this many rows numpy's product takes ~2 ms: onnxruntime stays unloaded
 
 
 # ---- the integer kernel: one MatMulInteger node, onnxruntime's own int8 GEMM ----
@@ -90,32 +91,52 @@ def matmul_integer_model(dim: int) -> bytes:
 
 class IntKernel:
     """q_int8 · x_int8 → int32 for every row of a blocked matrix (`to_blocks`); onnxruntime,
-    else numpy (same integers)."""
+    else numpy (same integers).
 
-    def __init__(self, dim: int) -> None:
+    Up to `small_rows` rows numpy answers in about a millisecond, so the runtime is loaded only
+    when more rows are asked for (`load`): a small run's `saw` never imports it (~0.05 s)."""
+
+    def __init__(self, dim: int, small_rows: int | None = None) -> None:
         self.dim = dim
+        self.small_rows = SMALL_ROWS if small_rows is None else small_rows
         self.session = None
         self.note = ""
+        self._tried = False
         self._lock = threading.Lock()  # one run at a time: replays come from worker threads
+        self._load_lock = threading.Lock()
         self._zp = np.array(ZERO_POINT, dtype=np.uint8)
-        try:
-            import onnxruntime as ort  # noqa: PLC0415 - lazy: ~0.3 s, only for the int8 path
 
-            options = ort.SessionOptions()
-            options.log_severity_level = 3
-            options.intra_op_num_threads = 1  # 2 shared cores: one is plenty at this size
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self.session = ort.InferenceSession(
-                matmul_integer_model(dim), sess_options=options, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:  # noqa: BLE001 - a broken runtime costs speed, not answers
-            self.note = f"int8 kernel unavailable ({type(exc).__name__}); numpy used"
+    def load(self) -> None:
+        """Create the onnxruntime session, once; when it cannot be, `note` says numpy answers."""
+        with self._load_lock:
+            if self._tried:
+                return
+            self._tried = True
+            try:
+                import onnxruntime as ort  # noqa: PLC0415 - lazy: ~0.3 s, only for big pools
+
+                options = ort.SessionOptions()
+                options.log_severity_level = 3
+                options.intra_op_num_threads = 1  # 2 shared cores: one is plenty at this size
+                options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+                self.session = ort.InferenceSession(
+                    matmul_integer_model(self.dim),
+                    sess_options=options,
+                    providers=["CPUExecutionProvider"],
+                )
+            except Exception as exc:  # noqa: BLE001 - a broken runtime costs speed, not answers
+                self.note = f"int8 kernel unavailable ({type(exc).__name__}); numpy used"
 
     def dots(self, parts: np.ndarray, blocks: np.ndarray) -> np.ndarray:
         """int32 dots of the int8 query `parts` (parts × dim) with every row of `blocks` (int8,
         blocks × dim × rows), padding rows included: blocks × parts × rows."""
         if blocks.size == 0:
             return np.zeros((0, len(parts), blocks.shape[2]), dtype=np.int32)
+        if blocks.shape[0] * blocks.shape[2] <= self.small_rows:
+            # float64 holds every product and partial sum exactly (|sum| ≤ dim·127·128 ≪ 2⁵³),
+            # so BLAS's summation order changes nothing: the kernel's integers
+            return np.matmul(parts.astype(np.float64), blocks.astype(np.float64)).astype(np.int32)
+        self.load()
         if self.session is not None:
             shifted = (parts.astype(np.int16) + ZERO_POINT).astype(np.uint8)
             with self._lock:
@@ -192,19 +213,40 @@ def exact_scores(
 
 
 class Int8Index:
-    """The distinct vectors (float32, kept for exact scores) and their int8 copy with bounds."""
+    """The distinct vectors (float32, kept for exact scores) and their int8 copy with bounds.
+
+    The int8 copy is made when bounds are first asked for, or at once past SMALL_ROWS rows (in
+    the background build, not at the first query): a small pool is ranked by a full exact pass
+    (`small`), for which quantising its rows would cost more than the pass itself."""
 
     def __init__(self, matrix: np.ndarray, kernel: IntKernel | None = None) -> None:
         self.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
-        codes, scale, err, norm = quantize_rows(self.matrix)
-        self.blocks = to_blocks(codes)
-        self.scale = scale.astype(np.float32)
-        # per-row terms of the bound: ‖q‖·err_term + ‖q − q̃‖·norm_term (float32 is enough with
-        # the rounding margin folded in; |x| ≤ ‖x̃‖ + ‖x − x̃‖)
-        full = norm + err
-        self.err_term = (err + _ROUNDING * full).astype(np.float32)
-        self.norm_term = (norm + _ROUNDING * full).astype(np.float32)
         self.kernel = kernel or IntKernel(self.matrix.shape[1])
+        self._lock = threading.Lock()
+        self._quantized: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        if not self.small(len(self.matrix)):
+            self._quantize()
+            self.kernel.load()  # here (a background build) rather than at the first query
+
+    def small(self, rows: int) -> bool:
+        """Whether a pool of `rows` rows is ranked by a full exact pass."""
+        return rows <= self.kernel.small_rows
+
+    def _quantize(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(blocks, scale, err_term, norm_term) of the rows, made once."""
+        with self._lock:
+            if self._quantized is None:
+                codes, scale, err, norm = quantize_rows(self.matrix)
+                # per-row terms of the bound: ‖q‖·err_term + ‖q − q̃‖·norm_term (float32 is enough
+                # with the rounding margin folded in; |x| ≤ ‖x̃‖ + ‖x − x̃‖)
+                full = norm + err
+                self._quantized = (
+                    to_blocks(codes),
+                    scale.astype(np.float32),
+                    (err + _ROUNDING * full).astype(np.float32),
+                    (norm + _ROUNDING * full).astype(np.float32),
+                )
+            return self._quantized
 
     def __len__(self) -> int:
         return len(self.matrix)
@@ -212,15 +254,16 @@ class Int8Index:
     def bounds(self, query: np.ndarray, rows: int | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(lo, hi) float32 for each of the first `rows` rows (all when None): the exact score
         lies between them. Only those rows are read."""
+        blocks, scale, err_term, norm_term = self._quantize()
         n = len(self) if rows is None else min(rows, len(self))
         q_codes, q_scales, q_err, q_norm = quantize_query(query)
-        dots = self.kernel.dots(q_codes, self.blocks[: -(-n // self.blocks.shape[2])])
+        dots = self.kernel.dots(q_codes, blocks[: -(-n // blocks.shape[2])])
         # Σ scale·dot over the parts (the float32 rounding is within the margin's _ROUNDING)
         approx = np.einsum("bpr,p->br", dots.astype(np.float32), q_scales.astype(np.float32))
         approx = approx.reshape(-1)[:n]
-        approx *= self.scale[:n]
-        margin = self.err_term[:n] * np.float32(q_norm * (1 + _ROUNDING))
-        margin += self.norm_term[:n] * np.float32(q_err * (1 + _ROUNDING) + _ROUNDING * q_norm)
+        approx *= scale[:n]
+        margin = err_term[:n] * np.float32(q_norm * (1 + _ROUNDING))
+        margin += norm_term[:n] * np.float32(q_err * (1 + _ROUNDING) + _ROUNDING * q_norm)
         return approx - margin, approx + margin
 
     def exact(self, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:

@@ -293,7 +293,7 @@ class RunModelRanker:
         self._open_cache(dim)
         assert self._cache is not None
         wanted = set(keys)
-        cached_keys, vecs = self._cache.load()
+        cached_keys, vecs = self._cache.load(wanted)  # not every run's vectors of this model
         self.notes.extend(self._cache.notes)
         return {k: vecs[i] for i, k in enumerate(cached_keys) if k in wanted}
 

@@ -19,12 +19,14 @@ import io
 import os
 import re
 import zipfile
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
 from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint import cachefile
+from ari_mem_tui.checkpoint.limits import current
 
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 MERGE_ABOVE = 16  # segments; more than this are merged on load
@@ -32,6 +34,7 @@ MERGE_ROWS = 65_536  # rows of one merged segment (~110 MB at 384 dimensions): w
 MERGE_BYTES = 256 * 2**20  # at most this much per merged segment: an endpoint's 4096-dim rows too
 SEGMENT = re.compile(r"seg-([0-9a-f]{64})\.npz")
 MEMBERS = {"keys.npy", "vecs.npy"}
+PEEK_ABOVE = 8 * 2**20  # bytes: a bigger segment's keys are read before its vectors
 KEY = re.compile(r"[0-9a-f]{40}")
 
 
@@ -95,12 +98,20 @@ class VectorCache:
         except OSError:
             return []
 
-    def load(self) -> tuple[list[str], np.ndarray]:
-        """All cached (keys, vectors); unreadable segments are set aside and skipped."""
+    def load(self, wanted: Collection[str] | None = None) -> tuple[list[str], np.ndarray]:
+        """Cached (keys, vectors): all of them, or those of the `wanted` keys only; unreadable
+        segments are set aside and skipped. With `wanted`, a big segment's vectors are read
+        (and its bytes checked) only when its keys name one of them (`_may_hold`): a small
+        run's ranker does not read every vector ever cached, a big run's hundreds of MB."""
+        segments = self.segments()
+        merge = len(segments) > MERGE_ABOVE and self.writable  # (merging needs them all)
+        want = set(wanted) if wanted is not None else None
         keys: list[str] = []
         blocks: list[np.ndarray] = []
         loaded: list[Path] = []
-        for seg in self.segments():
+        for seg in segments:
+            if want is not None and not merge and not self._may_hold(seg, want):
+                continue
             got = self._read_segment(seg)
             if got is None:
                 continue
@@ -109,8 +120,11 @@ class VectorCache:
             blocks.append(vecs)
             loaded.append(seg)
         matrix = np.concatenate(blocks) if blocks else np.zeros((0, self.dim), np.float32)
-        if len(loaded) > MERGE_ABOVE and self.writable:
+        if merge:
             self._merge(loaded, keys, matrix)
+        if want is not None:
+            rows = [i for i, key in enumerate(keys) if key in want]
+            keys, matrix = [keys[i] for i in rows], matrix[rows]
         return keys, matrix
 
     def find(self, wanted: set[str]) -> dict[str, np.ndarray]:
@@ -118,6 +132,8 @@ class VectorCache:
         than keeping every cached vector in memory for them."""
         found: dict[str, np.ndarray] = {}
         for seg in self.segments():
+            if not self._may_hold(seg, wanted):
+                continue
             got = self._read_segment(seg)
             if got is None:
                 continue
@@ -127,6 +143,24 @@ class VectorCache:
             if len(found) == len(wanted):
                 break
         return found
+
+    def _may_hold(self, seg: Path, wanted: set[str]) -> bool:
+        """Whether a segment may hold one of the `wanted` keys: a small one is read whole
+        anyway (its checksum needs every byte); a big one's `keys` member is peeked at first.
+        Anything odd answers True: the full read then checks it, and says what is wrong."""
+        try:
+            size = seg.stat().st_size
+            if size <= PEEK_ABOVE or size > current().cache_bytes or not seg.is_file():
+                return True
+            with zipfile.ZipFile(seg) as archive:
+                info = archive.getinfo("keys.npy")
+                if info.compress_type != zipfile.ZIP_STORED or info.file_size > size:
+                    return True
+                with archive.open(info) as member:
+                    keys = np.lib.format.read_array(member, allow_pickle=False)
+            return keys.dtype.kind != "U" or not wanted.isdisjoint(keys.tolist())
+        except Exception:  # noqa: BLE001 - a peek only: the full read judges the segment
+            return True
 
     def _read_segment(self, seg: Path) -> tuple[list[str], np.ndarray] | None:
         try:
