@@ -20,14 +20,16 @@ from datetime import UTC, datetime
 from math import isnan
 from typing import Any
 
+import numpy as np
+
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
-from ari_mem_tui.model import Checkpoint, EntryView, MemoryEntry, Node, ParentChain
+from ari_mem_tui.model import Checkpoint, EntryView, Node, ParentChain
 from ari_mem_tui.model.columns import KINDS, NONE
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
-from ari_mem_tui.search.rankers import Ranker
+from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.replay import (
     DEFAULT_LIMIT,
     checkpoint_hash,
@@ -140,27 +142,18 @@ def node_health(
     row.started, row.started_source = started, how
     query, _source = node_query(ckpt, node)
     row.query = query
-    scope = lineages.scope(node)
     row.eligible = lineages.eligible(node, started)
     ranking = ranker.rank(query, top_k, before_ts=started)
     used[ranking.used or getattr(ranker, "name", "?")] += 1
-    # a backend without a window (ARI's in-memory one) crowds nothing out: no window counts
-    window = [] if ranking.windowless else ranking.window
-    row.window = len(window)
-    # counted here, in one pass: a model's attribute costs ~1 µs a set, and the post-filter's
-    # hits (`post_filter`) are the first `limit` eligible rows of the window: only their number
-    # is kept
-    if ranking.rows is not None and ranking.table is ckpt.entries and not ranking.windowless:
-        counts = lineages.window_counts(ranking.rows, scope, node.id, started)
-    else:
-        counts = _window_counts(window, scope, ckpt_hash, node.id, started)
-    react, lineage, own, other, kept = counts
-    row.react, row.lineage, row.own, row.other_branches = react, lineage, own, other
-    row.reached = row.lineage
-    if ranking.windowless:  # reached: the lineage entries the backend could return at all
-        found = [e for e in ranking.window if eligible_entry(e, scope, ckpt_hash)]
-        row.reached = sum(1 for entry in found if _before(entry, started))
-        kept = len(found)
+    # counted off the run's columns in one pass (a model's attribute costs ~1 µs a set). A
+    # backend without a window (ARI's in-memory one) crowds nothing out: its "window" is every
+    # entry it could return, so it gives only `reached` (the lineage's) and what the post-filter
+    # keeps; the post-filter's hits (`post_filter`) are the first `limit` kept, their number kept
+    react, lineage, own, other, kept = lineages.window_counts(ranking, node, started)
+    row.reached = lineage
+    if not ranking.windowless:
+        row.window = ranking.window_len
+        row.react, row.lineage, row.own, row.other_branches = react, lineage, own, other
     if row.window:
         row.share_other = round(row.other_branches / row.window, 4)
         row.share_react = round(row.react / row.window, 4)
@@ -176,37 +169,39 @@ def node_health(
     return row
 
 
-def _window_counts(
-    window: list[MemoryEntry],
-    scope: Container[str],
-    ckpt_hash: str | None,
-    node_id: str,
-    started: float | None,
-) -> tuple[int, int, int, int, int]:
-    """Window rows that are ReAct steps, the lineage's (as of `started`), the node's own, other
-    branches', and how many ARI's post-filter keeps (`eligible_entry`)."""
-    react = lineage = own = other = kept = 0
-    for entry in window:
-        if entry.kind != "node_scope":
-            react += 1
-        elif eligible_entry(entry, scope, ckpt_hash):
-            kept += 1
-            if _before(entry, started):
-                lineage += 1
-            elif entry.node_id == node_id:
-                own += 1
-            else:
-                other += 1
-        elif entry.node_id == node_id:
-            own += 1
-        else:
-            other += 1
-    return react, lineage, own, other, kept
+class _EntryColumns:
+    """The entry columns `Lineages.window_counts` reads, as numpy arrays (copies: the run's
+    own may grow under a live follow), and node ids' codes in their string table."""
 
+    def __init__(self, ckpt: Checkpoint, ckpt_hash: str | None) -> None:
+        entries = ckpt.entries
+        self.strings = entries.strings
+        self.kind = np.array(entries.kind, dtype=np.uint8)
+        self.node = np.array(entries.node, dtype=np.int64)
+        self.ts = np.array(entries.ts, dtype=np.float64)
+        same = np.ones(len(self.kind), dtype=bool)
+        if ckpt_hash is not None:  # ARI's checkpoint test: no hash (NONE), or this one
+            ckpt_codes = np.array(entries.ckpt, dtype=np.int64)
+            same = (ckpt_codes == NONE) | (ckpt_codes == self.strings.find(ckpt_hash))
+        self.same_ckpt = same
+        self._codes: dict[str, int] = {}
 
-def _before(entry: MemoryEntry, started: float | None) -> bool:
-    """In the pool as of `started` (an entry without ts always is: unknown is not later)."""
-    return started is None or entry.ts is None or entry.ts < started
+    def code_of(self, node_id: str) -> int:
+        """The code of a node id (NONE when no entry names it: the table may lack it)."""
+        code = self._codes.get(node_id)
+        if code is None:
+            code = self._codes[node_id] = self.strings.find(node_id)
+        return code
+
+    def by_code(self, values: Mapping[str, int]) -> np.ndarray:
+        """`values` (by node id) as an array by code, -1 where none; its last slot is the
+        value of code NONE (-1: an entry without a node), so any owner code indexes it."""
+        out = np.full(len(self.strings) + 1, -1, dtype=np.int64)
+        for node_id, value in values.items():
+            code = self.code_of(node_id)
+            if code >= 0:
+                out[code] = value
+        return out
 
 
 class Lineages:
@@ -229,6 +224,9 @@ class Lineages:
         self._tin: dict[str, int] = {}
         self._size: dict[str, int] = {}
         self._walked = False
+        self._entry_columns: _EntryColumns | None = None
+        self._tin_by_code: np.ndarray | None = None
+        self._size_by_code: np.ndarray | None = None
 
     def _walk(self) -> None:
         """Preorder numbers and subtree sizes of every node reachable from a root."""
@@ -306,36 +304,70 @@ class Lineages:
             self._same_ckpt = {NONE, self.ckpt.entries.strings.find(self.ckpt_hash)}
         return self._same_ckpt
 
+    def _columns(self) -> _EntryColumns:
+        if self._entry_columns is None:
+            self._entry_columns = _EntryColumns(self.ckpt, self.ckpt_hash)
+        return self._entry_columns
+
+    def _in_scope(self, node: Node, owners: np.ndarray) -> np.ndarray:
+        """Whether each owner (a code of the node column) is in `node`'s scope: `scope`'s
+        test, on the codes: an ancestor's preorder number and subtree size for a
+        ParentChain, else membership in the ancestor ids."""
+        columns = self._columns()
+        if self._walked_chain(node):
+            if self._tin_by_code is None:
+                self._tin_by_code = columns.by_code(self._tin)
+                self._size_by_code = columns.by_code(self._size)
+            at, size = self._tin_by_code[owners], self._size_by_code[owners]  # type: ignore[index]
+            mine = self._tin.get(node.id, -1)
+            return (at >= 0) & (at < mine) & (mine < at + size)
+        codes = [columns.code_of(a) for a in dict.fromkeys(node.ancestor_ids)]
+        return np.isin(owners, [c for c in codes if c >= 0])
+
     def window_counts(
-        self, rows: list[int], scope: Container[str], node_id: str, started: float | None
+        self, ranking: Ranking, node: Node, started: float | None
     ) -> tuple[int, int, int, int, int]:
-        """`_window_counts` of a window given as rows of the run's entry columns, read off
-        the columns (the same tests: kind, scope, checkpoint, ts before `started`)."""
+        """A ranking's window rows that are ReAct steps, the lineage's (as of `started`), the
+        node's own, other branches', and how many ARI's post-filter keeps (`eligible_entry`).
+
+        Read off the run's entry columns, with numpy: a big run's health counts 200 rows for
+        each of 10,000 nodes. An entry the columns do not hold (a passage a Letta server
+        added since the run was read) is tested on its own fields, by the same rules."""
         entries = self.ckpt.entries
-        kind, node, ts, ckpt, strings = (
-            entries.kind,
-            entries.node,
-            entries.ts,
-            entries.ckpt,
-            entries.strings,
+        rows = np.asarray(ranking.window_rows(entries), dtype=np.int64)
+        columns = self._columns()
+        found = rows >= 0
+        at = rows[found]
+        owner = columns.node[at]
+        react = np.ones(len(rows), dtype=bool)
+        react[found] = columns.kind[at] != NODE_SCOPE
+        eligible = np.zeros(len(rows), dtype=bool)
+        eligible[found] = self._in_scope(node, owner) & columns.same_ckpt[at]
+        before = np.ones(len(rows), dtype=bool)
+        if started is not None:
+            before[found] = ~(columns.ts[at] >= started)  # (NaN: no ts, in the pool)
+        own = np.zeros(len(rows), dtype=bool)
+        code = columns.code_of(node.id)
+        if code >= 0:
+            own[found] = owner == code
+        if not found.all():
+            scope, window = self.scope(node), ranking.window
+            for i in np.flatnonzero(~found).tolist():
+                entry = window[i]
+                react[i] = entry.kind != "node_scope"
+                eligible[i] = eligible_entry(entry, scope, self.ckpt_hash)
+                before[i] = started is None or entry.ts is None or entry.ts < started
+                own[i] = entry.node_id == node.id
+        scoped = ~react
+        kept = scoped & eligible
+        crowding = scoped & ~(kept & before)  # node-scope rows outside the lineage's pool
+        return (
+            int(np.count_nonzero(react)),
+            int(np.count_nonzero(kept & before)),
+            int(np.count_nonzero(crowding & own)),
+            int(np.count_nonzero(crowding & ~own)),
+            int(np.count_nonzero(kept)),
         )
-        same = None if self.ckpt_hash is None else self._same_ckpt_codes()
-        react = lineage = own = other = kept = 0
-        for i in rows:
-            if kind[i] != NODE_SCOPE:
-                react += 1
-                continue
-            owner = strings[node[i]]
-            if owner in scope and (same is None or ckpt[i] in same):
-                kept += 1
-                if started is None or not ts[i] >= started:  # (NaN: no ts, in the pool)
-                    lineage += 1
-                    continue
-            if owner == node_id:
-                own += 1
-            else:
-                other += 1
-        return react, lineage, own, other, kept
 
     def _count_chains(self) -> dict[str, int]:
         """Each ParentChain node's eligible count, from one depth-first walk: the entries of

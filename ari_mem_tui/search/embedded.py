@@ -255,11 +255,11 @@ def lazy_ranking(
         return ranks_of([entry_id])[0]
 
     table = pool.entries if isinstance(pool.entries, Entries) else None
-    rows = None if table is None else [int(i) for i in window_idx]
     return Ranking(
-        window=[pool.entries[i] for i in window_idx] if table is None else table.views(rows),
+        # a run's columns: the window as rows, its views made only if read (see Ranking)
+        window=[pool.entries[i] for i in window_idx] if table is None else None,
         pool_size=size,
-        rows=rows,
+        rows=None if table is None else np.asarray(window_idx, dtype=np.int64),
         table=table,
         rank_fn=rank_of,
         ranks_fn=ranks_of,
@@ -418,7 +418,7 @@ class BM25Ranker:
         if len(positive) > k:
             keep = values >= threshold(values, k)
             positive, values = positive[keep], values[keep]
-        window_idx = best_first(order[positive], values, k).tolist()
+        window_idx = best_first(order[positive], values, k)
         dtype = np.result_type(prefix.dtype, np.float32)
 
         def every() -> np.ndarray:  # in pool order, −inf outside the as-of pool, as `cut`
