@@ -230,6 +230,7 @@ class Lineages:
         self.node_ids = list(ckpt.nodes)  # a node's index in the arrays below
         self.node_index = {node_id: i for i, node_id in enumerate(self.node_ids)}
         self._tins: np.ndarray | None = None
+        self._anc_codes: dict[int, np.ndarray] = {}
 
     def _walk(self) -> None:
         """Preorder numbers and subtree sizes of every node reachable from a root."""
@@ -312,31 +313,29 @@ class Lineages:
             self._entry_columns = _EntryColumns(self.ckpt, self.ckpt_hash)
         return self._entry_columns
 
-    def in_scope(self, owners: np.ndarray, readers: np.ndarray) -> np.ndarray:
+    def in_scope(self, owners: np.ndarray, reader: int) -> np.ndarray:
         """Whether each owner (a code of the entries' node column) is in the scope of the
-        reader beside it (an index into `node_ids`): `scope`'s test, on codes. A reader whose
-        scope is the tree's (a walked ParentChain) tests preorder numbers and subtree sizes,
-        any other its ancestor ids' codes."""
-        columns = self._columns()
-        mine = self._chain_tins()[readers]
+        node `reader` (an index into `node_ids`): `scope`'s test, on codes. A node whose scope
+        is the tree's (a walked ParentChain) tests preorder numbers and subtree sizes, any
+        other its ancestor ids' codes."""
+        mine = int(self._chain_tins()[reader])
+        if mine < 0:
+            return _members(owners, self._ancestor_codes(reader))
+        if self._tin_by_code is None:
+            columns = self._columns()
+            self._tin_by_code = columns.by_code(self._tin)
+            self._size_by_code = columns.by_code(self._size)
+        at, size = self._tin_by_code[owners], self._size_by_code[owners]  # type: ignore[index]
+        return (at >= 0) & (at < mine) & (mine < at + size)
+
+    def in_scopes(self, owners: np.ndarray, readers: np.ndarray) -> np.ndarray:
+        """`in_scope` of each owner for the reader beside it, a reader at a time."""
         out = np.zeros(len(owners), dtype=bool)
-        walked = mine >= 0
-        if walked.any():
-            if self._tin_by_code is None:
-                self._tin_by_code = columns.by_code(self._tin)
-                self._size_by_code = columns.by_code(self._size)
-            at, size, mine = (
-                self._tin_by_code[owners[walked]],
-                self._size_by_code[owners[walked]],  # type: ignore[index]
-                mine[walked],
-            )
-            out[walked] = (at >= 0) & (at < mine) & (mine < at + size)
-        listed = ~walked
-        if listed.any():  # (reader, owner) pairs as one int, against the readers' ancestors'
-            width = len(columns.strings) + 1
-            pairs = readers[listed] * width + owners[listed] + 1  # (owner NONE: + 0)
-            known = [i * width + 1 + self._ancestor_codes(i) for i in _distinct(readers[listed])]
-            out[listed] = _members(pairs, np.concatenate(known))
+        order = np.argsort(readers, kind="stable")
+        ordered = readers[order]
+        bounds = np.flatnonzero(np.diff(ordered)) + 1
+        for group in np.split(order, bounds) if len(order) else ():
+            out[group] = self.in_scope(owners[group], int(readers[group[0]]))
         return out
 
     def _chain_tins(self) -> np.ndarray:
@@ -350,12 +349,15 @@ class Lineages:
         return self._tins
 
     def _ancestor_codes(self, index: int) -> np.ndarray:
-        """The codes of a node's ancestor ids (those the string table holds: no entry is
-        owned by another)."""
-        node = self.ckpt.nodes[self.node_ids[index]]
-        columns = self._columns()
-        codes = [columns.code_of(a) for a in dict.fromkeys(node.ancestor_ids)]
-        return np.array([c for c in codes if c >= 0], dtype=np.int64)
+        """The codes of a node's ancestor ids, sorted (those the string table holds: no entry
+        is owned by another)."""
+        found = self._anc_codes.get(index)
+        if found is None:
+            node = self.ckpt.nodes[self.node_ids[index]]
+            code_of = self._columns().code_of
+            codes = [c for c in map(code_of, dict.fromkeys(node.ancestor_ids)) if c >= 0]
+            found = self._anc_codes[index] = np.sort(np.array(codes, dtype=np.int64))
+        return found
 
     def window_counts(
         self, ranking: Ranking, node: Node, started: float | None
@@ -375,8 +377,7 @@ class Lineages:
         react = np.ones(len(rows), dtype=bool)
         react[found] = columns.kind[at] != NODE_SCOPE
         eligible = np.zeros(len(rows), dtype=bool)
-        reader = np.full(len(owner), self.node_index[node.id], dtype=np.int64)
-        eligible[found] = self.in_scope(owner, reader) & columns.same_ckpt[at]
+        eligible[found] = self.in_scope(owner, self.node_index[node.id]) & columns.same_ckpt[at]
         before = np.ones(len(rows), dtype=bool)
         if started is not None:
             before[found] = ~(columns.ts[at] >= started)  # (NaN: no ts, in the pool)
@@ -653,7 +654,7 @@ class EntryUsage:
             slot[hows == code] = CATEGORIES.index(HOW_CATEGORY.get(how, "other"))
         distinct = _distinct(queries)
         said = [bool(q) and q.startswith(INHERIT) for q in map(strings.__getitem__, distinct)]
-        inherit = _members(queries, distinct[np.array(said, dtype=bool)])
+        inherit = _members(queries, distinct[np.array(said, dtype=bool)])  # (sorted)
         slot[inherit & (slot == CATEGORIES.index("startup"))] = CATEGORIES.index("inherit")
         return slot, inherit
 
@@ -671,7 +672,7 @@ class EntryUsage:
         events, summary = self.ckpt.access_events, self.summary
         results, strings = events.rows, events.strings
         codes = np.array(results.codes["entry_id"], dtype=np.int64)[at]
-        side = _members(at, np.array(list(results.side), dtype=np.int64))
+        side = _members(at, np.array(sorted(results.side), dtype=np.int64))
         blank = (codes < 0) & ~side
         empty = strings.find("")
         if empty >= 0:
@@ -751,7 +752,7 @@ class EntryUsage:
         )
         known = readers >= 0  # (a reader that is no node of the run counts no reader)
         rows, readers, search = rows[known], readers[known], search[known].astype(bool)
-        descends = self.lineages.in_scope(self._owner[rows], readers)
+        descends = self.lineages.in_scopes(self._owner[rows], readers)
         self._rows, self._readers, self._descends = rows, readers, descends
         self._by_row = np.argsort(rows, kind="stable")  # each row's retrievals, in read order
         self._sorted_rows = rows[self._by_row]
@@ -762,7 +763,7 @@ class EntryUsage:
         desc_search[rows[descends & search]] = True
         parents = {parent for parent, _child in self.ckpt.graph.edges}
         codes = [c for c in map(self.entries.strings.find, parents) if c >= 0]
-        self._has_children = _members(self._owner, np.array(codes, dtype=np.int64))
+        self._has_children = _members(self._owner, np.array(sorted(codes), dtype=np.int64))
         node_scope = self._kind == NODE_SCOPE
         self._node_scope = np.flatnonzero(node_scope)
         inner = node_scope & self._has_children  # entries with someone below to read them
@@ -826,10 +827,9 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 
 
 def _members(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Whether each of `values` is one of `keys`."""
+    """Whether each of `values` is one of `keys` (sorted)."""
     if not len(keys):
         return np.zeros(len(values), dtype=bool)
-    keys = np.sort(keys)
     at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
     return keys[at] == values
 

@@ -409,16 +409,18 @@ class BM25Ranker:
         order = self._time_order
         assert order is not None  # set by _prefix_relevance
         k = min(top_k, size)
-        positive = np.flatnonzero(prefix > 0)
-        if k == 0 or len(positive) < k:  # zeros join the window: the pool-order path
-            dense = np.zeros(len(self.pool), dtype=prefix.dtype)
-            dense[order[:size]] = prefix
-            return ranking_from_scores(self.pool, dense, top_k, before_ts, "bm25")
-        values = prefix[positive]
-        if len(positive) > k:
-            keep = values >= threshold(values, k)
-            positive, values = positive[keep], values[keep]
-        window_idx = best_first(order[positive], values, k)
+        # τ: a score k entries reach (search.quantized), taken over the whole prefix; when it
+        # is positive, the window is among the entries reaching it, all of them positive
+        tau = threshold(prefix, k) if 0 < k < size else 0.0
+        if tau > 0:
+            picked = np.flatnonzero(prefix >= tau)
+        else:
+            picked = np.flatnonzero(prefix > 0)
+            if k == 0 or len(picked) < k:  # zeros join the window: the pool-order path
+                dense = np.zeros(len(self.pool), dtype=prefix.dtype)
+                dense[order[:size]] = prefix
+                return ranking_from_scores(self.pool, dense, top_k, before_ts, "bm25")
+        window_idx = best_first(order[picked], prefix[picked], k)
         dtype = np.result_type(prefix.dtype, np.float32)
 
         def every() -> np.ndarray:  # in pool order, −inf outside the as-of pool, as `cut`
