@@ -368,41 +368,29 @@ class Lineages:
         Read off the run's entry columns, with numpy: a big run's health counts 200 rows for
         each of 10,000 nodes. An entry the columns do not hold (a passage a Letta server
         added since the run was read) is tested on its own fields, by the same rules."""
-        entries = self.ckpt.entries
-        rows = np.asarray(ranking.window_rows(entries), dtype=np.int64)
-        columns = self._columns()
+        rows = np.asarray(ranking.window_rows(self.ckpt.entries), dtype=np.int64)
         found = rows >= 0
-        at = rows[found]
+        at = rows if found.all() else rows[found]
+        columns = self._columns()
         owner = columns.node[at]
-        react = np.ones(len(rows), dtype=bool)
-        react[found] = columns.kind[at] != NODE_SCOPE
-        eligible = np.zeros(len(rows), dtype=bool)
-        eligible[found] = self.in_scope(owner, self.node_index[node.id]) & columns.same_ckpt[at]
-        before = np.ones(len(rows), dtype=bool)
-        if started is not None:
-            before[found] = ~(columns.ts[at] >= started)  # (NaN: no ts, in the pool)
-        own = np.zeros(len(rows), dtype=bool)
         code = columns.code_of(node.id)
-        if code >= 0:
-            own[found] = owner == code
-        if not found.all():
+        counts = _tally(
+            columns.kind[at] != NODE_SCOPE,
+            self.in_scope(owner, self.node_index[node.id]) & columns.same_ckpt[at],
+            np.ones(len(at), dtype=bool) if started is None else ~(columns.ts[at] >= started),
+            owner == code if code >= 0 else np.zeros(len(at), dtype=bool),
+        )  # (a ts NaN, none, is in the pool)
+        if len(at) < len(rows):
             scope, window = self.scope(node), ranking.window
-            for i in np.flatnonzero(~found).tolist():
-                entry = window[i]
-                react[i] = entry.kind != "node_scope"
-                eligible[i] = eligible_entry(entry, scope, self.ckpt_hash)
-                before[i] = started is None or entry.ts is None or entry.ts < started
-                own[i] = entry.node_id == node.id
-        scoped = ~react
-        kept = scoped & eligible
-        crowding = scoped & ~(kept & before)  # node-scope rows outside the lineage's pool
-        return (
-            int(np.count_nonzero(react)),
-            int(np.count_nonzero(kept & before)),
-            int(np.count_nonzero(crowding & own)),
-            int(np.count_nonzero(crowding & ~own)),
-            int(np.count_nonzero(kept)),
-        )
+            others = [window[i] for i in np.flatnonzero(~found).tolist()]
+            more = _tally(
+                np.array([e.kind != "node_scope" for e in others]),
+                np.array([eligible_entry(e, scope, self.ckpt_hash) for e in others]),
+                np.array([started is None or e.ts is None or e.ts < started for e in others]),
+                np.array([e.node_id == node.id for e in others]),
+            )
+            counts = tuple(a + b for a, b in zip(counts, more, strict=True))  # type: ignore[assignment]
+        return counts
 
     def _count_chains(self) -> dict[str, int]:
         """Each ParentChain node's eligible count, from one depth-first walk: the entries of
@@ -816,6 +804,23 @@ class EntryUsage:
 
     def every(self) -> list[EntryUse]:
         return [self.use(row) for row in self._node_scope.tolist()]
+
+
+def _tally(
+    react: np.ndarray, eligible: np.ndarray, before: np.ndarray, own: np.ndarray
+) -> tuple[int, int, int, int, int]:
+    """Window rows by what they are (`Lineages.window_counts`), from a test per row: not
+    node-scope, kept by ARI's post-filter, in the pool as of the start, the node's own."""
+    kept = eligible & ~react
+    lineage = kept & before
+    crowding = ~react & ~lineage  # node-scope rows outside the lineage's pool
+    return (
+        int(np.count_nonzero(react)),
+        int(np.count_nonzero(lineage)),
+        int(np.count_nonzero(crowding & own)),
+        int(np.count_nonzero(crowding & ~own)),
+        int(np.count_nonzero(kept)),
+    )
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
