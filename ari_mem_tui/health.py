@@ -183,7 +183,8 @@ class _EntryColumns:
         if ckpt_hash is not None:  # ARI's checkpoint test: no hash (NONE), or this one
             ckpt_codes = np.array(entries.ckpt, dtype=np.int64)
             same = (ckpt_codes == NONE) | (ckpt_codes == self.strings.find(ckpt_hash))
-        self.same_ckpt = same
+        self.scoped = self.kind == NODE_SCOPE
+        self.kept = self.scoped & same  # ARI's post-filter but for the scope
         self._codes: dict[str, int] = {}
 
     def code_of(self, node_id: str) -> int:
@@ -375,8 +376,8 @@ class Lineages:
         owner = columns.node[at]
         code = columns.code_of(node.id)
         counts = _tally(
-            columns.kind[at] != NODE_SCOPE,
-            self.in_scope(owner, self.node_index[node.id]) & columns.same_ckpt[at],
+            columns.scoped[at],
+            self.in_scope(owner, self.node_index[node.id]) & columns.kept[at],
             np.ones(len(at), dtype=bool) if started is None else ~(columns.ts[at] >= started),
             owner == code if code >= 0 else np.zeros(len(at), dtype=bool),
         )  # (a ts NaN, none, is in the pool)
@@ -384,7 +385,7 @@ class Lineages:
             scope, window = self.scope(node), ranking.window
             others = [window[i] for i in np.flatnonzero(~found).tolist()]
             more = _tally(
-                np.array([e.kind != "node_scope" for e in others]),
+                np.array([e.kind == "node_scope" for e in others]),
                 np.array([eligible_entry(e, scope, self.ckpt_hash) for e in others]),
                 np.array([started is None or e.ts is None or e.ts < started for e in others]),
                 np.array([e.node_id == node.id for e in others]),
@@ -807,19 +808,20 @@ class EntryUsage:
 
 
 def _tally(
-    react: np.ndarray, eligible: np.ndarray, before: np.ndarray, own: np.ndarray
+    scoped: np.ndarray, eligible: np.ndarray, before: np.ndarray, own: np.ndarray
 ) -> tuple[int, int, int, int, int]:
-    """Window rows by what they are (`Lineages.window_counts`), from a test per row: not
-    node-scope, kept by ARI's post-filter, in the pool as of the start, the node's own."""
-    kept = eligible & ~react
-    lineage = kept & before
-    crowding = ~react & ~lineage  # node-scope rows outside the lineage's pool
+    """Window rows by what they are (`Lineages.window_counts`: ReAct steps, the lineage's,
+    the node's own, other branches', kept), from a test per row: node-scope, kept by ARI's
+    post-filter (node-scope ones only), in the pool as of the start, the node's own."""
+    lineage = eligible & before
+    crowding = scoped & ~lineage  # node-scope rows outside the lineage's pool
+    crowding_own = int(np.count_nonzero(crowding & own))
     return (
-        int(np.count_nonzero(react)),
+        len(scoped) - int(np.count_nonzero(scoped)),
         int(np.count_nonzero(lineage)),
-        int(np.count_nonzero(crowding & own)),
-        int(np.count_nonzero(crowding & ~own)),
-        int(np.count_nonzero(kept)),
+        crowding_own,
+        int(np.count_nonzero(crowding)) - crowding_own,
+        int(np.count_nonzero(eligible)),
     )
 
 
