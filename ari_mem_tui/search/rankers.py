@@ -49,13 +49,9 @@ class Ranking:
         if window is None and (rows is None or table is None):
             raise ValueError("a Ranking needs its window, or its rows and their table")
         self._window = window
-        self.pool_size, self.ranks, self.rank_fn, self.ranks_fn = (
-            pool_size,
-            ranks,
-            rank_fn,
-            ranks_fn,
-        )
-        self.order_fn, self.used, self.note = order_fn, used, note
+        self.pool_size = pool_size
+        self.ranks, self.rank_fn, self.ranks_fn, self.order_fn = ranks, rank_fn, ranks_fn, order_fn
+        self.used, self.note = used, note
         self.windowless, self.scores = windowless, scores
         self.rows, self.table = rows, table
 
