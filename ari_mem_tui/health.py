@@ -790,7 +790,7 @@ class EntryUsage:
         cut: ids cost a hash each)."""
         totals = self.counts.sum(axis=1)
         counted = np.flatnonzero(totals > 0)
-        if len(counted) > n:
+        if 0 < n < len(counted):
             cut = np.partition(totals[counted], len(counted) - n)[len(counted) - n]
             counted = counted[totals[counted] >= cut]
         id_at = self.entries.id_at
