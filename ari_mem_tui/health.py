@@ -20,14 +20,16 @@ from datetime import UTC, datetime
 from math import isnan
 from typing import Any
 
+import numpy as np
+
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
-from ari_mem_tui.model import Checkpoint, EntryView, MemoryEntry, Node, ParentChain
-from ari_mem_tui.model.columns import KINDS, NONE
+from ari_mem_tui.model import Checkpoint, EntryView, Node, ParentChain
+from ari_mem_tui.model.columns import INHERIT, KINDS, NONE
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
-from ari_mem_tui.search.rankers import Ranker
+from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.replay import (
     DEFAULT_LIMIT,
     checkpoint_hash,
@@ -140,27 +142,18 @@ def node_health(
     row.started, row.started_source = started, how
     query, _source = node_query(ckpt, node)
     row.query = query
-    scope = lineages.scope(node)
     row.eligible = lineages.eligible(node, started)
     ranking = ranker.rank(query, top_k, before_ts=started)
     used[ranking.used or getattr(ranker, "name", "?")] += 1
-    # a backend without a window (ARI's in-memory one) crowds nothing out: no window counts
-    window = [] if ranking.windowless else ranking.window
-    row.window = len(window)
-    # counted here, in one pass: a model's attribute costs ~1 µs a set, and the post-filter's
-    # hits (`post_filter`) are the first `limit` eligible rows of the window: only their number
-    # is kept
-    if ranking.rows is not None and ranking.table is ckpt.entries and not ranking.windowless:
-        counts = lineages.window_counts(ranking.rows, scope, node.id, started)
-    else:
-        counts = _window_counts(window, scope, ckpt_hash, node.id, started)
-    react, lineage, own, other, kept = counts
-    row.react, row.lineage, row.own, row.other_branches = react, lineage, own, other
-    row.reached = row.lineage
-    if ranking.windowless:  # reached: the lineage entries the backend could return at all
-        found = [e for e in ranking.window if eligible_entry(e, scope, ckpt_hash)]
-        row.reached = sum(1 for entry in found if _before(entry, started))
-        kept = len(found)
+    # counted off the run's columns in one pass (a model's attribute costs ~1 µs a set). A
+    # backend without a window (ARI's in-memory one) crowds nothing out: its "window" is every
+    # entry it could return, so it gives only `reached` (the lineage's) and what the post-filter
+    # keeps; the post-filter's hits (`post_filter`) are the first `limit` kept, their number kept
+    react, lineage, own, other, kept = lineages.window_counts(ranking, node, started)
+    row.reached = lineage
+    if not ranking.windowless:
+        row.window = ranking.window_len
+        row.react, row.lineage, row.own, row.other_branches = react, lineage, own, other
     if row.window:
         row.share_other = round(row.other_branches / row.window, 4)
         row.share_react = round(row.react / row.window, 4)
@@ -176,37 +169,40 @@ def node_health(
     return row
 
 
-def _window_counts(
-    window: list[MemoryEntry],
-    scope: Container[str],
-    ckpt_hash: str | None,
-    node_id: str,
-    started: float | None,
-) -> tuple[int, int, int, int, int]:
-    """Window rows that are ReAct steps, the lineage's (as of `started`), the node's own, other
-    branches', and how many ARI's post-filter keeps (`eligible_entry`)."""
-    react = lineage = own = other = kept = 0
-    for entry in window:
-        if entry.kind != "node_scope":
-            react += 1
-        elif eligible_entry(entry, scope, ckpt_hash):
-            kept += 1
-            if _before(entry, started):
-                lineage += 1
-            elif entry.node_id == node_id:
-                own += 1
-            else:
-                other += 1
-        elif entry.node_id == node_id:
-            own += 1
-        else:
-            other += 1
-    return react, lineage, own, other, kept
+class _EntryColumns:
+    """The entry columns `Lineages.window_counts` reads, as numpy arrays (copies: the run's
+    own may grow under a live follow), and node ids' codes in their string table."""
 
+    def __init__(self, ckpt: Checkpoint, ckpt_hash: str | None) -> None:
+        entries = ckpt.entries
+        self.strings = entries.strings
+        self.kind = np.array(entries.kind, dtype=np.uint8)
+        self.node = np.array(entries.node, dtype=np.int64)
+        self.ts = np.array(entries.ts, dtype=np.float64)
+        same = np.ones(len(self.kind), dtype=bool)
+        if ckpt_hash is not None:  # ARI's checkpoint test: no hash (NONE), or this one
+            ckpt_codes = np.array(entries.ckpt, dtype=np.int64)
+            same = (ckpt_codes == NONE) | (ckpt_codes == self.strings.find(ckpt_hash))
+        self.scoped = self.kind == NODE_SCOPE
+        self.kept = self.scoped & same  # ARI's post-filter but for the scope
+        self._codes: dict[str, int] = {}
 
-def _before(entry: MemoryEntry, started: float | None) -> bool:
-    """In the pool as of `started` (an entry without ts always is: unknown is not later)."""
-    return started is None or entry.ts is None or entry.ts < started
+    def code_of(self, node_id: str) -> int:
+        """The code of a node id (NONE when no entry names it: the table may lack it)."""
+        code = self._codes.get(node_id)
+        if code is None:
+            code = self._codes[node_id] = self.strings.find(node_id)
+        return code
+
+    def by_code(self, values: Mapping[str, int]) -> np.ndarray:
+        """`values` (by node id) as an array by code, -1 where none; its last slot is the
+        value of code NONE (-1: an entry without a node), so any owner code indexes it."""
+        out = np.full(len(self.strings) + 1, -1, dtype=np.int64)
+        for node_id, value in values.items():
+            code = self.code_of(node_id)
+            if code >= 0:
+                out[code] = value
+        return out
 
 
 class Lineages:
@@ -229,6 +225,13 @@ class Lineages:
         self._tin: dict[str, int] = {}
         self._size: dict[str, int] = {}
         self._walked = False
+        self._entry_columns: _EntryColumns | None = None
+        self._tin_by_code: np.ndarray | None = None
+        self._size_by_code: np.ndarray | None = None
+        self.node_ids = list(ckpt.nodes)  # a node's index in the arrays below
+        self.node_index = {node_id: i for i, node_id in enumerate(self.node_ids)}
+        self._tins: np.ndarray | None = None
+        self._anc_codes: dict[int, np.ndarray] = {}
 
     def _walk(self) -> None:
         """Preorder numbers and subtree sizes of every node reachable from a root."""
@@ -306,36 +309,89 @@ class Lineages:
             self._same_ckpt = {NONE, self.ckpt.entries.strings.find(self.ckpt_hash)}
         return self._same_ckpt
 
+    def _columns(self) -> _EntryColumns:
+        if self._entry_columns is None:
+            self._entry_columns = _EntryColumns(self.ckpt, self.ckpt_hash)
+        return self._entry_columns
+
+    def in_scope(self, owners: np.ndarray, reader: int) -> np.ndarray:
+        """Whether each owner (a code of the entries' node column) is in the scope of the
+        node `reader` (an index into `node_ids`): `scope`'s test, on codes. A node whose scope
+        is the tree's (a walked ParentChain) tests preorder numbers and subtree sizes, any
+        other its ancestor ids' codes."""
+        mine = int(self._chain_tins()[reader])
+        if mine < 0:
+            return _members(owners, self._ancestor_codes(reader))
+        if self._tin_by_code is None:
+            columns = self._columns()
+            self._tin_by_code = columns.by_code(self._tin)
+            self._size_by_code = columns.by_code(self._size)
+        at, size = self._tin_by_code[owners], self._size_by_code[owners]  # type: ignore[index]
+        return (at >= 0) & (at < mine) & (mine < at + size)
+
+    def in_scopes(self, owners: np.ndarray, readers: np.ndarray) -> np.ndarray:
+        """`in_scope` of each owner for the reader beside it, a reader at a time."""
+        out = np.zeros(len(owners), dtype=bool)
+        order = np.argsort(readers, kind="stable")
+        ordered = readers[order]
+        bounds = np.flatnonzero(np.diff(ordered)) + 1
+        for group in np.split(order, bounds) if len(order) else ():
+            out[group] = self.in_scope(owners[group], int(readers[group[0]]))
+        return out
+
+    def _chain_tins(self) -> np.ndarray:
+        """Each node's preorder number where its scope is the tree's, else -1 (by index)."""
+        if self._tins is None:
+            nodes = self.ckpt.nodes
+            self._tins = np.array(
+                [self._tin[n] if self._walked_chain(nodes[n]) else -1 for n in self.node_ids],
+                dtype=np.int64,
+            )
+        return self._tins
+
+    def _ancestor_codes(self, index: int) -> np.ndarray:
+        """The codes of a node's ancestor ids, sorted (those the string table holds: no entry
+        is owned by another)."""
+        found = self._anc_codes.get(index)
+        if found is None:
+            node = self.ckpt.nodes[self.node_ids[index]]
+            code_of = self._columns().code_of
+            codes = [c for c in map(code_of, dict.fromkeys(node.ancestor_ids)) if c >= 0]
+            found = self._anc_codes[index] = np.sort(np.array(codes, dtype=np.int64))
+        return found
+
     def window_counts(
-        self, rows: list[int], scope: Container[str], node_id: str, started: float | None
+        self, ranking: Ranking, node: Node, started: float | None
     ) -> tuple[int, int, int, int, int]:
-        """`_window_counts` of a window given as rows of the run's entry columns, read off
-        the columns (the same tests: kind, scope, checkpoint, ts before `started`)."""
-        entries = self.ckpt.entries
-        kind, node, ts, ckpt, strings = (
-            entries.kind,
-            entries.node,
-            entries.ts,
-            entries.ckpt,
-            entries.strings,
-        )
-        same = None if self.ckpt_hash is None else self._same_ckpt_codes()
-        react = lineage = own = other = kept = 0
-        for i in rows:
-            if kind[i] != NODE_SCOPE:
-                react += 1
-                continue
-            owner = strings[node[i]]
-            if owner in scope and (same is None or ckpt[i] in same):
-                kept += 1
-                if started is None or not ts[i] >= started:  # (NaN: no ts, in the pool)
-                    lineage += 1
-                    continue
-            if owner == node_id:
-                own += 1
-            else:
-                other += 1
-        return react, lineage, own, other, kept
+        """A ranking's window rows that are ReAct steps, the lineage's (as of `started`), the
+        node's own, other branches', and how many ARI's post-filter keeps (`eligible_entry`).
+
+        Read off the run's entry columns, with numpy: a big run's health counts 200 rows for
+        each of 10,000 nodes. An entry the columns do not hold (a passage a Letta server
+        added since the run was read) is tested on its own fields, by the same rules."""
+        rows = np.asarray(ranking.window_rows(self.ckpt.entries), dtype=np.int64)
+        found = rows >= 0
+        at = rows if found.all() else rows[found]
+        columns = self._columns()
+        owner = columns.node[at]
+        code = columns.code_of(node.id)
+        counts = _tally(
+            columns.scoped[at],
+            self.in_scope(owner, self.node_index[node.id]) & columns.kept[at],
+            np.ones(len(at), dtype=bool) if started is None else ~(columns.ts[at] >= started),
+            owner == code if code >= 0 else np.zeros(len(at), dtype=bool),
+        )  # (a ts NaN, none, is in the pool)
+        if len(at) < len(rows):
+            scope, window = self.scope(node), ranking.window
+            others = [window[i] for i in np.flatnonzero(~found).tolist()]
+            more = _tally(
+                np.array([e.kind == "node_scope" for e in others]),
+                np.array([eligible_entry(e, scope, self.ckpt_hash) for e in others]),
+                np.array([started is None or e.ts is None or e.ts < started for e in others]),
+                np.array([e.node_id == node.id for e in others]),
+            )
+            counts = tuple(a + b for a, b in zip(counts, more, strict=True))  # type: ignore[assignment]
+        return counts
 
     def _count_chains(self) -> dict[str, int]:
         """Each ParentChain node's eligible count, from one depth-first walk: the entries of
@@ -491,111 +547,142 @@ def _notes(report: Health) -> list[str]:
 class EntryUsage:
     """Retrieval counts of every node-scope entry, from the access log and the trace logs.
 
-    It reads the run's columns (model/columns.py): a read's returned rows are passage-id codes,
-    turned into entry rows by one array; counts are kept by entry row, ids made only for what
-    is shown."""
+    It reads the run's columns (model/columns.py) with numpy: a big run's access log returns
+    ~600,000 result rows. Each returned node-scope entry is one "retrieval", kept in read
+    order as arrays: its entry row, its reader (an index into `Lineages.node_ids`, -1 when the
+    reader is not a node of the run), whether that reader descends from the entry's owner, and
+    whether the read was a search. Counts are kept by entry row; ids are made only for what is
+    shown."""
 
     def __init__(self, ckpt: Checkpoint, lineages: Lineages | None = None) -> None:
         self.ckpt = ckpt
         self.entries = ckpt.entries
         self.lineages = lineages or Lineages(ckpt, checkpoint_hash(ckpt))
-        self.counts: dict[int, list[int]] = {}  # entry row -> per category
-        self.readers: dict[int, dict[str, None]] = defaultdict(dict)  # entry row -> readers
-        self.desc_readers: dict[int, set[str]] = defaultdict(set)
-        self.desc_search: set[int] = set()  # returned by a descendant's search
+        self.counts = np.zeros((len(self.entries), len(CATEGORIES)), dtype=np.int64)
         self.summary = EntrySummary()
-        self._owners: dict[int, str] = {}  # node code -> id
+        self._kind = np.array(self.entries.kind, dtype=np.uint8)
+        self._owner = np.array(self.entries.node, dtype=np.int64)
+        self._parts: list[tuple[np.ndarray, ...]] = []  # (row, reader, search) per batch
+        self._extra: list[tuple[int, int, bool]] = []  # one by one, from the trace logs
 
-    def _owner(self, row: int) -> str:
-        code = self.entries.node[row]
-        owner = self._owners.get(code)
-        if owner is None:
-            owner = self._owners[code] = self.entries.strings[code] or ""
-        return owner
-
-    def add_all(self, rows: list[int], category: str, reader: str | None, search: bool) -> None:
-        """Count one read that returned the entries `rows` (a tight loop: a big run has
-        millions)."""
-        if not rows:
-            return
-        slot = CATEGORIES.index(category)
+    def _add(self, rows: np.ndarray, slots: np.ndarray, readers: np.ndarray, search: np.ndarray):
+        """Count retrievals (arrays in read order: entry row, category slot, reader, search)."""
+        np.add.at(self.counts, (rows, slots), 1)
         reads = self.summary.reads
-        reads[category] = reads.get(category, 0) + len(rows)
-        counts = self.counts
-        for row in rows:
-            found = counts.get(row)
-            if found is None:
-                found = counts[row] = [0, 0, 0, 0]
-            found[slot] += 1
-        if reader is None or reader not in self.ckpt.nodes:
-            return
-        scope = self.lineages.scope_of(reader)
-        for row in rows:
-            self.readers[row][reader] = None
-            if self._owner(row) in scope:
-                self.desc_readers[row].add(reader)
-                if search:
-                    self.desc_search.add(row)
+        for slot in slots[_first_of_each(slots)].tolist():  # (in the order they come)
+            category = CATEGORIES[slot]
+            reads[category] = reads.get(category, 0) + int(np.count_nonzero(slots == slot))
+        self._parts.append((rows, readers, search))
 
     def add(self, entry: EntryView, category: str, reader: str | None, search: bool) -> None:
-        self.add_all([entry.row], category, reader, search)
+        """One retrieval (the trace logs': few), batched until `finish`."""
+        slot = CATEGORIES.index(category)
+        self.counts[entry.row, slot] += 1
+        reads = self.summary.reads
+        reads[category] = reads.get(category, 0) + 1
+        index = self.lineages.node_index.get(reader, -1) if reader is not None else -1
+        self._extra.append((entry.row, index, search))
 
-    def _returned(self, event: int, letta_rows: Any) -> list[int]:
-        """The node-scope entry rows a read returned (its rows' passage ids, resolved)."""
-        events, summary, kind = self.ckpt.access_events, self.summary, self.entries.kind
-        results, strings = events.rows, events.strings
-        codes, count_state = results.codes["entry_id"], results.count_state
-        aliases = self.ckpt.entries_by_letta_id
-        found: list[int] = []
-        for at in range(events.res_start[event], events.res_end[event]):
-            if at in results.side:  # (a row of another shape: as the lenient reader kept it)
-                row = results.side[at]
-                letta_id = row.get("entry_id") if isinstance(row, dict) else None
-                if not letta_id:
-                    summary.bulk_reads += isinstance(row, dict) and "count" in row
-                    continue
-                entry = aliases.get(str(letta_id))
-                target = entry.row if entry is not None else -1
-            else:
-                code = codes[at]
-                if code < 0 or not strings[code]:
-                    summary.bulk_reads += count_state[at] != 0  # ("count" in the row)
-                    continue
-                target = letta_rows(code)
-            if target < 0:
-                summary.unresolved += 1
-            elif kind[target] == 0:
-                found.append(target)
-        return found
+    def _letta_rows(self) -> np.ndarray:
+        """The entry row of every string code that is a passage id (-1: none); a re-id's
+        alias (Letta's, set on the map) wins, as the map's own lookup has it."""
+        by_letta = self.ckpt.entries_by_letta_id
+        rows = np.array(by_letta.rows(), dtype=np.int64)
+        strings = self.entries.strings
+        for letta_id, entry in getattr(by_letta, "_aliases", {}).items():
+            code = strings.find(letta_id)
+            if 0 <= code < len(rows):
+                rows[code] = entry.row
+        return rows
 
     def count_access_log(self) -> Counter[tuple[str, tuple]]:
         """Every read event's returned entries; gives back the trace-matched reads per node."""
         matched: Counter[tuple[str, tuple]] = Counter()
         events = self.ckpt.access_events
         strings = events.strings
+        reads = np.fromiter(events.rows_of_op("read"), dtype=np.int64)
         react = strings.find("react_step")
-        by_letta = self.ckpt.entries_by_letta_id
-        letta_rows = by_letta.row_of_code
-        if getattr(by_letta, "_aliases", None):  # (Letta's re-ids: looked up by passage id)
-            letta_rows = lambda code: (
-                e.row if (e := by_letta.get(strings[code] or "")) is not None else -1
-            )
-        for event in events.rows_of_op("read"):
-            if react >= 0 and events.coll[event] == react:
-                continue
-            how = strings[events.how[event]] or "logged"
-            category = HOW_CATEGORY.get(how, "other")
-            query = strings[events.query[event]]
-            inherit = bool(query) and query.startswith("inherit:")  # type: ignore[union-attr]
-            if inherit and category == "startup":
-                category = "inherit"
-            reader = strings[events.reader[event]]
-            if how == "trace_log" and reader:
-                key = read_key(events[event])
+        if react >= 0:
+            reads = reads[np.array(events.coll, dtype=np.int64)[reads] != react]
+        if not len(reads):
+            return matched
+        # per event: category slot, reader, whether a search (not an inheritance read)
+        slot, inherit = self._categories(reads)
+        reader_codes = np.array(events.reader, dtype=np.int64)[reads]
+        readers = self._readers(reader_codes)
+        trace = strings.find("trace_log")
+        if trace >= 0:
+            hows = np.array(events.how, dtype=np.int64)[reads]
+            for event in reads[(hows == trace) & (reader_codes >= 0)].tolist():
+                reader = strings[events.reader[event]]
+                key = read_key(events[event]) if reader else None
                 if key is not None:
                     matched[(reader, key)] += 1
-            self.add_all(self._returned(event, letta_rows), category, reader, not inherit)
+        # every result row of these events, in read order, and the entry each returned
+        starts = np.array(events.res_start, dtype=np.int64)[reads]
+        lengths = np.array(events.res_end, dtype=np.int64)[reads] - starts
+        which = np.repeat(np.arange(len(reads)), lengths)
+        at = np.repeat(starts - np.cumsum(lengths) + lengths, lengths) + np.arange(len(which))
+        target = self._targets(at)
+        returned = target >= 0
+        returned[returned] = self._kind[target[returned]] == NODE_SCOPE
+        which = which[returned]
+        self._add(target[returned], slot[which], readers[which], ~inherit[which])
         return matched
+
+    def _categories(self, reads: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each read's category slot, and whether it is an inheritance read (its query
+        says so; an inheritance read the attribution took for a start-up search is one)."""
+        events = self.ckpt.access_events
+        strings = events.strings
+        hows = np.array(events.how, dtype=np.int64)[reads]
+        queries = np.array(events.query, dtype=np.int64)[reads]
+        slot = np.empty(len(reads), dtype=np.int64)
+        for code in _distinct(hows).tolist():
+            how = strings[code] or "logged"
+            slot[hows == code] = CATEGORIES.index(HOW_CATEGORY.get(how, "other"))
+        distinct = _distinct(queries)
+        said = [bool(q) and q.startswith(INHERIT) for q in map(strings.__getitem__, distinct)]
+        inherit = _members(queries, distinct[np.array(said, dtype=bool)])  # (sorted)
+        slot[inherit & (slot == CATEGORIES.index("startup"))] = CATEGORIES.index("inherit")
+        return slot, inherit
+
+    def _readers(self, codes: np.ndarray) -> np.ndarray:
+        """Each reader code's node index (-1: no reader, or not a node of the run)."""
+        strings, index = self.entries.strings, self.lineages.node_index
+        distinct = _distinct(codes)
+        found = [index.get(strings[c], -1) if c >= 0 else -1 for c in distinct.tolist()]
+        return np.array(found, dtype=np.int64)[np.searchsorted(distinct, codes)]
+
+    def _targets(self, at: np.ndarray) -> np.ndarray:
+        """The entry row each result row `at` returned; -1: one whose passage is not in the
+        loaded memory (counted as unresolved), -2: one naming no entry (a bulk read's count,
+        counted as such, or a blank id)."""
+        events, summary = self.ckpt.access_events, self.summary
+        results, strings = events.rows, events.strings
+        codes = np.array(results.codes["entry_id"], dtype=np.int64)[at]
+        side = _members(at, np.array(sorted(results.side), dtype=np.int64))
+        blank = (codes < 0) & ~side
+        empty = strings.find("")
+        if empty >= 0:
+            blank |= codes == empty
+        counted = np.frombuffer(bytes(results.count_state), dtype=np.uint8)[at] != 0
+        summary.bulk_reads += int(np.count_nonzero(blank & counted))  # ("count" in the row)
+        letta_rows = self._letta_rows()
+        target = np.full(len(at), -2, dtype=np.int64)
+        plain = ~blank & ~side
+        target[plain] = letta_rows[codes[plain]]
+        by_letta = self.ckpt.entries_by_letta_id
+        for i in np.flatnonzero(side).tolist():  # rows of another shape, kept whole
+            row = results.side[int(at[i])]
+            letta_id = row.get("entry_id") if isinstance(row, dict) else None
+            if not letta_id:
+                summary.bulk_reads += isinstance(row, dict) and "count" in row
+                continue
+            entry = by_letta.get(str(letta_id))
+            target[i] = entry.row if entry is not None else -1
+        summary.unresolved += int(np.count_nonzero(target == -1))
+        return target
 
     def count_trace_logs(self, matched: Counter[tuple[str, tuple]]) -> None:
         """LLM reads a node's trace_log shows but the access log does not (log off, dropped).
@@ -642,30 +729,48 @@ class EntryUsage:
                     found.append(entry)
         return found
 
-    def _node_scope(self) -> list[int]:
-        return [row for row, kind in enumerate(self.entries.kind) if kind == 0]
-
     def finish(self) -> None:
-        has_children = {parent for parent, _child in self.ckpt.graph.edges}
+        """The summary, from the retrievals: who descends from whose entries."""
+        parts = self._parts
+        if self._extra:
+            extra = np.array(self._extra, dtype=np.int64).reshape(-1, 3)
+            parts = [*parts, (extra[:, 0], extra[:, 1], extra[:, 2].astype(bool))]
+        rows, readers, search = (
+            np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
+            for i in range(3)
+        )
+        known = readers >= 0  # (a reader that is no node of the run counts no reader)
+        rows, readers, search = rows[known], readers[known], search[known].astype(bool)
+        descends = self.lineages.in_scopes(self._owner[rows], readers)
+        self._rows, self._readers, self._descends = rows, readers, descends
+        self._by_row = np.argsort(rows, kind="stable")  # each row's retrievals, in read order
+        self._sorted_rows = rows[self._by_row]
+        n = len(self.entries)
+        self._desc_any = np.zeros(n, dtype=bool)
+        self._desc_any[rows[descends]] = True
+        desc_search = np.zeros(n, dtype=bool)
+        desc_search[rows[descends & search]] = True
+        parents = {parent for parent, _child in self.ckpt.graph.edges}
+        codes = [c for c in map(self.entries.strings.find, parents) if c >= 0]
+        self._has_children = _members(self._owner, np.array(sorted(codes), dtype=np.int64))
+        node_scope = self._kind == NODE_SCOPE
+        self._node_scope = np.flatnonzero(node_scope)
+        inner = node_scope & self._has_children  # entries with someone below to read them
         summary = self.summary
-        for row in self._node_scope():
-            summary.total += 1
-            if row in self.counts:
-                summary.retrieved += 1
-            if self._owner(row) not in has_children:
-                summary.leaf_entries += 1
-                continue
-            if self.desc_readers.get(row):
-                summary.by_descendants += 1
-            else:
-                summary.never_by_descendant += 1
-            if row not in self.desc_search:
-                summary.never_searched += 1
-        self._has_children = has_children
+        summary.total = len(self._node_scope)
+        summary.retrieved = int(np.count_nonzero(node_scope & self.counts.any(axis=1)))
+        summary.leaf_entries = summary.total - int(np.count_nonzero(inner))
+        summary.by_descendants = int(np.count_nonzero(inner & self._desc_any))
+        summary.never_by_descendant = int(np.count_nonzero(inner & ~self._desc_any))
+        summary.never_searched = int(np.count_nonzero(inner & ~desc_search))
 
     def use(self, row: int) -> EntryUse:
         entry = self.entries[row]
-        counts = self.counts.get(row, [0, 0, 0, 0])
+        counts = self.counts[row].tolist()
+        lo, hi = np.searchsorted(self._sorted_rows, [row, row + 1])
+        mine = self._by_row[lo:hi]  # this entry's retrievals, in read order
+        ids = self.lineages.node_ids
+        readers = dict.fromkeys(self._readers[mine].tolist())
         return EntryUse(
             entry_id=entry.id,
             node_id=entry.node_id,
@@ -675,27 +780,74 @@ class EntryUsage:
             inherit=counts[1],
             llm=counts[2],
             other=counts[3],
-            readers=list(self.readers.get(row, {}))[:READERS_KEPT],
-            descendant_readers=len(self.desc_readers.get(row, ())),
-            owner_has_descendants=entry.node_id in self._has_children,
+            readers=[ids[i] for i in list(readers)[:READERS_KEPT]],
+            descendant_readers=len(set(self._readers[mine][self._descends[mine]].tolist())),
+            owner_has_descendants=bool(self._has_children[row]),
         )
 
     def top(self, n: int) -> list[EntryUse]:
+        """The `n` most retrieved entries, ties by id (made only for the rows that tie at the
+        cut: ids cost a hash each)."""
+        totals = self.counts.sum(axis=1)
+        counted = np.flatnonzero(totals > 0)
+        if 0 < n < len(counted):
+            cut = np.partition(totals[counted], len(counted) - n)[len(counted) - n]
+            counted = counted[totals[counted] >= cut]
         id_at = self.entries.id_at
-        ranked = sorted(self.counts.items(), key=lambda item: (-sum(item[1]), id_at(item[0])))
-        return [self.use(row) for row, _ in ranked[:n]]
+        ranked = sorted(counted.tolist(), key=lambda row: (-int(totals[row]), id_at(row)))
+        return [self.use(row) for row in ranked[:n]]
 
     def never(self, n: int) -> list[EntryUse]:
-        rows = []
-        for row in self._node_scope():
-            if len(rows) >= n:
-                break
-            if self._owner(row) in self._has_children and not self.desc_readers.get(row):
-                rows.append(self.use(row))
-        return rows
+        """The first `n` entries none of their owner's descendants retrieved."""
+        rows = self._node_scope[self._has_children[self._node_scope]]
+        rows = rows[~self._desc_any[rows]][:n]
+        return [self.use(row) for row in rows.tolist()]
 
     def every(self) -> list[EntryUse]:
-        return [self.use(row) for row in self._node_scope()]
+        return [self.use(row) for row in self._node_scope.tolist()]
+
+
+def _tally(
+    scoped: np.ndarray, eligible: np.ndarray, before: np.ndarray, own: np.ndarray
+) -> tuple[int, int, int, int, int]:
+    """Window rows by what they are (`Lineages.window_counts`: ReAct steps, the lineage's,
+    the node's own, other branches', kept), from a test per row: node-scope, kept by ARI's
+    post-filter (node-scope ones only), in the pool as of the start, the node's own."""
+    lineage = eligible & before
+    crowding = scoped & ~lineage  # node-scope rows outside the lineage's pool
+    crowding_own = int(np.count_nonzero(crowding & own))
+    return (
+        len(scoped) - int(np.count_nonzero(scoped)),
+        int(np.count_nonzero(lineage)),
+        crowding_own,
+        int(np.count_nonzero(crowding)) - crowding_own,
+        int(np.count_nonzero(eligible)),
+    )
+
+
+def _distinct(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (numpy's set functions import numpy.ma: ~0.1 s)."""
+    ordered = np.sort(values)
+    keep = np.ones(len(ordered), dtype=bool)
+    keep[1:] = ordered[1:] != ordered[:-1]
+    return ordered[keep]
+
+
+def _members(values: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Whether each of `values` is one of `keys` (sorted)."""
+    if not len(keys):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(keys, values), len(keys) - 1)
+    return keys[at] == values
+
+
+def _first_of_each(values: np.ndarray) -> np.ndarray:
+    """The position of each distinct value's first occurrence, in order."""
+    order = np.argsort(values, kind="stable")
+    ordered = values[order]
+    first = np.ones(len(ordered), dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    return np.sort(order[first])
 
 
 def entry_usage(ckpt: Checkpoint, lineages: Lineages | None = None) -> EntryUsage:

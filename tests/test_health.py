@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,8 @@ from ari_mem_tui.cli import main
 from ari_mem_tui.health import Lineages, compute_health
 from ari_mem_tui.render.health import spark
 from ari_mem_tui.search.embedded import make_ranker
+from ari_mem_tui.search.in_memory import InMemoryRanker
+from ari_mem_tui.search.rankers import Ranking
 from ari_mem_tui.search.replay import eligible_entry
 from ari_mem_tui.search.startup import start_time
 
@@ -217,3 +220,91 @@ def test_eligible_counts_are_the_post_filter_entry_by_entry(small_ckpt, tmp_path
         assert lineages.eligible(node, started) == expected
         counted += expected
     assert counted > 0
+
+
+class _GivenWindows:
+    """A fake ranker, named as one: the BM25 ranking of the run, its window handed over as
+    rows of the run's columns ("rows"), as records the table does not hold ("records"), or
+    every other entry so ("mixed": a Letta server's window holding passages added since the
+    run was read); or ARI's in-memory rule ("in-memory": no window). It ranks today's whole
+    pool, so that windows hold entries written after a node's start (the as-of test then
+    counts too). Keeps what it gave."""
+
+    def __init__(self, ckpt, how: str) -> None:
+        self.how, self.given = how, []
+        self.inner = (
+            InMemoryRanker(ckpt.entries) if how == "in-memory" else make_ranker(ckpt, "bm25")
+        )
+        self.name = self.inner.name
+
+    def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
+        ranking = self.inner.rank(query, top_k, None)
+        if self.how in ("records", "mixed"):
+            window = [
+                e.as_record() if self.how == "records" or i % 2 else e
+                for i, e in enumerate(ranking.window)
+            ]
+            ranking = Ranking(window=window, pool_size=ranking.pool_size, used=ranking.used)
+        self.given.append(ranking)
+        return ranking
+
+
+@pytest.mark.parametrize("scopes", ["written", "parent links"])
+@pytest.mark.parametrize("how", ["rows", "records", "mixed", "in-memory"])
+def test_window_counts_are_the_post_filter_row_by_row(small_ckpt, tmp_path, scopes, how):
+    """GIVEN entries of this checkpoint, of another and of none, some without ts, and each
+    node's window as rows of the run's columns, as records, mixed, or no window at all, THEN
+    every node's window numbers (one count off the columns for all of them) are ARI's
+    post-filter and the as-of rule applied to one window entry at a time."""
+    path = small_ckpt
+    if scopes == "parent links":
+        path = _without_ancestor_ids(small_ckpt, tmp_path / "bare")
+    ckpt = load_checkpoint(path)
+    ckpt.checkpoint_hash = own = "aaaaaaaaaaaa"  # (as ARI's footers name a run's)
+    records = [entry.as_record() for entry in ckpt.entries]
+    for i, record in enumerate(records):
+        record.ari_checkpoint = (own, "bbbbbbbbbbbb", None, "")[i % 4]
+        if i % 7 == 0:
+            record.ts = None
+        elif i % 5 == 0:  # written long after: after its owner's descendants started
+            record.ts += 10**6
+    ckpt.entries = records
+    ckpt.reindex()
+    ranker = _GivenWindows(ckpt, how)
+    report = compute_health(ckpt, ranker)
+    searched = [row for row in report.nodes if row.searched]
+    assert len(searched) == len(ranker.given) > 0
+    seen: Counter[str] = Counter()
+    for row, ranking in zip(searched, ranker.given, strict=True):
+        node, started = ckpt.nodes[row.node_id], row.started
+        scope = set(node.ancestor_ids)
+        found: Counter[str] = Counter()
+        for entry in ranking.window:
+            eligible = eligible_entry(entry, scope, own)
+            found["kept"] += eligible
+            found["another checkpoint's"] += entry.ari_checkpoint not in (own, None)
+            if entry.kind != "node_scope":
+                found["react"] += 1
+            elif eligible and (started is None or entry.ts is None or entry.ts < started):
+                found["lineage"] += 1
+            elif entry.node_id == node.id:
+                found["own"] += 1
+            else:
+                found["other"] += 1
+        assert row.reached == found["lineage"]
+        assert row.hits_replayed == min(row.limit, found["kept"])
+        if ranking.windowless:
+            assert (row.window, row.react, row.lineage, row.own, row.other_branches) == (0,) * 5
+        else:
+            shown = (row.window, row.react, row.lineage, row.own, row.other_branches)
+            assert shown == (
+                len(ranking.window),
+                found["react"],
+                found["lineage"],
+                found["own"],
+                found["other"],
+            )
+        seen.update(found)
+    assert seen["lineage"] > 0 and seen["another checkpoint's"] > 0
+    assert seen["kept"] > seen["lineage"]  # (the lineage's entries written after the start)
+    assert how == "in-memory" or (seen["react"] > 0 and seen["other"] > 0)

@@ -493,3 +493,32 @@ def test_bm25_as_of_scores_and_windows_equal_the_whole_pools(demo_ckpt, shuffled
                 )
                 compared += int(np.count_nonzero(prefix) > 0)
     assert compared > 30
+
+
+@pytest.mark.parametrize("matches", ["in few groups", "everywhere"])
+def test_bm25_as_of_windows_of_a_pool_of_threshold_groups(matches):
+    """GIVEN a pool big enough that the window's threshold comes from the maxima of strided
+    groups (search.quantized.threshold), its matching entries either in so few groups that
+    the threshold finds no positive score k groups reach, or spread over every group, THEN
+    each as-of window and its global ranks are those ranked from the whole pool's scores."""
+    size = 3 * 4096 + 100
+    if matches == "in few groups":  # rows g, g + 4096, g + 8192 of groups 0-2: 9 matches
+        hits = {g + 4096 * j: 1 + (g + j) % 2 for g in range(3) for j in range(3)}
+    else:
+        hits = {i: 1 + i % 3 for i in range(0, size, 37)}
+    texts = [
+        ("alpha " * hits[i] + f"w{i % 11}").strip() if i in hits else f"w{i % 11}"
+        for i in range(size)
+    ]
+    pool = Pool(Entries(texts).entries)
+    ranker = BM25Ranker(pool, None)
+    checked = 0
+    for before in (None, 5000.5, 9000.5, float(size)):
+        for k in (5, 200):
+            fast = ranker.rank("alpha", k, before_ts=before)
+            whole = ranking_from_scores(pool, ranker._scores("alpha"), k, before, "bm25")
+            assert [e.id for e in fast.window] == [e.id for e in whole.window]
+            ids = [e.id for e in pool.entries[::101]]
+            assert fast.global_ranks(ids) == whole.global_ranks(ids)
+            checked += sum(1 for e in fast.window if "alpha" in e.text)
+    assert checked > 0

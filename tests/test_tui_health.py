@@ -123,6 +123,31 @@ async def test_h_shows_the_plots_then_the_numbers_and_a_row_jumps_to_its_node(st
         assert screen.result is kept
 
 
+async def test_after_a_reload_h_refills_the_same_view_with_the_new_run(starved):
+    """GIVEN the Health view shown once WHEN the run is reloaded and H pressed again THEN the
+    view built the first time is shown again (not built anew), holding the reloaded run and
+    its own result, computed again, with the plots first; the old run is let go of."""
+    app = make_app(starved)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        first = await open_health(pilot)
+        old_run, old_result = app.run_data, first.result
+        await press(pilot, "n")
+        await press(pilot, "escape")
+        await press(pilot, "r")  # reload
+        await wait_for(pilot, lambda: app.run_data is not old_run, "the reloaded run")
+        await settle(pilot)
+        assert first.run_data is None and first.result is None  # let go of
+        screen = await open_health(pilot)
+        assert screen is first
+        assert screen.run_data is app.run_data and screen.result is not old_result
+        assert app.health_result == (app.run_data, screen.result)
+        assert screen.result.model_dump() == old_result.model_dump()  # the same files
+        title = text_of(screen.query_one("#health-title"))
+        assert "4 nodes searched, 2 starved (50%)" in title
+        assert screen.query_one("#health-views", ContentSwitcher).current == "health-plots"
+
+
 async def test_an_entry_row_opens_the_entry(starved):
     app = make_app(starved)
     async with app.run_test(size=(120, 40)) as pilot:

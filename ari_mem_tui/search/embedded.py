@@ -256,11 +256,11 @@ def lazy_ranking(
         return ranks_of([entry_id])[0]
 
     table = pool.entries if isinstance(pool.entries, Entries) else None
-    rows = None if table is None else [int(i) for i in window_idx]
     return Ranking(
-        window=[pool.entries[i] for i in window_idx] if table is None else table.views(rows),
+        # a run's columns: the window as rows, its views made only if read (see Ranking)
+        window=[pool.entries[i] for i in window_idx] if table is None else None,
         pool_size=size,
-        rows=rows,
+        rows=None if table is None else np.asarray(window_idx, dtype=np.int64),
         table=table,
         rank_fn=rank_of,
         ranks_fn=ranks_of,
@@ -437,16 +437,18 @@ class BM25Ranker:
         order = self._time_order
         assert order is not None  # set by _prefix_relevance
         k = min(top_k, size)
-        positive = np.flatnonzero(prefix > 0)
-        if k == 0 or len(positive) < k:  # zeros join the window: the pool-order path
-            dense = np.zeros(len(self.pool), dtype=prefix.dtype)
-            dense[order[:size]] = prefix
-            return ranking_from_scores(self.pool, dense, top_k, before_ts, "bm25")
-        values = prefix[positive]
-        if len(positive) > k:
-            keep = values >= threshold(values, k)
-            positive, values = positive[keep], values[keep]
-        window_idx = best_first(order[positive], values, k).tolist()
+        # τ: a score k entries reach (search.quantized), taken over the whole prefix; when it
+        # is positive, the window is among the entries reaching it, all of them positive
+        tau = threshold(prefix, k) if 0 < k < size else 0.0
+        if tau > 0:
+            picked = np.flatnonzero(prefix >= tau)
+        else:
+            picked = np.flatnonzero(prefix > 0)
+            if k == 0 or len(picked) < k:  # zeros join the window: the pool-order path
+                dense = np.zeros(len(self.pool), dtype=prefix.dtype)
+                dense[order[:size]] = prefix
+                return ranking_from_scores(self.pool, dense, top_k, before_ts, "bm25")
+        window_idx = best_first(order[picked], prefix[picked], k)
         dtype = np.result_type(prefix.dtype, np.float32)
 
         def every() -> np.ndarray:  # in pool order, −inf outside the as-of pool, as `cut`

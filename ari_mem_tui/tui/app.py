@@ -279,7 +279,8 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
 
     def action_health(self) -> None:
         """The run's memory health (tui/screens/health.py), computed once per loaded run; its
-        view, once complete, is built once and shown again (composing it cost a key's time)."""
+        view is built once and shown again (composing it cost a key's time), refilled for
+        another run (after a reload) or when it holds no complete result."""
         run = self.run_data
         if run is None:
             self.notify("the run's memory is still loading", severity="warning")
@@ -290,15 +291,15 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
             return
         kept = self.health_result
         cached = kept[1] if kept is not None and kept[0] is run else None
+
+        def keep(result: Any) -> None:
+            self.health_result = (run, result)
+
         shown = self.get_screen("health") if self.is_screen_installed("health") else None
-        if cached is None or not isinstance(shown, HealthScreen) or shown.result is not cached:
-            if shown is not None:
-                self.uninstall_screen("health")
-
-            def keep(result: Any) -> None:
-                self.health_result = (run, result)
-
+        if not isinstance(shown, HealthScreen):
             self.install_screen(HealthScreen(run, cached, keep), "health")
+        elif cached is None or shown.result is not cached or shown.run_data is not run:
+            shown.refill(run, cached, keep)  # (another run, or no complete result: the same view)
         self.push_screen("health")
 
     def action_tab(self, name: str) -> None:

@@ -202,13 +202,13 @@ class RunLifecycle:
         self._load(keep=False)
 
     def _forget_health(self) -> None:
-        """Another run: its health is to be computed, and the last run's view let go of."""
+        """Another run: its health is to be computed, and the last run let go of (its view is
+        kept, to be refilled: building it again cost a key's time)."""
         self.health_result = None
-        if (
-            self.is_screen_installed("health")
-            and self.get_screen("health") not in self.screen_stack
-        ):
-            self.uninstall_screen("health")
+        if self.is_screen_installed("health"):
+            screen = self.get_screen("health")
+            if screen not in self.screen_stack:
+                screen.forget()  # type: ignore[attr-defined]
 
     # ---- the audit ----
 

@@ -79,7 +79,7 @@ class HealthScreen(Screen[None]):
         on_result: Callable[[Health], None] | None = None,
     ) -> None:
         super().__init__()
-        self.run_data = run
+        self.run_data: Run | None = run
         self.result = result
         self.on_result = on_result
         self.progress_seen: tuple[int, int] = (0, 0)
@@ -115,6 +115,25 @@ class HealthScreen(Screen[None]):
         else:
             self._start()
 
+    def forget(self) -> None:
+        """Let go of the run and its result (another run is open; `refill` shows it)."""
+        self.run_data, self.result, self.on_result = None, None, None
+
+    def refill(
+        self, run: Run, result: Health | None, on_result: Callable[[Health], None] | None
+    ) -> None:
+        """Show `run` (a reloaded one) with its `result`, or compute it: the view is kept,
+        its widgets filled again, as a new one would show it (the plots first)."""
+        self.run_data, self.result, self.on_result = run, result, on_result
+        self.progress_seen = (0, 0)
+        self.query_one("#health-views", ContentSwitcher).current = "health-plots"
+        if result is not None:
+            self.query_one("#health-progress-row").display = False
+            self._show(result)
+        else:
+            self.query_one("#health-progress", ProgressBar).update(total=None, progress=0)
+            self._start()
+
     # ------------------------------------------------------------------ computing
     def _start(self) -> None:
         self._cancel.clear()
@@ -129,6 +148,7 @@ class HealthScreen(Screen[None]):
     def _compute(self) -> None:
         worker = get_current_worker()
         run = self.run_data
+        assert run is not None  # (set before every start)
 
         def cancelled() -> bool:
             return self._cancel.is_set() or worker.is_cancelled
