@@ -15,7 +15,7 @@ import math
 import re
 from array import array
 from bisect import bisect_right
-from collections import deque
+from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from functools import cached_property
 from itertools import compress
@@ -224,6 +224,12 @@ class Joined:
             event = self._ids.get(self._entries.id_at(entry), -1)
         return event
 
+    def event_rows(self, entries: list[int]) -> list[int]:
+        """`event_row` of each of `entries` (in C, unless events are joined by id)."""
+        if self._ids:
+            return [self.event_row(entry) for entry in entries]
+        return list(map(self._rows.__getitem__, entries))
+
     def get(self, entry: EntryView) -> EventView | None:
         event = self._rows[entry.row] if entry.table is self._entries else -1
         if event < 0 and self._ids:
@@ -293,14 +299,13 @@ class CowLog:
     @cached_property
     def by_current_node(self) -> dict[str, list[int]]:
         """Node-scope entry rows by the node current when they were written (the event's, if
-        logged), in the order the whole log takes them."""
-        entries, joined = self.entries, self.joined
-        event_node = self.events.node
-        groups: dict[int, list[int]] = {}
-        for row, (kind, owner) in enumerate(zip(entries.kind, entries.node, strict=True)):
-            if kind == 0:
-                event = joined.event_row(row)
-                groups.setdefault(event_node[event] if event >= 0 else owner, []).append(row)
+        logged), in the order the whole log takes them; nodes in the order they first come."""
+        entries = self.entries
+        rows = list(compress(range(len(entries)), map((0).__eq__, entries.kind)))
+        event_node, owner = self.events.node, entries.node
+        groups: defaultdict[int, list[int]] = defaultdict(list)
+        for row, event in zip(rows, self.joined.event_rows(rows), strict=True):
+            groups[event_node[event] if event >= 0 else owner[row]].append(row)
         strings = entries.strings
         return {strings[code] or "": rows for code, rows in groups.items()}
 
