@@ -497,6 +497,7 @@ class AuditPane(Previewed, TablePane):
     def forget(self) -> None:
         """Another run is opening."""
         self.ui_problems, self.audit_rows, self.verdict = [], [], ""
+        self.undrawn = False
 
     def _redraw(self) -> tuple[int, int]:
         """Show the app's problems, then the audit's rows; (problems, findings) among them."""
