@@ -309,7 +309,7 @@ class CowLog:
         strings = self.entries.strings
         if self._current is not None:  # as the run index keeps them (`stored_current`)
             nodes, ends, rows = self._current
-            starts = [0, *ends[:-1]]
+            starts = [0, *ends][: len(ends)]  # (no entries: no node)
             groups = zip(nodes, starts, ends, strict=True)
             return {strings[code] or "": rows[a:b].tolist() for code, a, b in groups}
         return {strings[code] or "": rows for code, rows in self._current_groups().items()}
