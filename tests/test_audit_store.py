@@ -212,3 +212,42 @@ async def test_a_user_who_went_back_to_the_root_still_opens_on_the_first_finding
             release.set()
         await settle(pilot)
         assert app.current_id == expected
+
+
+async def test_the_audit_table_waits_for_the_first_hits_unless_shown(
+    tiny: Path, index_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The run's findings mark the tree and count in the status bar at once; the Audit tab's
+    table is filled once the first hits are in, or when the tab is shown before them."""
+    from textual.widgets import DataTable
+
+    release = threading.Event()
+    real = workers.replay_node
+
+    def held(app, run, key) -> None:
+        release.wait(10)
+        real(app, run, key)
+
+    monkeypatch.setattr(workers, "replay_node", held)
+    for shown_first in (False, True):
+        release.clear()
+        app = make_app(tiny, open_useful=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_for(pilot, lambda: app.run_data is not None, "the run")  # noqa: B023
+            hits, pane = app.query_one("#hits-pane"), app.audit_pane
+            table = app.query_one("#audit-table", DataTable)
+            await pilot.pause()
+            assert pane.audit_rows and app.tree_widget.findings
+            problems = app.status_bar.query_one("#status-problems")
+            assert "finding" in str(problems.render())
+            assert hits.replay is None and table.row_count == 0
+            if shown_first:
+                await pilot.press("6")
+                await wait_for(pilot, lambda: table.row_count > 0, "the shown table")  # noqa: B023
+                assert hits.replay is None
+            release.set()
+            await settle(pilot)
+            if shown_first:
+                await pilot.press("1")  # back to the Hits tab, drawn when shown
+            await wait_for(pilot, lambda: hits.replay is not None, "the hits")  # noqa: B023
+            assert table.row_count == len(pane.ui_problems + pane.audit_rows)

@@ -189,6 +189,15 @@ def test_one_nodes_cow_rows_built_alone_equal_the_whole_logs(demo_ckpt, index_ro
         assert alone[node_id] == again[node_id] == whole.get(node_id, [])
 
 
+def test_a_reopen_takes_the_entries_by_current_node_from_the_index(demo_ckpt, index_root):
+    fresh = load_checkpoint(demo_ckpt, use_index=True)  # writes the index
+    grouped = fresh.pending_writes().by_current_node
+    reopened = load_checkpoint(demo_ckpt, use_index=True).pending_writes()
+    assert reopened._current is not None  # stored: the first replay groups nothing
+    assert list(reopened.by_current_node.items()) == list(grouped.items())
+    assert sum(map(len, grouped.values())) > 0
+
+
 def test_an_index_handed_over_is_written_only_when_run(tmp_path, index_root):
     path = _run(tmp_path / "run")
     jobs: list = []

@@ -15,10 +15,10 @@ import math
 import re
 from array import array
 from bisect import bisect_right
-from collections import deque
-from collections.abc import Iterable, Mapping
+from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from itertools import compress
+from itertools import accumulate, chain, compress
 from typing import Any
 
 from ari_mem_tui.checkpoint.bulk import without_gc
@@ -224,6 +224,12 @@ class Joined:
             event = self._ids.get(self._entries.id_at(entry), -1)
         return event
 
+    def event_rows(self, entries: list[int]) -> list[int]:
+        """`event_row` of each of `entries` (in C, unless events are joined by id)."""
+        if self._ids:
+            return [self.event_row(entry) for entry in entries]
+        return list(map(self._rows.__getitem__, entries))
+
     def get(self, entry: EntryView) -> EventView | None:
         event = self._rows[entry.row] if entry.table is self._entries else -1
         if event < 0 and self._ids:
@@ -233,6 +239,8 @@ class Joined:
 
 _TOOL = b"Tool "
 _MARKERS = [marker.encode() for marker in REJECTION_MARKERS]
+# `by_current_node` as the run index keeps it: (node codes, each one's rows' end, the rows)
+StoredCurrent = tuple[Sequence[int], Sequence[int], Sequence[int]]
 
 
 class CowLog:
@@ -247,6 +255,8 @@ class CowLog:
     the rejected rows of the whole run until the log is called; `rejected`, when known (the
     index stores them too: `stored_rejected`), spares them altogether: (the rows as
     `rejected` gives them, the place in that list of each row `rejected_in_order` gives).
+    `current`, when known (`stored_current`), spares the grouping of the entries by current
+    node that a run's first replay would wait for.
     """
 
     def __init__(
@@ -256,8 +266,10 @@ class CowLog:
         trace_calls: Mapping[str, list[TraceCall]],
         counts: tuple[int, int] | None = None,
         rejected: tuple[list[CowWrite], list[int]] | None = None,
+        current: StoredCurrent | None = None,
     ) -> None:
         self.entries, self.events, self.trace_calls = entries, events, trace_calls
+        self._current = current
         self._rejected: list[CowWrite] | None = None
         self._order: list[int] | None = None
         if counts is not None:
@@ -293,16 +305,25 @@ class CowLog:
     @cached_property
     def by_current_node(self) -> dict[str, list[int]]:
         """Node-scope entry rows by the node current when they were written (the event's, if
-        logged), in the order the whole log takes them."""
-        entries, joined = self.entries, self.joined
-        event_node = self.events.node
-        groups: dict[int, list[int]] = {}
-        for row, (kind, owner) in enumerate(zip(entries.kind, entries.node, strict=True)):
-            if kind == 0:
-                event = joined.event_row(row)
-                groups.setdefault(event_node[event] if event >= 0 else owner, []).append(row)
-        strings = entries.strings
-        return {strings[code] or "": rows for code, rows in groups.items()}
+        logged), in the order the whole log takes them; nodes in the order they first come."""
+        strings = self.entries.strings
+        if self._current is not None:  # as the run index keeps them (`stored_current`)
+            nodes, ends, rows = self._current
+            starts = [0, *ends][: len(ends)]  # (no entries: no node)
+            groups = zip(nodes, starts, ends, strict=True)
+            return {strings[code] or "": rows[a:b].tolist() for code, a, b in groups}
+        return {strings[code] or "": rows for code, rows in self._current_groups().items()}
+
+    def _current_groups(self) -> dict[int, list[int]]:
+        """`by_current_node` by node code (a run's first replay waits for it: C passes and one
+        loop, no method call a row)."""
+        entries = self.entries
+        rows = list(compress(range(len(entries)), map((0).__eq__, entries.kind)))
+        event_node, owner = self.events.node, entries.node
+        groups: defaultdict[int, list[int]] = defaultdict(list)
+        for row, event in zip(rows, self.joined.event_rows(rows), strict=True):
+            groups[event_node[event] if event >= 0 else owner[row]].append(row)
+        return groups
 
     def _current_entries(self, node_id: str) -> list[EntryView]:
         entries = self.entries
@@ -369,6 +390,16 @@ def _node_order(rows: list[CowWrite]) -> list[CowWrite]:
     timed = sorted((r for r in rows if r.ts is not None), key=lambda r: r.ts)
     untimed = [r for r in rows if r.ts is None]
     return timed + untimed
+
+
+def stored_current(log: CowLog) -> StoredCurrent:
+    """What `CowLog(..., current=…)` takes: `by_current_node` as columns (node codes, where
+    each node's rows end, the rows node after node)."""
+    groups = log._current_groups() if log._current is None else None
+    if groups is None:
+        return log._current  # type: ignore[return-value]
+    ends = array("q", accumulate(map(len, groups.values())))
+    return array("i", groups), ends, array("i", chain.from_iterable(groups.values()))
 
 
 def stored_rejected(log: CowLog) -> tuple[list[CowWrite], list[int]]:

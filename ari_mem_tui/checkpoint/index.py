@@ -47,7 +47,7 @@ from platformdirs import user_cache_dir
 from ari_mem_tui.checkpoint.access_log import access_files
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS
 from ari_mem_tui.checkpoint.cachefile import rebuilt
-from ari_mem_tui.checkpoint.cow import CowLog, stored_rejected
+from ari_mem_tui.checkpoint.cow import CowLog, stored_current, stored_rejected
 from ari_mem_tui.checkpoint.limits import MIB, current, hint
 from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, known_calls, trace_calls_of
 from ari_mem_tui.checkpoint.tree import link_ancestors
@@ -66,8 +66,9 @@ from ari_mem_tui.model import (
 )
 from ari_mem_tui.model.columns import OptInts, ResultRows, Texts, utf8
 
-FORMAT = 9  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
+FORMAT = 10  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
 # 9: the nodes whose trace logs hold the calls the loader reads, the CoW log's rejected rows
+# 10: the CoW log's entries by current node (a reopen's first replay no longer groups them)
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
@@ -200,6 +201,9 @@ _EVENT_INTS = ("limit", "line")
 _ROW_CODES = ("entry_id", "src_node_id", "node_id", "type")
 
 
+_CURRENT = ("cow.current.nodes", "cow.current.ends", "cow.current.rows")  # stored_current
+
+
 def _texts(name: str, texts: Texts, out: dict[str, Any]) -> None:
     out[name] = texts.buf
     out[name + ".starts"] = _as_array(texts.starts, "q")
@@ -255,6 +259,11 @@ def _columns(ckpt: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
     )
     side["v.meta_side"], side["v.extra"] = events.meta_side, events.extra
     side["v.joined_ids"] = events.joined_ids
+    log = ckpt.pending_writes()
+    current = stored_current(log) if isinstance(log, CowLog) else ((), (), ())
+    side["cow.current"] = isinstance(log, CowLog)
+    for name, column, kind in zip(_CURRENT, current, "iqi", strict=True):
+        out[name] = _as_array(column, kind)
     rows = events.rows
     for key in _ROW_CODES:
         out["r." + key] = _as_array(rows.codes[key], "i")
@@ -695,7 +704,10 @@ def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) ->
     # node's rows parsing only that node's trace_log
     calls = TraceCallsByNode(ckpt.nodes, READ_TOOLS, tuple(body["read_calls"]))  # type: ignore[arg-type]
     counts, rejected = tuple(body["write_counts"]), _stored_rejected(body["rejected"])
-    cow = CowLog(ckpt.entries, ckpt.access_events, calls, counts, rejected)  # type: ignore[arg-type]
+    current = None
+    if side["cow.current"]:
+        current = tuple(_column(sections, n, k) for n, k in zip(_CURRENT, "iqi", strict=True))
+    cow = CowLog(ckpt.entries, ckpt.access_events, calls, counts, rejected, current)  # type: ignore[arg-type]
     ckpt.defer_writes(cow)
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()

@@ -68,7 +68,7 @@ def start_time(ckpt: Checkpoint, node: Node) -> tuple[float | None, str | None]:
 
     The search's own moment, not the burst's: other nodes may write between the two, and a
     replay must rank the pool the search ranked."""
-    reads = replay_index(ckpt).reads_by_reader.get(node.id, [])
+    reads = replay_index(ckpt).reads_of(node.id)
     for event in reads:
         if event.reader_how == "startup-search":
             return event.ts, "start-up search"
@@ -89,7 +89,7 @@ def recorded_startup_search(ckpt: Checkpoint, node: Node) -> tuple[AccessEvent |
     `ancestor_ids`, limit 5.
     """
     index = replay_index(ckpt)
-    for event in index.reads_by_reader.get(node.id, []):
+    for event in index.reads_of(node.id):
         if event.reader_how == "startup-search" and not event.is_inherit:
             return event, "attributed by the loader (startup-search)"
     if not node.ancestor_ids:
@@ -97,7 +97,7 @@ def recorded_startup_search(ckpt: Checkpoint, node: Node) -> tuple[AccessEvent |
     query = startup_query(node, ckpt.experiment_goal or "")
     if query is None:
         return None, ""
-    for event in index.unattributed_by_query.get(query, []):
+    for event in index.unattributed(query):
         if (event.ancestor_ids or []) == node.ancestor_ids and event.limit == 5:
             return event, "matched by query, scope and limit (§4.5)"
     return None, ""
@@ -106,5 +106,5 @@ def recorded_startup_search(ckpt: Checkpoint, node: Node) -> tuple[AccessEvent |
 def startup_notes(ckpt: Checkpoint, node: Node) -> list[str]:
     """What the attribution had to assume about the node's start-up reads (same-direction
     siblings it could not tell apart, a direction found from the search), once each."""
-    reads = replay_index(ckpt).reads_by_reader.get(node.id, [])
+    reads = replay_index(ckpt).reads_of(node.id)
     return list(dict.fromkeys(e.reader_note for e in reads if e.reader_note))

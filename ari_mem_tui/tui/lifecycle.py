@@ -160,12 +160,12 @@ class RunLifecycle:
         self._choose_first(run.checkpoint, selected, audited.by_node if audited else None)
         self._audited = audited.ckpt if audited is not None else None
         self._to_keep = audited.fresh if audited is not None else None
-        if audited is not None:
-            self.on_audit_done(audited)
         # the audit and the index write wait for the first replay: all want the one CPU that
         # the GIL gives, and the hits of the node on screen come first (on a big run each of
-        # them takes seconds)
+        # them takes seconds); so does the Audit pane's table (on_audit_done)
         self._pending = run
+        if audited is not None:
+            self.on_audit_done(audited)
         self.set_timer(AUDIT_WAITS_S, self._start_audit)
         self.loaded_count += 1
         settle_heap()
@@ -217,6 +217,7 @@ class RunLifecycle:
             audited = self._audited is self._pending.checkpoint
             self._run_audit(self._pending, not audited, self._to_keep if audited else None)
             self._pending = self._to_keep = None
+            self.call_after_refresh(self.audit_pane.draw_audit)  # after the hits' frame
 
     @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
     def _run_audit(self, run: Run, audit: bool = True, keep: AuditReport | None = None) -> None:
@@ -233,7 +234,10 @@ class RunLifecycle:
         self.tabs.set_findings(message.by_node)
         if target := self.tree_pane.move_to_finding(message.ckpt, message.by_node, self.current_id):
             self.choose(target)
-        self.status_bar.set_problems(*self.audit_pane.set_audit(message.rows, message.summary))
+        # before the first hits, the findings' marks and counts, not yet the Audit table
+        first_hits = self._pending is not None and self._pending is self.run_data
+        shown = self.audit_pane.set_audit(message.rows, message.summary, draw=not first_hits)
+        self.status_bar.set_problems(*shown)
 
     def _add_ui_problem(self, row: AuditRow) -> None:
         self.status_bar.set_problems(*self.audit_pane.add_problem(row))

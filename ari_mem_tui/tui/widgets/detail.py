@@ -445,6 +445,13 @@ SEVERITY_STYLES = {"error": "bold red", "warning": "yellow", "info": "bright_bla
 SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 
 
+def _counts(rows: list[AuditRow]) -> tuple[int, int]:
+    """(problems, findings) among the Audit pane's rows."""
+    problems = sum(1 for r in rows if r.kind in ("problem", "load", "search"))
+    findings = sum(1 for r in rows if r.kind in ("leak", "violation", "rejected"))
+    return problems, findings
+
+
 class AuditPane(Previewed, TablePane):
     """The run's problems and findings; Enter shows one in full, `o` there goes to its node."""
 
@@ -457,15 +464,30 @@ class AuditPane(Previewed, TablePane):
         self.ui_problems: list[AuditRow] = []  # what went wrong in the app (load, search)
         self.audit_rows: list[AuditRow] = []  # the audit's findings
         self.verdict = ""  # what the audit's rows cannot say (tui/audit_rows.py)
+        self.undrawn = False  # audit rows kept but not in the table yet (`set_audit`)
 
     def compose(self) -> ComposeResult:
         yield Static(Text("auditing…", style="italic"), id="audit-title")
         yield VimTable(id="audit-table")
         yield RowPreview(id="audit-preview")
 
-    def set_audit(self, rows: list[AuditRow], verdict: str) -> tuple[int, int]:
+    def set_audit(self, rows: list[AuditRow], verdict: str, draw: bool = True) -> tuple[int, int]:
+        """The audit's rows; (problems, findings) among the pane's rows. With `draw` false
+        they go into the table later (`draw_audit`, or when the pane is shown): the app
+        holds them back until a run's first hits are on screen, which filling and measuring
+        a big run's table would delay."""
         self.audit_rows, self.verdict = rows, verdict
+        if not draw:
+            self.undrawn = True
+            return _counts(self.ui_problems + rows)
         return self._redraw()
+
+    def draw_audit(self) -> None:
+        if self.undrawn:
+            self._redraw()
+
+    def on_show(self) -> None:
+        self.draw_audit()
 
     def add_problem(self, row: AuditRow) -> tuple[int, int]:
         if all(r.text != row.text for r in self.ui_problems):
@@ -475,14 +497,14 @@ class AuditPane(Previewed, TablePane):
     def forget(self) -> None:
         """Another run is opening."""
         self.ui_problems, self.audit_rows, self.verdict = [], [], ""
+        self.undrawn = False
 
     def _redraw(self) -> tuple[int, int]:
         """Show the app's problems, then the audit's rows; (problems, findings) among them."""
         rows = self.ui_problems + self.audit_rows
+        self.undrawn = False
         self.show(rows)
-        problems = sum(1 for r in rows if r.kind in ("problem", "load", "search"))
-        findings = sum(1 for r in rows if r.kind in ("leak", "violation", "rejected"))
-        return problems, findings
+        return _counts(rows)
 
     def show(self, rows: list[AuditRow]) -> None:
         """The title counts the rows by kind, each kind once, then gives the audit's verdict
