@@ -118,7 +118,10 @@ def loads_record(raw: bytes | str) -> Any:
 
 
 def json_records(
-    lines: Iterable[bytes], sink: FileProblems, typed: Callable[[bytes], Any] | None = None
+    lines: Iterable[bytes],
+    sink: FileProblems,
+    typed: Callable[[bytes], Any] | None = None,
+    start: int = 1,
 ) -> Iterator[tuple[int, Any]]:
     """(1-based line number, decoded value) of each line; blank lines are skipped silently, and a
     line that is not UTF-8 or not JSON, or too long (a TooLong), becomes a problem in `sink`
@@ -127,9 +130,9 @@ def json_records(
     `typed`: a msgspec decoder's `decode` for the well-formed line (a Struct, validated in C);
     a line it refuses is decoded as any JSON value instead, for the caller's lenient reader.
     It guards its own free-form parts (metadata) against deep nesting: the only parts that can
-    nest, so the cost of the guard is theirs, not the line's.
+    nest, so the cost of the guard is theirs, not the line's. `start`: the first line's number.
     """
-    for line_no, raw in enumerate(lines, start=1):
+    for line_no, raw in enumerate(lines, start=start):
         if typed is not None:
             try:
                 value = typed(raw)
