@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import repeat
 from operator import add, attrgetter
@@ -20,7 +19,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ari_mem_tui.checkpoint.jsonfile import MAX_DEPTH, json_error, read_json, usable_file
-from ari_mem_tui.checkpoint.jsonlines import file_lines, json_records, loads_record
+from ari_mem_tui.checkpoint.jsonlines import batches, file_lines, json_records, loads_record
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
@@ -319,7 +318,7 @@ def read_access_file(path: Path, name: str, problems: list[Problem], events: Eve
     done = 0  # lines read
     try:
         with path.open("rb") as handle:
-            for batch in _batches(file_lines(handle)):
+            for batch in batches(file_lines(handle)):
                 typed = _typed_lines(batch)
                 if typed is not None:
                     events.add_lines(*typed, name, done + 1)
@@ -336,26 +335,6 @@ def read_access_file(path: Path, name: str, problems: list[Problem], events: Eve
             )
         )
     sink.close()
-
-
-BATCH = 256  # lines decoded and put into the columns together
-
-
-def _batches(lines: Iterator[bytes]) -> Iterator[list[bytes]]:
-    """The lines in lists of BATCH; a read error comes after the lines read before it."""
-    batch: list[bytes] = []
-    try:
-        for line in lines:
-            batch.append(line)
-            if len(batch) == BATCH:
-                yield batch
-                batch = []
-    except OSError:
-        if batch:
-            yield batch
-        raise
-    if batch:
-        yield batch
 
 
 _TS = attrgetter("ts")

@@ -19,6 +19,7 @@ from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Any
 
 import msgspec
@@ -138,13 +139,14 @@ class EntryIndex:
         buckets, text = self.buckets, self.rows.text
         buf, starts, ends = text.buf, text.starts, text.ends
         found = []
-        for owner, key, data in zip(owners, keys, datas, strict=True):
+        # (the bucket keys hashed and looked up in C, then each preview compared in place)
+        looked = map(buckets.get, map(hash, zip(repeat(0), owners, keys)))
+        for bucket, data in zip(looked, datas, strict=True):
             source = NONE
-            bucket = buckets.get(hash((0, owner, key))) if data is not None else None
-            if bucket is not None:
+            if bucket is not None and data is not None:
                 for row in (bucket,) if type(bucket) is int else bucket:
                     start = starts[row]
-                    if ends[row] - start >= len(data) and buf[start : start + len(data)] == data:
+                    if ends[row] - start >= len(data) and buf.startswith(data, start):
                         source = row
                         break
             found.append(source)

@@ -97,6 +97,26 @@ def file_lines(handle: Any, limit: int | None = None) -> Iterator[bytes]:
         yield tail
 
 
+BATCH = 256  # lines decoded and put into the columns together (small: they stay in cache)
+
+
+def batches(lines: Iterable[bytes]) -> Iterator[list[bytes]]:
+    """The lines in lists of BATCH; a read error comes after the lines read before it."""
+    batch: list[bytes] = []
+    try:
+        for line in lines:
+            batch.append(line)
+            if len(batch) == BATCH:
+                yield batch
+                batch = []
+    except OSError:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
+
+
 def loads_record(raw: bytes | str) -> Any:
     """One JSON value, as `json.loads` would give it.
 

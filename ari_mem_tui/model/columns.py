@@ -49,7 +49,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain, compress, repeat
-from operator import attrgetter, eq, getitem, sub
+from operator import attrgetter, eq, getitem
 from typing import Any
 
 import msgspec
@@ -789,19 +789,53 @@ class EntryBuilder:
             entry_id=record.id,
         )
 
+    def add_rows(
+        self,
+        kind: Sequence[int],
+        node: Sequence[str],
+        text: Sequence[str],
+        meta: Sequence[bytes],
+        ts: Sequence[float],
+        source: str,
+        first: int,
+        step: Sequence[int | None],
+    ) -> None:
+        """Rows of well-formed backup lines numbered `first`, `first + 1` …, one sequence per
+        field (the batch path of the reader: no tuple per row)."""
+        self.flush()
+        count = len(kind)
+        nones = (None,) * count
+        self._append(kind, node, text, meta, ts, (source,) * count,
+                     range(first, first + count), step, bytes(count), nones, nones, nones)  # fmt: skip
+
     def flush(self) -> None:
         """The pending rows into the columns."""
         if not self.pending:
             return
-        (kind, node, text, meta, ts, source, line, step, partial, letta, ckpt, ids) = zip(
-            *self.pending
-        )
-        self.pending = []
+        pending, self.pending = self.pending, []
+        self._append(*zip(*pending))
+
+    def _append(
+        self,
+        kind: Sequence[int],
+        node: Sequence[str],
+        text: Sequence[str],
+        meta: Sequence[bytes | None],
+        ts: Sequence[float | None],
+        source: Sequence[str],
+        line: Sequence[int | None],
+        step: Sequence[int | None],
+        partial: Sequence[int],
+        letta: Sequence[str | None],
+        ckpt: Sequence[str | None],
+        ids: Sequence[str | None],
+    ) -> None:
+        """Rows, one sequence per field, into the columns."""
         codes = self.strings.codes
         self.kind.extend(kind)
         self.node.extend(codes(node))
         put(self.ts, [NAN if t is None else t for t in ts] if None in ts else ts)
-        self.text.add_many([utf8(t) for t in text])
+        self.text.add_many(_utf8_all(text))
         put(self.prefix, _prefix_hashes(text))
         self.meta.add_many(meta)
         self.source.extend(codes(source))
