@@ -49,7 +49,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import accumulate, chain, compress, repeat
-from operator import attrgetter, eq, getitem
+from operator import attrgetter, eq, getitem, is_
 from typing import Any
 
 import msgspec
@@ -192,8 +192,17 @@ class StringTable:
 
     def codes(self, values: Sequence[Any]) -> array:
         """Codes of many values at once (None → -1, msgspec.UNSET → -2), new ones added in
-        the order they come: one pass of C's map over the dict, which adds what it misses."""
-        return packed("i", list(map(self._lookup().__getitem__, values)))
+        the order they come: C's map over the dict, and the strings it misses added in one
+        update (a load meets ~400k new strings: one Python call each was a tenth of a second)."""
+        lookup = self._lookup()
+        found = list(map(lookup.get, values))
+        if None in found:  # new strings: added at once, in the order they come
+            new = dict.fromkeys(compress(values, map(is_, found, repeat(None))))
+            first = len(self._list)
+            self._list.extend(new)
+            lookup.update(zip(new, range(first, first + len(new))))
+            found = list(map(lookup.__getitem__, values))
+        return packed("i", found)
 
     def find(self, value: str | None) -> int:
         """The code of `value`, or -1 when the table does not hold it."""
