@@ -1567,37 +1567,40 @@ class EventBuilder:
         (the entry it will be joined to, most likely; `source_of` finds one) is not kept, only
         that entry's row (`derived`; DERIVED and its size in the column): at 10k nodes, 40 MB
         not held while the log is read."""
-        derived = self.derived
-        derived.extend(array("i", [NONE]) * len(encoded))
-        sizes: dict[int, int] = {}
         scope = self.strings.find("node_scope")
-        if self.source_of is not None and scope >= 0:
-            coll = self.coll[first:]
-            writes = [data if code == scope else None for data, code in zip(encoded, coll)]
-            found = self.source_of(self.node[first:], hashes, writes)
-            for at, source in enumerate(found):
-                if source >= 0:
-                    derived[first + at], sizes[first + at] = source, len(writes[at])
-                    encoded[at] = None
-        self.preview.add_many(encoded)
-        starts, ends = self.preview.starts, self.preview.ends
-        for row, size in sizes.items():
-            starts[row], ends[row] = DERIVED, size
+        if self.source_of is None or scope < 0:
+            self.derived.extend(array("i", [NONE]) * len(encoded))
+            self.preview.add_many(encoded)
+            return
+        coll = self.coll[first:]
+        writes = [data if code == scope else None for data, code in zip(encoded, coll)]
+        found = self.source_of(self.node[first:], hashes, writes)
+        put(self.derived, found)
+        preview = self.preview
+        start = len(preview.starts)
+        preview.add_many([data if row < 0 else None for data, row in zip(encoded, found)])
+        # (a derived row: DERIVED and the preview's size, in place of its -1s)
+        sizes = [-1 if data is None else len(data) for data in writes]
+        preview.starts[start:] = packed(
+            "q", [at if row < 0 else DERIVED for at, row in zip(preview.starts[start:], found)]
+        )
+        preview.ends[start:] = packed(
+            "q",
+            [at if row < 0 else size for at, row, size in zip(preview.ends[start:], found, sizes)],
+        )
 
     def _ancestors(self, ancestors: Sequence[list[str] | None]) -> None:
-        anc, starts, ends = self.anc, self.anc_start, self.anc_end
-        flat: list[str] = []
-        size = len(anc)
-        for items in ancestors:
-            if items is None:
-                starts.append(-1)
-                ends.append(-1)
-            else:
-                starts.append(size)
-                size += len(items)
-                ends.append(size)
-                flat += items
-        anc.extend(self.strings.codes(flat))
+        size = len(self.anc)
+        lengths = [0 if items is None else len(items) for items in ancestors]
+        bounds = list(accumulate(lengths, initial=size))
+        if None in ancestors:  # (a None list: -1 for both bounds)
+            put(self.anc_start, [-1 if a is None else b for a, b in zip(ancestors, bounds)])
+            put(self.anc_end, [-1 if a is None else b for a, b in zip(ancestors, bounds[1:])])
+        else:
+            put(self.anc_start, bounds[:-1])
+            put(self.anc_end, bounds[1:])
+        flat = list(chain.from_iterable(filter(None, ancestors)))
+        self.anc.extend(self.strings.codes(flat))
 
     def _results(self, typed: Sequence[Any], lenient: Sequence[Any] | None) -> None:
         rows, starts, ends = self.rows, self.res_start, self.res_end
