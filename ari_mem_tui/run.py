@@ -87,9 +87,11 @@ def open_run(
             from ari_mem_tui.letta.source import agent_embedding  # noqa: PLC0415
 
             agent = agent_embedding(run.ranker)
-            run.ranker = run_model_ranker(ckpt, options.embed, agent, step, total)
+            run.ranker = run_model_ranker(
+                ckpt, options.embed, agent, step, total, options.prefetch_queries
+            )
     elif options.rank and options.embedder == "run":
-        ranker = run_model_ranker(ckpt, options.embed, None, step, total)
+        ranker = run_model_ranker(ckpt, options.embed, None, step, total, options.prefetch_queries)
         run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     else:
         step(total, total, "search index")
@@ -108,6 +110,7 @@ def run_model_ranker(
     agent: AgentEmbedding | None = None,
     on_step: StepFn | None = None,
     total: int = 1,
+    prefetch: bool = True,
 ) -> object:
     """The run's own embedding model as the ranker: where it sends texts is said (`on_step`)
     before the ranker exists, so before any call; a plan that cannot be made is the ranker's
@@ -123,7 +126,7 @@ def run_model_ranker(
         said = error
     if on_step is not None:
         on_step(total, total, RANKER_STEP + said)
-    return make_run_ranker(ckpt, embed, plan, error)
+    return make_run_ranker(ckpt, embed, plan, error, prefetch=prefetch)
 
 
 def local_ranker(ckpt: Checkpoint, embedder: str, prefetch: bool = True) -> object:

@@ -327,3 +327,21 @@ def test_the_node_tab_says_what_the_files_cannot_tell(generated, run):
         assert "files cannot tell" in shown
     empty = node_text(run.checkpoint.nodes[generated.planted.empty_direction], run.checkpoint)
     assert "(empty: ARI searched with the experiment goal)" in empty.plain
+
+
+def test_the_pool_line_adds_up_when_the_backend_searches_node_scope_only(generated, run, capsys):
+    """The in-memory backend holds no react steps: the pool line says the files' react steps
+    were not searched, instead of listing them in a pool they are not part of."""
+    from ari_mem_tui.render.words import pool_parts
+    from ari_mem_tui.search.embedded import make_ranker
+
+    node_id = max(generated.planted.startup, key=lambda n: generated.planted.startup_ts[n])
+    mine = replay(run.checkpoint, node_id, run.ranker).pool
+    assert mine["react_step"] > 0 and mine["size"] == mine["node_scope"]
+    said = f"node-scope only, {mine['react_step']} react not searched"
+    assert pool_parts(mine).startswith(said)
+    assert main(["saw", str(generated.path), node_id]) == 0
+    assert said in " ".join(capsys.readouterr().out.split())
+    bm25 = replay(run.checkpoint, node_id, make_ranker(run.checkpoint, "bm25")).pool
+    assert bm25["size"] == bm25["node_scope"] + bm25["react_step"]
+    assert pool_parts(bm25) == f"{bm25['node_scope']} node-scope, {bm25['react_step']} react"

@@ -257,6 +257,34 @@ def test_serve_refuses_what_it_cannot_listen_on(
     assert said in one_line_error(run_cli("serve", str(small_ckpt), *args))
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("saw", "NODE", "--limit", "0"), "'0' is not a number of hits from 1 to 200"),
+        (("saw", "NODE", "--limit", "-3"), "'-3' is not a number of hits from 1 to 200"),
+        (("health", "--limit", "10" * 12), "is not a number of hits from 1 to 200"),
+        (("saw", "NODE", "--letta-timeout", "-1"), "'-1' is not a positive number of seconds"),
+        (("saw", "NODE", "--embed-deadline", "nan"), "'nan' is not a positive number of seconds"),
+        (("audit", "--letta-timeout", "inf"), "'inf' is not a positive number of seconds"),
+    ],
+)
+def test_numbers_out_of_range_are_refused_not_silently_replaced(
+    small_ckpt: Path, args: tuple[str, ...], said: str
+) -> None:
+    """`--limit 0` used to replay with 5 hits and `-3` with 1, without a word."""
+    command, *rest = args
+    rest = [a if a != "NODE" else "root" for a in rest]
+    proc = run_cli(command, str(small_ckpt), *rest)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert said in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_demo_refuses_a_negative_entry_count(tmp_path: Path) -> None:
+    line = one_line_error(run_cli("demo", "--out", str(tmp_path / "d"), "--entries", "-1"))
+    assert "--entries must be 0 or more" in line
+    assert not (tmp_path / "d").exists()
+
+
 # ---------------------------------------------------------------- CLI: no permission
 
 

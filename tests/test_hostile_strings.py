@@ -3,7 +3,7 @@
 A lone surrogate can reach us from any JSON file (`"\\ud800"` is valid JSON; msgspec refuses
 it, json takes it): in a node's trace_log, in a memory text, in a node id. Every sink takes it:
 text (shown as <U+D800>), JSON (written as its \\ud800 escape, read back exact), the run index
-(a run it cannot hold is simply not indexed), the TUI, the clipboard, the dossier. An integer of
+(strings UTF-8 cannot hold stored as their own msgpack extension), the TUI, the clipboard, the dossier. An integer of
 4,301 digits in tree.json drops that value, not the tree.
 """
 
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ari_mem_tui.checkpoint import index
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.render.dossier import export_dossier
 from ari_mem_tui.search.embedded import make_ranker
@@ -154,3 +155,24 @@ def test_an_integer_of_4301_digits_drops_that_value_not_the_tree(
     loaded = load_checkpoint(ckpt, use_index=False)
     assert len(loaded.nodes) == 8
     assert sum(n.retry_count is None for n in loaded.nodes.values()) == 1
+
+
+def test_a_run_with_lone_surrogates_in_its_tree_is_indexed_and_reopens_the_same(
+    surrogate_run: tuple[Path, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tree's strings go into the index's msgpack body, whose strings must be UTF-8: a
+    surrogate id once made the whole run unindexable (every open a full load, unsaid)."""
+    from ari_mem_tui.audit import audit
+    from ari_mem_tui.render.report import audit_json
+    from ari_mem_tui.render.summary import summary_json
+
+    monkeypatch.setenv(index.INDEX_ENV, str(tmp_path / "index"))
+    ckpt_dir, node_id = surrogate_run
+    fresh = load_checkpoint(ckpt_dir, use_index=False)
+    assert index.save(fresh, index.run_key(ckpt_dir, fresh.run_id))
+    again = index.load(ckpt_dir)
+    assert again is not None and node_id in again.nodes
+    assert again.nodes[node_id].id == node_id
+    assert json.dumps(summary_json(again)) == json.dumps(summary_json(fresh))
+    audits = [audit_json(audit(c), "files") for c in (again, fresh)]
+    assert json.dumps(audits[0]) == json.dumps(audits[1]) and audits[0]["leaks"]

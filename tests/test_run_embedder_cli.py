@@ -17,6 +17,7 @@ from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.cli import main
 from ari_mem_tui.render.dossier import dossier_markdown
 from ari_mem_tui.run import EmbedOptions, run_model_ranker
+from ari_mem_tui.search.embedded import start_queries
 from ari_mem_tui.search.replay import replay
 from ari_mem_tui.search.run_model import KEY_ENV
 
@@ -63,6 +64,9 @@ def test_saw_names_endpoint_and_model_before_sending_and_carries_the_fidelity(ru
     assert fake.url in data["fidelity"]["ranker"]
     assert data["query"] in sent  # the query went too, with the passages
     assert any(data["hits"][0]["text"] in text for text in sent)
+    # one node asked for: no other node's start-up query is sent (they would be if prefetched)
+    others = set(start_queries(load_checkpoint(run_dir))) - {data["query"]}
+    assert others and not others & set(sent)
 
 
 def test_the_plan_is_said_before_the_ranker_sends_anything(run_dir):

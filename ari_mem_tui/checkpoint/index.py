@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import json
 import mmap
 import os
 import shutil
@@ -286,9 +287,18 @@ def _lazy_bytes(node: Node) -> tuple[bytes | memoryview, bytes | memoryview]:
     trace = node.trace_raw()
     artifacts = node.artifacts_raw()
     return (
-        trace if trace is not None else msgspec.json.encode(node.trace_lines()),
-        artifacts if artifacts is not None else msgspec.json.encode(node.artifacts),
+        trace if trace is not None else _json(node.trace_lines()),
+        artifacts if artifacts is not None else _json(node.artifacts),
     )
+
+
+def _json(value: Any) -> bytes:
+    """JSON bytes; a lone surrogate (msgspec refuses it) as json's `\\ud800` escape, which
+    JsonStrings/JsonList read back exact."""
+    try:
+        return msgspec.json.encode(value)
+    except UnicodeEncodeError:
+        return json.dumps(value).encode("ascii")
 
 
 def save(ckpt: Checkpoint, before: list[Any]) -> bool:
@@ -337,7 +347,40 @@ def _sections(ckpt: Checkpoint) -> dict[str, Any]:
         "problems": [p.model_dump() for p in ckpt.problems],
         "side": side,
     }
-    return {"body": msgspec.msgpack.encode(body), "lazy": b"".join(parts), **columns}
+    return {"body": _pack(body), "lazy": b"".join(parts), **columns}
+
+
+# msgpack's strings are UTF-8, which a lone surrogate is not (JSON may escape one, "\ud800"):
+# such a string is stored as an Ext of its surrogatepass bytes. The walk runs only when msgpack
+# refused the body, so a clean run costs nothing more.
+SURROGATES = 1
+
+
+def _pack(body: dict[str, Any]) -> bytes:
+    try:
+        return msgspec.msgpack.encode(body)
+    except UnicodeEncodeError:
+        return msgspec.msgpack.encode(_packable(body))
+
+
+def _packable(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return msgspec.msgpack.Ext(SURROGATES, value.encode("utf-8", "surrogatepass"))
+        return value
+    if isinstance(value, dict):
+        return {_packable(k): _packable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_packable(v) for v in value]
+    return value
+
+
+def _unpack_ext(code: int, data: memoryview) -> str:
+    if code != SURROGATES:
+        raise ValueError(f"unknown msgpack extension {code}")  # a damaged index: a miss
+    return bytes(data).decode("utf-8", "surrogatepass")
 
 
 def _rejected(ckpt: Checkpoint) -> bytes | None:
@@ -616,7 +659,7 @@ def _events(sections: dict[str, memoryview], strings: StringTable, side: dict) -
 def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) -> Checkpoint:
     """The Checkpoint from the index's sections (views of the mapped file): the columns as
     they are; the CoW log and the trace calls are built on their first read."""
-    body = msgspec.msgpack.decode(sections["body"])
+    body = msgspec.msgpack.decode(sections["body"], ext_hook=_unpack_ext)
     ckpt = Checkpoint(path=path)
     ckpt.run_id, ckpt.tree_source = run_id, body["tree_source"]
     ckpt.experiment_goal = body["experiment_goal"]

@@ -43,7 +43,7 @@ def add_letta_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--letta-agent", help="agent name or id (default: ari_agent_<hash>)")
     group.add_argument(
         "--letta-timeout",
-        type=float,
+        type=seconds,
         default=DEFAULT_TIMEOUT,
         help="seconds one call to the server may take in all, however it trickles"
         f" (default {DEFAULT_TIMEOUT:g})",
@@ -57,6 +57,32 @@ def add_letta_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="ignore $LETTA_BASE_URL and use the checkpoint's own files",
     )
+
+
+MAX_HITS = 200  # as the TUI's limit box: ARI asks for 5 (40 in the paper pipeline's search)
+
+
+def hits_limit(text: str) -> int:
+    """`--limit`: a number of hits ARI could ask for, said plainly when it is not one (0 and
+    negative numbers used to fall back to 5 and 1 without a word)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= MAX_HITS:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of hits from 1 to {MAX_HITS}")
+    return value
+
+
+def seconds(text: str) -> float:
+    """A time budget: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a positive number of seconds")
+    return value
 
 
 def _limit_setting(text: str) -> tuple[str, int]:
@@ -119,7 +145,7 @@ def add_ranker_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--embed-model", help="model name sent; default: the handle's")
     group.add_argument(
         "--embed-deadline",
-        type=float,
+        type=seconds,
         default=DEFAULT_DEADLINE,
         help=f"seconds for every vector the run needs, retries included (default"
         f" {DEFAULT_DEADLINE:g}); past it the local ranker answers",
@@ -223,7 +249,10 @@ def build_parser() -> argparse.ArgumentParser:
         ),
     )
     p_saw.add_argument(
-        "--limit", type=int, default=DEFAULT_LIMIT, help=f"number of hits (ARI: {DEFAULT_LIMIT})"
+        "--limit",
+        type=hits_limit,
+        default=DEFAULT_LIMIT,
+        help=f"number of hits, 1 to {MAX_HITS} (ARI: {DEFAULT_LIMIT})",
     )
     pool = p_saw.add_mutually_exclusive_group()
     pool.add_argument(
@@ -279,7 +308,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_checkpoint_arg(p_health)
     p_health.add_argument("--json", action="store_true", help="machine-readable output")
     p_health.add_argument(
-        "--limit", type=int, default=DEFAULT_LIMIT, help=f"hits per search (ARI: {DEFAULT_LIMIT})"
+        "--limit",
+        type=hits_limit,
+        default=DEFAULT_LIMIT,
+        help=f"hits per search, 1 to {MAX_HITS} (ARI: {DEFAULT_LIMIT})",
     )
     p_health.add_argument(
         "--all-entries", action="store_true", help="with --json: every entry's retrievals"

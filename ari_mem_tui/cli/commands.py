@@ -22,7 +22,7 @@ from ari_mem_tui.cli.exits import (
     EXIT_REFUSED,
     EXIT_UNREADABLE,
 )
-from ari_mem_tui.cli.options import DEFAULT_LIMIT, embed_options, letta_options, run_options
+from ari_mem_tui.cli.options import embed_options, letta_options, run_options
 from ari_mem_tui.model import Checkpoint, NodeRefError, Run
 from ari_mem_tui.render.text import clean, json_text, say
 
@@ -178,7 +178,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
         node_id,
         run.ranker,
         query=query,
-        limit=max(1, args.limit or DEFAULT_LIMIT),
+        limit=args.limit,
         as_of=not args.now,  # as of the node's start unless --now (--as-of: the default)
         query_from=which or "start",
     )
@@ -269,7 +269,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     report = compute_health(
         run.checkpoint,
         run.ranker,
-        limit=max(1, args.limit or DEFAULT_LIMIT),
+        limit=args.limit,
         progress=progress,
         all_entries=args.all_entries,
     )
@@ -496,6 +496,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     if nodes < 2:
         say("ari-mem-tui demo: --nodes must be at least 2")
+        return EXIT_UNREADABLE
+    if entries is not None and entries < 0:
+        say("ari-mem-tui demo: --entries must be 0 or more")
         return EXIT_UNREADABLE
     if entries is not None and args.out is None:
         say("ari-mem-tui demo: --entries needs --out (the cache holds default sizes only)")

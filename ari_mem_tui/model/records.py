@@ -76,7 +76,10 @@ class JsonList(JsonStrings):
     __slots__ = ()
 
     def decode(self) -> list[Any]:  # type: ignore[override]
-        return msgspec.json.decode(self.raw)
+        try:
+            return msgspec.json.decode(self.raw)
+        except msgspec.DecodeError:  # a lone surrogate, as in JsonStrings
+            return json.loads(bytes(self.raw))
 
 
 class ParentChain(Sequence[str]):

@@ -24,6 +24,7 @@ from ari_mem_tui.render.words import (
     fmt_score,
     mark_long,
     plural,
+    pool_parts,
     pool_words,
     query_words,
 )
@@ -156,9 +157,7 @@ def short(node_id: str) -> str:
 def _render_diagnostics(console: Console, r: Replay) -> None:
     pool = r.pool
     text = Text()
-    text.append("pool ", style="bold").append(
-        f"{pool['size']} entries ({pool['node_scope']} node-scope, {pool['react_step']} react)"
-    )
+    text.append("pool ", style="bold").append(f"{pool['size']} entries ({pool_parts(pool)})")
     window = pool.get("window")
     if window:
         text.append("\nwindow ", style="bold").append(

@@ -98,13 +98,16 @@ def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
     )
     facts.add_row(
         "events",
-        Text(f"{numbers['events']} ({numbers['reads']} reads, {numbers['write_events']} writes)"),
-    )
-    facts.add_row(
-        "writes",
         Text(
-            f"{numbers['writes']} ({numbers['accepted_writes']} accepted, "
-            f"{numbers['rejected_writes']} rejected)"
+            f"{numbers['events']} in the access log ({numbers['reads']} reads, "
+            f"{numbers['write_events']} writes)"
+        ),
+    )
+    facts.add_row(  # node-memory writes judged by ARI's copy-on-write rule; rejected ones
+        "writes",  # are in trace_log only, so the two write counts can differ
+        Text(
+            f"{numbers['writes']} to node memory ({numbers['accepted_writes']} accepted, "
+            f"{numbers['rejected_writes']} rejected by copy-on-write)"
         ),
     )
     core = "seeded" if ckpt.core.seeded else "not seeded"

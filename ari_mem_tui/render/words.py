@@ -39,6 +39,16 @@ def pool_words(replay: Replay) -> str:
     return "today's pool (every entry, later writes included)"
 
 
+def pool_parts(pool: dict) -> str:
+    """What the ranked pool holds: `120 node-scope, 20 react`; where the ranker searched only
+    the node-scope entries (ARI's in-memory backend holds no react steps), the react steps the
+    files hold are said to be left out, so the parts add up to the pool's size."""
+    size, scope, react = pool.get("size"), pool.get("node_scope", 0), pool.get("react_step", 0)
+    if react and size == scope:
+        return f"node-scope only, {react} react not searched"
+    return f"{scope} node-scope, {react} react"
+
+
 # which field gave the query, said for a reader: ARI falls back field by field (eval_summary,
 # then the goal, then a fixed phrase), and a root has no direction of its own
 FIELD_WORDS = {

@@ -406,15 +406,18 @@ def make_run_ranker(
     cache_dir: Path | str | None = None,
     background: bool = True,
     progress: ProgressFn | None = None,
+    prefetch: bool = True,
 ) -> RunModelRanker:
     """The run ranker over `ckpt.entries` (a plan from `plan_endpoint`, or the `error` that
-    kept it from being made: then the local MiniLM answers from the start)."""
+    kept it from being made: then the local MiniLM answers from the start). `prefetch`: every
+    node's start-up query is sent with the pool; without it (`saw`'s one node) only the query
+    asked for is, when it is asked for."""
     entries = getattr(ckpt, "entries", [])
     if not isinstance(entries, Entries):  # (a run's columns are read as they are)
         entries = list(entries)
     ckpt_hash = options.checkpoint_hash or getattr(ckpt, "checkpoint_hash", None)
     ckpt_hash = ckpt_hash or checkpoint_hash(getattr(ckpt, "path", "."))
-    queries = start_queries(ckpt)
+    queries = start_queries(ckpt) if prefetch else []
     path = getattr(ckpt, "path", None)
 
     def stand_in() -> Ranker:

@@ -34,7 +34,7 @@ Browse the memory of an ARI run: what each node **saw**, and why.
   excluded): ARI passes the node's `ancestor_ids` as the read scope. Ancestors of the selected
   node are bold and underlined in the tree; `d` dims every node its search could not see.
 - **Pool.** Every memory entry ARI's search ranks: all branches' node memory and the ReAct
-  steps (`pool 120 (100 node, 20 react)` in the Hits tab), as of the node's start by default.
+  steps (`pool 120 (100 node-scope, 20 react)` in the Hits tab), as of the node's start by default.
 - **Window.** ARI asks the memory server for the `top_k = max(overfetch, limit × 40)` best
   passages of the *whole pool*, then keeps those from the ancestors. The Hits line says what
   filled the window: *lineage* (the node's ancestors: what it may read), *self* (its own

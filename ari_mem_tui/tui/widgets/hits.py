@@ -17,6 +17,7 @@ from ari_mem_tui.render.words import (
     fmt_score,
     mark_long,
     mark_short,
+    pool_parts,
     pool_words,
     query_words,
     ranker_short,
@@ -88,7 +89,7 @@ def diagnostics_text(replay: Replay) -> Text:
     size = pool.get("size", "?")
     parts = [f"pool {size}"]
     if "node_scope" in pool or "react_step" in pool:
-        parts[0] += f" ({pool.get('node_scope', 0)} node, {pool.get('react_step', 0)} react)"
+        parts[0] += f" ({pool_parts(pool)})"
     top_k = replay.params.get("top_k", "?")
     window = pool.get("window")
     window_part = (
