@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
-from operator import add, attrgetter
+from operator import add
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,7 +32,7 @@ from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
 from ari_mem_tui.model import Entries, Problem, StringTable
-from ari_mem_tui.model.columns import KIND_CODE, KINDS, EntryBuilder, take_entries
+from ari_mem_tui.model.columns import KIND_CODE, KINDS, EntryBuilder, fields_of, take_entries
 
 BACKUP_FILE = "memory_backup.jsonl.gz"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -413,7 +413,7 @@ def _typed_record(raw: bytes) -> _Checked:
     return _Checked((KIND_CODE[line.kind], node_id, line.text, meta, line.ts, step))
 
 
-_RECORD_FIELDS = attrgetter("kind", "node_id", "text", "metadata", "ts")
+_RECORD_FIELDS = ("kind", "node_id", "text", "metadata", "ts")
 
 
 def _typed_records(batch: list[bytes]) -> tuple[Any, ...] | None:
@@ -424,7 +424,7 @@ def _typed_records(batch: list[bytes]) -> tuple[Any, ...] | None:
         records = list(map(_DECODE_RECORD, batch))
     except (msgspec.DecodeError, RecursionError):
         return None
-    kinds, owners, texts, raws, stamps = zip(*map(_RECORD_FIELDS, records))
+    kinds, owners, texts, raws, stamps = fields_of(records, _RECORD_FIELDS)
     if not all(map(math.isfinite, stamps)):
         return None
     metas = list(map(bytes, raws))

@@ -3,7 +3,9 @@
 Each line is decoded from its bytes by msgspec (in C, no intermediate str). A line msgspec
 refuses is decoded again the slow way (UTF-8 text, then `json`), so a bad line gets the same
 named problem as ever, and the few values only `json` accepts (NaN, Infinity, integers past
-64 bits) still load as they did.
+64 bits) still load as they did. The readers take the lines a batch at a time (`batches`): a
+batch of well-formed lines goes into the columns at once, any other batch through
+`json_records`, line by line.
 """
 
 from __future__ import annotations
