@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from ari_mem_tui.checkpoint import cachefile
+from ari_mem_tui.checkpoint import cachefile, index
 from ari_mem_tui.demo import write_demo
 from ari_mem_tui.tui import config
 from tests.tui_helpers import write_tiny_checkpoint
@@ -53,6 +53,14 @@ def _collector_thawed() -> Iterator[None]:
     referrer of a frozen object and warns)."""
     yield
     gc.unfreeze()
+
+
+@pytest.fixture
+def index_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Run indexes (and what is kept beside them) in the test's own folder."""
+    root = tmp_path / "index-root"
+    monkeypatch.setenv(index.INDEX_ENV, str(root))
+    return root
 
 
 @pytest.fixture

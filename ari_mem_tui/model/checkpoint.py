@@ -386,3 +386,6 @@ class Run:
     # a fresh load's index, not written yet (RunOptions.index_behind): the TUI runs it once the
     # first hits are shown; None when there is nothing to write
     save_index: Callable[[], bool] | None = None
+    # where the audit of these files is kept for the next open (audit.AuditStore); None for a
+    # Letta server's memory or with indexes off
+    audit_store: Any = None

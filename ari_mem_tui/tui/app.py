@@ -117,7 +117,7 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
         self._pending: Run | None = None  # loaded; its audit (and index) not started yet
         self._audited: Checkpoint | None = None  # audited by its load (RunLoaded.audit)
-        self._audited: Checkpoint | None = None  # audited by its load (RunLoaded.audit)
+        self._to_keep = None  # that audit, when made now: kept after the first hits
         self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 from rich.text import Text
 from textual import work
 
+from ari_mem_tui.audit import AuditReport
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.run import Run
@@ -59,6 +60,7 @@ class RunLifecycle:
     health_result: tuple[Run, Any] | None
     _pending: Run | None  # loaded; its audit (and index) not started yet
     _audited: Checkpoint | None  # audited by its load (RunLoaded.audit)
+    _to_keep: AuditReport | None  # that audit, when made now: kept after the first hits
 
     @property
     def ckpt(self) -> Checkpoint | None:
@@ -72,12 +74,20 @@ class RunLifecycle:
         if self.opener is None:
             return  # a workspace whose run is not picked yet
         first = self.ckpt is None
-        workers.load_run(self, self.opener, keep, first, first and self._chooses_opening())
+        workers.load_run(self, self.opener, keep, first, self._audit_first if first else None)
 
     def _chooses_opening(self) -> bool:
         """Whether the app picks the node a run opens on (no node asked for): by the audit's
         findings, so the audit runs before the run is shown."""
         return self.open_useful and self.initial_node is None
+
+    def _audit_first(self) -> bool:
+        """Asked by the load once the run is read: audit before showing it, to open on the
+        first finding, unless the user has chosen a node in the tree shown meanwhile (the run
+        opens on theirs: the audit waits until its hits are shown)."""
+        tree, chosen = self.tree_ckpt, self.current_id
+        moved = tree is not None and chosen is not None and chosen not in tree.roots
+        return self._chooses_opening() and not moved
 
     def on_load_step(self, message: msg.LoadStep) -> None:
         if self.run_data is None:  # on a reload the loaded run stays until the new one is in
@@ -149,6 +159,7 @@ class RunLifecycle:
         self.current_id = None
         self._choose_first(run.checkpoint, selected, audited.by_node if audited else None)
         self._audited = audited.ckpt if audited is not None else None
+        self._to_keep = audited.fresh if audited is not None else None
         if audited is not None:
             self.on_audit_done(audited)
         # the audit and the index write wait for the first replay: all want the one CPU that
@@ -203,15 +214,17 @@ class RunLifecycle:
 
     def _start_audit(self) -> None:
         if self._pending is not None and self._pending is self.run_data:
-            self._run_audit(self._pending, self._audited is not self._pending.checkpoint)
-            self._pending = None
+            audited = self._audited is self._pending.checkpoint
+            self._run_audit(self._pending, not audited, self._to_keep if audited else None)
+            self._pending = self._to_keep = None
 
     @work(thread=True, exclusive=True, group="audit", exit_on_error=False, description="audit")
-    def _run_audit(self, run: Run, audit: bool = True) -> None:
+    def _run_audit(self, run: Run, audit: bool = True, keep: AuditReport | None = None) -> None:
         if audit:  # not when the load audited the run already
-            workers.audit_run(self, run.checkpoint)
+            keep = workers.audit_run(self, run.checkpoint, run.audit_store)
         if run.save_index is not None:  # the next open of these files reads the index
             run.save_index()
+        workers.keep_audit(run, keep)  # and knows its findings without auditing
 
     def on_audit_done(self, message: msg.AuditDone) -> None:
         if message.ckpt is not self.ckpt:

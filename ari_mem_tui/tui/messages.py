@@ -12,6 +12,7 @@ if TYPE_CHECKING:
 
     from textual.notifications import SeverityLevel
 
+    from ari_mem_tui.audit import AuditReport
     from ari_mem_tui.checkpoint import Checkpoint
     from ari_mem_tui.model import Replay
     from ari_mem_tui.model.health import Health
@@ -161,13 +162,20 @@ class VectorsReady(Message):
 
 class AuditDone(Message):
     """The audit of `ckpt`: the Audit tab's rows, its verdict (`summary`: what the rows cannot
-    say, tui/audit_rows.py), the findings per node."""
+    say, tui/audit_rows.py), the findings per node; `fresh`: the report when it was audited now
+    (not read from the audit kept for these files), to be kept."""
 
     def __init__(
-        self, ckpt: Checkpoint, rows: list[AuditRow], summary: str, by_node: dict[str, list]
+        self,
+        ckpt: Checkpoint,
+        rows: list[AuditRow],
+        summary: str,
+        by_node: dict[str, list],
+        fresh: AuditReport | None = None,
     ) -> None:
         super().__init__()
         self.ckpt, self.rows, self.summary, self.by_node = ckpt, rows, summary, by_node
+        self.fresh = fresh
 
 
 class CompareReady(Message):

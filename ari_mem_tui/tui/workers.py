@@ -11,7 +11,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from textual.message_pump import MessagePump
 from textual.worker import get_current_worker
 
-from ari_mem_tui.audit import audit, findings_by_node
+from ari_mem_tui.audit import AuditReport, AuditStore, audit, findings_by_node
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.run import Run
@@ -63,18 +63,25 @@ def _live() -> bool:
 
 
 def load_run(
-    app: MessagePump, opener: Opener, keep: bool, show_tree: bool, audit_first: bool = False
+    app: MessagePump,
+    opener: Opener,
+    keep: bool,
+    show_tree: bool,
+    audit_first: Callable[[], bool] | None = None,
 ) -> None:
-    """The whole run; with `show_tree`, its tree alone as soon as it is read; with
-    `audit_first`, audited before it is handed over, so that the app opens directly on the
-    node it means to show (the first with a finding) instead of moving there later."""
+    """The whole run; with `show_tree`, its tree alone as soon as it is read; when
+    `audit_first()` says so once the run is read, audited before it is handed over (the audit
+    kept for these files, else a new one), so that the app opens directly on the node it means
+    to show (the first with a finding) instead of moving there later."""
     try:
         run = opener(LoadProgress(app, show_tree))
     except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
         if _live():
             app.post_message(LoadFailed(exc))
         return
-    audited = audit_report(run.checkpoint) if audit_first and _live() else None
+    audited = None
+    if audit_first is not None and _live() and audit_first():
+        audited = audit_report(run.checkpoint, run.audit_store)
     if _live():  # a newer load (follow, reload) has started: it wins
         app.post_message(RunLoaded(run, keep, audited))
 
@@ -100,21 +107,35 @@ def replay_node(app: MessagePump, run: Run, key: ReplayKey) -> None:
         app.post_message(ReplayDone(key, result))
 
 
-def audit_report(ckpt: Checkpoint) -> AuditDone:
-    """The run's audit as the message that shows it (a failure is one of its rows)."""
+def audit_report(ckpt: Checkpoint, store: AuditStore | None = None) -> AuditDone:
+    """The run's audit as the message that shows it (a failure is one of its rows): the one
+    `store` kept for these files when there is one, else audited now (`AuditDone.fresh`, for
+    `keep_audit` to keep once the first hits are on screen)."""
     by_node: dict = {}
+    fresh = None
     try:
-        report = audit(ckpt)
+        report = store.load(ckpt) if store is not None else None
+        if report is None:
+            report = fresh = audit(ckpt)
         rows, summary = audit_rows(ckpt, report)
         by_node = findings_by_node(report)
     except Exception as exc:  # noqa: BLE001
         rows = [AuditRow("error", "audit failed", None, f"{type(exc).__name__}: {exc}")]
         summary = ""
-    return AuditDone(ckpt, rows, summary, by_node)
+    return AuditDone(ckpt, rows, summary, by_node, fresh)
 
 
-def audit_run(app: MessagePump, ckpt: Checkpoint) -> None:
-    app.post_message(audit_report(ckpt))
+def audit_run(app: MessagePump, ckpt: Checkpoint, store: AuditStore | None) -> AuditReport | None:
+    """Post the run's audit; the report to keep, when it was audited now."""
+    done = audit_report(ckpt, store)
+    app.post_message(done)
+    return done.fresh
+
+
+def keep_audit(run: Run, report: AuditReport | None) -> None:
+    """Keep a fresh audit of the run's files for their next open (audit.AuditStore)."""
+    if report is not None and run.audit_store is not None:
+        run.audit_store.save(run.checkpoint, report)
 
 
 def compare_nodes(app: MessagePump, run: Run, cached: list[Replay | None], ids: list[str]) -> None:
