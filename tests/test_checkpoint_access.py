@@ -146,6 +146,46 @@ def test_access_line_parser_output_builds_events(obj):
     assert fast.finish()[0].as_record() == lenient.finish()[0].as_record()
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(["ts", "op", "node_id", "entry_id", "metadata", "results", "limit"]),
+            st.none()
+            | st.integers()
+            | st.floats()
+            | st.text(max_size=4)
+            | st.dictionaries(st.text(max_size=3), st.integers(), max_size=2)
+            | st.lists(st.dictionaries(st.sampled_from(["entry_id", "score"]), st.none()
+                                       | st.floats() | st.text(max_size=3)), max_size=2),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)  # fmt: skip
+def test_a_batch_of_lines_gives_the_events_line_by_line_or_is_left_to_it(objs):
+    """The batch path takes a batch only when every line would take the per-line fast path,
+    and then gives the same events, numbered the same."""
+    from ari_mem_tui.checkpoint.access_log import _add_line, _typed_line, _typed_lines
+    from ari_mem_tui.model import StringTable
+    from ari_mem_tui.model.columns import EventBuilder
+
+    for obj in objs:
+        obj.setdefault("op", "write")
+        obj.setdefault("ts", 2.5)
+    lines = [json.dumps(obj).encode() for obj in objs]
+    one_by_one = EventBuilder(StringTable())
+    try:
+        for number, line in enumerate(lines, start=7):
+            _add_line(one_by_one, _typed_line(line), "f", number)
+    except msgspec.DecodeError:
+        assert _typed_lines(lines) is None
+        return
+    batch = EventBuilder(StringTable())
+    batch.add_lines(*_typed_lines(lines), "f", 7)
+    assert batch.finish(sort=False) == one_by_one.finish(sort=False)
+
+
 # ---- the write join ----
 
 

@@ -320,6 +320,45 @@ def test_the_fast_reader_gives_the_lenient_readers_record_or_leaves_the_line(obj
     assert dict(typed) == parsed.record
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.fixed_dictionaries(
+            {"kind": st.sampled_from(["node_scope", "react_step"]), "text": st.text(max_size=5)},
+            optional={
+                "node_id": st.sampled_from(["", "n1", "n2"]) | st.none(),
+                "ts": st.floats() | st.integers(),
+                "metadata": st.dictionaries(
+                    st.sampled_from(["node_id", "step", "tool"]), json_values, max_size=3
+                ),
+            },
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_a_batch_of_records_gives_the_rows_line_by_line_or_is_left_to_it(objs):
+    """The batch path takes a batch only when every line would take the per-line fast path,
+    and then gives the same rows, numbered the same."""
+    from ari_mem_tui.checkpoint.backup import _typed_record, _typed_records
+    from ari_mem_tui.model import StringTable
+    from ari_mem_tui.model.columns import EntryBuilder
+
+    lines = [json.dumps(obj).encode() for obj in objs]
+    one_by_one = EntryBuilder(StringTable())
+    try:
+        for number, line in enumerate(lines, start=3):
+            kind, node_id, text, meta, ts, step = _typed_record(line)
+            one_by_one.add_plain(kind, node_id, text, meta, ts, "b", number, step)
+    except msgspec.DecodeError:
+        assert _typed_records(lines) is None
+        return
+    kinds, owners, texts, metas, stamps, steps = _typed_records(lines)
+    batch = EntryBuilder(StringTable())
+    batch.add_rows(kinds, owners, texts, metas, stamps, "b", 3, steps)
+    assert batch.finish() == one_by_one.finish()
+
+
 def test_a_well_formed_record_takes_the_fast_path():
     from ari_mem_tui.checkpoint.backup import _typed_record
 

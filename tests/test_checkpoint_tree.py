@@ -229,3 +229,42 @@ def test_non_string_trace_lines_are_named_and_the_strings_kept(tmp_path):
     assert ckpt.nodes["root"].trace_log == ['→ get_node_memory({"node_id": "root"})']
     [problem] = problems_about(ckpt, "ignored wrongly typed fields")
     assert "2 non-string items of trace_log" in problem.why
+
+
+def _tree_as_read(tmp_path, monkeypatch, plain: bool):
+    from ari_mem_tui.checkpoint import tree
+
+    problems: list = []
+    with monkeypatch.context() as patch:
+        if not plain:
+            patch.setattr(tree, "_plain_nodes", lambda _raw: None)
+        result = tree.load_tree(tmp_path, problems)
+    nodes = {
+        node_id: (node.model_dump(), node.trace_log, node.artifacts)
+        for node_id, node in result.nodes.items()
+    }
+    return nodes, [p.model_dump() for p in problems]
+
+
+def test_plain_nodes_read_as_structs_equal_the_per_key_reader(tmp_path, monkeypatch):
+    from ari_mem_tui.checkpoint import tree
+    from ari_mem_tui.demo import write_demo
+
+    run = write_demo(tmp_path / "demo", nodes=12, seed=3)
+    raw = tree._TOP((run / "tree.json").read_bytes())["nodes"]
+    assert tree._plain_nodes(raw) is not None  # (the demo's nodes take the Struct path)
+    plain = _tree_as_read(run, monkeypatch, True)
+    assert plain == _tree_as_read(run, monkeypatch, False)
+    assert plain[0] and any(trace for _, trace, _ in plain[0].values())
+
+
+def test_a_node_with_a_key_ari_does_not_write_takes_the_per_key_reader(tmp_path):
+    from ari_mem_tui.checkpoint import tree
+
+    nodes = chain_tree()
+    nodes[1]["custom_field"] = {"a": [1, 2]}
+    write_tree(tmp_path, nodes)
+    raw = tree._TOP((tmp_path / "tree.json").read_bytes())["nodes"]
+    assert tree._plain_nodes(raw) is None
+    ckpt = load_checkpoint(tmp_path)
+    assert ckpt.nodes[nodes[1]["id"]].model_extra == {"custom_field": {"a": [1, 2]}}

@@ -10,6 +10,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from itertools import repeat
+from operator import add, attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -17,7 +19,7 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ari_mem_tui.checkpoint.jsonfile import MAX_DEPTH, json_error, read_json, usable_file
-from ari_mem_tui.checkpoint.jsonlines import file_lines, json_records, loads_record
+from ari_mem_tui.checkpoint.jsonlines import batches, file_lines, json_records, loads_record
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
@@ -313,24 +315,16 @@ def read_access_file(path: Path, name: str, problems: list[Problem], events: Eve
     """Every readable event of one file into `events`, a problem for each line skipped."""
     sink = FileProblems(name, problems)
     before = len(events)
+    done = 0  # lines read
     try:
         with path.open("rb") as handle:
-            for line_no, obj in json_records(file_lines(handle), sink, _typed_line):
-                if type(obj) is _Line:
-                    _add_line(events, obj, name, line_no)
-                    continue
-                parsed = parse_access_object(obj)
-                if parsed.error:
-                    sink.add(f"line {line_no}", "skipped the line", parsed.error)
-                    continue
-                if parsed.notes:
-                    sink.add(
-                        f"line {line_no}",
-                        "read the event with defaults",
-                        "; ".join(parsed.notes),
-                        "info",
-                    )
-                _add_fields(events, parsed, name, line_no)
+            for batch in batches(file_lines(handle)):
+                typed = _typed_lines(batch)
+                if typed is not None:
+                    events.add_lines(*typed, name, done + 1)
+                else:
+                    _read_lines(batch, done + 1, name, sink, events)
+                done += len(batch)
     except OSError as exc:
         problems.append(
             Problem(
@@ -341,6 +335,57 @@ def read_access_file(path: Path, name: str, problems: list[Problem], events: Eve
             )
         )
     sink.close()
+
+
+_TS = attrgetter("ts")
+_META = attrgetter("metadata")
+
+
+def _typed_lines(batch: list[bytes]) -> tuple[list[_Line], list[bytes | None]] | None:
+    """Every line of the batch decoded as a well-formed line (`_typed_line`'s checks, each
+    done in one C loop over the batch), with their metadata bytes; None when any line is not
+    one (the batch then takes the line-by-line reader, which says what each line is)."""
+    try:
+        lines = list(map(_DECODE_LINE, batch))
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    if not all(map(math.isfinite, map(_TS, lines))):
+        return None
+    metas: list[Any] = list(map(bytes, map(_META, lines)))
+    nulls = metas.count(b"null")
+    if sum(map(bytes.startswith, metas, repeat(b"{"))) + nulls != len(metas):
+        return None  # (a metadata that is not an object)
+    brackets = map(
+        add, map(bytes.count, metas, repeat(b"[")), map(bytes.count, metas, repeat(b"{"))
+    )
+    if max(brackets) > MAX_DEPTH:
+        return None  # (one may be nested too deeply)
+    if nulls:
+        metas = [None if meta == b"null" else meta for meta in metas]
+    return lines, metas
+
+
+def _read_lines(
+    batch: list[bytes], first: int, name: str, sink: FileProblems, events: EventBuilder
+) -> None:
+    """The lines of a batch one by one (numbered from `first`): each well-formed one as it
+    is, any other through the lenient reader, which says what it kept or skipped."""
+    for line_no, obj in json_records(batch, sink, _typed_line, first):
+        if type(obj) is _Line:
+            _add_line(events, obj, name, line_no)
+            continue
+        parsed = parse_access_object(obj)
+        if parsed.error:
+            sink.add(f"line {line_no}", "skipped the line", parsed.error)
+            continue
+        if parsed.notes:
+            sink.add(
+                f"line {line_no}",
+                "read the event with defaults",
+                "; ".join(parsed.notes),
+                "info",
+            )
+        _add_fields(events, parsed, name, line_no)
 
 
 def read_access_log(

@@ -19,6 +19,7 @@ from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Any
 
 import msgspec
@@ -138,13 +139,14 @@ class EntryIndex:
         buckets, text = self.buckets, self.rows.text
         buf, starts, ends = text.buf, text.starts, text.ends
         found = []
-        for owner, key, data in zip(owners, keys, datas, strict=True):
+        # (the bucket keys hashed and looked up in C, then each preview compared in place)
+        looked = map(buckets.get, map(hash, zip(repeat(0), owners, keys)))
+        for bucket, data in zip(looked, datas, strict=True):
             source = NONE
-            bucket = buckets.get(hash((0, owner, key))) if data is not None else None
-            if bucket is not None:
+            if bucket is not None and data is not None:
                 for row in (bucket,) if type(bucket) is int else bucket:
                     start = starts[row]
-                    if ends[row] - start >= len(data) and buf[start : start + len(data)] == data:
+                    if ends[row] - start >= len(data) and buf.startswith(data, start):
                         source = row
                         break
             found.append(source)
@@ -209,6 +211,41 @@ def _quick_claim(index: EntryIndex) -> Any:
     return quick
 
 
+def _read_off_claim(index: EntryIndex, events: Events) -> Any:
+    """`_quick_claim` for a node-scope write whose preview was read off an entry's text (its
+    `derived` row, found in the same bucket as `quick` looks in): the text was compared then,
+    so only the rest is checked here, on the bytes where they lie (no copies). Claims only
+    what `quick` would claim (then with the same metadata bytes); anything else is -1."""
+    buckets, taken, rows = index.buckets, index.taken, index.rows
+    kinds, nodes, stamps = rows.kind, rows.node, rows.ts
+    entry_meta, side = rows.meta, rows.meta_side
+    derived, node, ts, hashes = events.derived, events.node, events.ts, events.preview_hash
+    meta, event_side = events.meta, events.meta_side
+    low, high = JOIN_TOLERANCE_S, CLOCK_SLACK_S
+    if derived is None or events.derived_from is not rows:
+        return lambda _event: NONE
+
+    def read_off(event: int) -> int:
+        row = derived[event]
+        if row < 0 or taken[row] or kinds[row] != 0 or nodes[row] != node[event]:
+            return NONE
+        if buckets.get(hash((0, node[event], hashes[event]))) != row:
+            return NONE  # (not a bucket of this one row: `claim` decides)
+        stamp, when = stamps[row], ts[event]
+        if not (when - low <= stamp <= when + high or math.isnan(stamp)):
+            return NONE
+        mine = meta.raw(event)
+        start = entry_meta.starts[row]
+        if mine is None or event in event_side or start < 0 or row in side:
+            return NONE
+        if entry_meta.ends[row] - start != len(mine) or not entry_meta.buf.startswith(mine, start):
+            return NONE
+        taken[row] = 1
+        return row
+
+    return read_off
+
+
 def _same_metadata(rows: EntryBuilder, row: int, meta: Any) -> bool:
     """The entry's metadata equals the event's (None counting as {}): the same JSON bytes, or,
     when they differ (key order, spacing), the same values."""
@@ -261,10 +298,17 @@ def join_writes(
     kinds = {strings.find(name): KIND_CODE[name] for name in KINDS}
     kinds.pop(NONE, None)
     quick = _quick_claim(index)
+    read_off = _read_off_claim(index, events)
     for event in events.rows_of_op("write"):
         kind = kinds.get(coll[event])
         if kind is None:
             odd[events.source[event]] += 1
+            continue
+        row = read_off(event) if kind == 0 else NONE
+        if row >= 0:
+            rows.letta[row] = eid[event]
+            same_meta[event] = 1
+            joined[event] = row
             continue
         meta = _event_meta(events, event)
         if kind == 1:  # react: the owner is in the metadata

@@ -3,7 +3,9 @@
 Each line is decoded from its bytes by msgspec (in C, no intermediate str). A line msgspec
 refuses is decoded again the slow way (UTF-8 text, then `json`), so a bad line gets the same
 named problem as ever, and the few values only `json` accepts (NaN, Infinity, integers past
-64 bits) still load as they did.
+64 bits) still load as they did. The readers take the lines a batch at a time (`batches`): a
+batch of well-formed lines goes into the columns at once, any other batch through
+`json_records`, line by line.
 """
 
 from __future__ import annotations
@@ -97,6 +99,26 @@ def file_lines(handle: Any, limit: int | None = None) -> Iterator[bytes]:
         yield tail
 
 
+BATCH = 256  # lines decoded and put into the columns together (small: they stay in cache)
+
+
+def batches(lines: Iterable[bytes]) -> Iterator[list[bytes]]:
+    """The lines in lists of BATCH; a read error comes after the lines read before it."""
+    batch: list[bytes] = []
+    try:
+        for line in lines:
+            batch.append(line)
+            if len(batch) == BATCH:
+                yield batch
+                batch = []
+    except OSError:
+        if batch:
+            yield batch
+        raise
+    if batch:
+        yield batch
+
+
 def loads_record(raw: bytes | str) -> Any:
     """One JSON value, as `json.loads` would give it.
 
@@ -118,7 +140,10 @@ def loads_record(raw: bytes | str) -> Any:
 
 
 def json_records(
-    lines: Iterable[bytes], sink: FileProblems, typed: Callable[[bytes], Any] | None = None
+    lines: Iterable[bytes],
+    sink: FileProblems,
+    typed: Callable[[bytes], Any] | None = None,
+    start: int = 1,
 ) -> Iterator[tuple[int, Any]]:
     """(1-based line number, decoded value) of each line; blank lines are skipped silently, and a
     line that is not UTF-8 or not JSON, or too long (a TooLong), becomes a problem in `sink`
@@ -127,9 +152,9 @@ def json_records(
     `typed`: a msgspec decoder's `decode` for the well-formed line (a Struct, validated in C);
     a line it refuses is decoded as any JSON value instead, for the caller's lenient reader.
     It guards its own free-form parts (metadata) against deep nesting: the only parts that can
-    nest, so the cost of the guard is theirs, not the line's.
+    nest, so the cost of the guard is theirs, not the line's. `start`: the first line's number.
     """
-    for line_no, raw in enumerate(lines, start=1):
+    for line_no, raw in enumerate(lines, start=start):
         if typed is not None:
             try:
                 value = typed(raw)

@@ -31,8 +31,8 @@ The narrow API every consumer reads through:
 - bulk consumers read the columns (`Entries.kind`, `.node`, `.ts`, `Events.op`, `.reader` …)
   and the string table's codes;
 - `Entries.from_records` / `Events.from_records` build tables from `MemoryEntry` / `AccessEvent`
-  records (hand-built runs in tests, a few sources), `EntryBuilder` / `EventBuilder` row by row
-  (the readers).
+  records (hand-built runs in tests, a few sources), `EntryBuilder` / `EventBuilder` a batch of
+  well-formed lines at a time, one sequence per field (the readers' hot path), or row by row.
 
 Entry ids (ours: backups carry none) are computed per row when first read (`Entries.id_at`):
 a load needs none of them, and a SHA-1 per entry was a tenth of its time.
@@ -43,12 +43,13 @@ from __future__ import annotations
 import hashlib
 import math
 import mmap
+import struct
 import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, compress, repeat
-from operator import eq, sub
+from itertools import accumulate, chain, compress, repeat
+from operator import attrgetter, eq, getitem, is_
 from typing import Any
 
 import msgspec
@@ -81,6 +82,20 @@ def utf8(text: str) -> bytes:
 
 def _str(data: Any) -> str:
     return str(data, "utf-8", "surrogatepass")
+
+
+def put(column: array, values: Sequence[Any]) -> None:
+    """`column.extend(values)`, the values packed by struct in one call: array's own
+    conversion, item by item, costs twice as much, and a load converts millions of them.
+    Raises struct.error for a value the column cannot hold."""
+    column.frombytes(struct.pack(f"{len(values)}{column.typecode}", *values))
+
+
+def packed(kind: str, values: Sequence[Any]) -> array:
+    """`array(kind, values)`, packed as `put` packs."""
+    column = array(kind)
+    put(column, values)
+    return column
 
 
 # ---- strings ----
@@ -177,8 +192,17 @@ class StringTable:
 
     def codes(self, values: Sequence[Any]) -> array:
         """Codes of many values at once (None → -1, msgspec.UNSET → -2), new ones added in
-        the order they come: one pass of C's map over the dict, which adds what it misses."""
-        return array("i", map(self._lookup().__getitem__, values))
+        the order they come: C's map over the dict, and the strings it misses added in one
+        update (a load meets ~400k new strings: one Python call each was a tenth of a second)."""
+        lookup = self._lookup()
+        found = list(map(lookup.get, values))
+        if None in found:  # new strings: added at once, in the order they come
+            new = dict.fromkeys(compress(values, map(is_, found, repeat(None))))
+            first = len(self._list)
+            self._list.extend(new)
+            lookup.update(zip(new, range(first, first + len(new))))
+            found = list(map(lookup.__getitem__, values))
+        return packed("i", found)
 
     def find(self, value: str | None) -> int:
         """The code of `value`, or -1 when the table does not hold it."""
@@ -303,11 +327,15 @@ class TextsBuilder:
 
     def add_many(self, items: Sequence[bytes | None]) -> None:
         """Many rows at once (None: a None row)."""
-        lengths = [0 if data is None else len(data) for data in items]
-        ends = array("q", accumulate(lengths, initial=len(self.buf)))
-        del ends[0]
-        starts = array("q", map(sub, ends, lengths))
-        if None in items:
+        nones = None in items
+        if nones:
+            lengths = [0 if data is None else len(data) for data in items]
+        else:
+            lengths = list(map(len, items))
+        ends = list(accumulate(lengths, initial=len(self.buf)))
+        starts = packed("q", ends[:-1])
+        ends = packed("q", ends[1:])
+        if nones:
             for row in [row for row, data in enumerate(items) if data is None]:
                 starts[row] = ends[row] = -1
         self.starts += starts
@@ -352,8 +380,10 @@ class OptInts:
 
     def extend(self, values: Sequence[int | None]) -> None:
         try:
-            self.values.extend([_INT_NONE if v is None else v for v in values])
-        except OverflowError:  # a value past int64: one by one
+            if None in values:
+                values = [_INT_NONE if v is None else v for v in values]
+            put(self.values, values)
+        except struct.error:  # a value past int64: one by one
             for value in values:
                 self.append(value)
 
@@ -670,8 +700,9 @@ def _record_of(item: Any) -> MemoryEntry:
 
 
 class EntryBuilder:
-    """Entries appended row by row: each row a tuple in `pending`, turned into the columns
-    every PENDING rows (codes, encoding and hashes in bulk, not per row)."""
+    """Entries appended a batch at a time (`add_rows`: one sequence per field), or row by row:
+    each row a tuple in `pending`, turned into the columns every PENDING rows (codes, encoding
+    and hashes in bulk, not per row)."""
 
     PENDING = 4096
 
@@ -768,20 +799,54 @@ class EntryBuilder:
             entry_id=record.id,
         )
 
+    def add_rows(
+        self,
+        kind: Sequence[int],
+        node: Sequence[str],
+        text: Sequence[str],
+        meta: Sequence[bytes],
+        ts: Sequence[float],
+        source: str,
+        first: int,
+        step: Sequence[int | None],
+    ) -> None:
+        """Rows of well-formed backup lines numbered `first`, `first + 1` …, one sequence per
+        field (the batch path of the reader: no tuple per row)."""
+        self.flush()
+        count = len(kind)
+        nones = (None,) * count
+        self._append(kind, node, text, meta, ts, (source,) * count,
+                     range(first, first + count), step, bytes(count), nones, nones, nones)  # fmt: skip
+
     def flush(self) -> None:
         """The pending rows into the columns."""
         if not self.pending:
             return
-        (kind, node, text, meta, ts, source, line, step, partial, letta, ckpt, ids) = zip(
-            *self.pending
-        )
-        self.pending = []
+        pending, self.pending = self.pending, []
+        self._append(*zip(*pending))
+
+    def _append(
+        self,
+        kind: Sequence[int],
+        node: Sequence[str],
+        text: Sequence[str],
+        meta: Sequence[bytes | None],
+        ts: Sequence[float | None],
+        source: Sequence[str],
+        line: Sequence[int | None],
+        step: Sequence[int | None],
+        partial: Sequence[int],
+        letta: Sequence[str | None],
+        ckpt: Sequence[str | None],
+        ids: Sequence[str | None],
+    ) -> None:
+        """Rows, one sequence per field, into the columns."""
         codes = self.strings.codes
         self.kind.extend(kind)
         self.node.extend(codes(node))
-        self.ts.extend([NAN if t is None else t for t in ts])
-        self.text.add_many([utf8(t) for t in text])
-        self.prefix.extend([hash(t[:PREFIX_CHARS]) for t in text])
+        put(self.ts, [NAN if t is None else t for t in ts] if None in ts else ts)
+        self.text.add_many(_utf8_all(text))
+        put(self.prefix, _prefix_hashes(text))
         self.meta.add_many(meta)
         self.source.extend(codes(source))
         self.line.extend(line)
@@ -897,17 +962,26 @@ class ResultRows:
 
     def add_typed(self, strings: StringTable, rows: Sequence[Any]) -> None:
         """Rows decoded as Structs of the known keys (msgspec.UNSET where a key is absent)."""
+        if not rows:
+            return
+        eid, src, node, kind, scores, counts = fields_of(rows, _ROW_FIELDS)
         codes = strings.codes
-        self.codes["entry_id"].extend(codes([r.entry_id for r in rows]))
-        self.codes["src_node_id"].extend(codes([r.src_node_id for r in rows]))
-        self.codes["node_id"].extend(codes([r.node_id for r in rows]))
-        self.codes["type"].extend(codes([r.type for r in rows]))
-        scores = [r.score for r in rows]
-        self.score.extend([s if type(s) is float else NAN for s in scores])
-        self.score_state.extend(map(_STATES.get, scores, repeat(_STATE_VALUE)))
-        counts = [r.count for r in rows]
-        self.count.extend([c if type(c) is int else None for c in counts])
-        self.count_state.extend(map(_STATES.get, counts, repeat(_STATE_VALUE)))
+        self.codes["entry_id"].extend(codes(eid))
+        self.codes["src_node_id"].extend(codes(src))
+        self.codes["node_id"].extend(codes(node))
+        self.codes["type"].extend(codes(kind))
+        states = bytes(map(_STATES.get, scores, repeat(_STATE_VALUE)))
+        if states.count(_STATE_VALUE) == len(states):
+            put(self.score, scores)
+        else:
+            put(self.score, [s if type(s) is float else NAN for s in scores])
+        self.score_state += states
+        states = bytes(map(_STATES.get, counts, repeat(_STATE_VALUE)))
+        if states.count(_STATE_ABSENT) == len(states):  # (ARI writes no count but rarely)
+            self.count.values.extend(array("q", [_INT_NONE]) * len(states))
+        else:
+            self.count.extend([c if type(c) is int else None for c in counts])
+        self.count_state += states
 
     def _number(self, score: Any, count: Any) -> None:
         if score is _UNSET:
@@ -940,6 +1014,38 @@ class ResultRows:
 
 
 _STATES = {_UNSET: _STATE_ABSENT, None: _STATE_NONE}  # (any other value: _STATE_VALUE)
+_ROW_FIELDS = ("entry_id", "src_node_id", "node_id", "type", "score", "count")
+# what EventBuilder.add_lines reads of a well-formed line's Struct (metadata comes apart)
+_LINE_FIELDS = (
+    "ts", "op", "node_id", "collection", "entry_id", "text_preview", "query", "ancestor_ids",
+    "limit", "results",
+)  # fmt: skip
+
+
+def fields_of(items: Sequence[Any], names: Sequence[str]) -> list[list[Any]]:
+    """Each named attribute of every item, one list per name, read in C (a list per name is
+    about half the cost of a tuple per item taken apart by zip)."""
+    return [list(map(attrgetter(name), items)) for name in names]
+
+
+def _utf8_all(values: Sequence[str | None]) -> list[bytes | None]:
+    """`utf8` of each value (None stays None), encoded in one C loop."""
+    kept = [value for value in values if value is not None]
+    encoded = list(map(str.encode, kept, repeat("utf-8"), repeat("surrogatepass")))
+    if len(kept) == len(values):
+        return encoded  # type: ignore[return-value]
+    them = iter(encoded)
+    return [None if value is None else next(them) for value in values]
+
+
+_HEAD = slice(PREFIX_CHARS)
+
+
+def _prefix_hashes(values: Sequence[str | None]) -> list[int]:
+    """hash of each value's first PREFIX_CHARS characters (0: None), in one C loop."""
+    if None not in values:
+        return list(map(hash, map(getitem, values, repeat(_HEAD))))
+    return [0 if value is None else hash(value[:PREFIX_CHARS]) for value in values]
 
 
 def _plain_row(row: Any) -> bool:
@@ -1260,8 +1366,9 @@ def entry_row_of_id(entries: Entries, entry_id: str) -> int:
 
 
 class EventBuilder:
-    """Events appended line by line: each a tuple in `pending`, turned into the columns every
-    PENDING events (codes, encoding in bulk, not per event); `finish` sorts them by ts."""
+    """Events appended a batch of lines at a time (`add_lines`: Structs), or line by line: each
+    a tuple in `pending`, turned into the columns every PENDING events (codes, encoding in
+    bulk, not per event); `finish` sorts them by ts."""
 
     PENDING = 4096
 
@@ -1390,28 +1497,63 @@ class EventBuilder:
         if record.joined_entry is not None:
             self.joined_ids[row] = record.joined_entry
 
+    def add_lines(
+        self, lines: Sequence[Any], metas: Sequence[bytes | None], source: str, first: int
+    ) -> None:
+        """Events of well-formed lines numbered `first`, `first + 1` …, column by column:
+        `lines` Structs with the AccessEvent fields (results as Structs), `metas` their
+        metadata JSON bytes (None: none). The batch path of the reader (no tuple per line)."""
+        self.flush()
+        if not lines:
+            return
+        count = len(lines)
+        (ts, op, node, coll, eid, preview, query, ancestors, limit, typed) = fields_of(
+            lines, _LINE_FIELDS
+        )
+        self._append(ts, op, node, coll, eid, preview, metas, query, ancestors, limit,
+                     (source,) * count, range(first, first + count), typed, None)  # fmt: skip
+
     def flush(self) -> None:
         """The pending events into the columns."""
         if not self.pending:
             return
         pending, self.pending = self.pending, []
+        self._append(*zip(*pending))
+
+    def _append(
+        self,
+        ts: Sequence[float],
+        op: Sequence[str],
+        node: Sequence[str],
+        coll: Sequence[str],
+        eid: Sequence[str | None],
+        preview: Sequence[str | None],
+        meta: Sequence[bytes | None],
+        query: Sequence[str | None],
+        ancestors: Sequence[list[str] | None],
+        limit: Sequence[int | None],
+        source: Sequence[str],
+        line: Sequence[int | None],
+        typed: Sequence[Any],
+        lenient: Sequence[Any] | None,
+    ) -> None:
+        """Rows of events, one sequence per field, into the columns (lenient: None when every
+        row's results are Structs)."""
         first = len(self.ts)
-        (ts, op, node, coll, eid, preview, meta, query, ancestors, limit, source, line,
-         typed, lenient) = zip(*pending)  # fmt: skip
         codes = self.strings.codes
         count = len(ts)
-        self.ts.extend(ts)
-        self.op.extend([OP_CODE[o] for o in op])
+        put(self.ts, ts)
+        self.op.extend(map(OP_CODE.__getitem__, op))
         self.node.extend(codes(node))
         self.coll.extend(codes(coll))
         self.eid.extend(codes(eid))
         self.query.extend(codes(query))
         self.source.extend(codes(source))
-        encoded = [None if p is None else utf8(p) for p in preview]
+        encoded = _utf8_all(preview)
         # (for the join, which compares the first PREFIX_CHARS characters: dropped after it)
-        hashes = [0 if p is None else hash(p[:PREFIX_CHARS]) for p in preview]
-        self.preview_hash.extend(hashes)
-        self.preview_chars.extend([-1 if p is None else len(p) for p in preview])
+        hashes = _prefix_hashes(preview)
+        put(self.preview_hash, hashes)
+        put(self.preview_chars, [-1 if p is None else len(p) for p in preview])
         self._previews(encoded, hashes, first)
         self.meta.add_many(meta)
         self.limit.extend(limit)
@@ -1433,40 +1575,49 @@ class EventBuilder:
         (the entry it will be joined to, most likely; `source_of` finds one) is not kept, only
         that entry's row (`derived`; DERIVED and its size in the column): at 10k nodes, 40 MB
         not held while the log is read."""
-        derived = self.derived
-        derived.extend(array("i", [NONE]) * len(encoded))
-        sizes: dict[int, int] = {}
         scope = self.strings.find("node_scope")
-        if self.source_of is not None and scope >= 0:
-            coll = self.coll[first:]
-            writes = [data if code == scope else None for data, code in zip(encoded, coll)]
-            found = self.source_of(self.node[first:], hashes, writes)
-            for at, source in enumerate(found):
-                if source >= 0:
-                    derived[first + at], sizes[first + at] = source, len(writes[at])
-                    encoded[at] = None
-        self.preview.add_many(encoded)
-        starts, ends = self.preview.starts, self.preview.ends
-        for row, size in sizes.items():
-            starts[row], ends[row] = DERIVED, size
+        if self.source_of is None or scope < 0:
+            self.derived.extend(array("i", [NONE]) * len(encoded))
+            self.preview.add_many(encoded)
+            return
+        coll = self.coll[first:]
+        writes = [data if code == scope else None for data, code in zip(encoded, coll)]
+        found = self.source_of(self.node[first:], hashes, writes)
+        put(self.derived, found)
+        preview = self.preview
+        start = len(preview.starts)
+        preview.add_many([data if row < 0 else None for data, row in zip(encoded, found)])
+        # (a derived row: DERIVED and the preview's size, in place of its -1s)
+        sizes = [-1 if data is None else len(data) for data in writes]
+        preview.starts[start:] = packed(
+            "q", [at if row < 0 else DERIVED for at, row in zip(preview.starts[start:], found)]
+        )
+        preview.ends[start:] = packed(
+            "q",
+            [at if row < 0 else size for at, row, size in zip(preview.ends[start:], found, sizes)],
+        )
 
     def _ancestors(self, ancestors: Sequence[list[str] | None]) -> None:
-        anc, starts, ends = self.anc, self.anc_start, self.anc_end
-        flat: list[str] = []
-        size = len(anc)
-        for items in ancestors:
-            if items is None:
-                starts.append(-1)
-                ends.append(-1)
-            else:
-                starts.append(size)
-                size += len(items)
-                ends.append(size)
-                flat += items
-        anc.extend(self.strings.codes(flat))
+        size = len(self.anc)
+        lengths = [0 if items is None else len(items) for items in ancestors]
+        bounds = list(accumulate(lengths, initial=size))
+        if None in ancestors:  # (a None list: -1 for both bounds)
+            put(self.anc_start, [-1 if a is None else b for a, b in zip(ancestors, bounds)])
+            put(self.anc_end, [-1 if a is None else b for a, b in zip(ancestors, bounds[1:])])
+        else:
+            put(self.anc_start, bounds[:-1])
+            put(self.anc_end, bounds[1:])
+        flat = list(chain.from_iterable(filter(None, ancestors)))
+        self.anc.extend(self.strings.codes(flat))
 
-    def _results(self, typed: Sequence[Any], lenient: Sequence[Any]) -> None:
+    def _results(self, typed: Sequence[Any], lenient: Sequence[Any] | None) -> None:
         rows, starts, ends = self.rows, self.res_start, self.res_end
+        if lenient is None:  # every row's results are Structs: bounds by lengths, rows at once
+            bounds = list(accumulate(map(len, typed), initial=len(rows)))
+            put(starts, bounds[:-1])
+            put(ends, bounds[1:])
+            rows.add_typed(self.strings, list(chain.from_iterable(typed)))
+            return
         plain: list[Any] = []
         size = len(rows)
         for structs, values in zip(typed, lenient, strict=True):
