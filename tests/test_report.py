@@ -143,6 +143,32 @@ def test_saw_human_output_never_interprets_memory_text(capsys, ckpt_dir):
     assert "Hits" in out and "Tier 1b" in out
 
 
+def test_the_writes_table_shows_a_hostile_tool_and_source_literally(ckpt_dir):
+    from rich.console import Console
+
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.model import CowWrite
+    from ari_mem_tui.render.report import render_saw
+    from ari_mem_tui.search.embedded import make_ranker
+    from ari_mem_tui.search.replay import replay
+
+    ckpt = load_checkpoint(ckpt_dir)
+    result = replay(ckpt, "node_0003", make_ranker(ckpt, "bm25"))
+    result.writes = [
+        CowWrite(
+            current_node="node_0003",
+            target_node="node_0003",
+            tool="[red]tool[/red]",
+            accepted=True,
+            source="[b]src[/b]",
+        )
+    ]
+    console = Console(record=True, width=200, color_system=None)
+    render_saw(console, result)
+    out = console.export_text()
+    assert "[red]tool[/red]" in out and "[b]src[/b]" in out
+
+
 def test_saw_bad_node_and_unreadable_checkpoint_exit_2(capsys, ckpt_dir, tmp_path):
     code, out, err = run_cli(capsys, "saw", str(ckpt_dir), "nope", "--embedder", "bm25")
     assert code == 2 and out == ""

@@ -223,11 +223,11 @@ def _render_writes(console: Console, r: Replay) -> None:
     for w in r.writes:
         when = fmt_ts(w.ts) if w.ts else "?"
         table.add_row(
-            when,
-            clean(w.tool, False),
+            Text(when),
+            Text(clean(w.tool, False)),
             Text(short(w.target_node), style="cyan"),
             Text("yes", style="green") if w.accepted else Text("REJECTED", style="bold red"),
-            clean(w.source, False),
+            Text(clean(w.source, False)),
             Text(preview(w.text if w.accepted else (w.reason or w.text), TEXT_WIDTH)),
         )
     console.print(table)

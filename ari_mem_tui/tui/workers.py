@@ -79,6 +79,7 @@ def load_run(
         if _live():
             app.post_message(LoadFailed(exc))
         return
+    run.checkpoint.entries_by_node.group()
     audited = None
     if audit_first is not None and _live() and audit_first():
         audited = audit_report(run.checkpoint, run.audit_store)
