@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 # never needed by a command that ranks nothing: the model runtime and its tokenizer, the
 # lexical ranker (and scipy under it), the TUI, the Letta client and its HTTP stack, networkx,
-# pydantic (only the health view's nouns are pydantic models)
+# pydantic (which only the Letta client uses: no record of ours is a pydantic model)
 NOT_FOR_SUMMARY = (
     "pydantic",
     "onnxruntime",

@@ -19,7 +19,7 @@ from ari_mem_tui.model import Problem
 
 RETRY_DELAY_S = 0.15  # ARI's own loader waits this long before its single retry
 # ARI's records nest a few levels; far deeper values (a hostile `[[[[…`) would break
-# serialisation downstream (pydantic's depth limit), so they are cut at the reader
+# serialisation downstream (the encoders' recursion limits), so they are cut at the reader
 MAX_DEPTH = 100
 TOO_DEEP = f"<nested deeper than {MAX_DEPTH} levels: dropped>"
 

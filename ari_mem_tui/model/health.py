@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field
+from dataclasses import dataclass, field
 
-from ari_mem_tui.model.records import RankerFidelity
+from ari_mem_tui.model.records import RankerFidelity, Record
 
 
-class NodeHealth(BaseModel):
+@dataclass(kw_only=True)
+class NodeHealth(Record):
     """One node's start-up search (§5.8 Tier 2), seen from the window ARI post-filtered."""
+
+    FLOATS = ("started", "share_other", "share_react")
+    INTS = (
+        "depth",
+        "eligible",
+        "reached",
+        "hits",
+        "hits_recorded",
+        "hits_replayed",
+        "limit",
+        "window",
+        "other_branches",
+        "react",
+        "lineage",
+        "own",
+        "shortfall",
+    )
 
     node_id: str
     depth: int
@@ -36,8 +54,11 @@ class NodeHealth(BaseModel):
     query: str = ""
 
 
-class EntryUse(BaseModel):
+@dataclass(kw_only=True)
+class EntryUse(Record):
     """How often one memory entry was retrieved, and by whom (access log + trace_log)."""
+
+    INTS = ("startup", "inherit", "llm", "other", "descendant_readers")
 
     entry_id: str
     node_id: str  # owner
@@ -47,7 +68,7 @@ class EntryUse(BaseModel):
     inherit: int = 0  # read by an inheritance read (Tier 1b get_node_memory)
     llm: int = 0  # returned to an LLM-initiated call (search_memory / get_node_memory)
     other: int = 0  # pipeline, unattributed reads
-    readers: list[str] = Field(default_factory=list)  # nodes that retrieved it (first 20)
+    readers: list[str] = field(default_factory=list)  # nodes that retrieved it (first 20)
     descendant_readers: int = 0  # distinct readers that descend from the owner
     owner_has_descendants: bool = False
 
@@ -56,8 +77,12 @@ class EntryUse(BaseModel):
         return self.startup + self.inherit + self.llm + self.other
 
 
-class Bucket(BaseModel):
+@dataclass(kw_only=True)
+class Bucket(Record):
     """An aggregate over a group of searched nodes (one depth, or one slice of time)."""
+
+    FLOATS = ("start", "mean_share_other", "mean_share_react", "mean_reached")
+    INTS = ("nodes", "starved")
 
     label: str  # "depth 3", or the slice's start time
     start: float | None = None  # for time slices
@@ -68,37 +93,52 @@ class Bucket(BaseModel):
     mean_reached: float = 0.0  # reached / eligible over nodes with eligible > 0
 
 
-class EntrySummary(BaseModel):
+@dataclass(kw_only=True)
+class EntrySummary(Record):
+    INTS = (
+        "total",
+        "retrieved",
+        "by_descendants",
+        "never_by_descendant",
+        "never_searched",
+        "leaf_entries",
+        "unresolved",
+        "bulk_reads",
+        "from_trace_log",
+    )
     total: int = 0  # node-scope entries
     retrieved: int = 0  # retrieved at least once by anyone
     by_descendants: int = 0  # retrieved by at least one descendant of its owner
     never_by_descendant: int = 0  # owner has descendants, none of them retrieved it
     never_searched: int = 0  # owner has descendants, no descendant's search returned it
     leaf_entries: int = 0  # entries of nodes without descendants (nobody below to read them)
-    reads: dict[str, int] = Field(default_factory=dict)  # retrievals per category
+    reads: dict[str, int] = field(default_factory=dict)  # retrievals per category
     unresolved: int = 0  # result rows whose entry could not be found in the loaded memory
     bulk_reads: int = 0  # bulk reads: counts only, no entry ids (§4.2)
     from_trace_log: int = 0  # LLM reads taken from trace_log (no matching access-log event)
 
 
-class Health(BaseModel):
+@dataclass(kw_only=True)
+class Health(Record):
     """The JSON of `ari-mem-tui health`: per node, per entry, and across the run."""
+
+    INTS = ("limit", "top_k", "searched", "starved", "recorded", "replayed")
 
     run_id: str | None = None
     ranker: str  # the ranking the replays used ("bm25", "minilm", "letta:…")
     fidelity: RankerFidelity | None = None  # whether that ranking is the run's own
     limit: int = 5
     top_k: int = 200
-    nodes: list[NodeHealth] = Field(default_factory=list)  # tree order
+    nodes: list[NodeHealth] = field(default_factory=list)  # tree order
     searched: int = 0
     starved: int = 0
     recorded: int = 0  # nodes whose hits came from the access log
     replayed: int = 0  # nodes whose hits came from a replay
-    by_depth: list[Bucket] = Field(default_factory=list)
-    over_time: list[Bucket] = Field(default_factory=list)
-    entries: EntrySummary = Field(default_factory=EntrySummary)
-    top_entries: list[EntryUse] = Field(default_factory=list)  # most retrieved
-    never_retrieved: list[EntryUse] = Field(default_factory=list)  # by a descendant (first N)
+    by_depth: list[Bucket] = field(default_factory=list)
+    over_time: list[Bucket] = field(default_factory=list)
+    entries: EntrySummary = field(default_factory=EntrySummary)
+    top_entries: list[EntryUse] = field(default_factory=list)  # most retrieved
+    never_retrieved: list[EntryUse] = field(default_factory=list)  # by a descendant (first N)
     all_entries: list[EntryUse] | None = None  # with --all-entries
     complete: bool = True  # False: interrupted; the numbers cover `nodes` only
-    notes: list[str] = Field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
