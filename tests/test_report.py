@@ -158,7 +158,7 @@ def test_the_writes_table_shows_a_hostile_tool_and_source_literally(ckpt_dir):
         CowWrite(
             current_node="node_0003",
             target_node="node_0003",
-            tool="[red]tool[/red]",
+            tool="[i]tool[/i]",
             accepted=True,
             source="[b]src[/b]",
         )
@@ -166,7 +166,7 @@ def test_the_writes_table_shows_a_hostile_tool_and_source_literally(ckpt_dir):
     console = Console(record=True, width=200, color_system=None)
     render_saw(console, result)
     out = console.export_text()
-    assert "[red]tool[/red]" in out and "[b]src[/b]" in out
+    assert "[i]tool[/i]" in out and "[b]src[/b]" in out
 
 
 def test_saw_bad_node_and_unreadable_checkpoint_exit_2(capsys, ckpt_dir, tmp_path):
@@ -348,3 +348,21 @@ def test_a_shorter_progress_line_covers_the_longer_one_before_it():
     for part in out.getvalue().split("\r"):  # what a terminal shows: each \r rewrites
         screen = part + screen[len(part) :]
     assert screen.rstrip("\n").rstrip() == "embedding: 5 of 9"
+
+
+def test_a_text_report_lists_every_rejected_write_and_the_first_accepted_ones():
+    from ari_mem_tui.model import CowWrite
+    from ari_mem_tui.render.report import WRITES_SHOWN, writes_shown
+
+    def write(i: int, accepted: bool) -> CowWrite:
+        return CowWrite(
+            ts=float(i), current_node="n", target_node="n", tool="t", accepted=accepted, source="s"
+        )
+
+    writes = [write(i, accepted=i % 10 != 7) for i in range(40)]  # rejected: 7, 17, 27, 37
+    shown = writes_shown(writes)
+    assert [w.ts for w in shown if not w.accepted] == [7.0, 17.0, 27.0, 37.0]
+    accepted = [w.ts for w in shown if w.accepted]
+    assert len(shown) == WRITES_SHOWN and accepted == [w.ts for w in writes if w.accepted][:16]
+    assert [w.ts for w in shown] == sorted(w.ts for w in shown)  # still in time order
+    assert writes_shown(writes[:5]) == writes[:5]

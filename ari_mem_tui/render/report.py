@@ -14,7 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.audit import AuditReport, Finding
-from ari_mem_tui.model import Hit, Replay
+from ari_mem_tui.model import CowWrite, Hit, Replay
 from ari_mem_tui.render.text import clean, fmt_ts, preview, schema
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
@@ -32,6 +32,7 @@ from ari_mem_tui.render.words import (
 TEXT_WIDTH = 90
 
 MISSED_SHOWN = 15  # rows of the missed table in text output; --json has them all
+WRITES_SHOWN = 20  # rows of the writes table, beyond the rejected ones
 
 
 # ---------------------------------------------------------------- saw
@@ -217,20 +218,49 @@ def _render_writes(console: Console, r: Replay) -> None:
     if not r.writes:
         console.print(Text("writes: none recorded", style="dim"))
         return
-    table = Table(title="Writes (copy-on-write log)", title_justify="left")
-    for col in ("time", "tool", "target", "ok", "source", "text / reason"):
-        table.add_column(col, overflow="fold" if col == "text / reason" else "ellipsis")
-    for w in r.writes:
-        when = fmt_ts(w.ts) if w.ts else "?"
-        table.add_row(
-            Text(when),
+    shown = writes_shown(r.writes)
+    # the text takes what the short columns leave; a target column only when a write aimed
+    # at another node's memory (the rejected ones ARI's copy-on-write rule is about); where a
+    # write was read from only when there is room for it (--json always has it)
+    elsewhere = any(w.target_node != r.node_id for w in shown)
+    sources = console.width >= 100
+    table = Table(title="Writes (copy-on-write log)", title_justify="left", expand=True)
+    table.add_column("time", max_width=12)  # (date above time)
+    table.add_column("tool", no_wrap=True, max_width=14)
+    if elsewhere:
+        table.add_column("target", no_wrap=True)
+    table.add_column("ok", no_wrap=True)
+    if sources:
+        table.add_column("source", no_wrap=True)
+    table.add_column("text / reason", overflow="fold", ratio=1, min_width=24)
+    for w in shown:
+        cells = [
+            Text(fmt_ts(w.ts) if w.ts else "?"),
             Text(clean(w.tool, False)),
-            Text(short(w.target_node), style="cyan"),
+            *([Text(short(w.target_node), style="cyan")] if elsewhere else []),
             Text("yes", style="green") if w.accepted else Text("REJECTED", style="bold red"),
-            Text(clean(w.source, False)),
+            *([Text(clean(w.source, False), style="dim")] if sources else []),
             Text(preview(w.text if w.accepted else (w.reason or w.text), TEXT_WIDTH)),
-        )
+        ]
+        table.add_row(*cells)
     console.print(table)
+    if len(shown) < len(r.writes):
+        rest = cut_note(len(shown), len(r.writes), "writes", "`saw CKPT NODE --json`")
+        console.print(Text(f"{rest} (every rejected one is shown)", style="dim"))
+
+
+def writes_shown(writes: list[CowWrite]) -> list[CowWrite]:
+    """The writes a text report lists: every rejected one, and accepted ones in time order up
+    to WRITES_SHOWN rows in all (a busy node writes a hundred; --json has them all)."""
+    room = WRITES_SHOWN - sum(1 for w in writes if not w.accepted)
+    shown = []
+    for w in writes:
+        if not w.accepted:
+            shown.append(w)
+        elif room > 0:
+            shown.append(w)
+            room -= 1
+    return shown
 
 
 # ---------------------------------------------------------------- audit
