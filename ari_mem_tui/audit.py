@@ -481,6 +481,13 @@ class AuditStore:
         return True
 
 
+def kept_or_audit(ckpt: Checkpoint, store: AuditStore | None) -> tuple[AuditReport, bool]:
+    """The audit `store` kept for these files, else a new one, and whether it is new (to be
+    kept: `store.save`)."""
+    kept = store.load(ckpt) if store is not None else None
+    return (kept, False) if kept is not None else (audit(ckpt), True)
+
+
 def _source_key() -> str:
     """This module's source: a changed rule is another audit."""
     return hashlib.sha1(Path(__file__).read_bytes()).hexdigest()

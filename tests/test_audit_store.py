@@ -119,8 +119,8 @@ async def test_a_reopen_opens_on_the_first_finding_without_auditing_first(
     ckpt = load_checkpoint(tiny)
     expected = opening_node(ckpt, findings_by_node(audit(ckpt)))
     audited: list[object] = []
-    real = workers.audit
-    monkeypatch.setattr(workers, "audit", lambda c: audited.append(c) or real(c))
+    real = audit_module.audit
+    monkeypatch.setattr(audit_module, "audit", lambda c: audited.append(c) or real(c))
 
     app = make_app(tiny, open_useful=True)  # the first open: audits, keeps it after the hits
     async with app.run_test(size=(120, 40)) as pilot:
@@ -154,8 +154,8 @@ async def test_a_reopen_of_changed_files_audits_before_choosing(
     assert _kept(tiny).is_file()
     append_node(tiny, "node_c0000003", parent_key="A")
     audited: list[object] = []
-    real = workers.audit
-    monkeypatch.setattr(workers, "audit", lambda c: audited.append(c) or real(c))
+    real = audit_module.audit
+    monkeypatch.setattr(audit_module, "audit", lambda c: audited.append(c) or real(c))
     app = make_app(tiny, open_useful=True)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
@@ -174,9 +174,11 @@ async def test_a_user_who_moves_while_it_loads_gets_hits_before_the_audit(
     release, blocked = threading.Event(), threading.Event()
     app = app_with(blocking_opener(tiny, release, blocked), open_useful=True)
     shown_when_audited: list[bool] = []
-    real = workers.audit
+    real = audit_module.audit
     monkeypatch.setattr(
-        workers, "audit", lambda c: shown_when_audited.append(app.run_data is not None) or real(c)
+        audit_module,
+        "audit",
+        lambda c: shown_when_audited.append(app.run_data is not None) or real(c),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         try:
@@ -251,3 +253,34 @@ async def test_the_audit_table_waits_for_the_first_hits_unless_shown(
                 await pilot.press("1")  # back to the Hits tab, drawn when shown
             await wait_for(pilot, lambda: hits.replay is not None, "the hits")  # noqa: B023
             assert table.row_count == len(pane.ui_problems + pane.audit_rows)
+
+
+# ---- the CLI ----
+
+
+def _cli(capsys: pytest.CaptureFixture, *argv: str) -> tuple[int, str]:
+    from ari_mem_tui.cli import main
+
+    code = main(list(argv))
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("form", [["--json"], []])
+def test_the_cli_audit_keeps_its_audit_and_prints_the_same_from_it(
+    tiny: Path, index_root: Path, monkeypatch: pytest.MonkeyPatch, capsys, form: list[str]
+) -> None:
+    audited: list[object] = []
+    real = audit_module.audit
+    monkeypatch.setattr(audit_module, "audit", lambda c: audited.append(c) or real(c))
+    first = _cli(capsys, "audit", str(tiny), *form)  # audits, and keeps it
+    assert len(audited) == 1 and _kept(tiny).is_file()
+    assert first[0] == 1 and first[1]  # (tiny's findings: exit 1)
+    again = _cli(capsys, "audit", str(tiny), *form)
+    assert len(audited) == 1  # the kept audit, not another
+    assert again == first  # byte for byte, and the same exit code
+    append_node(tiny, "node_c0000005")  # a file changed: the kept audit is not of it
+    changed = _cli(capsys, "audit", str(tiny), *form)
+    assert len(audited) == 2
+    monkeypatch.setenv(index.INDEX_ENV, "off")
+    assert _cli(capsys, "audit", str(tiny), *form) == changed  # as a run with no index gives
+    assert len(audited) == 3

@@ -19,10 +19,10 @@ from checkpoint_helpers import (
 )
 
 from ari_mem_tui.audit import audit
-from ari_mem_tui.checkpoint import index, trace_log
+from ari_mem_tui.checkpoint import cow, index, trace_log
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.model import Entries
-from ari_mem_tui.model.columns import Texts
+from ari_mem_tui.model.columns import Groups, Texts
 
 COW = "node_id does not match current node (CoW violation)"
 
@@ -196,6 +196,25 @@ def test_a_reopen_takes_the_entries_by_current_node_from_the_index(demo_ckpt, in
     assert reopened._current is not None  # stored: the first replay groups nothing
     assert list(reopened.by_current_node.items()) == list(grouped.items())
     assert sum(map(len, grouped.values())) > 0
+
+
+def test_a_reopen_takes_the_entries_by_node_and_their_write_events_from_the_index(
+    demo_ckpt, index_root, monkeypatch
+):
+    """What a reopened run's tree labels and first replay read (each node's entries, each
+    entry's write event) comes off the index as the fresh load computed it, not again."""
+    fresh = load_checkpoint(demo_ckpt, use_index=True)  # writes the index
+    reopened = load_checkpoint(demo_ckpt, use_index=True)
+    monkeypatch.setattr(cow, "joined_rows", lambda *_: pytest.fail("computed again"))
+    assert isinstance(reopened.entries._by_node, Groups)
+    for node_id in fresh.nodes:
+        assert reopened.entries_by_node.rows(node_id) == fresh.entries_by_node.rows(node_id)
+        assert reopened.entries.rows_of_node(reopened.strings.find(node_id)) == (
+            fresh.entries.rows_of_node(fresh.strings.find(node_id))
+        )
+    assert sum(len(fresh.entries_by_node.rows(n)) for n in fresh.nodes) > 0
+    joined, expected = reopened.pending_writes().joined, fresh.pending_writes().joined
+    assert list(joined._rows) == list(expected._rows) and max(expected._rows) >= 0
 
 
 def test_an_index_handed_over_is_written_only_when_run(tmp_path, index_root):

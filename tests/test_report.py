@@ -205,6 +205,8 @@ def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
         )
     ]
     monkeypatch.setattr("ari_mem_tui.checkpoint.load.load_checkpoint", lambda _p, **_kw: leaky)
+    # (the run loaded is not that of the files: the audit kept for the files must not stand in)
+    monkeypatch.setenv("ARI_MEM_TUI_INDEX", "off")
     code, out, _ = run_cli(capsys, "audit", str(ckpt_dir), "--json")
     assert code == 1
     assert json.loads(out)["leaks"][0]["node_id"] == "node_0003"

@@ -627,3 +627,42 @@ async def test_a_first_search_running_does_not_ask_to_choose_a_node(tiny: Path) 
         await pilot.pause()
         assert "Choose a node" not in str(hits.query_one("#hits-query").render())
         assert "searching for" in str(hits.query_one("#hits-diag").render())
+
+
+class _Cycle:
+    """An object kept alive by a cycle alone: only the collector frees it."""
+
+    def __init__(self) -> None:
+        self.me = self
+
+
+async def test_a_loaded_run_is_frozen_at_once_and_a_reload_collects_the_last(
+    tiny: Path, monkeypatch
+) -> None:
+    """The load freezes the run's objects before anything else runs (the collector's passes
+    over a big run's fresh objects delayed its first hits), with the collector on again after
+    it; a reload lets the earlier run's cycles be collected."""
+    import gc
+    import weakref
+
+    from ari_mem_tui.model.checkpoint import EntriesByNode
+
+    frozen: list[tuple[int, bool]] = []
+    real = EntriesByNode.group  # the load's next step after the run is read
+    monkeypatch.setattr(
+        EntriesByNode,
+        "group",
+        lambda self: frozen.append((gc.get_freeze_count(), gc.isenabled())) or real(self),
+    )
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert frozen and frozen[0][0] > 0 and frozen[0][1]
+        assert gc.isenabled()
+        garbage = _Cycle()
+        gc.freeze()  # as the first run's objects are
+        gone = weakref.ref(garbage)
+        del garbage
+        await press(pilot, "r")
+        await settle(pilot, loads=2)
+        assert gone() is None  # collected once the reloaded run was in

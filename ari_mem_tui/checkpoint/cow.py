@@ -18,7 +18,7 @@ from bisect import bisect_right
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping, Sequence
 from functools import cached_property
-from itertools import accumulate, chain, compress
+from itertools import compress
 from typing import Any
 
 from ari_mem_tui.checkpoint.bulk import without_gc
@@ -30,7 +30,7 @@ from ari_mem_tui.checkpoint.trace_log import (
     rejection_reason,
 )
 from ari_mem_tui.model import CowWrite, Entries, EntryView, Events, EventView, TraceCall
-from ari_mem_tui.model.columns import Texts
+from ari_mem_tui.model.columns import Groups, Texts, holding
 
 AUTO_ENTRY = re.compile(r"^Tool ([A-Za-z_][\w.:-]*): ")
 
@@ -196,13 +196,25 @@ def _rows_holding(texts: Texts, needles: list[bytes]) -> list[int]:
     return sorted(rows)
 
 
+def joined_rows(events: Events, entries: int) -> array:
+    """Each of `entries` rows' write event (the last one joined to it; -1: none): the events'
+    `joined` column turned round (what the run index keeps, for `Joined`)."""
+    rows = array("i", [-1]) * entries
+    for event, row in enumerate(events.joined):
+        if row >= 0:
+            rows[row] = event
+    return rows
+
+
 class Joined:
     """Each entry's write event (the last one joined to it), read off the events' `joined`
-    column: by entry row; an event joined by an id of no row (hand-built) by that id."""
+    column: by entry row; an event joined by an id of no row (hand-built) by that id. `rows`,
+    when known (`joined_rows` of these events, as the run index keeps it), spares the pass
+    over every event that a reopened run's first replay would wait for."""
 
-    def __init__(self, entries: Entries, events: Events) -> None:
+    def __init__(self, entries: Entries, events: Events, rows: Sequence[int] | None = None):
         self._entries, self._events = entries, events
-        self._rows = array("i", [-1]) * len(entries)
+        self._rows: Sequence[int] = array("i", [-1]) * len(entries)
         self._ids: dict[str, int] = {}
         if events.entries is not None and events.entries is not entries:
             # the events point into other entries now (a Letta server's, swapped in): an entry
@@ -212,9 +224,8 @@ class Joined:
                 if entry_id is not None:
                     self._ids[entry_id] = event
             return
-        for event, row in enumerate(events.joined):
-            if row >= 0:
-                self._rows[row] = event
+        usable = rows is not None and len(rows) == len(entries)
+        self._rows = rows if usable else joined_rows(events, len(entries))  # type: ignore[assignment]
         for event, entry_id in events.joined_ids.items():
             self._ids[entry_id] = event
 
@@ -239,8 +250,6 @@ class Joined:
 
 _TOOL = b"Tool "
 _MARKERS = [marker.encode() for marker in REJECTION_MARKERS]
-# `by_current_node` as the run index keeps it: (node codes, each one's rows' end, the rows)
-StoredCurrent = tuple[Sequence[int], Sequence[int], Sequence[int]]
 
 
 class CowLog:
@@ -256,7 +265,8 @@ class CowLog:
     index stores them too: `stored_rejected`), spares them altogether: (the rows as
     `rejected` gives them, the place in that list of each row `rejected_in_order` gives).
     `current`, when known (`stored_current`), spares the grouping of the entries by current
-    node that a run's first replay would wait for.
+    node that a run's first replay would wait for, and `joined` (`joined_rows`) the pass over
+    every event that finds each entry's write event.
     """
 
     def __init__(
@@ -266,10 +276,11 @@ class CowLog:
         trace_calls: Mapping[str, list[TraceCall]],
         counts: tuple[int, int] | None = None,
         rejected: tuple[list[CowWrite], list[int]] | None = None,
-        current: StoredCurrent | None = None,
+        current: Groups | None = None,
+        joined: Sequence[int] | None = None,
     ) -> None:
         self.entries, self.events, self.trace_calls = entries, events, trace_calls
-        self._current = current
+        self._current, self._joined = current, joined
         self._rejected: list[CowWrite] | None = None
         self._order: list[int] | None = None
         if counts is not None:
@@ -294,7 +305,7 @@ class CowLog:
         for row in _rows_holding(entries.text, _MARKERS):
             if not kind[row] and entries.text.raw(row)[:5] == _TOOL:  # type: ignore[index]
                 found.setdefault(node[row], []).append(row)
-        owners = dict.fromkeys(compress(node, map((0).__eq__, kind)))  # first-entry order
+        owners = dict.fromkeys(compress(node, holding(kind, 0)))  # first-entry order
         strings = entries.strings
         return {
             strings[code] or "": [entries[row] for row in found[code]]
@@ -307,18 +318,14 @@ class CowLog:
         """Node-scope entry rows by the node current when they were written (the event's, if
         logged), in the order the whole log takes them; nodes in the order they first come."""
         strings = self.entries.strings
-        if self._current is not None:  # as the run index keeps them (`stored_current`)
-            nodes, ends, rows = self._current
-            starts = [0, *ends][: len(ends)]  # (no entries: no node)
-            groups = zip(nodes, starts, ends, strict=True)
-            return {strings[code] or "": rows[a:b].tolist() for code, a, b in groups}
-        return {strings[code] or "": rows for code, rows in self._current_groups().items()}
+        groups = self._current if self._current is not None else self._current_groups()
+        return {strings[code] or "": rows for code, rows in groups.items()}
 
     def _current_groups(self) -> dict[int, list[int]]:
         """`by_current_node` by node code (a run's first replay waits for it: C passes and one
         loop, no method call a row)."""
         entries = self.entries
-        rows = list(compress(range(len(entries)), map((0).__eq__, entries.kind)))
+        rows = list(compress(range(len(entries)), holding(entries.kind, 0)))
         event_node, owner = self.events.node, entries.node
         groups: defaultdict[int, list[int]] = defaultdict(list)
         for row, event in zip(rows, self.joined.event_rows(rows), strict=True):
@@ -327,11 +334,20 @@ class CowLog:
 
     def _current_entries(self, node_id: str) -> list[EntryView]:
         entries = self.entries
-        return [entries[row] for row in self.by_current_node.get(node_id, [])]
+        return [entries[row] for row in self._current_rows(node_id)]
+
+    def _current_rows(self, node_id: str) -> list[int]:
+        """`by_current_node[node_id]`: read off the stored groups, while the others are not
+        needed (a replay asks for one node's)."""
+        stored = self._current
+        if stored is None or not node_id or "by_current_node" in self.__dict__:
+            return self.by_current_node.get(node_id, [])
+        code = self.entries.strings.find(node_id)
+        return stored.get(code, []) if code >= 0 else []  # type: ignore[return-value]
 
     @cached_property
     def joined(self) -> Joined:
-        return Joined(self.entries, self.events)
+        return Joined(self.entries, self.events, self._joined)
 
     @property
     def rejected(self) -> list[CowWrite]:
@@ -392,14 +408,10 @@ def _node_order(rows: list[CowWrite]) -> list[CowWrite]:
     return timed + untimed
 
 
-def stored_current(log: CowLog) -> StoredCurrent:
+def stored_current(log: CowLog) -> Groups:
     """What `CowLog(..., current=…)` takes: `by_current_node` as columns (node codes, where
     each node's rows end, the rows node after node)."""
-    groups = log._current_groups() if log._current is None else None
-    if groups is None:
-        return log._current  # type: ignore[return-value]
-    ends = array("q", accumulate(map(len, groups.values())))
-    return array("i", groups), ends, array("i", chain.from_iterable(groups.values()))
+    return log._current if log._current is not None else Groups.of(log._current_groups())
 
 
 def stored_rejected(log: CowLog) -> tuple[list[CowWrite], list[int]]:

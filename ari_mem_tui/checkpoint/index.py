@@ -47,7 +47,7 @@ from platformdirs import user_cache_dir
 from ari_mem_tui.checkpoint.access_log import access_files
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS
 from ari_mem_tui.checkpoint.cachefile import rebuilt
-from ari_mem_tui.checkpoint.cow import CowLog, stored_current, stored_rejected
+from ari_mem_tui.checkpoint.cow import CowLog, joined_rows, stored_current, stored_rejected
 from ari_mem_tui.checkpoint.limits import MIB, current, hint
 from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, known_calls, trace_calls_of
 from ari_mem_tui.checkpoint.tree import link_ancestors
@@ -64,11 +64,12 @@ from ari_mem_tui.model import (
     RunGraph,
     StringTable,
 )
-from ari_mem_tui.model.columns import OptInts, ResultRows, Texts, utf8
+from ari_mem_tui.model.columns import Groups, OptInts, ResultRows, Texts, utf8
 
-FORMAT = 10  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
+FORMAT = 11  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
 # 9: the nodes whose trace logs hold the calls the loader reads, the CoW log's rejected rows
 # 10: the CoW log's entries by current node (a reopen's first replay no longer groups them)
+# 11: the entries by owner node, each entry's write event (nor these, nor the tree's labels)
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
@@ -202,6 +203,18 @@ _ROW_CODES = ("entry_id", "src_node_id", "node_id", "type")
 
 
 _CURRENT = ("cow.current.nodes", "cow.current.ends", "cow.current.rows")  # stored_current
+_BY_NODE = ("e.by_node.nodes", "e.by_node.ends", "e.by_node.rows")  # Entries.node_groups
+_GROUP_KINDS = "iqi"  # (codes, ends, rows) of a Groups
+
+
+def _groups(names: tuple[str, ...], groups: Groups, out: dict[str, Any]) -> None:
+    columns = (groups.codes, groups.ends, groups.rows)
+    for name, column, kind in zip(names, columns, _GROUP_KINDS, strict=True):
+        out[name] = _as_array(column, kind)
+
+
+def _groups_of(sections: dict[str, memoryview], names: tuple[str, ...]) -> Groups:
+    return Groups(*(_column(sections, n, k) for n, k in zip(names, _GROUP_KINDS, strict=True)))
 
 
 def _texts(name: str, texts: Texts, out: dict[str, Any]) -> None:
@@ -237,6 +250,7 @@ def _columns(ckpt: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
         _texts("e." + name, getattr(entries, name), out)
     ids = [utf8(entry_id) for entry_id in entries.all_ids()]
     _texts("e.ids", _packed(ids), out)
+    _groups(_BY_NODE, entries.node_groups(), out)
     for name in _ENTRY_INTS:
         column: OptInts = getattr(entries, name)
         out["e." + name] = _as_array(column.values, "q")
@@ -260,10 +274,10 @@ def _columns(ckpt: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
     side["v.meta_side"], side["v.extra"] = events.meta_side, events.extra
     side["v.joined_ids"] = events.joined_ids
     log = ckpt.pending_writes()
-    current = stored_current(log) if isinstance(log, CowLog) else ((), (), ())
+    current = stored_current(log) if isinstance(log, CowLog) else Groups((), (), ())
     side["cow.current"] = isinstance(log, CowLog)
-    for name, column, kind in zip(_CURRENT, current, "iqi", strict=True):
-        out[name] = _as_array(column, kind)
+    _groups(_CURRENT, current, out)
+    out["v.joined_rows"] = joined_rows(events, len(entries))  # (for the CoW log's `Joined`)
     rows = events.rows
     for key in _ROW_CODES:
         out["r." + key] = _as_array(rows.codes[key], "i")
@@ -637,6 +651,7 @@ def _entries(sections: dict[str, memoryview], strings: StringTable, side: dict) 
         columns["ckpt"],
         ids=_texts_of(sections, "e.ids"),
         meta_side=side["e.meta_side"],
+        by_node=_groups_of(sections, _BY_NODE),
     )
 
 
@@ -704,10 +719,9 @@ def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) ->
     # node's rows parsing only that node's trace_log
     calls = TraceCallsByNode(ckpt.nodes, READ_TOOLS, tuple(body["read_calls"]))  # type: ignore[arg-type]
     counts, rejected = tuple(body["write_counts"]), _stored_rejected(body["rejected"])
-    current = None
-    if side["cow.current"]:
-        current = tuple(_column(sections, n, k) for n, k in zip(_CURRENT, "iqi", strict=True))
-    cow = CowLog(ckpt.entries, ckpt.access_events, calls, counts, rejected, current)  # type: ignore[arg-type]
+    current = _groups_of(sections, _CURRENT) if side["cow.current"] else None
+    joined = _column(sections, "v.joined_rows", "i")
+    cow = CowLog(ckpt.entries, ckpt.access_events, calls, counts, rejected, current, joined)  # type: ignore[arg-type]
     ckpt.defer_writes(cow)
     ckpt.defer_trace_calls(trace_calls_of(ckpt.nodes), body["trace_call_count"])
     ckpt.reindex()

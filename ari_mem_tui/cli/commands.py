@@ -192,13 +192,17 @@ def cmd_saw(args: argparse.Namespace) -> int:
 def cmd_audit(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    from ari_mem_tui.audit import audit
+    from ari_mem_tui.audit import kept_or_audit
     from ari_mem_tui.render.report import audit_json, render_audit
 
     run = _open(args, rank=False)
     if run is None:
         return EXIT_UNREADABLE
-    report = audit(run.checkpoint)
+    # the audit kept beside the run index for these files (the TUI's, or an earlier `audit`'s):
+    # a 10k-node run's audit is ~1 s, its kept copy a few milliseconds
+    report, new = kept_or_audit(run.checkpoint, run.audit_store)
+    if new and run.audit_store is not None:
+        run.audit_store.save(run.checkpoint, report)
     if args.json:
         print(json_text(audit_json(report, run.source_label)))
     else:

@@ -105,14 +105,16 @@ def _score_signal(ckpt: Checkpoint) -> str | None:
     events = ckpt.access_events
     strings, coll, query = events.strings, events.coll, events.query
     react = strings.find("react_step")
-    searches = (
-        row
-        for row in events.rows_of_op("read")
-        if coll[row] != react
-        if not (strings[query[row]] or "").startswith(INHERIT)
-    )
+    reads = list(events.rows_of_op("read"))
+    # each distinct query read once (30k reads of a 10k-node run ask a few thousand)
+    inherit = {
+        code
+        for code in set(map(query.__getitem__, reads))
+        if (strings[code] or "").startswith(INHERIT)
+    }
+    searches = (row for row in reads if coll[row] != react and query[row] not in inherit)
     for row in islice(searches, SAMPLE):
-        scores = [r.get("score") for r in events.results_at(row)]
+        scores = events.scores_at(row)
         if scores and all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores):
             kinds.add(recorded_backend([float(s) for s in scores]))
     if "in_memory" in kinds:

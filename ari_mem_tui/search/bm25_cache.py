@@ -51,11 +51,21 @@ FILES = (  # what bm25s saves for our (Robertson) index, and all it loads
 def pool_key(texts: Texts | Sequence[str], settings: str) -> str:
     """The key of a pool's index: `settings`, then every text's size and its UTF-8 bytes in
     pool order (no two lists hash alike by joining). A run's column is hashed as its buffer
-    holds it, not decoded (200k texts: 0.6 s less at every open)."""
+    holds it, not decoded (200k texts: 0.6 s less at every open), its sizes found by numpy
+    (a loop over 200k rows took half of the key's time at a reopen)."""
     digest = hashlib.sha1(settings.encode())
     if not isinstance(texts, Texts):
         texts = Texts(b"".join(data := [utf8(t) for t in texts]), *_bounds(data))
-    texts.digest_rows(digest)
+    starts = np.asarray(texts.starts, dtype=np.int64)
+    ends = np.asarray(texts.ends, dtype=np.int64)
+    present = starts >= 0  # (a row without text: size 0, no bytes)
+    digest.update(np.where(present, ends - starts, 0).astype(np.int64).tobytes())
+    buf = texts.buf
+    if present.all() and np.array_equal(starts[1:], ends[:-1]):  # one run of the buffer
+        digest.update(buf[int(starts[0]) : int(ends[-1])] if len(starts) else b"")
+        return digest.hexdigest()
+    for start, end in zip(starts[present].tolist(), ends[present].tolist(), strict=True):
+        digest.update(buf[start:end])
     return digest.hexdigest()
 
 

@@ -13,7 +13,7 @@ from collections import defaultdict
 from itertools import compress, filterfalse
 
 from ari_mem_tui.model import Checkpoint, EventView
-from ari_mem_tui.model.columns import INHERIT, KINDS
+from ari_mem_tui.model.columns import INHERIT, KINDS, holding
 
 _KEY = "replay_index"
 
@@ -32,7 +32,7 @@ class ReplayIndex:
         self.ts_by_kind: dict[str, list[float]] = {}
         self.untimed_by_kind: dict[str, int] = defaultdict(int)
         for code, kind in enumerate(KINDS):
-            stamps = list(compress(entries.ts, map(code.__eq__, entries.kind)))
+            stamps = list(compress(entries.ts, holding(entries.kind, code)))
             timed = sorted(filterfalse(math.isnan, stamps))
             if timed:
                 self.ts_by_kind[kind] = timed

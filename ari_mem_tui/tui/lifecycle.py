@@ -30,13 +30,15 @@ from ari_mem_tui.tui.workers import Opener
 RunFactory = Callable[[Path], Opener]  # a workspace's run → its opener
 
 
-def settle_heap() -> None:
+def settle_heap(earlier: bool) -> None:
     """Keep the collector's full passes off the loaded run. Every object alive once a run is in
     (the run's records, the tree, the app) goes to the collector's permanent generation, so a
     full pass scans only what came after: on the demo such passes took 100–230 ms of a key
-    each, growing with the session. A reload first lets the last run's objects be collected
-    (one full pass, while the user waits for the load anyway), then freezes the new ones."""
-    if gc.get_freeze_count():  # an earlier run's objects: collectable again, and collected
+    each, growing with the session. (The load froze the run's records already, as soon as it
+    had them: workers.load_run.) After an `earlier` run, the last run's objects are first let
+    be collected (one full pass, while the user waits for the load anyway), then the new ones
+    frozen."""
+    if earlier:  # an earlier run's objects: collectable again, and collected
         gc.unfreeze()
         gc.collect()
     gc.freeze()
@@ -135,6 +137,7 @@ class RunLifecycle:
 
     def on_run_loaded(self, message: msg.RunLoaded) -> None:
         run = message.run
+        earlier = self.loaded_count > 0  # a run (or a failed load) before this one
         # the tree shown while memory loaded: keep where the user has gone in it
         keep = message.keep or self.tree_ckpt is not None
         expanded = self.tree_widget.expanded_ids() if keep else []
@@ -168,7 +171,7 @@ class RunLifecycle:
             self.on_audit_done(audited)
         self.set_timer(AUDIT_WAITS_S, self._start_audit)
         self.loaded_count += 1
-        settle_heap()
+        settle_heap(earlier)
 
     def on_vectors_ready(self, message: msg.VectorsReady) -> None:
         if self.run_data is not None and message.ranker is self.run_data.ranker:
