@@ -52,7 +52,7 @@ def _outputs(
         if how == "objects":
             patch.setattr(access_log, "_typed_line", _refuse)
             patch.setattr(backup, "_typed_record", _refuse)
-            patch.setattr(access_log, "_typed_lines", lambda _batch: None)  # (line by line)
+            patch.setattr(access_log, "_typed_lines", lambda _batch, _known: None)  # (by line)
             patch.setattr(backup, "_typed_records", lambda _batch: None)
             patch.setattr(tree, "fast_tree_document", lambda _path: None)
         nodes = list(load_checkpoint(run).nodes)
