@@ -19,8 +19,7 @@ from array import array
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Sequence
-from itertools import compress, repeat
-from operator import eq, not_
+from itertools import repeat
 from typing import Any
 
 import msgspec
@@ -63,9 +62,22 @@ class EntryIndex:
 
     def __init__(self, rows: EntryBuilder) -> None:
         self.rows = rows
-        self.buckets = _buckets(rows)
+        ts, kind, node, prefix = rows.ts, rows.kind, rows.node, rows.prefix
+        timed = sorted((r for r in range(len(ts)) if ts[r] == ts[r]), key=ts.__getitem__)
+        untimed = (r for r in range(len(ts)) if ts[r] != ts[r])
+        buckets: dict[int, Any] = {}
+        for row in (*timed, *untimed):
+            key = hash((kind[row], node[row], prefix[row]))
+            found = buckets.get(key)
+            if found is None:
+                buckets[key] = row
+            elif type(found) is int:
+                buckets[key] = [found, row]
+            else:
+                found.append(row)
+        self.buckets = buckets
         self._by_owner: dict[tuple[int, int], list[int]] | None = None
-        self.taken = bytearray(len(rows.ts))
+        self.taken = bytearray(len(ts))
 
     def _bucket(self, rows: list[int]) -> _Bucket:
         ts = self.rows.ts
@@ -167,24 +179,6 @@ class EntryIndex:
         if found >= 0:
             self.taken[found] = 1
         return found
-
-
-def _buckets(rows: EntryBuilder) -> dict[int, Any]:
-    """`EntryIndex.buckets`: each key's row, or its rows in a list where several share it,
-    timed rows by ts, then untimed ones; made in C passes (one row a key is the rule: a 10k
-    run has 2k keys of several rows in 200k)."""
-    ts, n = rows.ts, len(rows.ts)
-    timed = list(map(eq, ts, ts))  # (NaN: untimed)
-    order = sorted(compress(range(n), timed), key=ts.__getitem__)
-    order += compress(range(n), map(not_, timed))
-    keys = list(map(hash, zip(rows.kind, rows.node, rows.prefix)))
-    buckets: dict[int, Any] = dict(zip(map(keys.__getitem__, order), order))
-    if len(buckets) < n:  # (keys of several rows: lists, their rows in `order`)
-        shared = {key for key, count in Counter(keys).items() if count > 1}
-        buckets.update((key, []) for key in shared)
-        for row in compress(order, map(shared.__contains__, map(keys.__getitem__, order))):
-            buckets[keys[row]].append(row)
-    return buckets
 
 
 def _quick_claim(index: EntryIndex) -> Any:
