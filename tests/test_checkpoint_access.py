@@ -179,11 +179,52 @@ def test_a_batch_of_lines_gives_the_events_line_by_line_or_is_left_to_it(objs):
         for number, line in enumerate(lines, start=7):
             _add_line(one_by_one, _typed_line(line), "f", number)
     except msgspec.DecodeError:
-        assert _typed_lines(lines) is None
+        assert _typed_lines(lines, {}) is None
         return
     batch = EventBuilder(StringTable())
-    batch.add_lines(*_typed_lines(lines), "f", 7)
+    batch.add_lines(*_typed_lines(lines, batch.result_ranges), "f", 7)
     assert batch.finish(sort=False) == one_by_one.finish(sort=False)
+
+
+def test_repeated_results_share_their_rows_and_a_bad_array_is_read_line_by_line(
+    tmp_path, monkeypatch
+):
+    """A results array met again (in a later batch too) points at the rows it was given the
+    first time; a batch with an array the typed reader refuses goes line by line, naming it;
+    either way the events are those the per-line reader gives."""
+    from ari_mem_tui.checkpoint import access_log
+    from ari_mem_tui.checkpoint.jsonlines import BATCH
+    from ari_mem_tui.model import StringTable
+
+    rows = [{"entry_id": "p1", "src_node_id": "root", "score": 0.5}, {"entry_id": "p2"}]
+    lines = [
+        read_event(T0 + i, "", f"q{i % 3}", ["root"], results=rows[: 1 + i % 2])
+        for i in range(2 * BATCH + 5)
+    ]
+    lines[BATCH + 3]["results"] = [{"entry_id": "p1", "odd": 1}]  # (a key ARI does not write)
+    lines[BATCH + 4]["results"] = None
+    lines[BATCH + 6]["results"] = [1, rows[0]]
+    path = write_access(tmp_path, lines)
+
+    def read(patch):
+        problems = []
+        with monkeypatch.context() as context:
+            if patch:
+                context.setattr(access_log, "_typed_lines", lambda _batch, _known: None)
+            events = access_log.read_access_log(tmp_path, None, problems, StringTable())
+        return events, problems
+
+    batched, problems = read(False)
+    by_line, line_problems = read(True)
+    assert [e.as_record() for e in batched] == [e.as_record() for e in by_line]
+    assert problems == line_problems
+    assert [(p.where, p.why) for p in problems] == [
+        (f"line {BATCH + 7}", "dropped 1 results that are not objects")
+    ]
+    assert batched[BATCH + 3].results == [{"entry_id": "p1", "odd": 1}]
+    assert batched[BATCH + 4].results == [] and batched[5].results == rows
+    assert len(batched.rows) < len(by_line.rows)  # (the arrays met again share rows)
+    assert path.read_bytes().count(b"\n") == len(batched)
 
 
 # ---- the write join ----

@@ -201,6 +201,42 @@ def test_a_tool_name_spelled_with_json_escapes_is_parsed_too(tmp_path):
     assert count == 1 and [c.tool for c in needed["a"]] == ["search_memory"]
 
 
+def test_the_tree_readers_scan_gives_the_calls_a_second_decode_gives(tmp_path):
+    """The calls the tree reader took while it checked the lines are those some_trace_calls
+    finds decoding them again; taken once (then decoded), and not for other tools."""
+    from ari_mem_tui.checkpoint import tree
+    from ari_mem_tui.checkpoint.attribution import READ_TOOLS
+    from ari_mem_tui.checkpoint.trace_log import scanner, some_trace_calls
+
+    write_tree(
+        tmp_path,
+        [
+            node("a", trace_log=[call("run_code", {"x": 1}), "  ← {'result': 'ok'}", "→ nop"]),
+            node("b", trace_log=[call("search_memory", {"query": "q"}), "  ← {'result': '[]'}"]),
+            node("c", trace_log=["plain text"]),
+            node("d", trace_log=[call("add_memory", {"text": "t"}), f"  ← {COW}"]),
+        ],
+    )
+
+    def calls(scan, tools=READ_TOOLS):
+        nodes = tree.load_tree(tmp_path, [], scan).nodes
+        assert all((n._trace.scanned is not None) == bool(scan) for n in nodes.values())
+        found, count = some_trace_calls(nodes, tools)
+        return {k: [c.model_dump() for c in v] for k, v in found.items()}, count, nodes
+
+    plain, count, _ = calls(None)
+    scanned, scanned_count, nodes = calls(scanner(READ_TOOLS))
+    assert (scanned, scanned_count) == (plain, count) and plain["b"] and plain["d"]
+    assert all(node.take_trace_scan() is None for node in nodes.values())  # (taken)
+    again, again_count = some_trace_calls(nodes, READ_TOOLS)
+    assert ({k: [c.model_dump() for c in v] for k, v in again.items()}, again_count) == (
+        plain,
+        count,
+    )
+    other = calls(scanner({"run_code"}), READ_TOOLS)
+    assert other[:2] == (plain, count)
+
+
 # ---- the CoW log ----
 
 

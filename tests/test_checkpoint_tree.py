@@ -237,7 +237,7 @@ def _tree_as_read(tmp_path, monkeypatch, plain: bool):
     problems: list = []
     with monkeypatch.context() as patch:
         if not plain:
-            patch.setattr(tree, "_plain_nodes", lambda _raw: None)
+            patch.setattr(tree, "_plain_nodes", lambda _raw, _fields: None)
         result = tree.load_tree(tmp_path, problems)
     nodes = {
         node_id: (node.model_dump(), node.trace_log, node.artifacts)

@@ -52,9 +52,9 @@ def _outputs(
         if how == "objects":
             patch.setattr(access_log, "_typed_line", _refuse)
             patch.setattr(backup, "_typed_record", _refuse)
-            patch.setattr(access_log, "_typed_lines", lambda _batch: None)  # (line by line)
+            patch.setattr(access_log, "_typed_lines", lambda _batch, _known: None)  # (by line)
             patch.setattr(backup, "_typed_records", lambda _batch: None)
-            patch.setattr(tree, "fast_tree_document", lambda _path: None)
+            patch.setattr(tree, "fast_tree_document", lambda _path, _scan=None: None)
         nodes = list(load_checkpoint(run).nodes)
         picked = [nodes[0], nodes[len(nodes) // 2], nodes[-1]] if nodes else []
         commands = COMMANDS + [

@@ -28,8 +28,9 @@ from ari_mem_tui.checkpoint.legacy_memory import (
 )
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.checkpoint.settings import letta_embedding_config
-from ari_mem_tui.checkpoint.trace_log import some_trace_calls, trace_calls_of
+from ari_mem_tui.checkpoint.trace_log import scanner, some_trace_calls, trace_calls_of
 from ari_mem_tui.checkpoint.tree import (
+    Scan,
     TreeResult,
     forget_read_pages,
     load_tree,
@@ -125,14 +126,15 @@ def _no_step(_n: int, _m: int, _name: str) -> None:
     pass
 
 
-def _read_tree_into(ckpt: Checkpoint) -> TreeResult | None:
-    """The tree into `ckpt` (None when `ckpt.path` is no directory; a problem says so)."""
+def _read_tree_into(ckpt: Checkpoint, scan: Scan | None = None) -> TreeResult | None:
+    """The tree into `ckpt` (None when `ckpt.path` is no directory; a problem says so);
+    `scan`: as `load_tree` takes it."""
     path, problems = ckpt.path, ckpt.problems
     why = _unreadable_dir(path)
     if why:
         problems.append(Problem(file=str(path), what="loaded nothing", why=why, severity="error"))
         return None
-    tree = load_tree(path, problems)
+    tree = load_tree(path, problems, scan)
     if tree.source is None:
         problems.append(
             Problem(
@@ -165,7 +167,9 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     problems = ckpt.problems
     total = len(LOAD_STEPS)
     on_step(1, total, LOAD_STEPS[0])
-    tree = _read_tree_into(ckpt)
+    # (what attribution and the CoW log need of the trace logs, taken as the tree reader
+    # decodes them to check them: `_read_tool_calls` then decodes none of them again)
+    tree = _read_tree_into(ckpt, scanner(READ_TOOLS))
     if tree is None:
         return ckpt
     if on_tree is not None and ckpt.nodes:

@@ -14,6 +14,7 @@ import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -127,13 +128,17 @@ def _value(raw: msgspec.Raw) -> Any:
     return value
 
 
-def _trace_field(raw: msgspec.Raw) -> Any:
-    """A trace_log that is an array of strings stays undecoded (checked; its bytes kept)."""
+Scan = Callable[[bytes, list[str]], Any]  # what to take from a trace_log's lines (or None)
+
+
+def _trace_field(raw: msgspec.Raw, scan: Scan | None = None) -> Any:
+    """A trace_log that is an array of strings stays undecoded (checked; its bytes kept, and
+    what `scan` takes from its lines while they are decoded)."""
     try:
-        _STRINGS(raw)
+        lines = _STRINGS(raw)
     except msgspec.ValidationError:
         return _value(raw)  # not strings: the type checks name what is wrong
-    return JsonStrings(raw)
+    return JsonStrings(raw, None if scan is None else scan(bytes(raw), lines))
 
 
 def _artifacts_field(raw: msgspec.Raw) -> Any:
@@ -144,7 +149,9 @@ def _artifacts_field(raw: msgspec.Raw) -> Any:
     return JsonList(data)
 
 
-_LAZY = {"trace_log": _trace_field, "artifacts": _artifacts_field}
+def _lazy_fields(scan: Scan | None) -> dict[str, Callable[[msgspec.Raw], Any]]:
+    """The readers of the fields kept undecoded, by key."""
+    return {"trace_log": partial(_trace_field, scan=scan), "artifacts": _artifacts_field}
 
 
 def _own_copies(nodes: list[dict[str, Any]]) -> None:
@@ -162,7 +169,7 @@ def _own_copies(nodes: list[dict[str, Any]]) -> None:
     view, pos = _side_buffer([value.raw for _, _, value in lazy]), 0
     for node, key, value in lazy:
         size = len(value.raw)
-        node[key] = type(value)(view[pos : pos + size])
+        node[key] = type(value)(view[pos : pos + size], value.scanned)
         pos += size
 
 
@@ -224,10 +231,12 @@ def forget_read_pages(nodes: dict[str, Node]) -> None:
                 owner.madvise(mmap.MADV_DONTNEED)
 
 
-def fast_tree_document(path: Path) -> Any:
+def fast_tree_document(path: Path, scan: Scan | None = None) -> Any:
     """The `{"nodes": [{...}, ...], ...}` document of `path`, decoded by msgspec with every
-    node's trace_log and artifacts left as checked bytes (in a buffer of their own); None when
-    the file is not of that plain shape or does not decode (the full reader then says why)."""
+    node's trace_log and artifacts left as checked bytes (in a buffer of their own; `scan`
+    given each trace_log's lines as they are checked); None when the file is not of that
+    plain shape or does not decode (the full reader then says why)."""
+    lazy = _lazy_fields(scan)
     try:
         data = read_whole(path)  # over the file limit: the full reader names the problem
         top = _TOP(data)
@@ -235,10 +244,10 @@ def fast_tree_document(path: Path) -> Any:
             return None
         raw_nodes = top.pop("nodes")
         document = {key: _value(raw) for key, raw in top.items()}
-        nodes = _plain_nodes(raw_nodes)
+        nodes = _plain_nodes(raw_nodes, {"metrics": _value, **lazy})
         if nodes is None:
             nodes = [
-                {key: _LAZY.get(key, _value)(raw) for key, raw in node.items()}
+                {key: lazy.get(key, _value)(raw) for key, raw in node.items()}
                 for node in _NODES(raw_nodes)
             ]
     except (OSError, msgspec.DecodeError, RecursionError, _NotPlain):
@@ -279,12 +288,14 @@ class _PlainNode(msgspec.Struct, forbid_unknown_fields=True):
 
 _PLAIN_NODES = msgspec.json.Decoder(list[_PlainNode]).decode
 _PLAIN_KEYS = _PlainNode.__struct_fields__
-_RAW_FIELDS = {"metrics": _value, **_LAZY}
+_RAW_FIELDS = {"metrics": _value, **_lazy_fields(None)}
 
 
-def _plain_nodes(raw: msgspec.Raw) -> list[dict[str, Any]] | None:
+def _plain_nodes(
+    raw: msgspec.Raw, raw_fields: dict[str, Callable[[msgspec.Raw], Any]] = _RAW_FIELDS
+) -> list[dict[str, Any]] | None:
     """The nodes as the per-key reader gives them when every node is a `_PlainNode` (the
-    dicts' keys in field order), else None."""
+    dicts' keys in field order; `raw_fields` read the fields kept as bytes), else None."""
     try:
         plain = _PLAIN_NODES(raw)
     except msgspec.ValidationError:
@@ -296,20 +307,22 @@ def _plain_nodes(raw: msgspec.Raw) -> list[dict[str, Any]] | None:
             for key, value in zip(_PLAIN_KEYS, msgspec.structs.astuple(node))
             if value is not UNSET
         }
-        for key, read in _RAW_FIELDS.items():
+        for key, read in raw_fields.items():
             if key in fields:
                 fields[key] = read(fields[key])
         nodes.append(fields)
     return nodes
 
 
-def read_tree_document(ckpt: Path, problems: list[Problem]) -> tuple[str | None, Any, list]:
+def read_tree_document(
+    ckpt: Path, problems: list[Problem], scan: Scan | None = None
+) -> tuple[str | None, Any, list]:
     broken: list[tuple[Path, str]] = []  # files that exist but do not parse whole
     for path in tree_candidates(ckpt):
         name = path.relative_to(ckpt).as_posix()
         if not usable_file(path, name, problems):
             continue
-        document = fast_tree_document(path)
+        document = fast_tree_document(path, scan)
         if document is None:
             document = read_json(path, name, problems)
         if document is None:
@@ -637,9 +650,11 @@ def build_graph(
     return graph, roots
 
 
-def load_tree(ckpt: Path, problems: list[Problem]) -> TreeResult:
-    """The tree of the checkpoint; TreeResult.source is None when there is no tree at all."""
-    name, document, raw_nodes = read_tree_document(ckpt, problems)
+def load_tree(ckpt: Path, problems: list[Problem], scan: Scan | None = None) -> TreeResult:
+    """The tree of the checkpoint; TreeResult.source is None when there is no tree at all.
+    `scan`: what to take from each trace_log's lines while the reader has them decoded (kept
+    on the node: `Node.take_trace_scan`)."""
+    name, document, raw_nodes = read_tree_document(ckpt, problems, scan)
     result = TreeResult(source=name, document=document)
     if name is None:
         return result

@@ -48,7 +48,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, chain, compress, repeat
+from itertools import accumulate, chain, compress, pairwise, repeat
 from operator import attrgetter, getitem, is_
 from typing import Any
 
@@ -1053,10 +1053,11 @@ class ResultRows:
 
 _STATES = {_UNSET: _STATE_ABSENT, None: _STATE_NONE}  # (any other value: _STATE_VALUE)
 _ROW_FIELDS = ("entry_id", "src_node_id", "node_id", "type", "score", "count")
-# what EventBuilder.add_lines reads of a well-formed line's Struct (metadata comes apart)
+# what EventBuilder.add_lines reads of a well-formed line's Struct (metadata and results
+# come apart)
 _LINE_FIELDS = (
     "ts", "op", "node_id", "collection", "entry_id", "text_preview", "query", "ancestor_ids",
-    "limit", "results",
+    "limit",
 )  # fmt: skip
 
 
@@ -1437,6 +1438,9 @@ class EventBuilder:
         self.res_start = array("q")
         self.res_end = array("q")
         self.rows = ResultRows()
+        # the rows each results array was given, by its JSON bytes (`add_lines`: the same
+        # array met again shares them)
+        self.result_ranges: dict[bytes, tuple[int, int]] = {}
         self.line = OptInts()
         self.joined = array("i")
         self.joined_ids: dict[int, str] = {}
@@ -1541,20 +1545,26 @@ class EventBuilder:
             self.joined_ids[row] = record.joined_entry
 
     def add_lines(
-        self, lines: Sequence[Any], metas: Sequence[bytes | None], source: str, first: int
+        self,
+        lines: Sequence[Any],
+        metas: Sequence[bytes | None],
+        results: Sequence[bytes],
+        fresh: Mapping[bytes, Sequence[Any]],
+        source: str,
+        first: int,
     ) -> None:
         """Events of well-formed lines numbered `first`, `first + 1` …, column by column:
-        `lines` Structs with the AccessEvent fields (results as Structs), `metas` their
-        metadata JSON bytes (None: none). The batch path of the reader (no tuple per line)."""
+        `lines` Structs with the AccessEvent fields, `metas` their metadata JSON bytes (None:
+        none), `results` their results' JSON bytes, `fresh` the rows (Structs) of each of
+        those not in `result_ranges` yet. The batch path of the reader (no tuple per line)."""
         self.flush()
         if not lines:
             return
         count = len(lines)
-        (ts, op, node, coll, eid, preview, query, ancestors, limit, typed) = fields_of(
-            lines, _LINE_FIELDS
-        )
+        (ts, op, node, coll, eid, preview, query, ancestors, limit) = fields_of(lines, _LINE_FIELDS)
         self._append(ts, op, node, coll, eid, preview, metas, query, ancestors, limit,
-                     (source,) * count, range(first, first + count), typed, None)  # fmt: skip
+                     (source,) * count, range(first, first + count), None, None)  # fmt: skip
+        self._shared_results(results, fresh)
 
     def flush(self) -> None:
         """The pending events into the columns."""
@@ -1577,11 +1587,11 @@ class EventBuilder:
         limit: Sequence[int | None],
         source: Sequence[str],
         line: Sequence[int | None],
-        typed: Sequence[Any],
+        typed: Sequence[Any] | None,
         lenient: Sequence[Any] | None,
     ) -> None:
         """Rows of events, one sequence per field, into the columns (lenient: None when every
-        row's results are Structs)."""
+        row's results are Structs; typed: None when the caller adds the results)."""
         first = len(self.ts)
         codes = self.strings.codes
         count = len(ts)
@@ -1611,7 +1621,8 @@ class EventBuilder:
                 self.how[offset] = self.strings.code(how)
                 self.note[offset] = self.strings.code(note)
         self._ancestors(ancestors)
-        self._results(typed, lenient)
+        if typed is not None:  # (else the caller adds them: `_shared_results`)
+            self._results(typed, lenient)
 
     def _previews(self, encoded: list[bytes | None], hashes: list[int], first: int) -> None:
         """The previews of a flush: a node-scope write's that is the start of an entry's text
@@ -1652,6 +1663,18 @@ class EventBuilder:
             put(self.anc_end, bounds[1:])
         flat = list(chain.from_iterable(filter(None, ancestors)))
         self.anc.extend(self.strings.codes(flat))
+
+    def _shared_results(self, results: Sequence[bytes], fresh: Mapping[bytes, Any]) -> None:
+        """Each event's results by their JSON bytes: an array met before points at the rows
+        it was given then, a new one at its rows (`fresh`), added now."""
+        ranges, rows = self.result_ranges, self.rows
+        if fresh:
+            bounds = accumulate(map(len, fresh.values()), initial=len(rows))
+            ranges.update(zip(fresh, pairwise(bounds)))
+            rows.add_typed(self.strings, list(chain.from_iterable(fresh.values())))
+        starts, ends = zip(*map(ranges.__getitem__, results))
+        put(self.res_start, starts)
+        put(self.res_end, ends)
 
     def _results(self, typed: Sequence[Any], lenient: Sequence[Any] | None) -> None:
         rows, starts, ends = self.rows, self.res_start, self.res_end

@@ -137,10 +137,13 @@ class JsonStrings:
     run's tree.json is mostly `trace_log` lines, which nothing needs until a node is looked at.
     """
 
-    __slots__ = ("raw",)
+    __slots__ = ("raw", "scanned")
 
-    def __init__(self, raw: bytes | msgspec.Raw | memoryview) -> None:
+    def __init__(self, raw: bytes | msgspec.Raw | memoryview, scanned: Any = None) -> None:
         self.raw = raw  # a view of the file's bytes, or of a reopened run's mapped index
+        # what the loader took from the lines when the reader decoded them to check them
+        # (`trace_log.scanner`), until it is used: the loader does not decode them again
+        self.scanned = scanned
 
     def decode(self) -> list[str]:
         try:
@@ -383,6 +386,15 @@ class Node(Record):
         """The file's JSON bytes of `trace_log` while still undecoded, else None."""
         trace = self._trace
         return trace.raw if type(trace) is JsonStrings else None
+
+    def take_trace_scan(self) -> Any:
+        """What the tree reader's scan took from the undecoded trace_log (None: nothing), once:
+        it is dropped as it is given."""
+        trace = self._trace
+        if type(trace) is not JsonStrings:
+            return None
+        scanned, trace.scanned = trace.scanned, None
+        return scanned
 
     def trace_lines(self) -> list[str]:
         """`trace_log` without keeping it decoded on the node (a one-off pass over a big run)."""
