@@ -368,3 +368,19 @@ def test_a_text_report_lists_every_rejected_write_and_the_first_accepted_ones():
     assert len(shown) == WRITES_SHOWN and accepted == [w.ts for w in writes if w.accepted][:16]
     assert [w.ts for w in shown] == sorted(w.ts for w in shown)  # still in time order
     assert writes_shown(writes[:5]) == writes[:5]
+
+
+def test_the_tui_diagnostics_line_counts_the_window_rows_in_words(ckpt_dir):
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.search.embedded import make_ranker
+    from ari_mem_tui.search.replay import replay
+    from ari_mem_tui.tui.widgets.hits import diagnostics_text
+
+    ckpt = load_checkpoint(ckpt_dir)
+    result = replay(ckpt, "node_0003", make_ranker(ckpt, "bm25"))
+    window = {"size": 9, "lineage": 5, "self": 0, "other_branches": 1, "react_step": 3}
+    result.pool = {**result.pool, "window": window}
+    line = diagnostics_text(result).plain
+    assert "(5 lineage, 1 other branch, 3 react steps)" in line
+    result.pool["window"] = {**window, "self": 2, "other_branches": 2, "react_step": 1}
+    assert "(5 lineage, 2 own, 2 other branches, 1 react step)" in diagnostics_text(result).plain

@@ -17,6 +17,7 @@ from ari_mem_tui.render.words import (
     fmt_score,
     mark_long,
     mark_short,
+    plural,
     pool_parts,
     pool_words,
     query_words,
@@ -83,6 +84,15 @@ def marks_detail(replay: Replay) -> Text:
     return out
 
 
+# the window's rows by where they come from, as the diagnostics line names them
+WINDOW_ROWS = {
+    "lineage": ("lineage", "lineage"),
+    "self": ("own", "own"),
+    "other_branches": ("other branch", "other branches"),
+    "react_step": ("react step", "react steps"),
+}
+
+
 def diagnostics_text(replay: Replay) -> Text:
     """One line: pool, window, eligible, missed."""
     pool = replay.pool or {}
@@ -99,9 +109,7 @@ def diagnostics_text(replay: Replay) -> Text:
     )
     if isinstance(window, dict):
         inside = ", ".join(
-            f"{v} {clean(k, False).replace('_', ' ')}"
-            for k, v in window.items()
-            if k in ("lineage", "self", "other_branches", "react_step") and v
+            plural(v, *WINDOW_ROWS[k]) for k, v in window.items() if k in WINDOW_ROWS and v
         )
         window_part += f" ({inside})" if inside else ""
     parts.append(window_part)
