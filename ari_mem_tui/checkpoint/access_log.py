@@ -11,8 +11,8 @@ import math
 import re
 from collections.abc import Container
 from dataclasses import dataclass
-from itertools import filterfalse, repeat
-from operator import add, attrgetter
+from itertools import filterfalse
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,7 +20,13 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from ari_mem_tui.checkpoint.jsonfile import MAX_DEPTH, json_error, read_json, usable_file
-from ari_mem_tui.checkpoint.jsonlines import batches, file_lines, json_records, loads_record
+from ari_mem_tui.checkpoint.jsonlines import (
+    batches,
+    file_lines,
+    json_records,
+    loads_record,
+    shallow_objects,
+)
 from ari_mem_tui.checkpoint.paths import display_name, workspace_root
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, short
@@ -368,13 +374,8 @@ def _typed_lines(batch: list[bytes], known: Container[bytes]) -> Typed | None:
         return None
     metas: list[Any] = list(map(bytes, map(_META, lines)))
     nulls = metas.count(b"null")
-    if sum(map(bytes.startswith, metas, repeat(b"{"))) + nulls != len(metas):
-        return None  # (a metadata that is not an object)
-    brackets = map(
-        add, map(bytes.count, metas, repeat(b"[")), map(bytes.count, metas, repeat(b"{"))
-    )
-    if max(brackets) > MAX_DEPTH:
-        return None  # (one may be nested too deeply)
+    if not shallow_objects(metas, nulls):
+        return None
     if nulls:
         metas = [None if meta == b"null" else meta for meta in metas]
     return lines, metas, results, fresh

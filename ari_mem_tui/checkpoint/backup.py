@@ -13,8 +13,6 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import repeat
-from operator import add
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +25,7 @@ from ari_mem_tui.checkpoint.jsonlines import (
     batches,
     json_records,
     loads_record,
+    shallow_objects,
 )
 from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.checkpoint.problems import FileProblems
@@ -430,12 +429,7 @@ def _typed_records(batch: list[bytes]) -> tuple[Any, ...] | None:
     metas = list(map(bytes, raws))
     steps: Any = (None,) * len(metas)
     if metas.count(_EMPTY_META) != len(metas):
-        if sum(map(bytes.startswith, metas, repeat(b"{"))) != len(metas):
-            return None
-        brackets = map(
-            add, map(bytes.count, metas, repeat(b"[")), map(bytes.count, metas, repeat(b"{"))
-        )
-        if max(brackets) > MAX_DEPTH:
+        if not shallow_objects(metas):
             return None
         try:
             keys = list(map(_DECODE_META, metas))  # ({} gives no step and no owner)
