@@ -244,7 +244,7 @@ def fast_tree_document(path: Path, scan: Scan | None = None) -> Any:
             return None
         raw_nodes = top.pop("nodes")
         document = {key: _value(raw) for key, raw in top.items()}
-        nodes = _plain_nodes(raw_nodes, {"metrics": _value, **lazy})
+        nodes = _plain_nodes(raw_nodes, lazy)
         if nodes is None:
             nodes = [
                 {key: lazy.get(key, _value)(raw) for key, raw in node.items()}
@@ -288,14 +288,16 @@ class _PlainNode(msgspec.Struct, forbid_unknown_fields=True):
 
 _PLAIN_NODES = msgspec.json.Decoder(list[_PlainNode]).decode
 _PLAIN_KEYS = _PlainNode.__struct_fields__
-_RAW_FIELDS = {"metrics": _value, **_lazy_fields(None)}
+_RAW_KEYS = ("artifacts", "metrics", "trace_log")  # the `_PlainNode` fields kept as bytes
 
 
 def _plain_nodes(
-    raw: msgspec.Raw, raw_fields: dict[str, Callable[[msgspec.Raw], Any]] = _RAW_FIELDS
+    raw: msgspec.Raw, lazy: dict[str, Callable[[msgspec.Raw], Any]] | None = None
 ) -> list[dict[str, Any]] | None:
     """The nodes as the per-key reader gives them when every node is a `_PlainNode` (the
-    dicts' keys in field order; `raw_fields` read the fields kept as bytes), else None."""
+    dicts' keys in field order; the fields kept as bytes read as that reader reads them:
+    `lazy`'s, else decoded), else None."""
+    lazy = _lazy_fields(None) if lazy is None else lazy
     try:
         plain = _PLAIN_NODES(raw)
     except msgspec.ValidationError:
@@ -307,9 +309,9 @@ def _plain_nodes(
             for key, value in zip(_PLAIN_KEYS, msgspec.structs.astuple(node))
             if value is not UNSET
         }
-        for key, read in raw_fields.items():
+        for key in _RAW_KEYS:
             if key in fields:
-                fields[key] = read(fields[key])
+                fields[key] = lazy.get(key, _value)(fields[key])
         nodes.append(fields)
     return nodes
 
