@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from ari_mem_tui.checkpoint import cachefile, index
+from ari_mem_tui.checkpoint import bulk, cachefile, index
 from ari_mem_tui.demo import write_demo
 from ari_mem_tui.tui import config
 from tests.tui_helpers import write_tiny_checkpoint
@@ -29,6 +30,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.numprocesses = 0
         config.option.dist = "no"
         config.option.tx = []
+
+
+LEFTOVER_WAIT_S = 30.0  # at most this long for an ended test's thread workers' bulk work
 
 
 @pytest.fixture(autouse=True)
@@ -50,8 +54,15 @@ def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def _collector_thawed() -> Iterator[None]:
     """The TUI freezes what a loaded run leaves alive (tui/lifecycle.py: gc.freeze); a test's
     app must not leave the process so for the next test (Hypothesis, for one, finds no
-    referrer of a frozen object and warns)."""
+    referrer of a frozen object and warns). Nor its threads' bulk work: an app's thread worker
+    goes on after the app exits, and its collector pause (checkpoint/bulk.py) would still hold
+    while the next test in this process checks the collector; nor the collector off."""
     yield
+    deadline = time.monotonic() + LEFTOVER_WAIT_S
+    while bulk.holders() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not bulk.holders(), f"a thread's bulk work outlived the test by {LEFTOVER_WAIT_S} s"
+    assert gc.isenabled(), "the test left the collector off for the tests after it"
     gc.unfreeze()
 
 

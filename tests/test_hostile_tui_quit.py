@@ -1,7 +1,7 @@
 """`q` and Ctrl+C quit the TUI at once while a load waits on a Letta server that never answers.
 
 The server is the stdlib fake of test_hostile_letta.py on 127.0.0.1: it accepts, reads the
-request and says nothing for 30 s, then hangs up (it stops itself). The load's call has a
+request and says nothing for 30 s or until the test ends, then hangs up. The load's call has a
 60 s deadline, so only a quit that does not wait for it can be quick.
 """
 
@@ -25,15 +25,18 @@ QUICK_S = 5.0  # a quit must not wait for the 60 s call; generous for a loaded m
 
 @pytest.fixture
 def mute_server():
-    asked = threading.Event()
+    asked, done = threading.Event(), threading.Event()
 
     def respond(_conn: socket.socket, _request: bytes) -> None:
         asked.set()
-        time.sleep(30)  # never answers; the connection closes after 30 s
+        done.wait(30)  # never answers; the connection closes after 30 s or when the test ends
 
     srv = TinyServer(respond)
     yield srv, asked
+    # the quit left the load's thread waiting on this server: end its call, so that its bulk
+    # work does not outlive the test (conftest waits for that)
     srv.stop()
+    done.set()
 
 
 @pytest.mark.parametrize("key", ["q", "ctrl+c"])
