@@ -15,7 +15,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -71,6 +71,7 @@ def served(
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,  # its app processes share the group: one kill stops all
+        preexec_fn=_END_WITH_PARENT,  # noqa: PLW1509 - one C call, no lock (above)
     )
     url = f"http://127.0.0.1:{port}/"
     try:
@@ -91,6 +92,22 @@ def served(
     finally:
         stop_group(proc)
         log.close()
+
+
+def _parent_death_signal() -> Callable[[], None] | None:
+    """What the server's process runs before it starts: SIGTERM to it when the test process
+    ends without reaching `stop_group` (a suite cut short by `timeout`); the server's own
+    SIGTERM handler then stops its apps (Linux's PR_SET_PDEATHSIG; elsewhere None). Resolved
+    here, so that the forked child only calls one C function (no import, no lock)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return lambda: prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG = 1
+
+
+_END_WITH_PARENT = _parent_death_signal()
 
 
 def log_text(env_dir: Path) -> str:
