@@ -169,6 +169,55 @@ def test_the_writes_table_shows_a_hostile_tool_and_source_literally(ckpt_dir):
     assert "[i]tool[/i]" in out and "[b]src[/b]" in out
 
 
+def test_the_writes_table_gives_an_accepted_write_one_line_and_a_rejection_its_reason(ckpt_dir):
+    """At 80 columns a list of writes is scanned: an accepted write's text is cut to its row
+    (it folded into 5-7 lines each), while a rejected one's reason is shown whole."""
+    from rich.console import Console
+
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.model import CowWrite
+    from ari_mem_tui.render.report import render_saw
+    from ari_mem_tui.search.embedded import make_ranker
+    from ari_mem_tui.search.replay import replay
+
+    ckpt = load_checkpoint(ckpt_dir)
+    result = replay(ckpt, "node_0003", make_ranker(ckpt, "bm25"))
+    long = "measured the kernel at 138.3 GB/s " * 6
+    reason = "node_id does not match current node, so the write went nowhere (CoW violation)"
+    result.writes = [
+        CowWrite(
+            ts=1.0,
+            current_node="node_0003",
+            target_node="node_0003",
+            tool="add_memory",
+            accepted=True,
+            source="s",
+            text=long,
+        ),
+        CowWrite(
+            ts=2.0,
+            current_node="node_0003",
+            target_node="node_0003",
+            tool="add_memory",
+            accepted=False,
+            source="s",
+            text=long,
+            reason=reason,
+        ),
+    ]
+    console = Console(record=True, width=80, color_system=None)
+    render_saw(console, result)
+    table = console.export_text().split("Writes (copy-on-write log)")[1]
+    rows = [line for line in table.splitlines() if line.startswith("│")]
+    accepted = [line for line in rows if "yes" in line]
+    assert len(accepted) == 1 and "measured the kernel" in accepted[0]
+    assert "…" in accepted[0]
+    assert sum("measured" in line for line in rows) == 1  # not folded onto the next lines
+    rejected = next(i for i, line in enumerate(rows) if "REJECTED" in line)
+    folded = " ".join(" ".join(line.split("│")[-2].split()) for line in rows[rejected:])
+    assert reason in folded
+
+
 def test_saw_bad_node_and_unreadable_checkpoint_exit_2(capsys, ckpt_dir, tmp_path):
     code, out, err = run_cli(capsys, "saw", str(ckpt_dir), "nope", "--embedder", "bm25")
     assert code == 2 and out == ""

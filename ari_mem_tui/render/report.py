@@ -240,13 +240,21 @@ def _render_writes(console: Console, r: Replay) -> None:
             *([Text(short(w.target_node), style="cyan")] if elsewhere else []),
             Text("yes", style="green") if w.accepted else Text("REJECTED", style="bold red"),
             *([Text(clean(w.source, False), style="dim")] if sources else []),
-            Text(preview(w.text if w.accepted else (w.reason or w.text), TEXT_WIDTH)),
+            _write_text(w),
         ]
         table.add_row(*cells)
     console.print(table)
     if len(shown) < len(r.writes):
         rest = cut_note(len(shown), len(r.writes), "writes", "`saw CKPT NODE --json`")
         console.print(Text(f"{rest} (every rejected one is shown)", style="dim"))
+
+
+def _write_text(w: CowWrite) -> Text:
+    """An accepted write's text on its row's lines (cut: `--json` and the TUI have it whole,
+    and a list of writes is read by scanning); a rejected one's reason in full, folded."""
+    if not w.accepted:
+        return Text(preview(w.reason or w.text, TEXT_WIDTH))
+    return Text(preview(w.text, TEXT_WIDTH), no_wrap=True, overflow="ellipsis")
 
 
 def writes_shown(writes: list[CowWrite]) -> list[CowWrite]:
