@@ -433,3 +433,14 @@ def test_the_tui_diagnostics_line_counts_the_window_rows_in_words(ckpt_dir):
     assert "(5 lineage, 1 other branch, 3 react steps)" in line
     result.pool["window"] = {**window, "self": 2, "other_branches": 2, "react_step": 1}
     assert "(5 lineage, 2 own, 2 other branches, 1 react step)" in diagnostics_text(result).plain
+
+
+def test_a_report_names_a_node_as_the_tui_does():
+    """A table's node column: ARI's long root id is "root" and a long id its last 8
+    characters, as in the TUI's tree (it showed "…_CPUs_root"); a short id stays whole."""
+    from ari_mem_tui.render.report import short
+
+    root = "node_20260528210232_We_propose_an_implementation_of_SpMV_for_many-core_CPUs_root"
+    assert short(root) == "root"
+    assert short("node_20260528213301_a_child_5d9dc9f8") == "5d9dc9f8"
+    assert short("node_5d9dc9f8") == "node_5d9dc9f8" and short("node_0003") == "node_0003"

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ari_mem_tui.audit import AuditReport, Finding
 from ari_mem_tui.model import CowWrite, Hit, Replay
-from ari_mem_tui.render.text import clean, fmt_ts, preview, schema
+from ari_mem_tui.render.text import clean, fmt_ts, preview, schema, short_id
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
     cut_note,
@@ -150,9 +150,10 @@ def _hits_table(title: str, hits: list[Hit], other_side: str = "") -> Table:
 
 
 def short(node_id: str) -> str:
-    """A node id short enough for a table column: ids end in their distinctive part."""
+    """A node id short enough for a table column: whole when short, else as the TUI names it
+    (`short_id`: the last 8 characters, "root" for ARI's long root id)."""
     node_id = clean(node_id, multiline=False)
-    return node_id if len(node_id) <= 14 else "…" + node_id[-10:]
+    return node_id if len(node_id) <= 14 else short_id(node_id)
 
 
 def _render_diagnostics(console: Console, r: Replay) -> None:
