@@ -45,6 +45,7 @@ from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.demo import text as T
 from ari_mem_tui.demo.run import INSERT_S, PREVIEW, DemoRun, Entry, Read
 from ari_mem_tui.demo.tree import SimNode, Timeline
+from ari_mem_tui.render.indented import indented
 
 BASE_EPOCH = datetime(2026, 5, 28, 18, 5, 41, tzinfo=UTC).timestamp()
 MARKER = ".ari_mem_tui_demo.json"
@@ -148,56 +149,6 @@ def node_dict(node: SimNode, run: DemoRun) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------ file writers
 _SCALAR = json.JSONEncoder(ensure_ascii=False).encode
-_STR = json.encoder.encode_basestring  # the C routine json uses with ensure_ascii=False
-
-
-def indented(obj: Any, level: int = 0) -> str:
-    """`json.dumps(obj, indent=2, ensure_ascii=False)`, byte for byte, several times faster.
-
-    The stdlib falls back to its pure-Python encoder whenever `indent` is set; tree.json of a
-    10,000-node run holds hundreds of thousands of trace strings.
-    """
-    out: list[str] = []
-    _indent(obj, level, out)
-    return "".join(out)
-
-
-def _indent(obj: Any, level: int, out: list[str]) -> None:
-    if isinstance(obj, str):
-        out.append(_STR(obj))
-    elif isinstance(obj, dict):
-        if not obj:
-            out.append("{}")
-            return
-        pad = "\n" + "  " * (level + 1)
-        sep = "{"
-        for key, value in obj.items():
-            head = sep + pad + _STR(str(key)) + ": "
-            sep = ","
-            if type(value) is str:  # the common case, inline: no recursion
-                out.append(head + _STR(value))
-            elif value is None or type(value) in (bool, int, float):
-                out.append(head + _SCALAR(value))
-            else:
-                out.append(head)
-                _indent(value, level + 1, out)
-        out.append("\n" + "  " * level + "}")
-    elif isinstance(obj, list | tuple):
-        if not obj:
-            out.append("[]")
-            return
-        pad = "\n" + "  " * (level + 1)
-        if all(isinstance(item, str) for item in obj):
-            out.append("[" + pad + ("," + pad).join(map(_STR, obj)))
-        else:
-            sep = "["
-            for item in obj:
-                out.append(sep + pad)
-                sep = ","
-                _indent(item, level + 1, out)
-        out.append("\n" + "  " * level + "]")
-    else:
-        out.append(_SCALAR(obj))
 
 
 def write_json(path: Path, obj: Any) -> None:

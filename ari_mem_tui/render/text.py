@@ -9,7 +9,6 @@ clearing the screen.
 from __future__ import annotations
 
 import datetime as _dt
-import json
 import re
 import sys
 from typing import Any
@@ -19,6 +18,7 @@ from rich.text import Text
 
 from ari_mem_tui.model import Node
 from ari_mem_tui.model.secrets import mask
+from ari_mem_tui.render.indented import indented
 
 # bidi overrides, isolates and marks can reorder what the user reads; lone surrogates cannot be
 # encoded at all; show them all as visible code points instead
@@ -91,7 +91,9 @@ def schema(name: str, version: int) -> dict[str, Any]:
 def json_text(value: Any) -> str:
     """`value` as indented JSON that is safe to print: C0 (by json itself), C1, bidi controls and
     lone surrogates escaped as \\uXXXX, everything else as the UTF-8 text it is."""
-    text = json.dumps(value, ensure_ascii=False, indent=2, default=str)
+    text = indented(value, default=str)  # (json.dumps(indent=2, default=str), faster)
+    if text.isascii() and "\x7f" not in text:  # (C checks: the scan below is the slow part)
+        return text
     return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
@@ -227,6 +229,6 @@ def fmt_iso(value: str | None) -> str:
 def pretty_json(value: Any) -> str:
     """JSON with indentation; json escapes control characters itself."""
     try:
-        return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
-    except (TypeError, ValueError):
+        return indented(value, default=str)
+    except (TypeError, ValueError, RecursionError):
         return repr(value)
