@@ -26,6 +26,7 @@ from platformdirs import user_config_path
 from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, GzipLines
 from ari_mem_tui.checkpoint.jsonfile import usable_file
+from ari_mem_tui.checkpoint.paths import RUN_FILES, is_run, not_a_folder
 from ari_mem_tui.checkpoint.tree import read_tree_document
 from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import Problem
@@ -37,24 +38,11 @@ RECENT_KEEP = 20
 COUNTS_FILE = "run-counts.json"
 COUNTS_KIND = "run-counts/2"  # the sealed file's kind: another version is counted afresh
 # files whose presence makes a folder a run (the tree, the memory, the telemetry)
-RUN_FILES = ("tree.json", "nodes_tree.json", BACKUP_FILE, "memory_access.jsonl")
 RUN_STAMP = re.compile(r"^(\d{14})_")
 ProgressFn = Callable[[int, int], None]
 
 
 # ---------------------------------------------------------------------- what a folder is
-def is_run(path: Path) -> bool:
-    """A folder holding any file ARI writes at a checkpoint's root (or a legacy node tree)."""
-    try:
-        if not path.is_dir():
-            return False
-        if any((path / name).is_file() for name in RUN_FILES):
-            return True
-        return any(path.glob("node_*/tree.json"))
-    except OSError:
-        return False
-
-
 def unreadable_dir(path: Path) -> bool:
     """A folder that cannot be listed (no permission): in `checkpoints/` it is still a run's,
     listed with its problem rather than left out."""
@@ -110,7 +98,9 @@ def scan(
         )
     if not folder.is_dir():
         return Workspace(
-            path=str(folder), kind="none", message=f"{folder}: not a checkpoint directory (a file)"
+            path=str(folder),
+            kind="none",
+            message=f"{folder}: not a checkpoint directory ({not_a_folder(folder)})",
         )
     if is_run(folder):
         info = run_info(folder, counts=counts)

@@ -65,6 +65,20 @@ def test_saw_with_an_ambiguous_node_lists_it_in_one_line(small_ckpt: Path) -> No
     assert line.endswith("give more of the id")
 
 
+def test_one_of_a_runs_files_given_for_the_run_names_the_run(
+    small_ckpt: Path, tmp_path: Path
+) -> None:
+    """`ari-mem-tui run/tree.json` (a tab completion too far): the refusal says which folder is
+    the run, for the CLI and the TUI alike; any other file is only "a file"."""
+    given = small_ckpt / "tree.json"
+    hint = f"a file, not a folder; the run is the folder holding it: {small_ckpt}"
+    assert hint in one_line_error(run_cli("audit", str(given)))
+    assert hint in one_line_error(run_cli(str(given)))
+    lone = Path(shutil.copy(given, tmp_path / "copied-tree.json"))
+    line = one_line_error(run_cli("audit", str(lone)))
+    assert line.endswith("(a file, not a folder)"), line
+
+
 def test_audit_counts_every_kind_and_its_help_says_when_it_exits_1(small_ckpt: Path) -> None:
     proc = run_cli("audit", str(small_ckpt), "--no-letta")
     assert proc.returncode == 1, proc.stderr

@@ -26,7 +26,7 @@ from ari_mem_tui.checkpoint.legacy_memory import (
     memory_store_entries,
     nodes_tree_entries,
 )
-from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.checkpoint.paths import checkpoint_hash, not_a_folder
 from ari_mem_tui.checkpoint.settings import letta_embedding_config
 from ari_mem_tui.checkpoint.trace_log import scanner, some_trace_calls, trace_calls_of
 from ari_mem_tui.checkpoint.tree import (
@@ -155,7 +155,7 @@ def _unreadable_dir(path: Path) -> str | None:
         with os.scandir(path):
             return None
     except NotADirectoryError:
-        return "a file, not a folder"
+        return not_a_folder(path)
     except FileNotFoundError:
         return "no such folder"
     except OSError as exc:

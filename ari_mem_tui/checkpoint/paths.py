@@ -6,6 +6,10 @@ import hashlib
 import os
 from pathlib import Path
 
+from ari_mem_tui.checkpoint.backup import BACKUP_FILE
+
+RUN_FILES = ("tree.json", "nodes_tree.json", BACKUP_FILE, "memory_access.jsonl")
+
 
 def checkpoint_hash(path: Path | str) -> str:
     """ARI's `_ckpt_hash`: first 12 hex of SHA-1 of the resolved absolute path string (§1.3).
@@ -35,3 +39,24 @@ def display_name(ckpt: Path, path: Path) -> str:
         return path.relative_to(ckpt).as_posix()
     except ValueError:
         return str(path)
+
+
+def is_run(path: Path) -> bool:
+    """A folder holding any file ARI writes at a checkpoint's root (or a legacy node tree)."""
+    try:
+        if not path.is_dir():
+            return False
+        if any((path / name).is_file() for name in RUN_FILES):
+            return True
+        return any(path.glob("node_*/tree.json"))
+    except OSError:
+        return False
+
+
+def not_a_folder(path: Path) -> str:
+    """Why a file given as the checkpoint is not one, and which folder is when it is one of a
+    run's files (tree.json given for its run)."""
+    parent = path.parent
+    if path.name in RUN_FILES or is_run(parent):
+        return f"a file, not a folder; the run is the folder holding it: {parent}"
+    return "a file, not a folder"
