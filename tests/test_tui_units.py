@@ -235,3 +235,16 @@ def test_settings_survive_a_broken_file(tmp_path: Path, monkeypatch) -> None:
     (tmp_path / "config.json").unlink()
     assert config.save_setting("theme", "nord")
     assert config.load_settings() == {"theme": "nord"}
+
+
+def test_a_metric_is_shown_as_the_run_wrote_it() -> None:
+    """13.34 stays 13.34 (a fixed 4 decimals showed 13.3400) and 1e-07 is not 0.0000; float
+    noise from a computed value is cut to 6 significant digits."""
+    from ari_mem_tui.render.text import metric_number
+
+    assert [metric_number(v) for v in (13.34, 1e-07, 100.0, 0.1 + 0.2)] == [
+        "13.34",
+        "1e-07",
+        "100.0",
+        "0.3",
+    ]

@@ -226,6 +226,14 @@ def fmt_iso(value: str | None) -> str:
     return parsed.strftime(TIME_FORMAT)  # a naive one is UTC, as ARI writes it
 
 
+def metric_number(value: float) -> str:
+    """A metric as the run wrote it (13.34, 1e-07: its shortest exact form), cut to 6
+    significant digits only when that is long (a computed 0.30000000000000004). A fixed
+    number of decimals showed 13.3400 and turned 1e-07 into 0.0000."""
+    exact = repr(value)
+    return exact if len(exact) <= 12 else f"{value:.6g}"
+
+
 def pretty_json(value: Any) -> str:
     """JSON with indentation; json escapes control characters itself."""
     try:

@@ -19,6 +19,7 @@ from ari_mem_tui.render.text import (
     fmt_iso,
     fmt_ts,
     label_style,
+    metric_number,
     pretty_json,
     preview,
     safe_text,
@@ -372,7 +373,7 @@ def metrics_table(node: Node) -> Table:
     table.add_column("value", justify="right")
     for key, value in node.metrics.items():
         if isinstance(value, float):
-            shown = f"{value:.4f}"
+            shown = metric_number(value)
         elif isinstance(value, (int, bool, str)) or value is None:
             shown = str(value)
         else:
