@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 import shutil
 
 import pytest
@@ -192,6 +193,49 @@ def test_an_auto_entry_quoting_a_refusal_is_not_a_rejected_write(generated, run)
     assert all(w.current_node != writer for w in ckpt.rejected_writes())
     rows = [w for w in ckpt.node_writes(writer) if w.text == text]
     assert len(rows) == 1 and rows[0].accepted
+
+
+def test_a_rejected_write_names_the_entry_that_logs_it(generated, run):
+    """ARI keeps a refused call's result as an ordinary entry of the refused node ("Tool
+    add_memory: {"result": ... CoW violation"}"): the rejected row names it (`logged_by`), and
+    an entry that only quotes a refusal's words is nobody's log."""
+    ckpt = run.checkpoint
+    rejected = ckpt.rejected_writes()
+    assert len(rejected) == 2
+    for write in rejected:
+        entry = ckpt.entries_by_id[write.logged_by]
+        assert entry.node_id == write.current_node
+        assert entry.text.startswith(f"Tool {write.tool}: ") and write.reason in entry.text
+    [(_writer, quoting)] = generated.planted.quoting_entries
+    assert all(ckpt.entries_by_id[w.logged_by].text != quoting for w in rejected)
+
+
+async def test_the_writes_tab_marks_the_entry_that_logs_a_refusal(generated, run) -> None:
+    """In the Writes tab the accepted entry that records a refused call reads `✓ log of ✗`
+    (it read as any accepted write beside the `✗` row), and Enter says which call it logs."""
+    from ari_mem_tui.tui.tables import VimTable
+    from ari_mem_tui.tui.widgets.detail import WritesPane
+    from tests.test_tui_tables import open_row
+
+    [write] = [w for w in run.checkpoint.rejected_writes() if w.tool == "add_memory"]
+
+    def opener(_progress):
+        return open_run(RunOptions(checkpoint=generated.path, index=False))
+
+    app = app_with(opener, initial_node=write.current_node)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await pilot.press("4")
+        pane = app.query_one(WritesPane)
+        await wait_for(pilot, lambda: pane.rows, "the node's writes")
+        [row] = [i for i, w in enumerate(pane.rows) if w.entry_id == write.logged_by]
+        table = app.query_one("#writes-table", VimTable)
+        cells = [str(table.get_row_at(i)[1]) for i in range(table.row_count)]
+        assert cells[row] == "✓ log of ✗"
+        assert sum("log of" in cell for cell in cells) == 1
+        shown = await open_row(pilot, "writes-table", row)
+        assert "the node's own record of a rejected call's result" in shown
+        assert re.search(r"\nlog of +the rejected add_memory → \w+ at ", shown), shown
 
 
 def test_summary_counts_the_rejected_writes_by_the_same_rule(generated, capsys):

@@ -130,6 +130,7 @@ def rejected_rows(
                     else None,
                     step=auto[0].step if auto else None,
                     source="trace_log",
+                    logged_by=auto[0].id if auto else None,
                 )
             )
         for tool, left in autos.items():  # refused writes whose trace_log line is gone
@@ -145,6 +146,7 @@ def rejected_rows(
                         text=entry.text,
                         step=entry.step,
                         source="auto_entry",
+                        logged_by=entry.id,
                     )
                 )
     return rows

@@ -598,6 +598,9 @@ class CowWrite(Record):
     metadata: dict[str, Any] | None = None
     step: int | None = None
     source: str  # "access_log" | "backup" | "access_log+backup" | "trace_log" | "auto_entry"
+    # a rejected write: the entry that is the node's own log of the refused call (ARI stores the
+    # call's result, the refusal, as an ordinary accepted entry), when it was found
+    logged_by: str | None = None
 
 
 # ---- search replay results (produced by ari_mem_tui.search, shown by the CLI and the TUI) ----

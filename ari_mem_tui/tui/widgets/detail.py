@@ -164,10 +164,13 @@ REJECTED_SHOWN = 20  # rejected writes spelled out above it
 ERROR_LOG_SHOWN = 2000  # characters of a node's error_log in the Node tab
 
 
-def write_row(write: CowWrite) -> list[object]:
-    """The cells of WRITE_COLUMNS for one write."""
+def write_row(write: CowWrite, refused: CowWrite | None = None) -> list[object]:
+    """The cells of WRITE_COLUMNS for one write; `refused`: the rejected write this accepted
+    one is the node's own log of (ARI stores a refused call's result as a memory entry)."""
     writer = write.current_node or write.target_node
-    if write.accepted:
+    if write.accepted and refused is not None:
+        result = Text.assemble(("✓", "green"), (" log of ✗", "red"))
+    elif write.accepted:
         result = Text("✓", style="green")
     elif write.target_node != writer:
         result = Text(f"✗ →{short_id(write.target_node)}", style="bold red")
@@ -185,11 +188,17 @@ def write_row(write: CowWrite) -> list[object]:
     ]
 
 
-def write_detail(write: CowWrite) -> RowDetail:
-    """Every field of a copy-on-write row, its text in full."""
-    fields: tuple[tuple[str, object], ...] = (
+def write_detail(write: CowWrite, refused: CowWrite | None = None) -> RowDetail:
+    """Every field of a copy-on-write row, its text in full (`refused`: as for `write_row`)."""
+    fields: list[tuple[str, object]] = [
         ("time", fmt_ts(write.ts)),
         ("result", "accepted" if write.accepted else "rejected"),
+    ]
+    if refused is not None:
+        fields.append(("log of", _refusal_words(refused)))
+    if not write.accepted:
+        fields.append(("logged by", write.logged_by))
+    fields += [
         ("reason", write.reason),
         ("target", write.target_node),
         ("by", write.current_node),
@@ -198,11 +207,18 @@ def write_detail(write: CowWrite) -> RowDetail:
         ("step", write.step),
         ("entry", write.entry_id),
         ("passage", write.letta_id),
-    )
+    ]
     if write.metadata:
-        fields += (("metadata", pretty_json(write.metadata)),)
+        fields.append(("metadata", pretty_json(write.metadata)))
     title = "copy-on-write: " + ("accepted" if write.accepted else "rejected")
-    return RowDetail(title, fields, write.text, write.current_node or write.target_node)
+    if refused is not None:  # (ARI keeps a call's result as an entry, a refusal's too)
+        title += ": the node's own record of a rejected call's result"
+    return RowDetail(title, tuple(fields), write.text, write.current_node or write.target_node)
+
+
+def _refusal_words(refused: CowWrite) -> str:
+    target = f" → {short_id(refused.target_node)}" if refused.target_node else ""
+    return f"the rejected {refused.tool}{target} at {fmt_ts(refused.ts)}"
 
 
 class WritesPane(Previewed, TablePane):
@@ -215,6 +231,7 @@ class WritesPane(Previewed, TablePane):
         super().__init__(**kwargs)
         self.whole_run = False
         self.rows: list[CowWrite] = []
+        self.refusals: dict[str, CowWrite] = {}  # entry id → the rejected write it logs
 
     def compose(self) -> ComposeResult:
         yield Static("", id="writes-title")
@@ -229,6 +246,7 @@ class WritesPane(Previewed, TablePane):
             writes = list(ckpt.node_writes(node_id))
             scope = f"node {short_id(node_id)}"
         self.rows = writes
+        self.refusals = {w.logged_by: w for w in writes if not w.accepted and w.logged_by}
         rejected = sum(1 for w in writes if not w.accepted)
         whole = self.whole_run or node_id is None
         title = Text.assemble(
@@ -259,7 +277,7 @@ class WritesPane(Previewed, TablePane):
         self.border_title = Text(f"Writes · {scope}")  # Text: never parsed as markup
         self.query_one("#writes-table", VimTable).fill(
             WRITE_COLUMNS,
-            ((str(i), write_row(w)) for i, w in enumerate(writes[:WRITES_SHOWN])),
+            ((str(i), write_row(w, self._refused(w))) for i, w in enumerate(writes[:WRITES_SHOWN])),
             reserve=True,
             wide_only=WRITE_WIDE if whole else (*WRITE_WIDE, "by"),
         )
@@ -268,7 +286,13 @@ class WritesPane(Previewed, TablePane):
     def row_detail(self, table_id: str, key: str) -> RowDetail | None:
         del table_id  # one table
         index = int(key) if key.isdigit() else -1
-        return write_detail(self.rows[index]) if 0 <= index < len(self.rows) else None
+        if not 0 <= index < len(self.rows):
+            return None
+        return write_detail(self.rows[index], self._refused(self.rows[index]))
+
+    def _refused(self, write: CowWrite) -> CowWrite | None:
+        """The rejected write that `write` (accepted) is the log of, if any."""
+        return self.refusals.get(write.entry_id) if write.accepted and write.entry_id else None
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter / `v`: the write in full (its whole text and reason, every field)."""
