@@ -199,7 +199,7 @@ def test_runs_shows_a_path_with_brackets_as_it_is(
     assert proc.returncode == 0, proc.stderr
     # the heading wraps to the table's width, at a space, where a long tmp path (xdist's adds a
     # level) puts it: compared with its whitespace joined
-    assert f"1 run(s) in {ws}, newest first" in " ".join(proc.stdout.split())
+    assert f"1 run in {ws}, newest first" in " ".join(proc.stdout.split())
 
 
 def free_port() -> int:

@@ -131,7 +131,7 @@ async def test_the_tui_shows_and_copies_a_surrogate_id(
         await pilot.pause(0.2)
         assert app.last_copied == node_id.replace("\udc00", "<U+DC00>")
         toasts = [n.message for n in app._notifications]
-        assert any("1 control character(s) shown as symbols" in t for t in toasts), toasts
+        assert any("1 control character shown as symbols" in t for t in toasts), toasts
         await pilot.press("5")
         await settle(pilot)
         assert app.is_running

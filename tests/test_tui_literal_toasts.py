@@ -49,7 +49,7 @@ async def test_copying_bracketed_entry_text_shows_it_literally(tmp_path: Path) -
         assert app.last_copied == HOSTILE.replace("\x1b", "␛")
         texts = await _toast_texts(pilot)
         assert any("copied metrics=[red]x[/red]" in text for text in texts), texts
-        assert any("1 control character(s) shown as symbols" in text for text in texts), texts
+        assert any("1 control character shown as symbols" in text for text in texts), texts
         assert app.is_running
 
 

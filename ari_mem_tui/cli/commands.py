@@ -324,6 +324,7 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
         verify_restore,
     )
     from ari_mem_tui.model.secrets import mask, remember, safe_url, url_secrets
+    from ari_mem_tui.render.words import plural
 
     err = err or sys.stderr
     remember(args.letta_api_key, *url_secrets(args.letta_url or ""))
@@ -369,7 +370,7 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
     tell(
         f"restored {written} passages into {plan.agent} ({agent_id}) at {safe_url(plan.url)}"
         f" in {elapsed:.1f} s; checkpoint hash {plan.ckpt_hash}"
-        f" ({how.get(plan.hash_source, plan.hash_source)}); {len(plan.problems)} backup problem(s)"
+        f" ({how.get(plan.hash_source, plan.hash_source)}); {plural(len(plan.problems), 'backup problem')}"
     )
     if getattr(args, "no_verify", False):
         return EXIT_OK

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from ari_mem_tui.audit import Finding
 from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
-from ari_mem_tui.render.words import cut_note
+from ari_mem_tui.render.words import cut_note, plural
 
 # the tree row's glyph for a node's findings, and the help's legend for it
 GLYPHS = {
@@ -69,7 +69,7 @@ def finding_text(f: Finding) -> Text:
         out.append("\n  returned: nothing that could be listed", style="italic")
         return out
     out.append(
-        f"\n  returned {len(f.passages)} passage(s), {outside} from outside the lineage:",
+        f"\n  returned {plural(len(f.passages), 'passage')}, {outside} from outside the lineage:",
         style="bold",
     )
     ordered = sorted(f.passages, key=lambda p: not p.outside)

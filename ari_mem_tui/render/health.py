@@ -170,9 +170,9 @@ def render_health(console: Console, h: Health) -> None:
         if e.unresolved or e.bulk_reads or e.from_trace_log:
             console.print(
                 Text(
-                    f"  {e.unresolved} result row(s) not in the loaded memory, {e.bulk_reads} "
-                    f"bulk row(s) without entry ids, {e.from_trace_log} read(s) from trace_log "
-                    "only",
+                    f"  {plural(e.unresolved, 'result row')} not in the loaded memory, "
+                    f"{plural(e.bulk_reads, 'bulk row')} without entry ids, "
+                    f"{plural(e.from_trace_log, 'read')} from trace_log only",
                     style="dim",
                 )
             )

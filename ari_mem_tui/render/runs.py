@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
 from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview, schema
+from ari_mem_tui.render.words import plural
 
 RUN_COLUMNS = ("run", "created", "nodes", "done", "failed", "entries", "size", "last change")
 NARROW_DROPS = ("size", "last change")
@@ -73,7 +74,7 @@ def runs_json(ws: Workspace) -> dict[str, Any]:
 
 def render_runs(console: Console, ws: Workspace) -> None:
     table = Table(
-        title=Text(f"{len(ws.runs)} run(s) in {clean(ws.path, False)}, newest first"),
+        title=Text(f"{plural(len(ws.runs), 'run')} in {clean(ws.path, False)}, newest first"),
         title_justify="left",
     )
     narrow = console.width < 110  # size and last change go; the run's name is cut shorter

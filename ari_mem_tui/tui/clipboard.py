@@ -24,6 +24,7 @@ from typing import NamedTuple
 from textual.app import App
 
 from ari_mem_tui.render.text import paste_safe, preview
+from ari_mem_tui.render.words import plural
 
 
 class Route(NamedTuple):
@@ -77,7 +78,7 @@ def copy_text(app: App, text: str, what: str = "") -> str:
     way = route(os.environ, tmux_set_clipboard() if inside_tmux else "")
     shown = what or preview(safe, 40)
     if changed:
-        shown += f" ({changed} control character(s) shown as symbols: not safe to paste)"
+        shown += f" ({plural(changed, 'control character')} shown as symbols: not safe to paste)"
     if way.arrives:
         app.notify(f"copied {shown}\n{way.how}")
     else:

@@ -22,6 +22,7 @@ from textual.worker import get_current_worker
 from ari_mem_tui.model.workspace import RunInfo, Workspace
 from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
 from ari_mem_tui.render.text import clean
+from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import RunsCounted
 from ari_mem_tui.tui.tables import VimTable
@@ -74,7 +75,7 @@ class RunPickerScreen(Screen[Path | None]):
         self._count()
 
     def _title(self, ws: Workspace) -> None:
-        text = Text(f"{len(ws.runs)} run(s) in {clean(ws.path, False)}", style="bold")
+        text = Text(f"{plural(len(ws.runs), 'run')} in {clean(ws.path, False)}", style="bold")
         text.append("   newest first · / filter · Enter open · Esc back", style="dim")
         self.query_one("#runs-title", Static).update(text)
 
