@@ -184,27 +184,20 @@ def test_the_writes_table_gives_an_accepted_write_one_line_and_a_rejection_its_r
     result = replay(ckpt, "node_0003", make_ranker(ckpt, "bm25"))
     long = "measured the kernel at 138.3 GB/s " * 6
     reason = "node_id does not match current node, so the write went nowhere (CoW violation)"
-    result.writes = [
-        CowWrite(
-            ts=1.0,
+
+    def write(ts: float, accepted: bool, why: str | None = None) -> CowWrite:
+        return CowWrite(
+            ts=ts,
             current_node="node_0003",
             target_node="node_0003",
             tool="add_memory",
-            accepted=True,
+            accepted=accepted,
             source="s",
             text=long,
-        ),
-        CowWrite(
-            ts=2.0,
-            current_node="node_0003",
-            target_node="node_0003",
-            tool="add_memory",
-            accepted=False,
-            source="s",
-            text=long,
-            reason=reason,
-        ),
-    ]
+            reason=why,
+        )
+
+    result.writes = [write(1.0, True), write(2.0, False, reason)]
     console = Console(record=True, width=80, color_system=None)
     render_saw(console, result)
     table = console.export_text().split("Writes (copy-on-write log)")[1]
