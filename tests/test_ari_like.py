@@ -310,6 +310,30 @@ async def test_the_tui_replays_an_in_memory_run_with_its_rule(generated) -> None
         assert "in-memory" in text
 
 
+async def test_the_hits_table_leaves_out_global_ranks_the_backend_has_not(generated) -> None:
+    """ARI's in-memory rule has no global window, so every `glob` cell would read "?": the
+    narrow table leaves the column out (the notes say why) and `z` shows it again."""
+    from ari_mem_tui.tui.tables import VimTable
+
+    def opener(_progress):
+        return open_run(RunOptions(checkpoint=generated.path, index=False))
+
+    app = app_with(opener, initial_node=generated.planted.nodes["A1a"])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        hits = app.query_one("#hits-pane")
+        await wait_for(pilot, lambda: getattr(hits, "replay", None) is not None, "the hits")
+        table = app.query_one("#hits-table", VimTable)
+
+        def headers() -> list[str]:
+            return [str(column.label) for column in table.ordered_columns]
+
+        assert hits.replay.windowless and "glob" not in headers()
+        assert headers()[:3] == ["#", "score", "node"]
+        await pilot.press("z")
+        await wait_for(pilot, lambda: "glob" in headers(), "the wide table")
+
+
 def test_reads_are_logged_under_the_last_writer_and_bursts_precede_searches(generated, run):
     """The run is as ARI logs it: a read names whoever wrote last ("" before the first
     write), and every start-up search follows one inheritance read per ancestor, root first."""

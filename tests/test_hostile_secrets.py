@@ -167,6 +167,4 @@ async def test_y_copies_an_id_made_safe_and_says_so(tiny: Path) -> None:
         assert app.last_copied == "node_b1␛]52;c;ZXZpbA==␇"
         assert app.clipboard == app.last_copied  # what went to the terminal's clipboard
         toasts = [n.message for n in app._notifications]
-        assert any(
-            "2 control characters shown as symbols: not safe to paste" in t for t in toasts
-        )
+        assert any("2 control characters shown as symbols: not safe to paste" in t for t in toasts)

@@ -52,6 +52,12 @@ def mark_text(hit: Hit, side: str, wide: bool) -> Text:
     return Text(label, style=MARK_STYLES.get(hit.mark, "")) if label else Text("")
 
 
+def hit_wide(replay: Replay) -> tuple[str, ...]:
+    """The Hits columns shown only wide: also `glob` where the backend has no global window
+    (ARI's in-memory rule scores the ancestors alone: every global rank would read "?")."""
+    return (*HIT_WIDE, "glob") if replay.windowless else HIT_WIDE
+
+
 def hit_row(hit: Hit, side: str = "replay", wide: bool = False) -> list[object]:
     return [
         str(hit.rank),
@@ -273,7 +279,7 @@ class HitsPane(Previewed, VerticalScroll):
         table = self.query_one("#hits-table", VimTable)
         wide = bool(getattr(self.app, "wide_columns", False))
         rows = ((h.entry_id, hit_row(h, "replay", wide)) for h in replay.hits)
-        table.fill(HIT_COLUMNS, rows, reserve=True, wide_only=HIT_WIDE)
+        table.fill(HIT_COLUMNS, rows, reserve=True, wide_only=hit_wide(replay))
         if not replay.hits:
             self.query_one("#hits-diag", Static).update(
                 diagnostics_text(replay).append(
@@ -351,7 +357,7 @@ class HitsPane(Previewed, VerticalScroll):
                 for i, h in enumerate(rec.hits)
             ),
             reserve=True,
-            wide_only=HIT_WIDE,
+            wide_only=hit_wide(replay),
         )
 
     def toggle_missed(self) -> None:
