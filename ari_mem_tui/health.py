@@ -27,6 +27,7 @@ from ari_mem_tui.checkpoint.jsonlines import loads_record
 from ari_mem_tui.model import Checkpoint, EntryView, Node, ParentChain
 from ari_mem_tui.model.columns import INHERIT, KINDS, NONE
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
+from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
 from ari_mem_tui.search.rankers import Ranker, Ranking
@@ -522,7 +523,7 @@ def _notes(report: Health) -> list[str]:
     notes = []
     if report.recorded and report.replayed:
         notes.append(
-            f"hits: {report.recorded} node(s) from the access log (recorded), "
+            f"hits: {plural(report.recorded, 'node')} from the access log (recorded), "
             f"{report.replayed} from replays ({report.ranker})"
         )
     elif report.replayed:

@@ -64,9 +64,7 @@ def test_logged_hits_win_over_the_replay_and_say_so(report):
     assert (a2.hits_replayed, a2.reached) == (3, 3)
     assert a2.starved and a2.shortfall == 4
     assert (report.recorded, report.replayed) == (1, 3)
-    assert any(
-        "1 node(s) from the access log (recorded), 3 from replays" in n for n in report.notes
-    )
+    assert any("1 node from the access log (recorded), 3 from replays" in n for n in report.notes)
 
 
 def test_run_totals_by_depth_and_over_time(report):

@@ -151,7 +151,7 @@ def test_an_integer_of_4301_digits_drops_that_value_not_the_tree(
     clean_stderr(proc.stderr)
     assert proc.returncode == 0, proc.stderr
     assert "tree from  tree.json" in proc.stdout and "nodes      8 (1 root)" in proc.stdout
-    assert "read 1 integer(s) as null (the first has 4,301 digits)" in proc.stdout
+    assert "read 1 integer as null (the first has 4,301 digits)" in proc.stdout
     loaded = load_checkpoint(ckpt, use_index=False)
     assert len(loaded.nodes) == 8
     assert sum(n.retry_count is None for n in loaded.nodes.values()) == 1

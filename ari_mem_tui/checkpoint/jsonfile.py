@@ -16,6 +16,7 @@ import msgspec
 
 from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.model import Problem
+from ari_mem_tui.model.words import plural
 
 RETRY_DELAY_S = 0.15  # ARI's own loader waits this long before its single retry
 # ARI's records nest a few levels; far deeper values (a hostile `[[[[…`) would break
@@ -180,7 +181,7 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
         problems.append(
             Problem(
                 file=name,
-                what=f"read {len(long_ints)} integer(s) as null (the first has {long_ints[0]:,}"
+                what=f"read {plural(len(long_ints), 'integer')} as null (the first has {long_ints[0]:,}"
                 " digits); the rest of the file as written",
                 why=f"integers over {sys.get_int_max_str_digits():,} digits cannot be read",
             )

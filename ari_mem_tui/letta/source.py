@@ -39,6 +39,7 @@ from ari_mem_tui.model import (
     StringTable,
 )
 from ari_mem_tui.model.columns import EntryBuilder
+from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.rankers import Ranking
 from ari_mem_tui.search.run_model import AgentEmbedding
 
@@ -305,7 +306,9 @@ class LettaRanker:
                     row.id, row.content, _epoch(row.timestamp), ids, [], self.name
                 )
             window.append(entry)
-        note = f"{unseen} passage(s) were added on the server since it was read" if unseen else ""
+        note = (
+            f"{plural(unseen, 'passage')} added on the server since it was read" if unseen else ""
+        )
         pool_size = pool_size_before(self.ckpt.entries, before_ts)
         return Ranking(window=window, pool_size=pool_size, ranks=None, used=self.name, note=note)
 

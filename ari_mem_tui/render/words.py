@@ -6,6 +6,7 @@ One place, so the CLI, the Hits pane and the dossier never describe the same res
 from __future__ import annotations
 
 from ari_mem_tui.model import Hit, Replay
+from ari_mem_tui.model.words import plural
 from ari_mem_tui.render.text import clean, fmt_ts
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS
 
@@ -16,11 +17,6 @@ MARK_WORDS = {
     "changed": "same rank, another global rank or score",
 }
 FIELD_SHORT = {"rank": "rank", "global_rank": "glob", "score": "score"}
-
-
-def plural(n: int, noun: str, nouns: str | None = None) -> str:
-    """`1 leak`, `2 leaks`; `nouns` for an irregular plural (`match`, `matches`)."""
-    return f"{n} {noun if n == 1 else (nouns or noun + 's')}"
 
 
 def cut_note(shown: int, total: int, what: str, rest: str) -> str:
@@ -131,5 +127,4 @@ def differences_words(replay: Replay) -> str:
     n = rec.differences
     if not n:
         return "same entries, ranks, global ranks and scores as the recording"
-    plural = "s" if n != 1 else ""
-    return f"{n} difference{plural} (entries differing in entry, rank, global rank or score)"
+    return f"{plural(n, 'difference')} (entries differing in entry, rank, global rank or score)"

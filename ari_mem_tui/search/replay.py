@@ -13,6 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 
 from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
+from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.backends import event_scores, recorded_backend, run_backend
 from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
 from ari_mem_tui.search.index import replay_index
@@ -366,7 +367,7 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
             "1 − 0.01·rank: its global ranks are unknown"
         )
     if unresolved:
-        notes.append(f"{unresolved} recorded hit(s) could not be joined to an entry's text")
+        notes.append(f"{plural(unresolved, 'recorded hit')} could not be joined to an entry's text")
     return RecordedSearch(
         ts=event.ts,
         query=event.query or "",

@@ -33,6 +33,7 @@ import numpy as np
 from ari_mem_tui.checkpoint.passages import passage_text
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
 from ari_mem_tui.model import Entries
+from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.embed_client import EmbeddingClient, EndpointFailed
 from ari_mem_tui.search.embedded import (
     BM25Ranker,
@@ -249,7 +250,7 @@ class RunModelRanker:
         missing = [k for k in wanted if k not in found and len(text_of[k]) <= MAX_SEND_CHARS]
         if long:
             self.notes.append(
-                f"{len(long)} text(s) longer than {MAX_SEND_CHARS:,} characters were not sent"
+                f"not sent: {plural(len(long), 'text')} longer than {MAX_SEND_CHARS:,} characters"
                 " (Letta refuses such inserts): they rank last"
             )
         self._progress.update(0, len(missing))
@@ -377,7 +378,7 @@ class RunModelRanker:
         if not close:
             return []
         note = (
-            f"{close} near-tie(s) at the window's ranks (cosine distances within {NEAR_TIE:g}):"
+            f"{plural(close, 'near-tie')} at the window's ranks (cosine distances within {NEAR_TIE:g}):"
             " Letta's float32 sums may order them otherwise"
         )
         return [note]
@@ -444,7 +445,7 @@ def make_run_ranker(
     )
     if partial:
         ranker.notes.append(
-            f"{partial} memory text(s) are previews, not the text Letta embedded: their"
-            " vectors, and so their ranks, can differ from the run's"
+            f"previews stand in for {plural(partial, 'memory text')}, not the text Letta"
+            " embedded: their vectors, and so their ranks, can differ from the run's"
         )
     return ranker

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ari_mem_tui.model import Checkpoint, Hit, Node, Replay, Tier, TierLine
+from ari_mem_tui.model.words import plural
 
 CORE_FIELDS = ("primary_metric", "higher_is_better", "metric_rationale", "hardware_spec")
 CORE_FIELD_CAP = 400
@@ -155,7 +156,7 @@ def tier_2(replayed: Replay, keys_1b: set[str]) -> Tier:
         tier.exact = unresolved == 0
         tier.note = "from the recorded start-up search (access log)"
         if unresolved:
-            tier.note += f"; {unresolved} hit(s) without text (not joined)"
+            tier.note += f"; {plural(unresolved, 'hit')} without text (not joined)"
     else:
         hits = replayed.hits
         tier.exact = False
