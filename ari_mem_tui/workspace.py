@@ -37,7 +37,6 @@ RECENT_FILE = "recent.json"
 RECENT_KEEP = 20
 COUNTS_FILE = "run-counts.json"
 COUNTS_KIND = "run-counts/2"  # the sealed file's kind: another version is counted afresh
-# files whose presence makes a folder a run (the tree, the memory, the telemetry)
 RUN_STAMP = re.compile(r"^(\d{14})_")
 ProgressFn = Callable[[int, int], None]
 

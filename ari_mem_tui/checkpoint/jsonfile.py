@@ -181,8 +181,8 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
         problems.append(
             Problem(
                 file=name,
-                what=f"read {plural(len(long_ints), 'integer')} as null (the first has {long_ints[0]:,}"
-                " digits); the rest of the file as written",
+                what=f"read {plural(len(long_ints), 'integer')} as null (the first has "
+                f"{long_ints[0]:,} digits); the rest of the file as written",
                 why=f"integers over {sys.get_int_max_str_digits():,} digits cannot be read",
             )
         )

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE
 
+# files whose presence makes a folder a run (the tree, the memory, the telemetry)
 RUN_FILES = ("tree.json", "nodes_tree.json", BACKUP_FILE, "memory_access.jsonl")
 
 

@@ -370,7 +370,8 @@ def cmd_letta_restore(args: argparse.Namespace, err: TextIO | None = None) -> in
     tell(
         f"restored {written} passages into {plan.agent} ({agent_id}) at {safe_url(plan.url)}"
         f" in {elapsed:.1f} s; checkpoint hash {plan.ckpt_hash}"
-        f" ({how.get(plan.hash_source, plan.hash_source)}); {plural(len(plan.problems), 'backup problem')}"
+        f" ({how.get(plan.hash_source, plan.hash_source)});"
+        f" {plural(len(plan.problems), 'backup problem')}"
     )
     if getattr(args, "no_verify", False):
         return EXIT_OK

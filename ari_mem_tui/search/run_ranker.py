@@ -378,8 +378,8 @@ class RunModelRanker:
         if not close:
             return []
         note = (
-            f"{plural(close, 'near-tie')} at the window's ranks (cosine distances within {NEAR_TIE:g}):"
-            " Letta's float32 sums may order them otherwise"
+            f"{plural(close, 'near-tie')} at the window's ranks (cosine distances within"
+            f" {NEAR_TIE:g}): Letta's float32 sums may order them otherwise"
         )
         return [note]
 
