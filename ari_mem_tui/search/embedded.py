@@ -10,7 +10,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import importlib.util
-import re
 import threading
 import weakref
 from collections.abc import Callable, Sequence
@@ -19,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
+from ari_mem_tui.checkpoint.bulk import without_gc
 from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.model import Entries, MemoryEntry
 from ari_mem_tui.model.columns import Texts, entry_row_of_id
-from ari_mem_tui.search import bm25_cache
+from ari_mem_tui.search import bm25_cache, bm25_index
 from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.search.quantized import Int8Index, best_first, candidates, threshold
@@ -32,7 +32,6 @@ from ari_mem_tui.search.startup import node_query
 from ari_mem_tui.search.vector_cache import VectorCache, cache_root, text_key
 
 SEGMENT_ROWS = 1024  # persist background progress every this many new vectors
-_TOKEN = re.compile(r"(?u)\b\w\w+\b")  # bm25s.tokenize's default token pattern
 PREFIX_ROWS = 256  # embed at most this many rows at a time: each finished batch may complete pools
 FIRST_ROWS = 32  # ...and fewer at first (doubling up to PREFIX_ROWS): the earliest pools are small
 _LIVE: weakref.WeakSet = weakref.WeakSet()  # rankers whose thread may still be embedding
@@ -356,14 +355,19 @@ class BM25Ranker:
         self._stops = frozenset(stops)
 
     def _build(self, texts: list[str]) -> tuple[Any, list[str]]:
+        """bm25s's index of the texts (search/bm25_index.py builds it as bm25s does, in
+        columns), in a bm25s retriever: what it stores is bm25s's own format."""
         import bm25s  # noqa: PLC0415 - lazy: only building an index needs it (~0.2 s)
 
-        tokens = bm25s.tokenize(texts, stopwords="en", stemmer=self._stemmer, show_progress=False)
-        if not tokens.vocab:  # bm25s cannot index a corpus without a single token
-            return None, english_stopwords()
+        stopwords = english_stopwords()
+        built = without_gc(bm25_index.build, texts, frozenset(stopwords), self._stemmer.stemWords)
+        if built is None:  # bm25s cannot index a corpus without a single token
+            return None, stopwords
         retriever = bm25s.BM25()
-        retriever.index(tokens, show_progress=False)
-        return retriever, english_stopwords()
+        retriever.scores, retriever.vocab_dict = built
+        retriever.unique_token_ids_set = set(retriever.vocab_dict.values())
+        retriever.nonoccurrence_array = None  # (Lucene's scores need none)
+        return retriever, stopwords
 
     def scores(self, query: str) -> np.ndarray:
         return np.asarray(self._scores(query), dtype=np.float64)
@@ -392,7 +396,7 @@ class BM25Ranker:
         """`bm25s.tokenize` of one text as the index was tokenised (lower case, its token
         pattern, English stop words, the stemmer), without its per-call progress bars and
         vocabulary (~1 ms a query: a health pass over 10,000 nodes makes 10,000)."""
-        words = [w for w in _TOKEN.findall(query.lower()) if w not in self._stops]
+        words = [w for w in bm25_index.query_words(query) if w not in self._stops]
         return list(self._stemmer.stemWords(words)) if words else []
 
     def _relevance(self, tokens: list[str]) -> np.ndarray:
