@@ -79,51 +79,64 @@ class Vocabulary:
         return np.fromiter(map(word_id.__getitem__, found), dtype=np.int64, count=len(found))
 
 
-def token_pairs(texts: Sequence[str], vocab: Vocabulary) -> tuple[np.ndarray, np.ndarray]:
-    """(stem id, text index) of every kept token of every text, in text order."""
-    ids: list[np.ndarray] = []
-    docs: list[np.ndarray] = []
+def token_keys(texts: Sequence[str], vocab: Vocabulary) -> np.ndarray:
+    """`stem id × len(texts) + text index` of every kept token of every text: one int64 per
+    token (sorted, they are the CSC order: per token, its texts ascending)."""
+    n_docs = len(texts)
+    keys: list[np.ndarray] = []
     it = iter(texts)
     start = 0
     while chunk := list(islice(it, CHUNK)):
         found = list(map(words, chunk))
         lengths = np.fromiter(map(len, found), dtype=np.int64, count=len(found))
-        chunk_ids = vocab.ids(list(chain.from_iterable(found)))
-        chunk_docs = np.repeat(np.arange(start, start + len(chunk), dtype=np.int64), lengths)
-        kept = chunk_ids >= 0
-        ids.append(chunk_ids[kept])
-        docs.append(chunk_docs[kept])
+        ids = vocab.ids(list(chain.from_iterable(found)))
+        docs = np.repeat(np.arange(start, start + len(chunk), dtype=np.int64), lengths)
+        kept = ids >= 0
+        keys.append(ids[kept] * n_docs + docs[kept])
         start += len(chunk)
-    if not ids:
-        return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    return np.concatenate(ids), np.concatenate(docs)
+    return np.concatenate(keys) if keys else np.zeros(0, np.int64)
 
 
 def build(
     texts: Sequence[str], stopwords: frozenset[str], stem_words: Callable[[list[str]], Any]
 ) -> tuple[dict[str, Any], dict[str, int]] | None:
     """bm25s's `scores` dict (data, indices, indptr, num_docs) and vocabulary of the texts; None
-    when they hold no token (bm25s cannot index that)."""
+    when they hold no token (bm25s cannot index that). Arrays are freed, sorted and divided in
+    place as it goes: at 10k nodes there are 4.5 million tokens."""
     vocab = Vocabulary(stopwords, stem_words)
-    ids, docs = token_pairs(texts, vocab)
+    keys = token_keys(texts, vocab)
     n_docs, n_vocab = len(texts), len(vocab.stem_id)
     if not n_vocab:
         return None
-    doc_len = np.bincount(docs, minlength=n_docs)
+    doc_len = np.bincount(keys % n_docs, minlength=n_docs)
     avg_len = doc_len.mean()  # (bm25s: the mean of an int64 array of the lengths, as here)
-    # token-major keys: sorted, they are the CSC order (per token, its texts ascending)
-    pairs, tf = np.unique(ids * n_docs + docs, return_counts=True)
-    del ids, docs
-    token, doc = np.divmod(pairs, n_docs)
+    keys.sort()
+    new = np.empty(len(keys), dtype=bool)
+    new[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    first = np.flatnonzero(new)
+    del new
+    tf = np.diff(first, append=len(keys))  # each (token, text)'s count
+    pairs = keys[first]
+    del keys, first
+    token = np.empty(len(pairs), dtype=np.int32)
+    doc = np.empty(len(pairs), dtype=np.int32)
+    np.divmod(pairs, n_docs, out=(token, doc), casting="unsafe")  # (both fit: see the keys)
+    del pairs
     df = np.bincount(token, minlength=n_vocab)
     idf_of = {d: math.log(1 + (n_docs - d + 0.5) / (d + 0.5)) for d in np.unique(df).tolist()}
     idf = np.array([idf_of[d] for d in df.tolist()], dtype=np.float32)
-    norm = K1 * ((1 - B) + B * doc_len.astype(np.float64) / avg_len)
-    tf32 = tf.astype(np.float32)
-    data = (idf[token] * (tf32 / (norm[doc] + tf32))).astype(np.float32)
+    # bm25s's arithmetic, in its order and types: idf32 × (tf / (norm + tf)) in double
+    score = K1 * ((1 - B) + B * doc_len.astype(np.float64) / avg_len)[doc]
+    score += tf
+    np.divide(tf, score, out=score)
+    score *= idf[token]
+    del token
     indptr = np.zeros(n_vocab + 1, dtype=np.int64)
     np.cumsum(df, out=indptr[1:])
-    scores = {"data": data, "indices": doc.astype(np.int32), "indptr": indptr, "num_docs": n_docs}
+    data = score.astype(np.float32)
+    del score
+    scores = {"data": data, "indices": doc, "indptr": indptr, "num_docs": n_docs}
     vocabulary = dict(vocab.stem_id)
     vocabulary.setdefault("", n_vocab)  # bm25s's empty token, after the others
     return scores, vocabulary
