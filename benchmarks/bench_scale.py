@@ -74,8 +74,14 @@ ckpt = load_checkpoint(Path(sys.argv[1]), use_index=sys.argv[2] == "index")
 numbers = counts(ckpt)
 wall = time.perf_counter() - t
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-print(json.dumps({"wall": wall, "rss": rss, "entries": numbers["entries"],
-                  "events": numbers["events"], "nodes": numbers["nodes"]}))
+# what is resident now: the process's own memory, and pages of mapped files (the run index),
+# which are the page cache's, shared and dropped under pressure: how many of those a reopen
+# maps depends on the kernel's page-cache folios, not on what it reads
+status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
+kib = lambda key: int(status.get(key, "0 kB").split()[0]) * 1024
+print(json.dumps({"wall": wall, "rss": rss, "anon": kib("RssAnon"), "file": kib("RssFile"),
+                  "entries": numbers["entries"], "events": numbers["events"],
+                  "nodes": numbers["nodes"]}))
 """
 
 
@@ -328,6 +334,8 @@ def bench(
         "first_open_with_index_s": median([r["wall"] for r in first]),
         "reopen_s": median([r["wall"] for r in reopen]),
         "reopen_rss_mb": median([r["rss"] for r in reopen]) / 2**20,
+        "reopen_anon_mb": median([r["anon"] for r in reopen]) / 2**20,
+        "reopen_file_mb": median([r["file"] for r in reopen]) / 2**20,
         "parse_floor_s": floor,
         "ratio_to_floor": load / floor if floor else None,
         **both,
@@ -454,7 +462,9 @@ def goal_rows(r: dict) -> list[list[str]]:
         f"{r['load_rss_mb'] / r['floor_keep_rss_mb']:.1f}×")  # fmt: skip
     add("reopen_s", "reopen from the index", r["reopen_s"], fmt_s(r["reopen_s"]),
         f"keep floor {fmt_s(keep)}", f"{r['reopen_s'] / keep:.2f}×")  # fmt: skip
-    add("reopen_rss_mb", "reopen max RSS", r["reopen_rss_mb"], f"{r['reopen_rss_mb']:.0f} MB")
+    add("reopen_rss_mb", "reopen max RSS", r["reopen_rss_mb"], f"{r['reopen_rss_mb']:.0f} MB",
+        f"at the end: own {r['reopen_anon_mb']:.0f} MB, mapped index pages "
+        f"{r['reopen_file_mb']:.0f} MB")  # fmt: skip
     for key, label in (("summary", "summary"), ("audit", "audit"), ("saw_bm25", "saw (BM25)"),
                        ("saw_minilm", "saw (MiniLM, vectors cached)")):  # fmt: skip
         c = r["commands"].get(key)
