@@ -54,6 +54,21 @@ async def test_a_date_past_year_9999_in_utc_shows_on_the_node_tab(tiny: Path) ->
         assert "9999-12-31T23:59:59-14:00" in body
 
 
+async def test_a_score_past_a_floats_range_opens_the_tree_without_one(tiny: Path) -> None:
+    """`_scientific_score` of 401 digits (under the 4,300-digit limit): float() of it raised
+    OverflowError while the tree drew B1's row, and the app died with a traceback."""
+    set_node_field(tiny, IDS["B1"], metrics={"_scientific_score": 10**400})
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.jump_to(IDS["B1"])
+        await settle(pilot)
+        assert app.ckpt is not None and app.ckpt.nodes[IDS["B1"]].score is None
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.is_running and app.current_id == IDS["B1"]
+
+
 def write_config(folder: Path, settings: object) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(settings), encoding="utf-8")
