@@ -49,18 +49,13 @@ def recorded_backend(scores: list[float]) -> str:
     return "letta" if on_grid and falling and zeros_last else "in_memory"
 
 
-def _number(score: object) -> float | None:
-    """A recorded score as a float (a float as written, NaN too), or None: no number, a bool,
-    or an integer past a float's range (1e309 written out)."""
-    return score if type(score) is float else as_float(score)
-
-
 def event_scores(results: list) -> list[float]:
-    """A read event's scores in rank order (a missing or odd score reads 0.0)."""
+    """A read event's scores in rank order (a missing or odd score reads 0.0: no number, a
+    bool, NaN, an infinity, an integer past a float's range)."""
     scores = []
     for row in results:
         score = row.get("score") if isinstance(row, dict) else None
-        value = _number(score)
+        value = as_float(score)
         scores.append(0.0 if value is None else value)
     return scores
 
@@ -121,7 +116,7 @@ def _score_signal(ckpt: Checkpoint) -> str | None:
     }
     searches = (row for row in reads if coll[row] != react and query[row] not in inherit)
     for row in islice(searches, SAMPLE):
-        numbers = [_number(s) for s in events.scores_at(row)]
+        numbers = [as_float(s) for s in events.scores_at(row)]
         if numbers and None not in numbers:
             kinds.add(recorded_backend(numbers))  # type: ignore[arg-type]  # (no None in it)
     if "in_memory" in kinds:
