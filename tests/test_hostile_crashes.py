@@ -69,6 +69,25 @@ async def test_a_score_past_a_floats_range_opens_the_tree_without_one(tiny: Path
         assert app.is_running and app.current_id == IDS["B1"]
 
 
+async def test_a_node_whose_parent_is_not_in_the_tree_opens_as_a_root(tiny: Path) -> None:
+    """B left out of tree.json (a save before it, a damaged copy): B1 is drawn as a root, its
+    ancestor_ids still naming B. Revealing B1 walked those ids and looked B up in the tree:
+    KeyError while the run was shown, the app gone with a traceback."""
+    tree = json.loads((tiny / "tree.json").read_text())
+    tree["nodes"] = [n for n in tree["nodes"] if n["id"] != IDS["B"]]
+    (tiny / "tree.json").write_text(json.dumps(tree))
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.ckpt is not None and IDS["B1"] in app.ckpt.roots
+        app.jump_to(IDS["B1"])
+        await settle(pilot)
+        assert app.current_id == IDS["B1"]
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.is_running
+
+
 def write_config(folder: Path, settings: object) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(settings), encoding="utf-8")
