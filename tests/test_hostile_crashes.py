@@ -54,6 +54,40 @@ async def test_a_date_past_year_9999_in_utc_shows_on_the_node_tab(tiny: Path) ->
         assert "9999-12-31T23:59:59-14:00" in body
 
 
+async def test_a_score_past_a_floats_range_opens_the_tree_without_one(tiny: Path) -> None:
+    """`_scientific_score` of 401 digits (under the 4,300-digit limit): float() of it raised
+    OverflowError while the tree drew B1's row, and the app died with a traceback."""
+    set_node_field(tiny, IDS["B1"], metrics={"_scientific_score": 10**400})
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.jump_to(IDS["B1"])
+        await settle(pilot)
+        assert app.ckpt is not None and app.ckpt.nodes[IDS["B1"]].score is None
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.is_running and app.current_id == IDS["B1"]
+
+
+async def test_a_node_whose_parent_is_not_in_the_tree_opens_as_a_root(tiny: Path) -> None:
+    """B left out of tree.json (a save before it, a damaged copy): B1 is drawn as a root, its
+    ancestor_ids still naming B. Revealing B1 walked those ids and looked B up in the tree:
+    KeyError while the run was shown, the app gone with a traceback."""
+    tree = json.loads((tiny / "tree.json").read_text())
+    tree["nodes"] = [n for n in tree["nodes"] if n["id"] != IDS["B"]]
+    (tiny / "tree.json").write_text(json.dumps(tree))
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.ckpt is not None and IDS["B1"] in app.ckpt.roots
+        app.jump_to(IDS["B1"])
+        await settle(pilot)
+        assert app.current_id == IDS["B1"]
+        await pilot.press("5")
+        await settle(pilot)
+        assert app.is_running
+
+
 def write_config(folder: Path, settings: object) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text(json.dumps(settings), encoding="utf-8")

@@ -254,3 +254,21 @@ def test_an_answer_past_the_limit_is_read_no_further(
     assert "sent too much in answer to checking /v1/health/" in proc.stderr, proc.stderr
     assert "over the 8 MiB limit (raise it with --max letta-answer-mib=N" in proc.stderr
     assert took < 20, took  # stopped by the limit, not by the deadline
+
+
+@pytest.mark.parametrize("ts", [10**400, float("nan"), float("inf")], ids=["1e400", "nan", "inf"])
+def test_a_footer_ts_that_is_no_finite_number_is_the_passages_creation_time(ts: float) -> None:
+    """A server's passage whose footer says `"ts": 1e400` written out (json reads it as an
+    int) raised OverflowError out of a decoder that never raises; NaN and Infinity were kept
+    as the entry's time. Each is said, and the passage's creation time used."""
+    from ari_mem_tui.checkpoint.entry_ids import EntryIds
+    from ari_mem_tui.checkpoint.passages import encode_passage, node_footer
+    from ari_mem_tui.letta.source import entry_from_passage
+
+    footer = {**node_footer("0123456789ab", "n1", {}, 1.0), "ts": ts}
+    problems: list = []
+    entry = entry_from_passage(
+        "p1", encode_passage("hello", footer), 5.0, EntryIds(), problems, "letta"
+    )
+    assert entry.ts == 5.0 and entry.text == "hello" and entry.node_id == "n1"
+    assert [p.why for p in problems] == ["footer ts is not a number"]

@@ -176,3 +176,90 @@ def test_a_run_with_lone_surrogates_in_its_tree_is_indexed_and_reopens_the_same(
     assert json.dumps(summary_json(again)) == json.dumps(summary_json(fresh))
     audits = [audit_json(audit(c), "files") for c in (again, fresh)]
     assert json.dumps(audits[0]) == json.dumps(audits[1]) and audits[0]["leaks"]
+
+
+HUGE = 10**400  # 401 digits: under the 4,300-digit limit, past a float's range (1.8e308)
+
+
+def with_huge(small_ckpt: Path, dest: Path, where: str, value: object = HUGE) -> Path:
+    """The small demo with `value` as one access-log ts, one backup ts, or every recorded
+    score."""
+    shutil.copytree(small_ckpt, dest)
+    if where == "backup ts":
+        path = dest / "memory_backup.jsonl.gz"
+        records = [json.loads(line) for line in gzip.decompress(path.read_bytes()).splitlines()]
+        next(r for r in records if r.get("kind") == "node_scope")["ts"] = value
+        body = "".join(json.dumps(r) + "\n" for r in records)
+        path.write_bytes(gzip.compress(body.encode()))
+        return dest
+    path = dest / "memory_access.jsonl"
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    if where == "access ts":
+        events[0]["ts"] = value
+    else:
+        for event in events:
+            for row in event.get("results") or []:
+                row["score"] = value
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return dest
+
+
+@pytest.mark.parametrize("where", ["access ts", "backup ts", "recorded score"])
+def test_an_integer_past_a_floats_range_is_no_number_not_an_unreadable_run(
+    small_ckpt: Path, tmp_path: Path, where: str
+) -> None:
+    """`float(10**400)` raises OverflowError: one such ts made every command but summary say
+    `cannot read` the run (summary: internal error, exit 3), and one such recorded score did
+    it to saw and health. It is no number, as a string would be, and the rest is read."""
+    ckpt = with_huge(small_ckpt, tmp_path / "run", where)
+    before = fingerprint(ckpt)
+    env = {"ARI_MEM_TUI_CACHE": str(tmp_path / "cache")}
+    outputs = {}
+    for command, (args, _) in COMMANDS.items():
+        proc = run_cli(args[0], str(ckpt), *args[1:], "--json", "--no-letta", env=env)
+        clean_stderr(proc.stderr)
+        assert "internal error" not in proc.stderr and "cannot read" not in proc.stderr
+        assert proc.returncode in (0, 1), (command, proc.stderr[-2000:])
+        outputs[command] = json.loads(proc.stdout)
+    problems = outputs["summary"]["problems"]
+    if where == "access ts":
+        said = [
+            p for p in problems if p["file"] == "memory_access.jsonl" and p["where"] == "line 1"
+        ]
+        assert said and "is not a number" in said[0]["why"], problems
+    elif where == "backup ts":
+        said = [p for p in problems if p["file"] == "memory_backup.jsonl.gz"]
+        assert said and "is not a number; kept without ts" in said[0]["why"], problems
+        assert outputs["summary"]["counts"]["entries"] == 398  # the record is kept
+    else:
+        assert outputs["saw"]["recorded"] is not None
+    assert fingerprint(ckpt) == before
+
+
+def strict_json(text: str) -> object:
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is no JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")], ids=["NaN", "Infinity"])
+def test_a_recorded_score_that_is_no_finite_number_reads_0(
+    small_ckpt: Path, tmp_path: Path, value: float
+) -> None:
+    """ARI's own json writes a NaN score as `NaN`: saw printed it into its JSON (no JSON
+    reader takes it) and failed with exit 3 in text (`round(NaN)`); Infinity failed saw and
+    health (judging the recorded ranker). An odd score reads 0.0, as a string does."""
+    ckpt = with_huge(small_ckpt, tmp_path / "run", "recorded score", value)
+    env = {"ARI_MEM_TUI_CACHE": str(tmp_path / "cache")}
+    for command in ("saw", "health"):
+        args, _ = COMMANDS[command]
+        for extra in (("--json",), ()):
+            proc = run_cli(args[0], str(ckpt), *args[1:], *extra, "--no-letta", env=env)
+            clean_stderr(proc.stderr)
+            assert "internal error" not in proc.stderr, proc.stderr[-2000:]
+            assert proc.returncode in (0, 1), (command, extra, proc.stderr[-2000:])
+            if extra:
+                data = strict_json(proc.stdout)
+                if command == "saw":
+                    assert {h["score"] for h in data["recorded"]["hits"]} == {0.0}

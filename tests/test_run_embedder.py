@@ -227,6 +227,11 @@ def test_an_endpoint_that_is_not_there_is_offline():
             "5000-dimensional",
         ),
         ((200, {}, b"[" + b"1," * 300_000 + b"1]"), "wrong-shape", "more than"),
+        (  # 1e400 written out: an int no float holds (OverflowError, exit 3)
+            (200, {}, json.dumps({"data": [{"embedding": [10**400, 1.0]}] * 2}).encode()),
+            "wrong-shape",
+            "neither base64",
+        ),
         ((400, {}, b'{"error": {"message": "no such model"}}'), "refused", "no such model"),
     ],
 )

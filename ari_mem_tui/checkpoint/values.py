@@ -8,10 +8,14 @@ from typing import Any
 
 
 def as_float(value: Any) -> float | None:
-    """A finite float from a JSON number (not a bool), or None."""
+    """A finite float from a JSON number (not a bool), or None (an integer past a float's
+    range, 1e309 written out, included)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    result = float(value)
+    try:
+        result = float(value)
+    except OverflowError:
+        return None
     return result if math.isfinite(result) else None
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
+from ari_mem_tui.checkpoint.values import as_float
 from ari_mem_tui.letta.api import (
     MAX_ROWS,
     PAGE_SIZE,
@@ -113,7 +114,7 @@ def entry_from_passage(
             if metadata is not None:
                 problem("dropped its ari_metadata", "ari_metadata is not a JSON object")
             metadata = {}
-        ts = _number(footer.get("ts"))
+        ts = as_float(footer.get("ts"))  # (NaN, 1e400 written out: no number)
         if ts is None:
             ts = created_at
             if "ts" in footer:
@@ -146,12 +147,6 @@ def _footer_kind(footer: dict[str, Any], problem: Callable[[str, str], None]) ->
     if not collection.startswith("ari_react_"):
         problem("read it as a react entry", f"footer has no known kind ({kind!r})")
     return "react_step"
-
-
-def _number(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    return float(value)
 
 
 def _int_or_none(value: Any) -> int | None:

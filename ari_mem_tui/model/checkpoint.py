@@ -195,6 +195,22 @@ class Checkpoint:
     def children(self, node_id: str) -> list[str]:
         return list(self.graph.successors(node_id)) if node_id in self.graph else []
 
+    def tree_parent(self, node_id: str) -> str | None:
+        """The node's parent as the tree draws it (the graph's edge), or None for a root; a
+        node whose parent_id is not in the tree is one, as is one broken off a cycle."""
+        if node_id not in self.graph:
+            return None
+        return next(self.graph.predecessors(node_id), None)
+
+    def tree_path(self, node_id: str) -> list[str]:
+        """root → … → node as the tree draws it. `lineage` is the scope ARI read with: its
+        ancestor_ids may name nodes the tree does not hold (a parent missing from tree.json)."""
+        path, seen = [node_id], {node_id}
+        while (parent := self.tree_parent(path[-1])) is not None and parent not in seen:
+            path.append(parent)
+            seen.add(parent)
+        return path[::-1]
+
 
 class EntriesById(Mapping[str, EntryView]):
     """Entries by our id; the ids are computed when first looked up."""

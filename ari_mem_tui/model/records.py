@@ -406,7 +406,12 @@ class Node(Record):
     @property
     def score(self) -> float | None:
         value = self.metrics.get("_scientific_score") if self.metrics else None
-        return float(value) if isinstance(value, (int, float)) else None
+        if not isinstance(value, (int, float)):
+            return None
+        try:
+            return float(value)
+        except OverflowError:  # an integer past a float's range (1e309 written out)
+            return None
 
     @property
     def short_id(self) -> str:

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from itertools import islice, pairwise
 
+from ari_mem_tui.checkpoint.values import as_float
 from ari_mem_tui.model import Checkpoint
 from ari_mem_tui.model.columns import INHERIT
 
@@ -49,12 +50,13 @@ def recorded_backend(scores: list[float]) -> str:
 
 
 def event_scores(results: list) -> list[float]:
-    """A read event's scores in rank order (a missing or odd score reads 0.0)."""
+    """A read event's scores in rank order (a missing or odd score reads 0.0: no number, a
+    bool, NaN, an infinity, an integer past a float's range)."""
     scores = []
     for row in results:
         score = row.get("score") if isinstance(row, dict) else None
-        ok = isinstance(score, (int, float)) and not isinstance(score, bool)
-        scores.append(float(score) if ok else 0.0)
+        value = as_float(score)
+        scores.append(0.0 if value is None else value)
     return scores
 
 
@@ -114,9 +116,9 @@ def _score_signal(ckpt: Checkpoint) -> str | None:
     }
     searches = (row for row in reads if coll[row] != react and query[row] not in inherit)
     for row in islice(searches, SAMPLE):
-        scores = events.scores_at(row)
-        if scores and all(isinstance(s, (int, float)) and not isinstance(s, bool) for s in scores):
-            kinds.add(recorded_backend([float(s) for s in scores]))
+        numbers = [as_float(s) for s in events.scores_at(row)]
+        if numbers and None not in numbers:
+            kinds.add(recorded_backend(numbers))  # type: ignore[arg-type]  # (no None in it)
     if "in_memory" in kinds:
         return "in_memory"
     return "letta" if "letta" in kinds else None

@@ -257,7 +257,10 @@ def _vector(item: object) -> np.ndarray | None:
     if isinstance(value, list) and value:
         if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             return None
-        return np.asarray(value, dtype=np.float64).astype(np.float32)  # as pgvector stores it
+        try:
+            return np.asarray(value, dtype=np.float64).astype(np.float32)  # as pgvector stores it
+        except OverflowError:  # an integer past a float's range (1e400 written out)
+            return None
     return None
 
 

@@ -185,7 +185,7 @@ class RunTree(Tree[Item]):
             return None
         if self.visible_ids is not None and node_id not in self.visible_ids:
             return None
-        for step in self.ckpt.lineage(node_id):
+        for step in self.ckpt.tree_path(node_id):
             tn = self._by_id.get(step)
             if tn is None:
                 tn = self._open_chain_holding(step)
@@ -202,7 +202,7 @@ class RunTree(Tree[Item]):
     def _open_chain_holding(self, node_id: str) -> TreeNode[Item] | None:
         """Find the folded chain line that holds `node_id` among loaded lines and open it."""
         assert self.ckpt is not None
-        parent_id = self.ckpt.nodes[node_id].parent_id
+        parent_id = self.ckpt.tree_parent(node_id)
         parent_tn = self._by_id.get(parent_id) if parent_id else self.root
         if parent_tn is None:
             return None
