@@ -63,8 +63,27 @@ from pathlib import Path
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 
+# A child's own peak resident memory: the kernel's high-water mark of its address space
+# (VmHWM). Not ru_maxrss: a child started by vfork + exec (as subprocess starts one) inherits its
+# parent's ru_maxrss, so every child of this script read at least this script's own peak (after
+# it parsed a 2,000-node tree.json to pick a node: 308 MB for a 10k reopen of 88 MB).
+PEAK = """
+def peak_rss():
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+"""
+
 # the child: one load, timed from inside (no interpreter start-up), max RSS of the whole child
-CHILD = """
+CHILD = (
+    PEAK
+    + """
 import json, resource, sys, time
 from pathlib import Path
 from ari_mem_tui.checkpoint.load import load_checkpoint
@@ -73,7 +92,7 @@ t = time.perf_counter()
 ckpt = load_checkpoint(Path(sys.argv[1]), use_index=sys.argv[2] == "index")
 numbers = counts(ckpt)
 wall = time.perf_counter() - t
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+rss = peak_rss()
 # what is resident now: the process's own memory, and pages of mapped files (the run index),
 # which are the page cache's, shared and dropped under pressure: how many of those a reopen
 # maps depends on the kernel's page-cache folios, not on what it reads
@@ -83,11 +102,14 @@ print(json.dumps({"wall": wall, "rss": rss, "anon": kib("RssAnon"), "file": kib(
                   "entries": numbers["entries"], "events": numbers["events"],
                   "nodes": numbers["nodes"]}))
 """
+)
 
 
 # the floors: msgspec decodes every JSON document and line of the run (read and decompressed
 # first, untimed), keeping every object ("keep") or none ("drop"), the collector off
-FLOOR_CHILD = """
+FLOOR_CHILD = (
+    PEAK
+    + """
 import gc, json, resource, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
@@ -107,9 +129,10 @@ else:
     for line in lines:
         decode(line)
 wall = time.perf_counter() - t
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+rss = peak_rss()
 print(json.dumps({"wall": wall, "rss": rss, "bytes": size}))
 """
+)
 
 # one command in a grandchild: exit code, wall, CPU and max RSS of that process alone
 COMMAND_CHILD = """
@@ -124,18 +147,23 @@ print(json.dumps({"code": code, "wall": wall, "cpu": use.ru_utime + use.ru_stime
 """
 
 # the app, headless, as bench_tui drives it; max RSS of the whole child
-TUI_CHILD = """
+TUI_CHILD = (
+    PEAK
+    + """
 import json, resource, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[5])
 import bench_tui
 m = bench_tui.measure(Path(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), True)
-m["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+m["rss"] = peak_rss()
 print(json.dumps(m))
 """
+)
 
 # replay medians on the loaded run (bench_search); max RSS of the whole child
-REPLAY_CHILD = """
+REPLAY_CHILD = (
+    PEAK
+    + """
 import json, resource, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
@@ -144,9 +172,10 @@ from ari_mem_tui.checkpoint.load import load_checkpoint
 ckpt = load_checkpoint(Path(sys.argv[1]))
 with tempfile.TemporaryDirectory(prefix="bench-scale-replay-") as work:
     m = bench_search.replay_on_checkpoint(ckpt, Path(work), int(sys.argv[3]))
-m["rss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+m["rss"] = peak_rss()
 print(json.dumps(m))
 """
+)
 
 
 def child(path: Path, mode: str, env: dict[str, str], code: str = CHILD, *extra: str) -> dict:
