@@ -28,7 +28,7 @@ Big runs: every number of issue 12 per run, in one go.
 For each run (`--ckpt DIR`, repeatable, or demo runs `--demo N[:ENTRIES][@REPEAT]`, generated
 once into `--demo-dir` and reused from there): the `summary`-equivalent full load
 (`load_checkpoint` + the summary counts) in a child process with no index (wall time and the
-child's max RSS from getrusage), the same with the index (the first open that writes it, then
+child's peak RSS, VmHWM), the same with the index (the first open that writes it, then
 reopens of unchanged files), and the floor: msgspec parsing the same bytes (tree.json, every
 access-log file, the decompressed backup) in this process.
 
@@ -68,23 +68,29 @@ ROOT = BENCH.parent
 # parent's ru_maxrss, so every child of this script read at least this script's own peak (after
 # it parsed a 2,000-node tree.json to pick a node: 308 MB for a 10k reopen of 88 MB).
 PEAK = """
-def peak_rss():
+def proc_status(key):  # a size from /proc/self/status, in bytes (None: none there)
     try:
         with open("/proc/self/status") as status:
             for line in status:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) * 1024
     except OSError:
         pass
-    import resource
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return None
+
+def peak_rss():
+    peak = proc_status("VmHWM")
+    if peak is None:
+        import resource
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return peak
 """
 
 # the child: one load, timed from inside (no interpreter start-up), max RSS of the whole child
 CHILD = (
     PEAK
     + """
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.render.summary import counts
@@ -96,9 +102,8 @@ rss = peak_rss()
 # what is resident now: the process's own memory, and pages of mapped files (the run index),
 # which are the page cache's, shared and dropped under pressure: how many of those a reopen
 # maps depends on the kernel's page-cache folios, not on what it reads
-status = dict(line.split(":", 1) for line in open("/proc/self/status") if ":" in line)
-kib = lambda key: int(status.get(key, "0 kB").split()[0]) * 1024
-print(json.dumps({"wall": wall, "rss": rss, "anon": kib("RssAnon"), "file": kib("RssFile"),
+anon, mapped = proc_status("RssAnon") or 0, proc_status("RssFile") or 0
+print(json.dumps({"wall": wall, "rss": rss, "anon": anon, "file": mapped,
                   "entries": numbers["entries"], "events": numbers["events"],
                   "nodes": numbers["nodes"]}))
 """
@@ -110,7 +115,7 @@ print(json.dumps({"wall": wall, "rss": rss, "anon": kib("RssAnon"), "file": kib(
 FLOOR_CHILD = (
     PEAK
     + """
-import gc, json, resource, sys, time
+import gc, json, sys, time
 from pathlib import Path
 sys.path.insert(0, sys.argv[3])
 import msgspec
@@ -150,7 +155,7 @@ print(json.dumps({"code": code, "wall": wall, "cpu": use.ru_utime + use.ru_stime
 TUI_CHILD = (
     PEAK
     + """
-import json, resource, sys
+import json, sys
 from pathlib import Path
 sys.path.insert(0, sys.argv[5])
 import bench_tui
@@ -164,7 +169,7 @@ print(json.dumps(m))
 REPLAY_CHILD = (
     PEAK
     + """
-import json, resource, sys, tempfile
+import json, sys, tempfile
 from pathlib import Path
 sys.path.insert(0, sys.argv[2])
 import bench_search
