@@ -18,10 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # never needed by a command that ranks nothing: the model runtime and its tokenizer, the
-# lexical ranker (and scipy under it), the TUI, the Letta client and its HTTP stack, networkx,
-# pydantic (which only the Letta client uses: no record of ours is a pydantic model)
+# lexical ranker (and scipy under it), the TUI, the Letta client and its HTTP stack, networkx
 NOT_FOR_SUMMARY = (
-    "pydantic",
     "onnxruntime",
     "tokenizers",
     "bm25s",
@@ -71,7 +69,6 @@ def test_saw_with_bm25_loads_no_model_runtime_and_reads_its_index_without_bm25s(
         names = imported("saw", str(small_ckpt), node, "--embedder", "bm25", "--json")
         assert "Stemmer" in names  # the ranker asked for
         assert not names & {"onnxruntime", "tokenizers", "textual", "letta_client", "networkx"}
-        assert "pydantic" not in names
     assert not names & {"bm25s", "scipy"}  # the index stored by the first
 
 
@@ -90,7 +87,7 @@ def test_the_first_demo_records_with_minilm_without_loading_the_model(tmp_path: 
         assert marker["recorded_with"].endswith("all-MiniLM-L6-v2-int8")
         node = json.loads((out / "tree.json").read_text())["nodes"][3]["id"]
         names = imported("saw", str(out), node, "--json")
-        assert not names & {"tokenizers", "onnxruntime", "pydantic"}
+        assert not names & {"tokenizers", "onnxruntime"}
     finally:
         if old is None:
             os.environ.pop("ARI_MEM_TUI_CACHE", None)

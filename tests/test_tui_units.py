@@ -129,7 +129,7 @@ def sample_replay() -> Replay:
         query="q [x]",
         query_source="custom",
         params={"limit": 5, "overfetch": 200, "top_k": 200},
-        pool={"size": 3},
+        pool={"size": 3, "node_scope": 3, "react_step": 0, "window": None},
         hits=[hit],
         eligible=1,
         missed=[],

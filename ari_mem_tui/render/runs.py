@@ -12,7 +12,8 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
-from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview, schema
+from ari_mem_tui.render.outputs import RunsOutput, output
+from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview
 from ari_mem_tui.render.words import plural
 
 RUN_COLUMNS = ("run", "created", "nodes", "done", "failed", "entries", "size", "last change")
@@ -69,7 +70,7 @@ def when(ts: float | None) -> str:
 
 
 def runs_json(ws: Workspace) -> dict[str, Any]:
-    return {**schema("runs", 1), **ws.model_dump(mode="json")}
+    return output(RunsOutput, ws.model_dump())
 
 
 def render_runs(console: Console, ws: Workspace) -> None:

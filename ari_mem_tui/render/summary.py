@@ -15,8 +15,8 @@ from rich.text import Text
 
 from ari_mem_tui.checkpoint.load import checkpoint_hash
 from ari_mem_tui.model import Checkpoint, Problem
+from ari_mem_tui.render.outputs import SummaryOutput, output
 from ari_mem_tui.render.text import clean as clean_text
-from ari_mem_tui.render.text import schema
 from ari_mem_tui.render.words import plural
 
 
@@ -51,8 +51,7 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
 
 
 def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
-    return {
-        **schema("summary", 1),
+    data = {
         "path": str(ckpt.path),
         "memory_source": source or f"files: {ckpt.path}",
         "checkpoint_hash": ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
@@ -67,6 +66,7 @@ def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
         "access_summary": ckpt.access_summary,
         "problems": [p.model_dump() for p in ckpt.problems],
     }
+    return output(SummaryOutput, data)
 
 
 def loaded(ckpt: Checkpoint) -> bool:
