@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import networkx as nx
 import pytest
 from rich.text import Text
 
 from ari_mem_tui.checkpoint import Checkpoint
-from ari_mem_tui.model import Hit, MemoryEntry, Node, Replay, Tier, TierLine
+from ari_mem_tui.model import Hit, MemoryEntry, Node, Replay, Tier, TierLine, set_depths, tree_graph
 from ari_mem_tui.render.dossier import dossier_json, dossier_markdown, export_dossier
 from ari_mem_tui.render.report import saw_json
 from ari_mem_tui.render.text import clean, node_label, preview, safe_text
@@ -63,7 +62,7 @@ def test_node_label_has_no_markup_from_the_file() -> None:
 def big_checkpoint(n: int, chain: int = 0) -> Checkpoint:
     """A run of `n` nodes: a wide bushy tree, plus a single-child chain `chain` long."""
     nodes: dict[str, Node] = {}
-    graph = nx.DiGraph()
+    edges: list[tuple[str, str]] = []
 
     def add(node_id: str, parent: str | None) -> None:
         ancestors = [*nodes[parent].ancestor_ids, parent] if parent else []
@@ -75,9 +74,8 @@ def big_checkpoint(n: int, chain: int = 0) -> Checkpoint:
             status="success",
             label="improve",
         )
-        graph.add_node(node_id)
         if parent:
-            graph.add_edge(parent, node_id)
+            edges.append((parent, node_id))
 
     add("root", None)
     for i in range(1, n):
@@ -86,6 +84,8 @@ def big_checkpoint(n: int, chain: int = 0) -> Checkpoint:
     for i in range(chain):
         add(f"c{i:06d}", previous)
         previous = f"c{i:06d}"
+    graph = tree_graph(nodes, edges)  # as the tree reader makes it
+    set_depths(graph)
     return Checkpoint(path=Path("/nonexistent"), nodes=nodes, graph=graph, roots=["root"])
 
 

@@ -61,8 +61,9 @@ from ari_mem_tui.model import (
     JsonStrings,
     Node,
     Problem,
-    RunGraph,
     StringTable,
+    set_depths,
+    tree_graph,
 )
 from ari_mem_tui.model.columns import Groups, OptInts, ResultRows, Texts, utf8
 
@@ -693,14 +694,11 @@ def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) ->
         trace = JsonStrings(lazy[trace_at : trace_at + trace_size])
         node = Node.restore(fields, trace, JsonList(lazy[art_at : art_at + art_size]))
         ckpt.nodes[node.id] = node
-    graph = RunGraph()
-    graph.add_nodes_from(ckpt.nodes)
-    graph.add_edges_from(body["edges"])
+    graph = tree_graph(ckpt.nodes, map(tuple, body["edges"]))
+    set_depths(graph)  # (the edges stored are the tree's: acyclic)
     ckpt.graph, ckpt.roots = graph, body["roots"]
-    parent: dict[str, str | None] = dict.fromkeys(ckpt.nodes)
-    parent.update((child, up) for up, child in body["edges"])
     rebuilt = [nid for nid, node in ckpt.nodes.items() if node.scope_reconstructed]
-    link_ancestors(ckpt.nodes, parent, rebuilt)
+    link_ancestors(ckpt.nodes, graph, rebuilt)
     ckpt.core = CoreBlocks.model_validate(body["core"])
     ckpt.letta_embedding_config = body["letta_embedding_config"]
     ckpt.access_summary = body["access_summary"]

@@ -171,18 +171,20 @@ class JsonList(JsonStrings):
 
 
 class ParentChain(Sequence[str]):
-    """A node's ancestor ids (root first), read off the run's parent links when asked.
+    """A node's ancestor ids (root first), read off the run's tree (its graph's parent links)
+    when asked.
 
     A tree without `ancestor_ids` gets these instead of lists: a 20,000-deep chain would
     otherwise hold 200 million ids (quadratic). Length and parent are O(1); iterating and
     `in` walk the links, O(depth), and nothing is kept. Behaves like the list it stands for.
     """
 
-    __slots__ = ("_len", "_parent", "_start")
+    __slots__ = ("_len", "_pred", "_start")
 
-    def __init__(self, parent: Mapping[str, str | None], node_id: str, length: int) -> None:
-        self._parent = parent  # child id -> parent id (None for a root); acyclic
-        self._start = parent.get(node_id)
+    def __init__(self, graph: Any, node_id: str, length: int) -> None:
+        """`graph`: the run's networkx DiGraph, a forest (each node one parent at most)."""
+        self._pred = graph.pred  # node id -> {parent id: …}
+        self._start = next(iter(self._pred[node_id]), None)
         self._len = length
 
     def __len__(self) -> int:
@@ -192,10 +194,10 @@ class ParentChain(Sequence[str]):
         return self._start is not None
 
     def _up(self) -> Iterator[str]:
-        current, parent = self._start, self._parent
+        current, pred = self._start, self._pred
         while current is not None:
             yield current
-            current = parent.get(current)
+            current = next(iter(pred[current]), None)
 
     def __iter__(self) -> Iterator[str]:
         chain = list(self._up())
