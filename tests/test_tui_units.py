@@ -228,13 +228,13 @@ def test_dossier_names_are_short_node_and_run_ids(tmp_path: Path) -> None:
 def test_settings_survive_a_broken_file(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path))
     (tmp_path / "config.json").write_text("{not json", encoding="utf-8")
-    assert config.load_settings() == {}
+    assert config.load_settings() == config.Settings()
     # a file the user broke by hand (a typo among their remaps) is not replaced by one setting
     assert not config.save_setting("theme", "nord")
     assert (tmp_path / "config.json").read_text(encoding="utf-8") == "{not json"
     (tmp_path / "config.json").unlink()
     assert config.save_setting("theme", "nord")
-    assert config.load_settings() == {"theme": "nord"}
+    assert config.load_settings() == config.Settings(theme="nord")
 
 
 def test_a_metric_is_shown_as_the_run_wrote_it() -> None:

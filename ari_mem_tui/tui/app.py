@@ -106,10 +106,10 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.open_useful = open_useful
         self.remember_theme = False  # not while the initial theme is being applied
         settings = config.load_settings()
-        self._wanted_theme = theme or settings.get("theme") or DEFAULT_THEME
+        self._wanted_theme = theme or settings.theme or DEFAULT_THEME
         self.keymap = config.keymap(settings)  # the user's remaps: {key id: keys}, tui/keys.py
         # `q` asks first (lazygit's confirmOnQuit): for people who type into the wrong window
-        self.confirm_quit = config.flag(settings, "confirm_quit")
+        self.confirm_quit = settings.confirm_quit
         self._remember_after_start = remember_theme
         if title:
             self.sub_title = title
