@@ -152,18 +152,16 @@ def test_dossier_markdown_escapes_table_cells() -> None:
 
 def test_an_empty_tier_shows_no_message_header() -> None:
     # ARI emits no message for an empty tier: showing its header would claim one was sent
-    replay = sample_replay().model_copy(
-        update={
-            "tiers": [
-                Tier(key="1c", title="Metric contract", header="METRIC-CORRECTNESS CONTRACT"),
-                Tier(
-                    key="1b",
-                    title="Ancestor conclusions",
-                    header="[Established conclusions from ancestor nodes (1):]",
-                    lines=[TierLine(text="RESULT SUMMARY of R")],
-                ),
-            ]
-        }
+    replay = sample_replay().replaced(
+        tiers=[
+            Tier(key="1c", title="Metric contract", header="METRIC-CORRECTNESS CONTRACT"),
+            Tier(
+                key="1b",
+                title="Ancestor conclusions",
+                header="[Established conclusions from ancestor nodes (1):]",
+                lines=[TierLine(text="RESULT SUMMARY of R")],
+            ),
+        ]
     )
     shown = tiers_text(replay).plain
     md = dossier_markdown(replay, big_checkpoint(3))

@@ -495,7 +495,7 @@ def build_node(
         clean["label"] = normalize_label(label)
         legacy.note("label written as an enum repr; read as the plain label", node_id)
     try:
-        node = Node.model_validate(clean)
+        node = Node.from_data(clean)
     except ValidationError as exc:  # defensive: the type checks above should prevent this
         problems.append(
             Problem(file=name, where=f"node {node_id}", what="skipped a node", why=str(exc))
@@ -570,12 +570,11 @@ def check_scope(node: Node, name: str, problems: list[Problem]) -> None:
         )
 
 
-def build_graph(
-    nodes: dict[str, Node], has_scope: set[str], name: str, problems: list[Problem]
-) -> tuple[nx.DiGraph, list[str]]:
-    """The tree from each node's parent_id (a parent not in the tree: the node is a root; a
-    cycle: cut), its roots in creation order; each node's depth where the file had none, and
-    ancestor_ids where it had none (from the tree)."""
+def _parent_edges(
+    nodes: dict[str, Node], name: str, problems: list[Problem]
+) -> list[tuple[str, str]]:
+    """(parent, child) of each node whose parent_id is a node of the tree (node order); one
+    whose parent is not in the tree is a root, said in a problem."""
     edges = []
     for node_id, node in nodes.items():
         pid = node.parent_id
@@ -590,7 +589,16 @@ def build_graph(
             )
         elif pid is not None:
             edges.append((pid, node_id))
-    graph = tree_graph(nodes, edges)
+    return edges
+
+
+def build_graph(
+    nodes: dict[str, Node], has_scope: set[str], name: str, problems: list[Problem]
+) -> tuple[nx.DiGraph, list[str]]:
+    """The tree from each node's parent_id (a parent not in the tree: the node is a root; a
+    cycle: cut), its roots in creation order; each node's depth where the file had none, and
+    ancestor_ids where it had none (from the tree)."""
+    graph = tree_graph(nodes, _parent_edges(nodes, name, problems))
     try:
         set_depths(graph)
     except nx.NetworkXUnfeasible:  # a broken tree: parent_id cycles

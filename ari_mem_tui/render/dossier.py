@@ -221,10 +221,10 @@ def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
     data = {
         "checkpoint": str(ckpt.path),
         "run_id": ckpt.run_id,
-        "node": node.model_dump() if node is not None else None,
+        "node": node.as_data() if node is not None else None,
         "lineage": ckpt.lineage(replay.node_id) if node is not None else [],
-        "replay": replay.model_dump(),
-        "findings": [f.model_dump() for f in node_findings(replay, ckpt)],
+        "replay": replay.as_data(),
+        "findings": [f.as_data() for f in node_findings(replay, ckpt)],
     }
     return output(DossierOutput, data)
 

@@ -204,4 +204,4 @@ def render_health(console: Console, h: Health) -> None:
 
 
 def health_json(h: Health) -> dict[str, Any]:
-    return output(HealthOutput, h.model_dump())
+    return output(HealthOutput, h.as_data())

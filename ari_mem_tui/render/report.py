@@ -40,7 +40,7 @@ WRITES_SHOWN = 20  # rows of the writes table, beyond the rejected ones
 
 
 def saw_json(result: Replay) -> dict[str, Any]:
-    return output(SawOutput, result.model_dump())
+    return output(SawOutput, result.as_data())
 
 
 def fidelity_line(r: Replay) -> Text:
@@ -251,7 +251,7 @@ def writes_shown(writes: list[CowWrite]) -> list[CowWrite]:
 
 
 def audit_json(report: AuditReport, source: str) -> dict[str, Any]:
-    return output(AuditOutput, {**report.model_dump(), "memory_source": source})
+    return output(AuditOutput, {**report.as_data(), "memory_source": source})
 
 
 def render_audit(console: Console, report: AuditReport, source: str = "") -> None:

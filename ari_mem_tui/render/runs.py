@@ -70,7 +70,7 @@ def when(ts: float | None) -> str:
 
 
 def runs_json(ws: Workspace) -> dict[str, Any]:
-    return output(RunsOutput, ws.model_dump())
+    return output(RunsOutput, ws.as_data())
 
 
 def render_runs(console: Console, ws: Workspace) -> None:

@@ -64,7 +64,7 @@ def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
         },
         "counts": counts(ckpt),
         "access_summary": ckpt.access_summary,
-        "problems": [p.model_dump() for p in ckpt.problems],
+        "problems": [p.as_data() for p in ckpt.problems],
     }
     return output(SummaryOutput, data)
 
