@@ -19,7 +19,6 @@ from ari_mem_tui.audit import audit, findings_by_node
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.findings import findings_markdown
-from ari_mem_tui.render.outputs import DossierOutput, output
 from ari_mem_tui.render.text import (
     clean,
     fmt_iso,
@@ -218,6 +217,8 @@ def _writes_section(replay: Replay) -> list[str]:
 def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
     """The dossier as a JSON-ready dict, for scripts: `replay` has the shape of `saw --json`."""
     node = ckpt.nodes.get(replay.node_id)
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
     data = {
         "checkpoint": str(ckpt.path),
         "run_id": ckpt.run_id,
@@ -226,7 +227,7 @@ def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
         "replay": replay.as_data(),
         "findings": [f.as_data() for f in node_findings(replay, ckpt)],
     }
-    return output(DossierOutput, data)
+    return outputs.output(outputs.DossierOutput, data)
 
 
 NAME_CHARS = 60  # readable part of an id in a file name, at most

@@ -15,7 +15,6 @@ from rich.text import Text
 
 from ari_mem_tui.audit import AuditReport, Finding
 from ari_mem_tui.model import CowWrite, Hit, Replay
-from ari_mem_tui.render.outputs import AuditOutput, SawOutput, output
 from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
@@ -40,7 +39,9 @@ WRITES_SHOWN = 20  # rows of the writes table, beyond the rejected ones
 
 
 def saw_json(result: Replay) -> dict[str, Any]:
-    return output(SawOutput, result.as_data())
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    return outputs.output(outputs.SawOutput, result.as_data())
 
 
 def fidelity_line(r: Replay) -> Text:
@@ -251,7 +252,9 @@ def writes_shown(writes: list[CowWrite]) -> list[CowWrite]:
 
 
 def audit_json(report: AuditReport, source: str) -> dict[str, Any]:
-    return output(AuditOutput, {**report.as_data(), "memory_source": source})
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    return outputs.output(outputs.AuditOutput, {**report.as_data(), "memory_source": source})
 
 
 def render_audit(console: Console, report: AuditReport, source: str = "") -> None:

@@ -12,7 +12,6 @@ from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
-from ari_mem_tui.render.outputs import RunsOutput, output
 from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview
 from ari_mem_tui.render.words import plural
 
@@ -70,7 +69,9 @@ def when(ts: float | None) -> str:
 
 
 def runs_json(ws: Workspace) -> dict[str, Any]:
-    return output(RunsOutput, ws.as_data())
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    return outputs.output(outputs.RunsOutput, ws.as_data())
 
 
 def render_runs(console: Console, ws: Workspace) -> None:

@@ -15,7 +15,6 @@ from rich.text import Text
 
 from ari_mem_tui.checkpoint.load import checkpoint_hash
 from ari_mem_tui.model import Checkpoint, Problem
-from ari_mem_tui.render.outputs import SummaryOutput, output
 from ari_mem_tui.render.text import clean as clean_text
 from ari_mem_tui.render.words import plural
 
@@ -51,6 +50,8 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
 
 
 def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
     data = {
         "path": str(ckpt.path),
         "memory_source": source or f"files: {ckpt.path}",
@@ -66,7 +67,7 @@ def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
         "access_summary": ckpt.access_summary,
         "problems": [p.as_data() for p in ckpt.problems],
     }
-    return output(SummaryOutput, data)
+    return outputs.output(outputs.SummaryOutput, data)
 
 
 def loaded(ckpt: Checkpoint) -> bool:
