@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -38,19 +39,23 @@ def child_env() -> dict[str, str]:
     return env
 
 
-def wall(argv: list[str], env: dict[str, str]) -> float:
-    """Seconds from spawn to exit; a command that fails (not 0, nor 1: findings) is no time."""
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one child, spawn to exit (CPU: user + sys, its own: on a busy
+    machine the steadier figure); a command that fails (not 0, nor 1: findings) is no time."""
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, check=False)
     took = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):
         raise SystemExit(f"{argv[3:5]} failed: {done.stderr.decode()[-500:]}")
-    return took
+    return took, after.ru_utime + after.ru_stime - used.ru_utime - used.ru_stime
 
 
-def median_wall(argv: list[str], env: dict[str, str], repeat: int) -> float:
-    wall(argv, env)  # warms the run index, the bytecode
-    return statistics.median(wall(argv, env) for _ in range(repeat))
+def median_timed(argv: list[str], env: dict[str, str], repeat: int) -> tuple[float, float]:
+    timed(argv, env)  # warms the run index, the bytecode
+    runs = [timed(argv, env) for _ in range(repeat)]
+    return statistics.median(r[0] for r in runs), statistics.median(r[1] for r in runs)
 
 
 def run(ckpt: Path, repeat: int, runs: int) -> None:
@@ -59,41 +64,30 @@ def run(ckpt: Path, repeat: int, runs: int) -> None:
 
     env = child_env()
     before = os.getloadavg()
-    floor = median_wall([sys.executable, "-c", "pass"], env, repeat)
-    rows = [("`python -c pass`", floor, None, "")]
+    floor, floor_cpu = median_timed([sys.executable, "-c", "pass"], env, repeat)
+    rows = [("`python -c pass`", floor, floor_cpu, None, "")]
     for command in ("summary", "audit"):
         argv = [sys.executable, "-m", "ari_mem_tui", command, str(ckpt), "--no-letta"]
-        took = median_wall(argv, env, repeat)
+        took, cpu = median_timed(argv, env, repeat)
         found = import_times(argv[3:], env)
-        total, top = found["total_ms"], found["top"]
-        shares = ", ".join(f"{name} {ms:.0f}" for name, ms in top.items())
-        rows.append(
-            (
-                f"`{command}` whole process",
-                took,
-                GOALS[command],
-                f"imports {total:.0f} ms ({shares} ms)",
-            )
-        )
+        shares = ", ".join(f"{name} {ms:.0f}" for name, ms in found["top"].items())
+        notes = f"imports {found['total_ms']:.0f} ms ({shares} ms)"
+        rows.append((f"`{command}` whole process", took, cpu, GOALS[command], notes))
     tui = measure(ckpt, "bm25", runs, 5, True)
-    rows.append(("TUI first paint", tui["first_paint"], GOALS["first_paint"], "headless 120×40"))
-    rows.append(
-        (
-            "TUI key → hits",
-            tui["key_hits"],
-            GOALS["key_hits"],
-            f"median of {tui['key_hits_n']} presses",
-        )
-    )
+    rows.append(("TUI first paint", tui["first_paint"], None, GOALS["first_paint"], "120×40"))
+    presses = f"median of {tui['key_hits_n']} presses"
+    rows.append(("TUI key → hits", tui["key_hits"], None, GOALS["key_hits"], presses))
     after = os.getloadavg()
     print(f"{ckpt}: load average {before[0]:.2f} → {after[0]:.2f}\n")
-    print("| figure | median | ÷ python -c pass | goal | met | notes |")
-    print("|---|---|---|---|---|---|")
-    for name, value, goal, notes in rows:
+    print("| figure | wall (median) | ÷ python -c pass | CPU | goal | met | notes |")
+    print("|---|---|---|---|---|---|---|")
+    for name, value, cpu, goal, notes in rows:
         met = "–" if goal is None else ("met" if value <= goal else "NOT met")
         goal_text = "–" if goal is None else f"≤ {goal * 1000:.0f} ms"
+        cpu_text = "–" if cpu is None else f"{cpu * 1000:.0f} ms"
         print(
-            f"| {name} | {value * 1000:.0f} ms | {value / floor:.1f}× | {goal_text} | {met} | {notes} |"
+            f"| {name} | {value * 1000:.0f} ms | {value / floor:.1f}× | {cpu_text} | {goal_text}"
+            f" | {met} | {notes} |"
         )
 
 

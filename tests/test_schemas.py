@@ -139,3 +139,23 @@ def test_a_field_of_the_wrong_type_or_undeclared_fails_the_schema(demo_ckpt: Pat
         change(broken)
         with pytest.raises(AssertionError):
             check(broken)
+
+
+def test_health_checks_the_first_row_of_each_bulk_list_and_the_schema_every_row(
+    demo_ckpt: Path, capsys
+) -> None:
+    """`Document.BULK` (health's row per node, per depth, per entry) is checked by its first
+    row as it is built, every row by the schema test."""
+    from pydantic import ValidationError
+
+    from ari_mem_tui.render.outputs import HealthOutput, output
+
+    document = cli_json(capsys, "health", str(demo_ckpt), "--embedder", "bm25", "--no-letta")
+    good = document["nodes"][0]
+    bad = {**good, "depth": "deep"}
+    with pytest.raises(ValidationError, match="nodes.0.depth"):
+        output(HealthOutput, {**document, "nodes": [bad, good]})
+    built = output(HealthOutput, {**document, "nodes": [good, bad]})
+    assert built["nodes"] == [good, bad] and list(built) == list(document)
+    with pytest.raises(AssertionError, match="depth"):
+        check(built)

@@ -14,25 +14,19 @@ tests) instead of reaching the output undocumented. Field order is output order:
 are byte for byte what they were before these models (tests compare them), so a new field goes
 where it should be read, and `schema_version` is raised when a field changes meaning or goes.
 
-Building validates: each document is a few hundred rows but one (`health --json
---all-entries`, one row per entry, 200k at 10k nodes), and pydantic-core checks a row in
-microseconds (`benchmarks/bench_json.py`: the model adds a few tens of ms to a 10k run's
-`health --json`, whose health took seconds). Non-finite numbers are the writer's business:
-NaN and Infinity are written `null` (README, JSON output).
+Building checks: every field of every document is validated by its model as it is built, but
+for the lists of one row per node or entry of `health` (`Document.BULK`: 10,000s of rows), of
+which the first row is (checking each made a 10k run's document five times slower to build;
+`benchmarks/bench_json.py`); the schema test validates every row of every output. Numbers JSON
+has no form for are the writer's business: NaN and Infinity are written `null` (README, JSON
+output).
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Any, ClassVar, Literal
 
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PlainSerializer,
-    SkipValidation,
-    model_serializer,
-)
+from pydantic import BaseModel, ConfigDict, Field, model_serializer
 
 from ari_mem_tui.checkpoint.bulk import without_gc
 
@@ -229,6 +223,12 @@ class FindingOut(Out):
 class Document(Out):
     """A whole output: `schema` names it, `schema_version` the version of its shape."""
 
+    # lists of one row per node or entry (10,000s): declared, each row's type in the schema, but
+    # only their first row is checked as the document is built (`output`); the schema test
+    # checks every row. Checking all made a 10k run's `health --json` 5 times slower to build
+    # (bench_json.py: 19 → 90 ms quiet, 57 → 396 ms at load 14) and `--all-entries` 1.5 s slower.
+    BULK: ClassVar[tuple[str, ...]] = ()
+
     schema_: str = Field(alias="schema")
     schema_version: int
 
@@ -423,19 +423,10 @@ class EntryUseOut(Out):
     owner_has_descendants: bool
 
 
-# `health --all-entries`'s row per entry (200k at 10k nodes) goes out as built, unchecked: the
-# rows of `top_entries` and `never_retrieved` are the same records and are checked, and checking
-# each of these would make the document 1.5 s slower (bench_json.py); tests/test_schemas.py
-# checks every row against the schema. (The schema of the rows comes from `top_entries`' type.)
-UncheckedRows = Annotated[
-    list[EntryUseOut] | None,
-    SkipValidation,
-    PlainSerializer(lambda rows: rows, return_type=Any),
-]
-
-
 class HealthOutput(Document):
     """`ari-mem-tui health CKPT --json`: memory health of a run."""
+
+    BULK = ("nodes", "by_depth", "over_time", "all_entries")
 
     schema_: Literal["ari-mem-tui/health"] = Field("ari-mem-tui/health", alias="schema")
     schema_version: Literal[1] = 1
@@ -454,7 +445,7 @@ class HealthOutput(Document):
     entries: EntrySummaryOut
     top_entries: list[EntryUseOut]
     never_retrieved: list[EntryUseOut]
-    all_entries: UncheckedRows = Field(
+    all_entries: list[EntryUseOut] | None = Field(
         description="Every entry's retrievals, with --all-entries (else null)."
     )
     complete: bool = Field(description="false: interrupted; the numbers cover `nodes` only.")
@@ -536,7 +527,13 @@ def output(model: type[Document], data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _checked(model: type[Document], data: dict[str, Any]) -> dict[str, Any]:
-    return model.model_validate(data).model_dump(by_alias=True)
+    """The document checked and dumped, its BULK lists with their first row only, then put
+    back whole (plain data already: `as_data`) at their place."""
+    rows = {name: data[name] for name in model.BULK if data.get(name)}
+    sample = {name: found[:1] for name, found in rows.items()}
+    document = model.model_validate({**data, **sample}).model_dump(by_alias=True)
+    document.update(rows)  # (a key keeps its place: the output's field order)
+    return document
 
 
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"  # (what pydantic writes)
