@@ -132,9 +132,9 @@ class VectorCache:
         except OSError as exc:
             self.writable, self._why = False, exc
             return
-        if not cachefile.writable(self.dir):  # (a read-only mount, another user's folder)
-            self.writable = False
-            self._why = PermissionError(13, "not writable")
+        # (a read-only mount, another user's folder: no merging, nothing set aside; a write is
+        # still tried once, for the system's own reason)
+        self.writable = cachefile.writable(self.dir)
 
     def _cannot(self, why: BaseException) -> None:
         cachefile.cannot_cache("vectors", self.dir, why, f"kept in memory only; {self.cost}")
@@ -267,16 +267,15 @@ class VectorCache:
     def add(self, keys: list[str], vecs: np.ndarray) -> None:
         """Persist new vectors as one new segment (atomic); in memory only when it cannot be
         written (said once, with what it costs)."""
-        if not keys:
+        if not keys or not self.usable:
             return
-        if not self.writable:
-            if self._why is not None:
-                self._cannot(self._why)
+        if self._why is not None:  # (failed before: not tried again)
+            self._cannot(self._why)
             return
         try:
             self._write(keys, vecs)
         except OSError as exc:
-            self.writable = False
+            self.writable, self._why = False, exc
             self._cannot(exc)
 
     def _write(self, keys: list[str], vecs: np.ndarray) -> Path:
