@@ -247,41 +247,48 @@ class EmbeddingClient:
         )
 
     def _vectors(self, body: bytes, count: int) -> np.ndarray:
-        """The answer's vectors, checked: `count` of them, one dimension, finite."""
-
-        def wrong(what: str, kind: str = "wrong-shape") -> EndpointFailed:
-            return EndpointFailed(f"{self.shown} answered {what}", kind)
-
+        """The answer's vectors, checked: `count` of them, in order, one dimension, finite."""
         try:
             document = json.loads(body)
         except (ValueError, RecursionError):
-            raise wrong("something that is not JSON") from None
+            raise self._wrong("something that is not JSON") from None
         data = document.get("data") if isinstance(document, dict) else None
         if not isinstance(data, list) or len(data) != count:
             got = len(data) if isinstance(data, list) else "no"
-            raise wrong(f"{got} embeddings for {count} texts")
+            raise self._wrong(f"{got} embeddings for {count} texts")
         rows = [_vector(item) for item in data]
         if any(row is None for row in rows):
-            raise wrong("an embedding that is neither base64 float32 nor a list of numbers")
-        dims = {len(row) for row in rows}
-        if len(dims) != 1:
-            raise wrong(f"embeddings of several dimensions ({sorted(dims)})", "wrong-dimension")
-        dim = dims.pop()
-        if not 0 < dim <= MAX_EMBEDDING_DIM:
-            raise wrong(f"{dim}-dimensional embeddings (Letta takes 1–4096)", "wrong-dimension")
-        if self.dim is not None and dim != self.dim:
-            raise wrong(f"{dim}-dimensional embeddings, not {self.dim}", "wrong-dimension")
+            raise self._wrong("an embedding that is neither base64 float32 nor a list of numbers")
+        dim = self._dimension({len(row) for row in rows})
         order = [item.get("index") for item in data]
         if any(type(i) is not int for i in order) or order != list(range(count)):
-            raise wrong(  # (mapped by position they would sit on other texts: never used)
+            raise self._wrong(  # (mapped by position they would sit on other texts: never used)
                 f"embeddings whose index fields are not 0…{count - 1} in order: a misbehaving"
                 " endpoint"
             )
         matrix = np.stack(rows)
         if not np.isfinite(matrix).all():
-            raise wrong("embeddings with NaN or infinite values")
+            raise self._wrong("embeddings with NaN or infinite values")
         self.dim = dim
         return matrix
+
+    def _dimension(self, dims: set[int]) -> int:
+        """The answer's one dimension, when it is one, Letta's range and the expected one."""
+        if len(dims) != 1:
+            raise self._wrong(
+                f"embeddings of several dimensions ({sorted(dims)})", "wrong-dimension"
+            )
+        dim = dims.pop()
+        if not 0 < dim <= MAX_EMBEDDING_DIM:
+            raise self._wrong(
+                f"{dim}-dimensional embeddings (Letta takes 1–4096)", "wrong-dimension"
+            )
+        if self.dim is not None and dim != self.dim:
+            raise self._wrong(f"{dim}-dimensional embeddings, not {self.dim}", "wrong-dimension")
+        return dim
+
+    def _wrong(self, what: str, kind: str = "wrong-shape") -> EndpointFailed:
+        return EndpointFailed(f"{self.shown} answered {what}", kind)
 
     def _detail(self, body: bytes) -> str:
         """The server's own reason, short, one line, without the key."""
