@@ -264,3 +264,51 @@ def test_another_users_readable_segment_is_not_used(tmp_path: Path) -> None:
     assert cache.load()[0] == []
     (note,) = cachefile.take_notes()
     assert "not written by this user alone" in note
+
+
+# ---------------------------------------------------------------- settings, recent runs, demo
+@pytest.fixture
+def fresh_notes(monkeypatch) -> None:
+    """`cannot_cache` says a thing once per process: each of these tests is its own command."""
+    monkeypatch.setattr(cachefile, "_cannot", set())
+    cachefile.take_notes()
+
+
+def test_settings_and_recent_runs_that_cannot_be_saved_are_one_line_each(
+    tmp_path: Path, monkeypatch, fresh_notes: None
+) -> None:
+    from ari_mem_tui.tui import config
+    from ari_mem_tui.workspace import remember_run
+
+    """A read-only config dir (the write refused as a read-only mount refuses it: the TUI
+    cannot be run in a mount namespace here); each said once, however often it is tried."""
+    monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path / "config"))
+
+    def read_only(*_args, **_kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(cachefile, "write_atomic", read_only)
+    for theme in ("a", "b"):
+        assert not config.save_setting("theme", theme)
+        assert not remember_run(tmp_path)
+    notes = cachefile.take_notes()
+    assert [n.split(" cannot be saved in ")[0] for n in notes] == ["settings", "recent runs"]
+    assert notes[0].endswith("(Read-only file system): a setting lasts until the TUI quits")
+    assert notes[1].endswith("(Read-only file system): this run is not added to the recent runs")
+
+
+def test_a_demo_whose_cache_cannot_be_written_is_made_elsewhere(
+    tmp_path: Path, monkeypatch, fresh_notes: None
+) -> None:
+    from ari_mem_tui import demo
+
+    (tmp_path / "file").write_text("")
+    monkeypatch.setenv("ARI_MEM_TUI_CACHE", str(tmp_path / "file" / "cache"))
+    path = demo.demo_checkpoint(nodes=3, seed=2)
+    try:
+        assert (path / "tree.json").is_file() and not str(path).startswith(str(tmp_path))
+        (note,) = cachefile.take_notes()
+        assert note.startswith(f"demo checkpoint cannot be cached in {tmp_path / 'file' / 'cache'}")
+        assert note.endswith(f"it is generated again every time (this time in {path})")
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
