@@ -107,6 +107,19 @@ def damage_another_key(path: Path) -> None:
     repacked_bm25(path, lambda stored: msgspec.structs.replace(stored, key="0" * 40))
 
 
+def damage_word_past_the_end(path: Path) -> None:
+    """A query word mapped to the last column pointer (the empty token's): its postings would
+    end past the array (an IndexError at the first query that holds it)."""
+
+    def last_id(stored):
+        vocab = dict(stored.vocab)
+        word = next(w for w, i in vocab.items() if w and i == 0)
+        vocab[word] = len(stored.indptr) // np.dtype(stored.dtypes[2]).itemsize - 1
+        return msgspec.structs.replace(stored, vocab=vocab)
+
+    repacked_bm25(path, last_id)
+
+
 def damage_another_user(path: Path) -> None:
     os.chown(path, NOBODY, NOBODY)
 
@@ -117,6 +130,7 @@ BM25_DAMAGE = {
     "flipped-byte": (damage_flipped_byte, "checksum does not match"),
     "foreign-pool": (damage_foreign_pool, "do not describe an index of this pool"),
     "another-key": (damage_another_key, "the index of another pool"),
+    "word-past-the-end": (damage_word_past_the_end, "do not describe an index of this pool"),
     "another-user": (damage_another_user, "not written by this user alone"),
 }
 

@@ -161,15 +161,17 @@ def _load(path: Path, key: str, docs: int) -> StoredIndex:
 
 def _check_arrays(retriever: Any, docs: int) -> None:
     """CacheMiss unless the arrays are an index of `docs` texts that a query can read within
-    bounds: a column pointer per vocabulary word (bm25s keeps as many as words, the last
-    word's end being the data's), rows below `docs`, finite scores."""
+    bounds: a column pointer per vocabulary word and one past the last (bm25s keeps as many as
+    words, its empty token last), rows below `docs`, finite scores."""
     scores, vocab = retriever.scores, retriever.vocab_dict
     data, indices, indptr = scores["data"], scores["indices"], scores["indptr"]
-    ids = list(vocab.values()) if isinstance(vocab, dict) else None
+    # a word's postings end at its id + 1: only bm25s's empty token ("", never a query's)
+    # may take the last pointer
+    ends = [i + 1 if word else i for word, i in vocab.items()] if isinstance(vocab, dict) else None
     ok = (
         scores.get("num_docs") == docs
-        and ids is not None
-        and all(type(i) is int and 0 <= i < len(indptr) for i in ids)
+        and ends is not None
+        and all(type(i) is int and 0 <= i < len(indptr) for i in ends)
         and indptr.ndim == indices.ndim == data.ndim == 1
         and len(indptr) >= 1
         and indptr[0] == 0
