@@ -165,13 +165,9 @@ def _check_arrays(retriever: Any, docs: int) -> None:
     words, its empty token last), rows below `docs`, finite scores."""
     scores, vocab = retriever.scores, retriever.vocab_dict
     data, indices, indptr = scores["data"], scores["indices"], scores["indptr"]
-    # a word's postings end at its id + 1: only bm25s's empty token ("", never a query's)
-    # may take the last pointer
-    ends = [i + 1 if word else i for word, i in vocab.items()] if isinstance(vocab, dict) else None
     ok = (
         scores.get("num_docs") == docs
-        and ends is not None
-        and all(type(i) is int and 0 <= i < len(indptr) for i in ends)
+        and _vocab_fits(vocab, len(indptr))
         and indptr.ndim == indices.ndim == data.ndim == 1
         and len(indptr) >= 1
         and indptr[0] == 0
@@ -182,6 +178,14 @@ def _check_arrays(retriever: Any, docs: int) -> None:
     )
     if not ok:
         raise cachefile.CacheMiss("its arrays do not describe an index of this pool")
+
+
+def _vocab_fits(vocab: Any, pointers: int) -> bool:
+    """Every word's postings within the column pointers: a word's end at its id + 1, so only
+    bm25s's empty token ("", never a query's) may take the last pointer."""
+    if not isinstance(vocab, dict):
+        return False
+    return all(type(i) is int and 0 <= i + bool(word) < pointers for word, i in vocab.items())
 
 
 def _remove(path: Path) -> None:
