@@ -92,7 +92,7 @@ def test_what_d_dims_and_what_compare_shares(chain) -> None:
         "memory both could read: 0 entries of 11 nodes, n0 … n10"
     )
     assert shared_memory_words(chain, "b2", "r") == (
-        "no memory both could read (no ancestor in common)"
+        "no memory both could read (no node is in both scopes)"
     )
 
 

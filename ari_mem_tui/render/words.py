@@ -135,7 +135,7 @@ def shared_memory_words(ckpt: Checkpoint, a: str, b: str) -> str:
     through their common ancestor; a node reads its ancestors', not its own)."""
     shared = ckpt.shared_scope(a, b)
     if not shared:
-        return "no memory both could read (no ancestor in common)"
+        return "no memory both could read (no node is in both scopes)"
     entries = sum(len(ckpt.entries_by_node.rows(node_id)) for node_id in shared)
     nodes = short_id(shared[0])  # (as the lineage above names them)
     if len(shared) > 1:
