@@ -146,16 +146,23 @@ def test_health_checks_the_first_row_of_each_bulk_list_and_the_schema_every_row(
 ) -> None:
     """`Document.BULK` (health's row per node, per depth, per entry) is checked by its first
     row as it is built, every row by the schema test."""
-    from pydantic import ValidationError
-
-    from ari_mem_tui.render.outputs import HealthOutput, output
+    from ari_mem_tui.render.outputs import HealthOutput, OutputError, output
 
     document = cli_json(capsys, "health", str(demo_ckpt), "--embedder", "bm25", "--no-letta")
     good = document["nodes"][0]
     bad = {**good, "depth": "deep"}
-    with pytest.raises(ValidationError, match="nodes.0.depth"):
+    with pytest.raises(OutputError, match="nodes.0.depth"):
         output(HealthOutput, {**document, "nodes": [bad, good]})
     built = output(HealthOutput, {**document, "nodes": [good, bad]})
     assert built["nodes"] == [good, bad] and list(built) == list(document)
     with pytest.raises(AssertionError, match="depth"):
         check(built)
+
+
+def test_a_field_the_model_does_not_declare_says_where_it_is_declared(ari_like: Path) -> None:
+    from ari_mem_tui.render.outputs import OutputError, SawOutput, output
+
+    opened = open_run(RunOptions(checkpoint=ari_like, embedder="bm25"))
+    data = replay(opened.checkpoint, next(iter(opened.checkpoint.nodes)), opened.ranker).as_data()
+    with pytest.raises(OutputError, match=r"(?s)added_field.*Extra inputs.*render/outputs.py.*make_schemas"):
+        output(SawOutput, {**data, "added_field": 1})

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_serializer
 
 from ari_mem_tui.checkpoint.bulk import without_gc
 
@@ -517,9 +517,13 @@ OUTPUTS: dict[str, type[Document]] = {
 }
 
 
+class OutputError(TypeError):
+    """Data that does not fit its output's model: a field not declared, or of another type."""
+
+
 def output(model: type[Document], data: dict[str, Any]) -> dict[str, Any]:
-    """`data` checked as the document `model` (pydantic.ValidationError names a field that is
-    not of its type, or not declared), as the plain data the JSON writer writes: `schema` and
+    """`data` checked as the document `model` (OutputError names a field that is not of its
+    type, or not declared), as the plain data the JSON writer writes: `schema` and
     `schema_version` first, then the fields in their declared order. With the collector
     paused: a big run's health is 40,000 rows, each a model, and the collector would scan the
     whole run again and again while they are made (twice the time)."""
@@ -531,7 +535,13 @@ def _checked(model: type[Document], data: dict[str, Any]) -> dict[str, Any]:
     back whole (plain data already: `as_data`) at their place."""
     rows = {name: data[name] for name in model.BULK if data.get(name)}
     sample = {name: found[:1] for name, found in rows.items()}
-    document = model.model_validate({**data, **sample}).model_dump(by_alias=True)
+    try:
+        document = model.model_validate({**data, **sample}).model_dump(by_alias=True)
+    except ValidationError as exc:  # a bug of ours: say where it is mended
+        raise OutputError(
+            f"{exc} (every field of a JSON output is declared in render/outputs.py; then"
+            " `python scripts/make_schemas.py`)"
+        ) from exc
     document.update(rows)  # (a key keeps its place: the output's field order)
     return document
 
