@@ -164,5 +164,7 @@ def test_a_field_the_model_does_not_declare_says_where_it_is_declared(ari_like: 
 
     opened = open_run(RunOptions(checkpoint=ari_like, embedder="bm25"))
     data = replay(opened.checkpoint, next(iter(opened.checkpoint.nodes)), opened.ranker).as_data()
-    with pytest.raises(OutputError, match=r"(?s)added_field.*Extra inputs.*render/outputs.py.*make_schemas"):
+    with pytest.raises(
+        OutputError, match=r"(?s)added_field.*Extra inputs.*render/outputs.py.*make_schemas"
+    ):
         output(SawOutput, {**data, "added_field": 1})
