@@ -13,9 +13,9 @@ The one format of a cache file (`pack` / `read_packed`): a header line `ari-mem-
 sha256=HEX`, then a msgpack body of that checksum, decoded into the caller's typed struct (an
 array's bytes are a `memoryview` into the body read), whose arrays `array` hands out: numpy's
 own dtype in this machine's byte order, aligned (copied where msgpack left them at an odd
-offset), read-only. The vector segments, the BM25
-indexes, the run counts and the kept audit are such files; the run index (checkpoint/index.py)
-keeps its own sectioned layout, checked by CRC, because it is mapped rather than read.
+offset), read-only. The vector segments, the BM25 indexes, the run counts and the kept audit
+are such files; the run index (checkpoint/index.py) keeps its own sectioned layout, checked by
+CRC, because it is mapped rather than read.
 
 Every write and touch of a cache is optional: one that fails (a read-only or full file system,
 another user's folder) leaves the answer as it was, and `cannot_cache` says once per command
