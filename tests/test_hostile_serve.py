@@ -182,3 +182,38 @@ async def test_a_session_past_its_memory_bound_ends_alone(serving) -> None:
     assert proc.poll() is None
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(GONE_S) == 0
+
+
+def raw_request(port: int, request: bytes) -> str:
+    """The status line the server answers `request` with (bytes sent as they are)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=GONE_S) as sock:
+        sock.sendall(request)
+        answer = sock.recv(4096)
+    return answer.split(b"\r\n", 1)[0].decode().split(" ", 1)[1]  # (HTTP/1.0 for unread)
+
+
+def test_a_refused_request_is_one_line_without_headers_or_locals(serving) -> None:
+    """Issue 31 item 6: textual-serve logged each bad request as Rich tracebacks with every
+    frame's locals, the request's headers among them (8 blocks in one run). Now one line each
+    on stderr, naming client, method, path and status or what HTTP could not read."""
+    proc, url = serving()
+    port = int(url.rsplit(":", 1)[1])
+    secret = "Bearer sk-hostile-0123456789"
+    requests = [
+        f"GET /ws HTTP/1.1\r\nHost: x\r\nAuthorization: {secret}\r\n\r\n".encode(),  # no Upgrade
+        b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",  # a request line over 8 KiB
+        f"GET / HTTP/1.1\r\nHost: x\r\nX-Big: {secret}{'b' * 9000}\r\n\r\n".encode(),
+        b"GET /gone%1b[2J HTTP/1.1\r\nHost: x\r\nUser-Agent: " + secret.encode() + b"\r\n\r\n",
+    ]
+    statuses = [raw_request(port, request) for request in requests]
+    assert statuses == ["400 Bad Request"] * 3 + ["404 Not Found"]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(GONE_S) == 0
+    out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+    assert out == ""
+    assert err.splitlines()[1:] == [
+        "ari-mem-tui: serve: refused GET /ws from 127.0.0.1: HTTP 400 Bad Request",
+        "ari-mem-tui: serve: refused a request from 127.0.0.1: LineTooLong (HTTP 400)",
+        "ari-mem-tui: serve: refused a request from 127.0.0.1: LineTooLong (HTTP 400)",
+        "ari-mem-tui: serve: refused GET /gone%1b[2J from 127.0.0.1: HTTP 404 Not Found",
+    ]
