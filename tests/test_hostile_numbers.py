@@ -1,0 +1,93 @@
+"""Numbers past every range in a run's files (issue 31 item 2).
+
+A JSON number can be any finite float (1e308, -1e308, 5e-324), an integer past a float's range
+(under the 4,300-digit limit) or, as Python's json writes them, NaN and Infinity. Each case
+here is a run's file damaged as hostile input damages it, and the command that failed on it.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.render.words import fmt_score
+from ari_mem_tui.search.backends import recorded_backend
+from ari_mem_tui.search.embedded import make_ranker
+from ari_mem_tui.search.replay import replay
+from tests.hostile_helpers import clean_stderr, fingerprint, run_cli
+
+BIG = 1e308  # finite, but its hundredths are not: round(1e308 * 100) raised OverflowError
+
+
+def strict_json(text: str) -> object:
+    """JSON as a strict reader takes it: NaN and Infinity are refused."""
+
+    def refuse(constant: str) -> None:
+        raise AssertionError(f"{constant} is no JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def with_one_score(small_ckpt: Path, dest: Path, score: float) -> tuple[Path, str]:
+    """The small demo with `score` as the first result of one start-up search (a node's own,
+    not an inheritance read); returns the run and the query of that search."""
+    shutil.copytree(small_ckpt, dest)
+    path = dest / "memory_access.jsonl"
+    events = [json.loads(line) for line in path.read_text().splitlines()]
+    event = next(
+        e
+        for e in events
+        if e.get("op") == "read"
+        and e.get("collection") == "node_scope"
+        and e.get("results")
+        and not e["query"].startswith("inherit")
+        and not e["node_id"].endswith("_root")
+    )
+    event["results"][0]["score"] = score
+    path.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return dest, event["query"]
+
+
+def test_a_score_past_a_hundredths_range_is_off_the_grid() -> None:
+    assert recorded_backend([BIG, 0.99]) == "in_memory"  # was OverflowError
+    assert recorded_backend([-BIG]) == "letta-substring"
+    assert recorded_backend([1.0, 0.99, 0.98]) == "letta"
+    assert fmt_score(BIG) == "1e+308"
+    assert fmt_score(-BIG) == "-1e+308"
+    assert fmt_score(0.99) == "0.99"
+    assert fmt_score(0.125) == "0.125"
+
+
+def test_one_huge_recorded_score_leaves_every_replay_working(
+    small_ckpt: Path, tmp_path: Path
+) -> None:
+    """One access-log result with `"score": 1e308` made saw (every node) and health exit 3
+    ("internal error: OverflowError", round(s * 100) judging the recorded backend). The score
+    is kept as recorded: in saw's JSON as the number, in its text in short form."""
+    ckpt, query = with_one_score(small_ckpt, tmp_path / "run", BIG)
+    before = fingerprint(ckpt)
+    loaded = load_checkpoint(ckpt)
+    ranker = make_ranker(loaded, "bm25", cache_dir=tmp_path / "cache")
+    shown = [
+        node_id
+        for node_id in loaded.nodes
+        if (found := replay(loaded, node_id, ranker).recorded) is not None and found.query == query
+    ]
+    assert len(shown) == 1, shown
+    env = {"ARI_MEM_TUI_CACHE": str(tmp_path / "cache")}
+    saw = ("saw", str(ckpt), shown[0], "--embedder", "bm25", "--no-letta")
+    proc = run_cli(*saw, "--json", env=env)
+    clean_stderr(proc.stderr)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    recorded = strict_json(proc.stdout)["recorded"]  # type: ignore[index]
+    assert recorded["hits"][0]["score"] == BIG
+    assert recorded["backend"] == "in_memory"  # no Letta grid holds it
+    proc = run_cli(*saw, env=env)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "1e+308" in proc.stdout
+    proc = run_cli("health", str(ckpt), "--embedder", "bm25", "--no-letta", env=env)
+    clean_stderr(proc.stderr)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
+    assert fingerprint(ckpt) == before
