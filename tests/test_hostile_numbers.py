@@ -19,6 +19,7 @@ from ari_mem_tui.search.replay import replay
 from tests.hostile_helpers import clean_stderr, fingerprint, run_cli
 
 BIG = 1e308  # finite, but its hundredths are not: round(1e308 * 100) raised OverflowError
+HUGE = 10**400  # an integer past a float's range (1.8e308), under the 4,300-digit limit
 
 
 def strict_json(text: str) -> object:
@@ -91,3 +92,23 @@ def test_one_huge_recorded_score_leaves_every_replay_working(
     clean_stderr(proc.stderr)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
     assert fingerprint(ckpt) == before
+
+
+def test_a_recent_run_opened_past_a_floats_range_is_left_out(
+    small_ckpt: Path, tmp_path: Path
+) -> None:
+    """recent.json with `"opened": 1e400` written out as an integer made `runs` (no folder)
+    exit 3 (math.isfinite of an int past a float's range: OverflowError). That row is left
+    out as any row without a time is; the others are listed."""
+    config = tmp_path / "config"
+    config.mkdir()
+    rows = [
+        {"path": str(small_ckpt), "opened": 1780000000.5},
+        {"path": str(tmp_path / "gone"), "opened": HUGE},
+    ]
+    (config / "recent.json").write_text(json.dumps({"runs": rows}))
+    proc = run_cli("runs", "--json", env={"ARI_MEM_TUI_CONFIG_DIR": str(config)})
+    clean_stderr(proc.stderr)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    listed = strict_json(proc.stdout)["runs"]  # type: ignore[index]
+    assert [r["path"] for r in listed] == [str(small_ckpt)]
