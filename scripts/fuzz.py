@@ -20,7 +20,6 @@ three reproducers under `OUT/failures/` with `case.json`.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -35,12 +34,7 @@ for name in ("LETTA_BASE_URL", "ARI_MEM_TUI_EMBED_API_KEY", "NO_COLOR", "TEXTUAL
     os.environ.pop(name, None)
 
 from tests.fuzz.damage import Seeded
-from tests.fuzz.session import Session
-
-
-def case_seed(seed: int, number: int) -> int:
-    """Input `number`'s own seed: any input is made again alone (`--seed S --case N`)."""
-    return int.from_bytes(hashlib.sha256(f"{seed}:{number}".encode()).digest()[:8], "big")
+from tests.fuzz.session import Session, case_seed
 
 
 def explore(session: Session, until: float, quiet: bool, only: int | None = None) -> None:

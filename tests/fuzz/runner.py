@@ -124,6 +124,10 @@ def _child(body: Callable[[], int], env: dict[str, str], out: Path, err: Path, c
             handle = os.open(path, os.O_WRONLY | os.O_TRUNC)
             os.dup2(handle, fd)
             os.close(handle)
+        # streams on the new fds as Python makes them for a file (pytest's capture, in the
+        # harness's tests, had replaced them): stdout strict, stderr backslashreplace
+        sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False)  # noqa: SIM115
         os.environ.update(env)
         signal.signal(signal.SIGALRM, signal.SIG_DFL)
         signal.alarm(HANG_S)

@@ -56,8 +56,11 @@ def _extra_files(run: Path, rotate: bool) -> None:
         log.write_bytes(b"".join(lines[cut:]))
 
 
-def make_runs(root: Path) -> dict[str, Path]:
-    """The three seed runs under `root` (made once; kept between fuzz sessions)."""
+SEED_RUNS = ("demo", "ari-like", "tiny")
+
+
+def make_runs(root: Path, names: tuple[str, ...] = SEED_RUNS) -> dict[str, Path]:
+    """The seed runs under `root` (made once; kept between fuzz sessions)."""
     from ari_mem_tui.demo import write_demo
     from tests.ari_like import generate_in_memory
     from tests.tui_helpers import write_tiny_checkpoint
@@ -68,7 +71,8 @@ def make_runs(root: Path) -> dict[str, Path]:
         "tiny": write_tiny_checkpoint,
     }
     runs = {}
-    for name, make in makers.items():
+    for name in names:
+        make = makers[name]
         run = root / "runs" / name
         if not (run / ".fuzz-seed-done").exists():
             shutil.rmtree(run, ignore_errors=True)

@@ -30,7 +30,7 @@ import numpy as np
 from tests.fuzz import damage
 from tests.fuzz.damage import Chooser, Damage, Seeded
 from tests.fuzz.runner import Outcome, fingerprint, judge, run_forked
-from tests.fuzz.seeds import Seed, make_runs, node_ids, sound_answers
+from tests.fuzz.seeds import SEED_RUNS, Seed, make_runs, node_ids, sound_answers
 from tests.fuzz.servers import LETTA_ROUTES, AnswerDamage, DamagingEmbeddings, DamagingLetta
 
 KEEP_PER_KIND = 3  # reproducers kept per distinct failure
@@ -68,6 +68,11 @@ class Failure:
     saved: Path | None
 
 
+def case_seed(seed: int, number: int) -> int:
+    """Input `number`'s own seed: any input is made again alone (`--seed S --case N`)."""
+    return int.from_bytes(hashlib.sha256(f"{seed}:{number}".encode()).digest()[:8], "big")
+
+
 def blur(text: str) -> str:
     """A failure's kind: its text with numbers and quoted values blurred."""
     text = re.sub(r"'[^']*'|\"[^\"]*\"", "'…'", text)
@@ -75,8 +80,18 @@ def blur(text: str) -> str:
 
 
 class Session:
-    def __init__(self, out: Path, seed: int, say: Callable[[str], None] = print) -> None:
+    def __init__(
+        self,
+        out: Path,
+        seed: int,
+        say: Callable[[str], None] = print,
+        runs: tuple[str, ...] = SEED_RUNS,
+        prepare: bool = True,
+    ) -> None:
+        """`runs`: which seed runs; `prepare=False` (the harness's own tests) makes no MiniLM
+        vectors and no sound answers for them."""
         self.out, self.seed, self.say = out, seed, say
+        self.runs, self.prepare = runs, prepare
         self.work = out / "work"
         self.tried: Counter[str] = Counter()
         self.ran: Counter[str] = Counter()
@@ -109,14 +124,15 @@ class Session:
         from tests.letta_helpers import as_original_server
 
         seeds = []
-        for name, run in make_runs(self.out / "seeds").items():
+        for name, run in make_runs(self.out / "seeds", self.runs).items():
             seed = Seed(name, run, node_ids(run), self.out / "seeds" / "caches" / name)
-            seed.minilm = self._minilm(name, run)
             shutil.rmtree(seed.cache, ignore_errors=True)
-            shutil.copytree(seed.minilm, seed.cache)
-            env = self._env(seed.cache, self.out / "seeds" / "config")
-            commands = {c.key: c.argv for c in self._cache_commands(seed)}
-            seed.clean = sound_answers(seed, commands, env, self.work)
+            if self.prepare:
+                seed.minilm = self._minilm(name, run)
+                shutil.copytree(seed.minilm, seed.cache)
+                env = self._env(seed.cache, self.out / "seeds" / "config")
+                commands = {c.key: c.argv for c in self._cache_commands(seed)}
+                seed.clean = sound_answers(seed, commands, env, self.work)
             seed.letta_agent = as_original_server(self.letta, run)
             self.say(f"seed {name}: {len(seed.nodes)} nodes, {len(seed.clean)} sound answers")
             seeds.append(seed)
