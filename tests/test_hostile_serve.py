@@ -23,7 +23,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from ari_mem_tui.tui.serve_sessions import COLUMNS, FRAME_BYTES, ROWS, clamp
+from ari_mem_tui.tui.serve_sessions import COLUMNS, FRAME_BYTES, ROWS, clamp, data_limit
 from tests.hostile_helpers import ROOT, wait_for_page
 
 GONE_S = 30  # a process still there after this long is left running: never a speed bound
@@ -107,6 +107,17 @@ def test_sizes_are_clamped_to_a_screen() -> None:
     assert clamp("wide", COLUMNS, 80) == 80
     assert clamp(True, ROWS, 24) == 24
     assert clamp(120, COLUMNS, 80) == 120
+
+
+@pytest.mark.parametrize("mib", [4096, 2**44, 10**30])
+def test_a_session_bound_past_the_kernels_range_still_starts_the_app(mib: int) -> None:
+    """`--max session-mib=1e30` (a whole number, as --max takes): setrlimit refused the bytes
+    (OverflowError in the child's preexec hook), so no session could start; past what the
+    kernel holds there is no bound."""
+    done = subprocess.run(
+        [sys.executable, "-c", "pass"], preexec_fn=data_limit(mib), check=False, timeout=GONE_S
+    )
+    assert done.returncode == 0
 
 
 async def test_hostile_clients_are_bounded_and_every_app_ends(serving) -> None:

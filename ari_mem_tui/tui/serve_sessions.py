@@ -65,8 +65,11 @@ def clamp(value: Any, bounds: tuple[int, int], default: int) -> int:
 def data_limit(mib: int) -> Callable[[], None]:
     """A child-process hook bounding its data segment (heap and private mappings) to `mib`."""
 
+    size = mib * 1024 * 1024
+    if size >= 1 << 63:  # past what the kernel holds (`--max session-mib=1e20`): no bound
+        size = resource.RLIM_INFINITY
+
     def limit() -> None:
-        size = mib * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_DATA, (size, size))
 
     return limit
