@@ -8,6 +8,7 @@ here is a run's file damaged as hostile input damages it, and the command that f
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -112,3 +113,28 @@ def test_a_recent_run_opened_past_a_floats_range_is_left_out(
     assert proc.returncode == 0, proc.stderr[-2000:]
     listed = strict_json(proc.stdout)["runs"]  # type: ignore[index]
     assert [r["path"] for r in listed] == [str(small_ckpt)]
+
+
+def test_a_write_whose_metadata_holds_an_integer_of_4301_digits_leaves_the_run_readable(
+    small_ckpt: Path, tmp_path: Path
+) -> None:
+    """Found by the fuzzer: one access-log write with `"metadata": {"step": 1000…0}` (4,301
+    digits, one past Python's limit) made `summary` exit 3 (`internal error: ValidationError:
+    Integer value out of range`) and every other command say `cannot read RUN` (exit 2): the
+    reader keeps the line, but joining the write to its backup entry decoded its metadata
+    again with msgspec alone. The run is read, its writes all counted."""
+    dest = tmp_path / "run"
+    shutil.copytree(small_ckpt, dest)
+    path = dest / "memory_access.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if b'"op": "write"' in line and b'"step": ' in line)
+    lines[at] = re.sub(rb'"step": \d+', b'"step": 1' + b"0" * 4300, lines[at], count=1)
+    path.write_bytes(b"".join(lines))
+    env = {"ARI_MEM_TUI_CACHE": str(tmp_path / "cache")}
+    proc = run_cli("summary", str(dest), "--json", env=env)
+    clean_stderr(proc.stderr)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    counts = strict_json(proc.stdout)["counts"]  # type: ignore[index]
+    assert counts["write_events"] == sum(1 for line in lines if b'"op": "write"' in line)
+    proc = run_cli("health", str(dest), "--embedder", "bm25", env=env)
+    assert proc.returncode in (0, 1), proc.stderr[-2000:]
