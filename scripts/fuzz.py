@@ -97,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="default /tmp/ari-mem-tui-fuzz-SEED")
     parser.add_argument("--quiet", action="store_true", help="no line per input")
     parser.add_argument("--case", type=int, default=None, help="make and run input N alone")
+    parser.add_argument(
+        "--readers", default="", help="only the readers whose name holds one of these (a,b)"
+    )
     parser.add_argument("--replay", type=Path, default=None, help="run a kept failure again")
     args = parser.parse_args(argv)
     if args.replay:
@@ -105,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or Path(f"/tmp/ari-mem-tui-fuzz-{args.seed}")
     out.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    session = Session(out, args.seed)
+    session = Session(out, args.seed, only=[r for r in args.readers.split(",") if r])
     print(f"fuzz: seeds ready in {time.monotonic() - start:.1f} s; {budget:.0f} s of inputs")
     try:
         explore(session, time.monotonic() + budget, args.quiet, args.case)

@@ -36,6 +36,10 @@ FLOATS = [
     1e20,
     -1e20,
 ]
+# the numbers of ARI's files that readers compute with (ranks, times, windows, sizes)
+FIELDS = {"score", "ts", "limit", "step", "depth", "retry_count", "_scientific_score", "top_k"}
+FIELDS |= {"seeded_at", "opened", "created", "size", "count", "index", "n", "dim"}
+HUGE_FLOATS = [1e308, -1e308, 1.7976931348623157e308, -1.7976931348623157e308, 1e307]
 INTS = [
     -1,
     0,
@@ -186,7 +190,9 @@ class Seeded(Chooser):
 
 # ---------------------------------------------------------------- values
 def hostile_number(data: Chooser) -> Any:
-    kind = data.weighted({"float": 3, "int": 3, "raw": 2, "any float": 1, "any int": 1})
+    kind = data.weighted({"huge": 3, "float": 2, "int": 3, "raw": 2, "any float": 1, "any int": 1})
+    if kind == "huge":  # finite, yet x * 100 or x - y is not: round() and int() raise
+        return data.pick(HUGE_FLOATS)
     if kind == "float":
         return data.pick(FLOATS)
     if kind == "int":
@@ -347,7 +353,7 @@ def inner_json(text: str) -> tuple[int, int, Any] | None:
             continue
         try:
             value, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         return start, end, value
     return None
@@ -370,6 +376,62 @@ def _brief(value: Any) -> str:
         return f"str[{len(value)}] {value[:24]!r}" if len(value) > 24 else repr(value)
     text = repr(value)
     return text if len(text) <= 48 else text[:47] + "…"
+
+
+def leaf_pattern(data: Chooser, docs: list[Any]) -> tuple[Path_, Any] | None:
+    """A field of the records (a path to a leaf, list indices as "*": every node's, every
+    result's) and one value it has; a number most often. Each field of the first 2,000 records
+    is as likely as another, however often it occurs."""
+    leaves: dict[Path_, Any] = {}
+    for doc in docs[:2000]:
+        for where in paths(doc, 2000):
+            value = get(doc, where)
+            if where and not isinstance(value, (dict, list)):
+                leaves.setdefault(_wild(where), value)
+    numbers = [p for p, value in leaves.items() if _is_number(value)]
+    chosen = numbers if numbers and data.integer(0, 3) else list(leaves)
+    known = [p for p in chosen if p[-1] in FIELDS]
+    if known and data.boolean():  # the fields readers compute with, first
+        chosen = known
+    if not chosen:
+        return None
+    pattern = _pick(data, sorted(chosen, key=repr))
+    return pattern, leaves[pattern]
+
+
+def _wild(where: Path_) -> Path_:
+    return tuple("*" if isinstance(k, int) else k for k in where)
+
+
+def set_all(doc: Any, pattern: Path_, value: Any) -> int:
+    """`value` wherever `pattern` matches in `doc`; how many places."""
+    if not pattern:
+        return 0
+    head, rest = pattern[0], pattern[1:]
+    if head == "*":
+        children = list(range(len(doc))) if isinstance(doc, list) else []
+    else:
+        children = [head] if isinstance(doc, dict) and head in doc else []
+    count = 0
+    for key in children:
+        if rest:
+            count += set_all(doc[key], rest, value)
+        else:
+            doc[key] = value
+            count += 1
+    return count
+
+
+def damage_column(data: Chooser, rng: random.Random, docs: list[Any], steps: list[str]) -> None:
+    """One field set to one hostile value in every record that has it (a writer's bug writes
+    every score, every ts the same wrong way)."""
+    found = leaf_pattern(data, docs)
+    if found is None:
+        return
+    pattern, old = found
+    value = hostile_number(data) if _is_number(old) else other_value(data, rng, old)
+    count = sum(set_all(doc, pattern, value) for doc in docs)
+    steps.append(f"{_show(pattern)} everywhere ({count}): {_brief(value)}")
 
 
 def damage_tree_links(data: Chooser, doc: Any, steps: list[str]) -> Any:
@@ -451,11 +513,14 @@ def damage_json(data: Chooser, raw: bytes, tree: bool = False) -> Damage:
     steps: list[str] = []
     try:
         doc = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):
         return Damage(damage_bytes(data, rng, raw, steps), steps)
     for _ in range(data.integer(1, 3)):
-        if tree and data.integer(0, 2) == 0:
+        way = data.weighted({"links": 1 if tree else 0, "column": 1, "value": 3})
+        if way == "links":
             doc = damage_tree_links(data, doc, steps)
+        elif way == "column" and isinstance(doc, (dict, list)):
+            damage_column(data, rng, [doc], steps)
         else:
             doc = damage_doc(data, rng, doc, steps)
     text = dumps(doc).encode("utf-8", "surrogatepass")
@@ -470,11 +535,17 @@ def damage_lines(data: Chooser, raw: bytes) -> Damage:
     lines = raw.split(b"\n")
     for _ in range(data.integer(1, 3)):
         i = data.integer(0, max(0, len(lines) - 1))
-        op = data.pick(["value", "value", "value", "drop", "dup", "swap", "join", "garbage"])
-        if op == "value":
+        op = data.weighted(LINE_OPS)
+        if op == "column":
+            docs = _parsed(lines)
+            if docs:
+                damage_column(data, rng, [doc for _, doc in docs], steps)
+                for at, doc in docs:
+                    lines[at] = dumps(doc).encode("utf-8", "surrogatepass")
+        elif op == "value":
             try:
                 doc = json.loads(lines[i])
-            except ValueError:
+            except (ValueError, RecursionError):
                 continue
             doc = damage_doc(data, rng, doc, steps)
             lines[i] = dumps(doc).encode("utf-8", "surrogatepass")
@@ -498,6 +569,22 @@ def damage_lines(data: Chooser, raw: bytes) -> Damage:
             steps.append(f"line {i + 1}: {garbage!r} inserted")
     out = b"\n".join(lines)
     return Damage(maybe_bytes(data, rng, out, steps), steps)
+
+
+LINE_OPS = {"value": 3, "column": 2, "drop": 1, "dup": 1, "swap": 1, "join": 1, "garbage": 1}
+
+
+def _parsed(lines: list[bytes]) -> list[tuple[int, Any]]:
+    """(index, value) of each line that parses as a JSON object."""
+    found = []
+    for at, line in enumerate(lines):
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(value, dict):
+            found.append((at, value))
+    return found
 
 
 def damage_gzip(data: Chooser, raw: bytes) -> Damage:
