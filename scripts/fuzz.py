@@ -112,6 +112,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"fuzz: seeds ready in {time.monotonic() - start:.1f} s; {budget:.0f} s of inputs")
     try:
         explore(session, time.monotonic() + budget, args.quiet, args.case)
+    except KeyboardInterrupt:
+        print("fuzz: interrupted")
     finally:
         session.close()
         text = report(session, time.monotonic() - start)

@@ -102,7 +102,12 @@ def run_forked(
     pid = os.fork()
     if pid == 0:  # the child: never returns
         _child(body, env, out, err, caught)
-    _, status, usage = os.wait4(pid, 0)
+    try:
+        _, status, usage = os.wait4(pid, 0)
+    except BaseException:  # Ctrl+C in the fuzzer: the command ends with it
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        raise
     seconds = time.monotonic() - start
     outcome = Outcome(
         argv=argv,

@@ -29,7 +29,7 @@ import numpy as np
 
 from tests.fuzz import damage
 from tests.fuzz.damage import Chooser, Damage, Seeded
-from tests.fuzz.runner import Outcome, fingerprint, judge, run_forked
+from tests.fuzz.runner import Outcome, fingerprint, judge, run_forked, strict_json
 from tests.fuzz.seeds import SEED_RUNS, Seed, make_runs, node_ids, sound_answers
 from tests.fuzz.servers import LETTA_ROUTES, AnswerDamage, DamagingEmbeddings, DamagingLetta
 
@@ -37,6 +37,7 @@ KEEP_PER_KIND = 3  # reproducers kept per distinct failure
 BIG = 64 << 20  # a file past this is kept as a sparse file of its size
 TUI_KEYS = ["j", "j", "k", "l", "h", "1", "2", "3", "4", "5", "6", "z", "M", "a", "s", "w", "d"]
 TUI_KEYS += ["enter", "escape", "tab", "n", "f", "escape", "question_mark", "escape", "H", "g"]
+TUI_KEYS += ["e", "y"]  # a dossier exported (asked, then written), its JSON judged too
 
 
 @dataclass
@@ -198,6 +199,7 @@ class Session:
     def _checkpoint_commands(self, c: Chooser, seed: Seed, run: Path) -> list[Command]:
         r, node = str(run), self._node(c, seed)
         url = self.embeddings.url
+        restore = ["letta-restore", r, "--letta-url", self.letta.url]  # (the writing command)
         every = [
             Command("summary --json", ["summary", r, "--json"]),
             Command("summary", ["summary", r]),
@@ -211,6 +213,7 @@ class Session:
             Command("runs --json", ["runs", str(run.parent), "--json"]),
             Command("saw run --json", ["saw", r, node, "--json", *run_model(url)]),
             Command("TUI", ["tui", r, *self._keys(c)]),
+            Command("letta-restore", [*restore, "--agent", f"fuzz-{c.integer(0, 10**9)}"]),
         ]
         picked = [c.pick(every) for _ in range(c.integer(2, 3))]
         return list({command.key: command for command in picked}.values())
@@ -428,6 +431,8 @@ class Session:
         after = fingerprint(case.checkpoint) if case.checkpoint else {}
         judge(outcome, before, after)
         sound = case.sound.get(command.key)
+        if command.argv[0] == "tui":
+            dossiers(Path(case.env["ARI_MEM_TUI_EXPORT_DIR"]), outcome)
         compared = command.compare and sound is not None and outcome.code in (0, 1)
         if compared and outcome.stdout != sound:
             outcome.failures.append("a damaged cache changed the answer")
@@ -515,6 +520,16 @@ def body_of(argv: list[str]) -> Callable[[], int]:
     from ari_mem_tui.cli import main
 
     return lambda: main(argv)
+
+
+def dossiers(folder: Path, outcome: Outcome) -> None:
+    """Every dossier the TUI exported: its JSON as strict as any `--json` output."""
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            strict_json(path.read_text())
+        except ValueError as exc:
+            outcome.failures.append(f"dossier JSON not strict: {str(exc)[:80]}")
+        path.unlink()
 
 
 def drive_tui(run: Path, keys: list[str]) -> int:
