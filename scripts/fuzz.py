@@ -33,6 +33,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 for name in ("LETTA_BASE_URL", "ARI_MEM_TUI_EMBED_API_KEY", "NO_COLOR", "TEXTUAL_THEME"):
     os.environ.pop(name, None)
 
+from tests.fuzz import runner
 from tests.fuzz.damage import Seeded
 from tests.fuzz.session import Session, case_seed
 
@@ -98,12 +99,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--quiet", action="store_true", help="no line per input")
     parser.add_argument("--case", type=int, default=None, help="make and run input N alone")
     parser.add_argument(
+        "--hang", type=int, default=runner.HANG_S, help="seconds after which a command is hung"
+    )
+    parser.add_argument(
         "--readers", default="", help="only the readers whose name holds one of these (a,b)"
     )
     parser.add_argument("--replay", type=Path, default=None, help="run a kept failure again")
     args = parser.parse_args(argv)
     if args.replay:
         return replay(args.replay)
+    runner.HANG_S = args.hang
     budget = args.seconds if args.seconds is not None else 60 * (args.minutes or 1)
     out = args.out or Path(f"/tmp/ari-mem-tui-fuzz-{args.seed}")
     out.mkdir(parents=True, exist_ok=True)

@@ -98,8 +98,10 @@ def outcome(**fields) -> Outcome:
                                         "raw escape in output"]),
         ({"code": 2, "stdout": "half"}, True, ["refused (exit 2) but printed on stdout"]),
         ({"code": -14}, True, ["killed by signal 14 (hang)"]),
+        ({"code": -24}, True, ["killed by signal 24 (CPU bound)"]),
         ({"peak_mib": 2000.0}, True, ["memory: +2000 MiB"]),
-        ({"cpu": 25.0}, True, ["slow: 25 s of CPU, 0 s"]),
+        ({"cpu": 25.0}, True, ["slow: 25 s of CPU (0 s)"]),
+        ({"seconds": 100.0}, True, []),  # waiting is no failure: load; a hang is killed
     ],
 )  # fmt: skip
 def test_each_invariant_catches_its_failure(fields: dict, same: bool, broken: list[str]) -> None:
