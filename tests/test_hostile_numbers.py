@@ -7,6 +7,7 @@ here is a run's file damaged as hostile input damages it, and the command that f
 
 from __future__ import annotations
 
+import gzip
 import json
 import re
 import shutil
@@ -138,3 +139,75 @@ def test_a_write_whose_metadata_holds_an_integer_of_4301_digits_leaves_the_run_r
     assert counts["write_events"] == sum(1 for line in lines if b'"op": "write"' in line)
     proc = run_cli("health", str(dest), "--embedder", "bm25", env=env)
     assert proc.returncode in (0, 1), proc.stderr[-2000:]
+
+
+PAST_RANGE = [1e308, -1e308, HUGE, 2**64, 5e-324]
+
+
+def past_range(value: object, count: list[int]) -> object:
+    """`value` with every number (not a bool) replaced by the next of PAST_RANGE."""
+    if isinstance(value, dict):
+        return {k: past_range(v, count) for k, v in value.items()}
+    if isinstance(value, list):
+        return [past_range(v, count) for v in value]
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        count[0] += 1
+        return PAST_RANGE[count[0] % len(PAST_RANGE)]
+    return value
+
+
+def every_number_past_range(dest: Path) -> Path:
+    """The fuzzer's ARI-like seed run (in-memory backend, a rotated access log, the files ARI
+    writes beside the memory) with every number of its JSON files, access logs and backup past
+    a range in turn (as benchmarks/bench_hostile.py's numbers-past-range)."""
+    from tests.ari_like import generate_in_memory
+    from tests.fuzz.seeds import _extra_files
+
+    generate_in_memory(dest)
+    _extra_files(dest, rotate=True)
+    count = [0]
+    for name in ("tree.json", "nodes_tree.json", "idea.json", "settings.json", "meta.json", "results.json"):
+        path = dest / name
+        if path.exists():
+            path.write_text(json.dumps(past_range(json.loads(path.read_text()), count)))
+    for log in (dest / "memory_access.jsonl", dest / "memory_access.1.jsonl"):
+        events = [past_range(json.loads(line), count) for line in log.read_text().splitlines()]
+        log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    backup = dest / "memory_backup.jsonl.gz"
+    records = [json.loads(line) for line in gzip.decompress(backup.read_bytes()).splitlines()]
+    body = "".join(json.dumps(past_range(r, count)) + "\n" for r in records)
+    backup.write_bytes(gzip.compress(body.encode()))
+    return dest
+
+
+async def test_an_entry_both_most_and_never_retrieved_is_two_rows_of_the_health_view(
+    tmp_path: Path,
+) -> None:
+    """Found by the fuzzer's TUI driver: with every number of a run past a range, few entries
+    are retrieved, and one retrieved by nobody is in both the Health view's lists (most
+    retrieved, never retrieved by a descendant); its rows shared a key and the app crashed
+    (DuplicateKey) when the numbers were shown. Each list's row is its own; Enter on either
+    opens the entry."""
+    from test_tui_health import open_health
+
+    from ari_mem_tui.tui.screens.entry import EntryScreen
+    from ari_mem_tui.tui.screens.health import ENTRY_ROWS
+    from tests.tui_app_helpers import make_app, press, settle
+
+    run = every_number_past_range(tmp_path / "run")
+    app = make_app(run)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        screen = await open_health(pilot)
+        both = {u.entry_id for u in screen.result.top_entries[:ENTRY_ROWS]}
+        both &= {u.entry_id for u in screen.result.never_retrieved[:ENTRY_ROWS]}
+        assert len(both) == 1, both  # the case: one entry in both lists
+        await press(pilot, "n")
+        table = screen.query_one("#health-entries")
+        keys = [table.plain_key(k.value) for k in table.rows]
+        (entry,) = both
+        assert f"most|{entry}" in keys and f"never|{entry}" in keys
+        table.focus()
+        table.move_cursor(row=keys.index(f"never|{entry}"))
+        await press(pilot, "enter")
+        assert isinstance(app.screen, EntryScreen)
