@@ -166,7 +166,14 @@ def every_number_past_range(dest: Path) -> Path:
     generate_in_memory(dest)
     _extra_files(dest, rotate=True)
     count = [0]
-    for name in ("tree.json", "nodes_tree.json", "idea.json", "settings.json", "meta.json", "results.json"):
+    for name in (
+        "tree.json",
+        "nodes_tree.json",
+        "idea.json",
+        "settings.json",
+        "meta.json",
+        "results.json",
+    ):
         path = dest / name
         if path.exists():
             path.write_text(json.dumps(past_range(json.loads(path.read_text()), count)))
