@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from tests.fuzz import damage
@@ -629,12 +630,13 @@ def damage_cache_file(c: Chooser, path: Path, cache: Path) -> tuple[str, bool]:
         data, said = damage_npz(c, raw)
         return _renamed(c, path, data, said)
     if how == "structure" and sealed:
-        head, body = raw[: sealed.end()], raw[sealed.end() :]
+        body = raw[sealed.end() :]
         found = _damage_body(c, body)
         kind = sealed.group(1).decode()
-        digest = hashlib.sha256(found.data).hexdigest()
+        old, digest = hashlib.sha256(body).hexdigest(), hashlib.sha256(found.data).hexdigest()
         path.write_bytes(f"ari-mem-tui {kind} sha256={digest}\n".encode() + found.data)
-        del head
+        if old in path.name:  # a vector segment is named by its checksum: so is the new one
+            path.rename(path.with_name(path.name.replace(old, digest)))
         return "body, resealed: " + "; ".join(found.steps), True
     if how == "structure" and path.suffix == ".json":
         found = damage.damage_json(c, raw)
@@ -646,9 +648,21 @@ def damage_cache_file(c: Chooser, path: Path, cache: Path) -> tuple[str, bool]:
 
 
 def _damage_body(c: Chooser, body: bytes) -> Damage:
+    """A sealed file's body damaged as what it is: JSON, msgpack (decoded, one value changed,
+    encoded again), else bytes."""
     if body[:1] in (b"{", b"["):
         return damage.damage_json(c, body)
     steps: list[str] = []
+    try:
+        value = msgspec.msgpack.decode(body)
+    except (msgspec.MsgspecError, RecursionError):
+        value = None
+    if isinstance(value, (dict, list)) and c.integer(0, 3):
+        value = damage.damage_doc(c, c.random(), value, steps)
+        try:
+            return Damage(msgspec.msgpack.encode(value), ["(msgpack) " + "; ".join(steps)])
+        except (TypeError, OverflowError, msgspec.MsgspecError):  # a Raw nest, 10**400
+            steps = []
     return Damage(damage.damage_bytes(c, c.random(), body, steps), steps)
 
 
