@@ -621,3 +621,43 @@ def damage_text(data: Chooser, raw: bytes) -> Damage:
         steps.append(f"{_brief(value.decode('utf-8', 'replace'))} at byte {at}")
         raw = raw[:at] + value + raw[at:]
     return Damage(damage_bytes(data, rng, raw, steps), steps)
+
+
+# ---------------------------------------------------------------- every number of a file
+def numbers_past_range(data: Chooser) -> list[Any]:
+    """Two to five numbers past some range, the same for the whole run."""
+    pool = [*HUGE_FLOATS, *INTS[2:], 5e-324, -0.0, math.nan, math.inf]
+    return [data.pick(pool) for _ in range(data.integer(2, 5))]
+
+
+def past_range(value: Any, values: list[Any], count: list[int]) -> Any:
+    """`value` with every number (not a bool) replaced by the next of `values`."""
+    if isinstance(value, dict):
+        return {k: past_range(v, values, count) for k, v in value.items()}
+    if isinstance(value, list):
+        return [past_range(v, values, count) for v in value]
+    if _is_number(value):
+        count[0] += 1
+        return values[count[0] % len(values)]
+    return value
+
+
+def every_number(path: Any, values: list[Any], count: list[int]) -> None:
+    """Every number of a JSON, JSON lines or gzip'd JSON lines file replaced, in turn."""
+    raw = path.read_bytes()
+    packed = path.name.endswith(".gz")
+    body = gzip.decompress(raw) if packed else raw
+    if path.name.endswith((".jsonl", ".jsonl.gz")):
+        lines = []
+        for line in body.splitlines():
+            try:
+                lines.append(dumps(past_range(json.loads(line), values, count)).encode())
+            except (ValueError, RecursionError):
+                lines.append(line)
+        body = b"\n".join(lines) + b"\n"
+    else:
+        try:
+            body = dumps(past_range(json.loads(body), values, count)).encode()
+        except (ValueError, RecursionError):
+            return
+    path.write_bytes(gzip.compress(body, mtime=0) if packed else body)

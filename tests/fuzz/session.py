@@ -181,6 +181,7 @@ class Session:
             "trace_log": (4, self._trace_log),
             "nodes_tree.json (tree.json unreadable)": (2, self._nodes_tree_only),
             "a run file's kind": (2, self._file_kind),
+            "every number of the run": (2, self._every_number),
             "run index (cache)": (3, self._cache_file("index")),
             "BM25 index (cache)": (3, self._cache_file("bm25")),
             "vectors (cache)": (3, self._cache_file("vectors")),
@@ -298,6 +299,18 @@ class Session:
         path.write_bytes(found.data)
         steps = [f"tree.json {how}", *found.steps]
         return self._plain(c, where, "nodes_tree.json (tree.json unreadable)", seed, run, steps)
+
+    def _every_number(self, c: Chooser, where: Path) -> Case:
+        """Every number of the run's JSON files, access logs and backup past a range, in turn
+        from a drawn start (a run written by a broken writer, or a hostile one)."""
+        seed, run = self._copy(c, where)
+        values = damage.numbers_past_range(c)
+        count = [0]
+        for path in sorted(run.iterdir()):
+            if path.is_file() and path.name.endswith((".json", ".jsonl", ".jsonl.gz")):
+                damage.every_number(path, values, count)
+        steps = [f"{count[0]} numbers past a range, in turn: {[damage._brief(v) for v in values]}"]
+        return self._plain(c, where, "every number of the run", seed, run, steps)
 
     def _file_kind(self, c: Chooser, where: Path) -> Case:
         seed, run = self._copy(c, where)
@@ -555,7 +568,10 @@ def drive_tui(run: Path, keys: list[str]) -> int:
             for key in keys:
                 await pilot.press(key)
                 await pilot.pause(0.05)
-            await pilot.pause(0.3)
+            deadline = time.monotonic() + 20  # what the keys started (health, a replay) ends
+            while any(w.is_running for w in app.workers) and time.monotonic() < deadline:
+                await pilot.pause(0.05)
+            await pilot.pause(0.1)
             await pilot.press("q")
 
     asyncio.run(drive())
