@@ -156,32 +156,23 @@ def chain(folder: Path, depth: int = 20_000, name: str = "chain-20k") -> Path:
 PAST_RANGE = [1e308, -1e308, 10**400, 2**64, 5e-324]  # 10**400: an integer no float holds
 
 
-def past_range(value: object, count: list[int]) -> object:
-    """`value` with every number (not a bool) replaced by the next of PAST_RANGE."""
-    if isinstance(value, dict):
-        return {k: past_range(v, count) for k, v in value.items()}
-    if isinstance(value, list):
-        return [past_range(v, count) for v in value]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        count[0] += 1
-        return PAST_RANGE[count[0] % len(PAST_RANGE)]
-    return value
-
-
 def numbers_past_range(folder: Path) -> Path:
     """Issue 31 item 2: the small demo with every number of its tree, nodes tree, access log
     and backup past some range, in turn: scores, ts, metrics, limits, steps, depths, sizes."""
+    sys.path.insert(0, str(ROOT))  # the fuzzer's damage (tests/fuzz/damage.py)
+    from tests.fuzz.damage import past_range
+
     ckpt = demo(folder, "numbers-past-range")
     count = [0]
     for name in ("tree.json", "nodes_tree.json"):
         path = ckpt / name
-        path.write_text(json.dumps(past_range(json.loads(path.read_text()), count)))
+        path.write_text(json.dumps(past_range(json.loads(path.read_text()), PAST_RANGE, count)))
     log = ckpt / "memory_access.jsonl"
     lines = [json.loads(line) for line in log.read_text().splitlines()]
-    log.write_text("".join(json.dumps(past_range(e, count)) + "\n" for e in lines))
+    log.write_text("".join(json.dumps(past_range(e, PAST_RANGE, count)) + "\n" for e in lines))
     backup = ckpt / "memory_backup.jsonl.gz"
     records = [json.loads(line) for line in gzip.decompress(backup.read_bytes()).splitlines()]
-    body = "".join(json.dumps(past_range(r, count)) + "\n" for r in records)
+    body = "".join(json.dumps(past_range(r, PAST_RANGE, count)) + "\n" for r in records)
     backup.write_bytes(gzip.compress(body.encode()))
     return ckpt
 

@@ -18,6 +18,7 @@ from ari_mem_tui.render.words import fmt_score
 from ari_mem_tui.search.backends import recorded_backend
 from ari_mem_tui.search.embedded import make_ranker
 from ari_mem_tui.search.replay import replay
+from tests.fuzz.damage import past_range
 from tests.hostile_helpers import clean_stderr, fingerprint, run_cli
 
 BIG = 1e308  # finite, but its hundredths are not: round(1e308 * 100) raised OverflowError
@@ -144,18 +145,6 @@ def test_a_write_whose_metadata_holds_an_integer_of_4301_digits_leaves_the_run_r
 PAST_RANGE = [1e308, -1e308, HUGE, 2**64, 5e-324]
 
 
-def past_range(value: object, count: list[int]) -> object:
-    """`value` with every number (not a bool) replaced by the next of PAST_RANGE."""
-    if isinstance(value, dict):
-        return {k: past_range(v, count) for k, v in value.items()}
-    if isinstance(value, list):
-        return [past_range(v, count) for v in value]
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        count[0] += 1
-        return PAST_RANGE[count[0] % len(PAST_RANGE)]
-    return value
-
-
 def every_number_past_range(dest: Path) -> Path:
     """The fuzzer's ARI-like seed run (in-memory backend, a rotated access log, the files ARI
     writes beside the memory) with every number of its JSON files, access logs and backup past
@@ -176,13 +165,15 @@ def every_number_past_range(dest: Path) -> Path:
     ):
         path = dest / name
         if path.exists():
-            path.write_text(json.dumps(past_range(json.loads(path.read_text()), count)))
+            path.write_text(json.dumps(past_range(json.loads(path.read_text()), PAST_RANGE, count)))
     for log in (dest / "memory_access.jsonl", dest / "memory_access.1.jsonl"):
-        events = [past_range(json.loads(line), count) for line in log.read_text().splitlines()]
+        events = [
+            past_range(json.loads(line), PAST_RANGE, count) for line in log.read_text().splitlines()
+        ]
         log.write_text("".join(json.dumps(e) + "\n" for e in events))
     backup = dest / "memory_backup.jsonl.gz"
     records = [json.loads(line) for line in gzip.decompress(backup.read_bytes()).splitlines()]
-    body = "".join(json.dumps(past_range(r, count)) + "\n" for r in records)
+    body = "".join(json.dumps(past_range(r, PAST_RANGE, count)) + "\n" for r in records)
     backup.write_bytes(gzip.compress(body.encode()))
     return dest
 
