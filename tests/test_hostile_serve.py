@@ -172,7 +172,10 @@ async def test_hostile_clients_are_bounded_and_every_app_ends(serving) -> None:
         assert proc.wait(GONE_S) == 0
         assert await until(lambda: not Path(f"/proc/{orphan}").exists())
         await last.close()
-    assert b"Traceback" not in proc.stderr.read()
+    err = proc.stderr.read()
+    assert b"Traceback" not in err
+    # the client past the cap: one line, as every refused request
+    assert err.count(b"refused GET /ws from 127.0.0.1: HTTP 503 Service Unavailable\n") == 1
 
 
 async def test_a_session_past_its_memory_bound_ends_alone(serving) -> None:
