@@ -298,11 +298,17 @@ def damage_doc(data: Chooser, rng: random.Random, doc: Any, steps: list[str]) ->
         return put(doc, where, value)
     if op in ("string", "inner") and strings:
         return _damage_string(data, rng, doc, _pick(data, strings), op, steps)
+    return _damage_at(data, rng, doc, every, op, steps)
+
+
+def _damage_at(
+    data: Chooser, rng: random.Random, doc: Any, every: list[Path_], op: str, steps: list[str]
+) -> Any:
+    """`op` on a value anywhere: deleted, nested deep, a key twice, swapped, another type."""
     where = _pick(data, every)
     old = get(doc, where)
     if op == "delete" and where:
-        parent = get(doc, where[:-1])
-        del parent[where[-1]]
+        del get(doc, where[:-1])[where[-1]]
         steps.append(f"{_show(where)}: deleted")
         return doc
     if op == "nest":
@@ -536,39 +542,55 @@ def damage_lines(data: Chooser, raw: bytes) -> Damage:
     for _ in range(data.integer(1, 3)):
         i = data.integer(0, max(0, len(lines) - 1))
         op = data.weighted(LINE_OPS)
-        if op == "column":
-            docs = _parsed(lines)
-            if docs:
-                damage_column(data, rng, [doc for _, doc in docs], steps)
-                for at, doc in docs:
-                    lines[at] = dumps(doc).encode("utf-8", "surrogatepass")
-        elif op == "value":
-            try:
-                doc = json.loads(lines[i])
-            except (ValueError, RecursionError):
-                continue
-            doc = damage_doc(data, rng, doc, steps)
-            lines[i] = dumps(doc).encode("utf-8", "surrogatepass")
-            steps[-1] = f"line {i + 1} {steps[-1]}"
-        elif op == "drop" and lines:
-            del lines[i]
-            steps.append(f"line {i + 1} dropped")
-        elif op == "dup" and lines:
-            lines.insert(i, lines[i])
-            steps.append(f"line {i + 1} twice")
-        elif op == "swap" and len(lines) > 1:
-            j = rng.randrange(len(lines))
-            lines[i], lines[j] = lines[j], lines[i]
-            steps.append(f"lines {i + 1} and {j + 1} swapped")
-        elif op == "join" and i + 1 < len(lines):
-            lines[i : i + 2] = [lines[i] + lines[i + 1]]
-            steps.append(f"lines {i + 1} and {i + 2} joined")
+        if op in ("column", "value"):
+            _line_values(data, rng, lines, i, op, steps)
         else:
-            garbage = data.pick([b"", b"   ", b"null", b"[]", b"{", b"\x00"])
-            lines.insert(i, garbage)
-            steps.append(f"line {i + 1}: {garbage!r} inserted")
+            _line_order(data, rng, lines, i, op, steps)
     out = b"\n".join(lines)
     return Damage(maybe_bytes(data, rng, out, steps), steps)
+
+
+def _line_values(
+    data: Chooser, rng: random.Random, lines: list[bytes], i: int, op: str, steps: list[str]
+) -> None:
+    """A field of every line (`column`), or one value of line `i`."""
+    if op == "column":
+        docs = _parsed(lines)
+        if docs:
+            damage_column(data, rng, [doc for _, doc in docs], steps)
+            for at, doc in docs:
+                lines[at] = dumps(doc).encode("utf-8", "surrogatepass")
+        return
+    try:
+        doc = json.loads(lines[i])
+    except (ValueError, RecursionError):
+        return
+    doc = damage_doc(data, rng, doc, steps)
+    lines[i] = dumps(doc).encode("utf-8", "surrogatepass")
+    steps[-1] = f"line {i + 1} {steps[-1]}"
+
+
+def _line_order(
+    data: Chooser, rng: random.Random, lines: list[bytes], i: int, op: str, steps: list[str]
+) -> None:
+    """Line `i` dropped, repeated, swapped, joined to the next, or garbage put before it."""
+    if op == "drop" and lines:
+        del lines[i]
+        steps.append(f"line {i + 1} dropped")
+    elif op == "dup" and lines:
+        lines.insert(i, lines[i])
+        steps.append(f"line {i + 1} twice")
+    elif op == "swap" and len(lines) > 1:
+        j = rng.randrange(len(lines))
+        lines[i], lines[j] = lines[j], lines[i]
+        steps.append(f"lines {i + 1} and {j + 1} swapped")
+    elif op == "join" and i + 1 < len(lines):
+        lines[i : i + 2] = [lines[i] + lines[i + 1]]
+        steps.append(f"lines {i + 1} and {i + 2} joined")
+    else:
+        garbage = data.pick([b"", b"   ", b"null", b"[]", b"{", b"\x00"])
+        lines.insert(i, garbage)
+        steps.append(f"line {i + 1}: {garbage!r} inserted")
 
 
 LINE_OPS = {"value": 3, "column": 2, "drop": 1, "dup": 1, "swap": 1, "join": 1, "garbage": 1}

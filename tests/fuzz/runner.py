@@ -223,35 +223,56 @@ def strict_json(text: str) -> Any:
 def judge(outcome: Outcome, before: dict[str, str], after: dict[str, str]) -> Outcome:
     """Every invariant the command broke, into `outcome.failures`."""
     failures = outcome.failures
-    printed = outcome.stdout + outcome.stderr
-    if outcome.code < 0:
-        why = {-14: " (hang)", -24: " (CPU bound)"}.get(outcome.code, "")
-        failures.append(f"killed by signal {-outcome.code}{why}")
-    elif outcome.code == 3:
-        failures.append("exit 3: " + _internal_error(outcome.stderr))
-    elif outcome.code not in EXPECTED_EXITS:
-        failures.append(f"exit {outcome.code}")
-    if "Traceback (most recent call last)" in printed or "Exception ignored" in printed:
-        failures.append("traceback: " + _last_traceback_line(printed))
-    if outcome.caught:
-        failures.append("catch-all: " + outcome.caught.splitlines()[0])
-    if outcome.cpu > SLOW_CPU_S:
-        failures.append(f"slow: {outcome.cpu:.0f} s of CPU ({outcome.seconds:.0f} s)")
-    if outcome.peak_mib > RISE_MIB:
-        failures.append(f"memory: +{outcome.peak_mib:.0f} MiB")
+    failures += _ending(outcome)
+    failures += _bounds(outcome)
     if before != after:
         changed = sorted(k for k in set(before) | set(after) if before.get(k) != after.get(k))
         failures.append(f"checkpoint written: {', '.join(changed)[:120]}")
+    failures += _printed(outcome)
+    return outcome
+
+
+def _ending(outcome: Outcome) -> list[str]:
+    """How it ended: a signal, exit 3 (the catch-all), a code no command gives; what a
+    watched catch-all swallowed."""
+    found = []
+    if outcome.code < 0:
+        why = {-14: " (hang)", -24: " (CPU bound)"}.get(outcome.code, "")
+        found.append(f"killed by signal {-outcome.code}{why}")
+    elif outcome.code == 3:
+        found.append("exit 3: " + _internal_error(outcome.stderr))
+    elif outcome.code not in EXPECTED_EXITS:
+        found.append(f"exit {outcome.code}")
+    printed = outcome.stdout + outcome.stderr
+    if "Traceback (most recent call last)" in printed or "Exception ignored" in printed:
+        found.append("traceback: " + _last_traceback_line(printed))
+    if outcome.caught:
+        found.append("catch-all: " + outcome.caught.splitlines()[0])
+    return found
+
+
+def _bounds(outcome: Outcome) -> list[str]:
+    found = []
+    if outcome.cpu > SLOW_CPU_S:
+        found.append(f"slow: {outcome.cpu:.0f} s of CPU ({outcome.seconds:.0f} s)")
+    if outcome.peak_mib > RISE_MIB:
+        found.append(f"memory: +{outcome.peak_mib:.0f} MiB")
+    return found
+
+
+def _printed(outcome: Outcome) -> list[str]:
+    """What it printed: strict JSON, nothing on stdout when refused, no raw escape."""
+    found = []
     if "--json" in outcome.argv and outcome.code in (0, 1):
         try:
             strict_json(outcome.stdout)
         except ValueError as exc:
-            failures.append(f"JSON not strict: {str(exc)[:80]}")
+            found.append(f"JSON not strict: {str(exc)[:80]}")
     if outcome.code == 2 and outcome.stdout.strip():
-        failures.append("refused (exit 2) but printed on stdout")
-    if ESCAPE.search(printed):
-        failures.append("raw escape in output")
-    return outcome
+        found.append("refused (exit 2) but printed on stdout")
+    if ESCAPE.search(outcome.stdout + outcome.stderr):
+        found.append("raw escape in output")
+    return found
 
 
 def _internal_error(stderr: str) -> str:
