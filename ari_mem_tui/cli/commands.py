@@ -217,12 +217,18 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
     from ari_mem_tui.render.summary import loaded, render, summary_json
     from ari_mem_tui.run import open_run
+    from ari_mem_tui.run_check import replay_check
 
-    run = open_run(run_options(args, rank=False))  # a Letta failure is one line, in main()
+    options = run_options(args, rank=False)
+    run = open_run(options)  # a Letta failure is one line, in main()
+    check = None
+    if loaded(run.checkpoint):  # (the check kept for these files, else made now and kept)
+        check = replay_check(run, options, say=say, wait=wait_for_vectors)
     if args.json:
-        sys.stdout.write(json_text(summary_json(run.checkpoint, run.source_label)) + "\n")
+        data = summary_json(run.checkpoint, run.source_label, check)
+        sys.stdout.write(json_text(data) + "\n")
     else:
-        render(run.checkpoint, Console(highlight=False), run.source_label)
+        render(run.checkpoint, Console(highlight=False), run.source_label, check)
     return EXIT_OK if loaded(run.checkpoint) else EXIT_UNREADABLE
 
 

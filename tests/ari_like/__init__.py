@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tests.ari_like.backends import AccessLog, InMemoryBackend, LettaBackend
 from tests.ari_like.files import write_checkpoint
-from tests.ari_like.run import START, Planted, Simulation
+from tests.ari_like.run import RUN_ID, START, Planted, Simulation
 
 LETTA_EMBEDDING = "openai/text-embedding-3-small"  # the handle the live suite's server serves
 
@@ -36,8 +36,13 @@ def _simulate(sim: Simulation, out: Path, embedding: str) -> GeneratedRun:
         for e in sim.backend.log.events
         if e.fields["op"] == "read"
     ]
-    write_checkpoint(sim, out, embedding)
+    write_checkpoint(sim, out, embedding, web=sim.workspace is not None)
     return GeneratedRun(path=out, planted=sim.planted)
+
+
+def workspace_run(workspace: Path) -> Path:
+    """Where ARI runs a checkpoint in `workspace`: checkpoints/<run_id>."""
+    return Path(workspace) / "checkpoints" / RUN_ID
 
 
 def generate_in_memory(out: Path, seed: int = 19) -> GeneratedRun:
@@ -46,6 +51,30 @@ def generate_in_memory(out: Path, seed: int = 19) -> GeneratedRun:
     # the backend draws its uuids from its own stream: the run's timeline is the same for both
     backend = InMemoryBackend(clock, AccessLog(), random.Random(seed + 1))
     return _simulate(Simulation(backend, clock, rng), Path(out), "letta-default")
+
+
+def generate_simulated_letta(workspace: Path, seed: int = 19) -> GeneratedRun:
+    """The same run recorded against a SIMULATED Letta (tests/ari_like/simulated_letta.py:
+    Letta's cosine ranking over the suite's deterministic embeddings, in-process), launched
+    from ARI's web UI in `workspace`: its checkpoint is `workspace_run(workspace)`, and its
+    files name that path where such a launch names it (files.write_launch_records; the node
+    work dirs in its shell commands). The passage footers carry that path's hash."""
+    import hashlib
+
+    from tests.ari_like.simulated_letta import SimulatedLetta
+
+    out = workspace_run(workspace)
+    out.mkdir(parents=True, exist_ok=True)
+    ckpt_hash = hashlib.sha1(str(out.resolve()).encode("utf-8")).hexdigest()[:12]
+    rng, clock = random.Random(seed), [START]
+    server = SimulatedLetta()
+    backend = LettaBackend(
+        clock, AccessLog(), random.Random(seed + 1), server, ckpt_hash, LETTA_EMBEDDING
+    )
+    sim = Simulation(backend, clock, rng, workspace=str(Path(workspace).resolve()))
+    run = _simulate(sim, out, LETTA_EMBEDDING)
+    backend.verify_mirror()
+    return run
 
 
 def record_letta_run(url: str, out: Path, seed: int = 19) -> GeneratedRun:
