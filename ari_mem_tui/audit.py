@@ -220,7 +220,7 @@ def _event_passages(ckpt: Checkpoint, event: AccessEvent, allowed: set[str]) -> 
         for row in event.results:
             node_id = str(row.get("src_node_id") or "")
             for entry in ckpt.entries_by_node.get(node_id, []):
-                if entry.kind == "node_scope" and (entry.ts is None or entry.ts <= event.ts):
+                if entry.kind == "node_scope" and (entry.ts is None or entry.ts < event.ts):
                     out.append(
                         Passage(
                             entry_id=entry.id,

@@ -148,6 +148,14 @@ def _tell_failure(ranker: object) -> str:
     return error
 
 
+def _say_hash(ranker: object) -> None:
+    """Where the footer hash the run's model embeds with came from, and what checked it:
+    said once, on stderr, before the output (a hash given with --checkpoint-hash is not)."""
+    finding = getattr(ranker, "hash_finding", None)
+    if finding is not None and finding.source != "--checkpoint-hash":
+        say(finding.line())
+
+
 # ---------------------------------------------------------------- saw / audit / summary
 def cmd_saw(args: argparse.Namespace) -> int:
     from rich.console import Console
@@ -173,6 +181,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
+    _say_hash(run.ranker)
     result = replay(
         ckpt,
         node_id,
@@ -284,6 +293,11 @@ def cmd_health(args: argparse.Namespace) -> int:
         all_entries=args.all_entries,
     )
     line.close()
+    if report.fidelity is not None:  # exact only as far as a kept replay check says (summary)
+        from ari_mem_tui.run_check import kept_check
+        from ari_mem_tui.search.fidelity import with_check
+
+        with_check(report.fidelity, kept_check(run, run.ranker))
     if args.json:
         sys.stdout.write(json_text(health_json(report)) + "\n")
     else:

@@ -725,7 +725,7 @@ class Replay(Record):
     # eval_summary today, e.g. the verdict) or "custom"; `query_field` says which field was used
     query_source: str
     query_field: str = ""  # "original_direction" | "eval_summary" | "goal" | "default" | ""
-    params: dict[str, int]  # limit, overfetch, top_k
+    params: dict[str, int | None]  # limit, overfetch, top_k (null: no window, in-memory)
     pool: dict[str, Any]  # size, node_scope, react_step, window composition, per branch
     hits: list[Hit]
     eligible: int

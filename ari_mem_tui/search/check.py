@@ -129,10 +129,15 @@ def check_run(
 ) -> ReplayCheck:
     """Replay every recorded search (`recorded_searches`) with `ranker` and compare; a
     stand-in is not checked (its `note` says why). Waits for the ranker's vectors first."""
+    fidelity = base_fidelity(ckpt, ranker)
+    plan = getattr(ranker, "plan", None)
+    the_runs_model = plan is not None and plan.matches_handle is not False
+    if fidelity.own is False and not the_runs_model:
+        return stand_in_check(ckpt, ranker, fidelity)  # (not waited for: nothing to check)
     wait = getattr(ranker, "wait", None)
     if wait is not None:
         wait()
-    fidelity = base_fidelity(ckpt, ranker)
+    fidelity = base_fidelity(ckpt, ranker)  # (the run model's footer hash is known now)
     finding = fidelity.hash
     if fidelity.own is False and not (finding is not None and finding.found is False):
         return stand_in_check(ckpt, ranker, fidelity)  # (the footer hash unknown: checked)

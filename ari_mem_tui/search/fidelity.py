@@ -30,7 +30,7 @@ HASH_UNKNOWN = "footer hash unknown (the run was moved from where it ran?); --ch
 
 BACKEND_WORDS = {
     "letta": "a Letta server's embedder (scores 1 − 0.01·rank)",
-    "in_memory": "ARI's in-memory backend (keyword-overlap scores, no window ranks)",
+    "in_memory": "ARI's in-memory backend (keyword-overlap scores, no global ranks)",
     "letta-substring": "a Letta v0.6 substring search (every score 0.0; no ranks)",
     "unknown": "an unknown backend (no hits recorded)",
 }
@@ -94,6 +94,8 @@ def ranker_fidelity(
     word = {True: UNCHECKED, False: STAND_IN}.get(own, UNVERIFIED)  # type: ignore[arg-type]
     note = ""
     finding = getattr(ranker, "hash_finding", None) if used == chosen else None
+    if finding is not None and finding.found is False:
+        short_what = f"{used}, hash unknown"
     if own is None:
         note = _unverified(used, words)
     elif finding is not None and finding.found is False:
@@ -168,6 +170,25 @@ def run_verdict(
         said = f"{what}: {differs} of {checked} recorded searches differ{likely}"
         _say(fidelity, NOT_REPRODUCED, said, False)
     return fidelity
+
+
+def with_check(fidelity: RankerFidelity, check: object | None) -> RankerFidelity:
+    """A run's `fidelity` with its replay check (search/check.py `ReplayCheck`), when one was
+    made; without one the run's own ranker stays "unchecked", and says where to check it."""
+    if check is None:
+        if fidelity.own is True:
+            _say(
+                fidelity,
+                UNCHECKED,
+                f"{fidelity.label.split(': ', 1)[-1]} (summary checks it)",
+                None,
+            )
+        return fidelity
+    checked, reproduced = getattr(check, "checked", 0), getattr(check, "reproduced", 0)
+    searches = getattr(check, "searches", [])
+    causes = [s.cause for s in searches if getattr(s, "cause", "")]
+    cause = max(set(causes), key=causes.count) if causes else ""
+    return run_verdict(fidelity, checked, reproduced, cause)
 
 
 def _say(fidelity: RankerFidelity, word: str, what: str, exact: bool | None) -> None:

@@ -32,7 +32,7 @@ OVERFETCH = 200  # ARI_MEMORY_LETTA_OVERFETCH default
 DEFAULT_LIMIT = 5
 WINDOWLESS_NOTE = (
     "ranked as ARI's in-memory backend does: only the reader's ancestors' entries, scored by "
-    "keyword overlap (no global window: no global ranks, nothing missed outside one)"
+    "keyword overlap (no ranking of the whole pool: no global ranks, nothing missed)"
 )
 
 
@@ -188,7 +188,12 @@ def replay(
         query=query,
         query_source=query_source,
         query_field=query_field,
-        params={"limit": limit, "overfetch": OVERFETCH, "top_k": top_k},
+        # a backend without a window (ARI's in-memory one) has no top_k to speak of: null
+        params={
+            "limit": limit,
+            "overfetch": None if windowless else OVERFETCH,
+            "top_k": None if windowless else top_k,
+        },
         pool=_pool_stats(ckpt, node, before, ranking),
         hits=hits,
         eligible=len(eligible),

@@ -7,6 +7,7 @@ why (Tier.exact + Tier.note).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ari_mem_tui.model import Checkpoint, Hit, Node, Replay, Tier, TierLine
@@ -116,15 +117,20 @@ def tier_1b(ckpt: Checkpoint, node: Node, started: float | None) -> tuple[Tier, 
     tier = Tier(key="1b", title="Ancestor conclusions", header="")
     seen: set[str] = set()
     partial = 0
+    dropped: Counter[str] = Counter()
     for aid in node.ancestor_ids:
         entries = sorted(ckpt.entries_by_node.get(aid, []), key=lambda e: e.ts or 0.0)
         for entry in entries:
             if started is not None and entry.ts is not None and entry.ts >= started:
-                continue
+                continue  # not written yet at its start: not a drop, never there
             if entry.metadata.get("type") != "result_summary":
-                continue
+                continue  # the tier is the result summaries: the rest are Tier 2's to find
             text = entry.text.strip()
-            if not text or text[:DEDUPE_CHARS] in seen:
+            if not text:
+                dropped["empty"] += 1
+                continue
+            if text[:DEDUPE_CHARS] in seen:
+                dropped["dup"] += 1
                 continue
             seen.add(text[:DEDUPE_CHARS])
             partial += entry.partial
@@ -139,6 +145,15 @@ def tier_1b(ckpt: Checkpoint, node: Node, started: float | None) -> tuple[Tier, 
     if partial:
         tier.exact = False
         notes.append(f"{partial} entr{'y' if partial == 1 else 'ies'} known only by a preview")
+    if dropped["dup"]:
+        notes.append(
+            f"dropped {plural(dropped['dup'], 'result summary', 'result summaries')}: its first"
+            f" {DEDUPE_CHARS} characters repeat an earlier one's (ARI keeps the first)"
+        )
+    if dropped["empty"]:
+        notes.append(
+            f"dropped {plural(dropped['empty'], 'empty result summary', 'empty result summaries')}"
+        )
     if not tier.lines:
         notes.append(f"no ancestor result summaries: {NO_MESSAGE}")
     tier.note = "; ".join(notes)
@@ -163,9 +178,14 @@ def tier_2(replayed: Replay, keys_1b: set[str]) -> Tier:
         tier.note = f"approximate: replayed with {replayed.embedder} (no recorded search)"
         if replayed.query_source == "custom":
             tier.note += " for a custom query"
+    dropped: Counter[str] = Counter()
     for hit in hits:
         text = hit.text.strip()
-        if not text or text[:DEDUPE_CHARS] in keys_1b:
+        if not text:
+            dropped["empty" if hit.text or not hit.entry_id else "unjoined"] += 1
+            continue
+        if text[:DEDUPE_CHARS] in keys_1b:
+            dropped["in 1b"] += 1
             continue
         tier.lines.append(
             TierLine(
@@ -175,6 +195,13 @@ def tier_2(replayed: Replay, keys_1b: set[str]) -> Tier:
             )
         )
     tier.header = header_2(len(tier.lines))
+    if dropped["in 1b"]:
+        tier.note += (
+            f"; dropped {plural(dropped['in 1b'], 'hit')}: its first {DEDUPE_CHARS} characters"
+            " are already in Tier 1b (ARI skips those)"
+        )
+    if dropped["empty"]:
+        tier.note += f"; dropped {plural(dropped['empty'], 'empty hit')}"
     if not tier.lines:
         tier.note += f"; nothing left: {NO_MESSAGE}"
     return tier

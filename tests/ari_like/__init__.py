@@ -53,12 +53,18 @@ def generate_in_memory(out: Path, seed: int = 19) -> GeneratedRun:
     return _simulate(Simulation(backend, clock, rng), Path(out), "letta-default")
 
 
+SIMULATED_EMBEDDING = "ollama/nomic-embed-text"  # a handle of no fixed dimension: 64 here
+SIMULATED_DIM = 64
+
+
 def generate_simulated_letta(workspace: Path, seed: int = 19) -> GeneratedRun:
     """The same run recorded against a SIMULATED Letta (tests/ari_like/simulated_letta.py:
     Letta's cosine ranking over the suite's deterministic embeddings, in-process), launched
     from ARI's web UI in `workspace`: its checkpoint is `workspace_run(workspace)`, and its
     files name that path where such a launch names it (files.write_launch_records; the node
-    work dirs in its shell commands). The passage footers carry that path's hash."""
+    work dirs in its shell commands). The passage footers carry that path's hash; the server
+    embedded with SIMULATED_EMBEDDING (64 numbers a vector: the suite's embedder is plain
+    Python), which tests/fake_embeddings.py serves as `FakeEmbeddings(dim=SIMULATED_DIM)`."""
     import hashlib
 
     from tests.ari_like.simulated_letta import SimulatedLetta
@@ -67,12 +73,12 @@ def generate_simulated_letta(workspace: Path, seed: int = 19) -> GeneratedRun:
     out.mkdir(parents=True, exist_ok=True)
     ckpt_hash = hashlib.sha1(str(out.resolve()).encode("utf-8")).hexdigest()[:12]
     rng, clock = random.Random(seed), [START]
-    server = SimulatedLetta()
+    server = SimulatedLetta(dim=SIMULATED_DIM)
     backend = LettaBackend(
-        clock, AccessLog(), random.Random(seed + 1), server, ckpt_hash, LETTA_EMBEDDING
+        clock, AccessLog(), random.Random(seed + 1), server, ckpt_hash, SIMULATED_EMBEDDING
     )
     sim = Simulation(backend, clock, rng, workspace=str(Path(workspace).resolve()))
-    run = _simulate(sim, out, LETTA_EMBEDDING)
+    run = _simulate(sim, out, SIMULATED_EMBEDDING)
     backend.verify_mirror()
     return run
 

@@ -27,8 +27,6 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts" / "letta"))
 from embed_server import embed
 
-DIM = 1536  # text-embedding-3-small's, the handle the run's settings.json names
-
 
 @dataclass
 class _Passage:
@@ -43,7 +41,7 @@ class SimulatedLetta:
     """The client surface LettaBackend uses: `agents.create`, `agents.passages.create /
     search / list`, `agents.blocks.update`. One agent at a time (a run has one)."""
 
-    dim: int = DIM
+    dim: int
     passages: list[_Passage] = field(default_factory=list)
     blocks: dict[str, str] = field(default_factory=dict)
     rng_seed: int = 0
