@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
+from ari_mem_tui.checkpoint import cachefile
+from ari_mem_tui.checkpoint.kept import KeptBeside
 from ari_mem_tui.model import Checkpoint
 from ari_mem_tui.search.check import ReplayCheck
 
@@ -57,72 +58,25 @@ def memory_digest(ckpt: Checkpoint) -> str:
     return digest.hexdigest()
 
 
-class CheckStore:
+class CheckStore(KeptBeside):
     """Where the replay check of a run's files is kept (see the module doc)."""
 
-    def __init__(self, path: Path, before: list[Any]) -> None:
-        self.path, self.before = Path(path), before
-
-    @classmethod
-    def before_load(cls, path: Path) -> CheckStore | None:
-        """Taken before the run's files are read (None when indexes are switched off)."""
-        from ari_mem_tui.checkpoint import index  # noqa: PLC0415 - only where a run is opened
-
-        if index.index_dir(Path(path)) is None:
-            return None
-        return cls(path, index.run_key(Path(path), None))
-
-    def _file(self) -> Path | None:
-        from ari_mem_tui.checkpoint import index  # noqa: PLC0415
-
-        folder = index.index_dir(self.path)
-        return folder / STORE_FILE if folder is not None else None
-
-    def _key(self, ckpt: Checkpoint, ranker: str) -> list[Any]:
-        from ari_mem_tui.checkpoint import index  # noqa: PLC0415
-
-        return [index.run_key(self.path, ckpt.run_id), source_key(), ranker]
-
-    def _unchanged(self, key: list[Any]) -> bool:
-        """Whether the files are as they were when the load began (as `index.save` checks)."""
-        now, before = key[0], self.before
-        return before[0] == now[0] and all(item in now[1] for item in before[1])
+    FILE, KIND, WHAT = STORE_FILE, STORE_KIND, "kept replay check"
 
     def load(self, ckpt: Checkpoint, ranker: str) -> ReplayCheck | None:
         """The kept check of these files by the ranker `ranker`, else None."""
-        from ari_mem_tui.checkpoint import cachefile  # noqa: PLC0415
-
-        where = self._file()
-        if where is None:
+        body = self.read(self.key(ckpt.run_id, source_key(), ranker))
+        if body is None:
             return None
-        now = self._key(ckpt, ranker)
-        if not self._unchanged(now):
-            return None  # the files changed since the load began: `ckpt` is of older ones
         try:
-            key, body = msgspec.msgpack.decode(cachefile.read_sealed(where, STORE_KIND))
-            if key != msgspec.msgpack.decode(msgspec.msgpack.encode(now)):
-                return None  # other files, code or ranker: checked again, and kept again
             return ReplayCheck.model_validate(body)
-        except FileNotFoundError:
-            return None
-        except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
-            cachefile.rebuilt("kept replay check", where, exc)
+        except (msgspec.ValidationError, ValueError, TypeError) as exc:
+            where = self._file()
+            cachefile.rebuilt(self.WHAT, where or self.path, exc)
             return None
 
     def save(self, ckpt: Checkpoint, ranker: str, check: ReplayCheck) -> bool:
-        """Keep `check` (False, nothing written: the files changed since the load began, the
-        check was interrupted, or it cannot be written)."""
-        from ari_mem_tui.checkpoint import cachefile  # noqa: PLC0415
-
-        where = self._file()
-        if where is None or not check.complete:
+        """Keep `check` (False, nothing written: interrupted, or see `KeptBeside.write`)."""
+        if not check.complete:
             return False
-        key = self._key(ckpt, ranker)
-        if not self._unchanged(key):
-            return False
-        try:
-            body = msgspec.msgpack.encode([key, check.model_dump()])
-            cachefile.write_atomic(where, cachefile.seal(STORE_KIND, body))
-        except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
-            return False
-        return True
+        return self.write(self.key(ckpt.run_id, source_key(), ranker), check.model_dump())

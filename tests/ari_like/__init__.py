@@ -83,10 +83,12 @@ def generate_simulated_letta(workspace: Path, seed: int = 19) -> GeneratedRun:
     return run
 
 
-def record_letta_run(url: str, out: Path, seed: int = 19) -> GeneratedRun:
+def record_letta_run(url: str, out: Path, seed: int = 19, web: bool = False) -> GeneratedRun:
     """The same run recorded against the live Letta at `url`: a fresh agent named after the
     checkpoint's hash (of `out`'s resolved path, as ARI derives it), left on the server so
-    `--letta-url` replays can use it."""
+    `--letta-url` replays can use it. `web`: launched from ARI's web UI in the workspace
+    `out` is `checkpoints/<run_id>` of (its files name the path, as `generate_simulated_letta`'s
+    do)."""
     import hashlib
 
     from letta_client import Letta
@@ -99,6 +101,7 @@ def record_letta_run(url: str, out: Path, seed: int = 19) -> GeneratedRun:
     backend = LettaBackend(
         clock, AccessLog(), random.Random(seed + 1), client, ckpt_hash, LETTA_EMBEDDING
     )
-    run = _simulate(Simulation(backend, clock, rng), out, LETTA_EMBEDDING)
+    workspace = str(out.resolve().parents[1]) if web else None
+    run = _simulate(Simulation(backend, clock, rng, workspace=workspace), out, LETTA_EMBEDDING)
     backend.verify_mirror()
     return run

@@ -130,6 +130,10 @@ class StatusBar(Horizontal):
             description="replay check",
         )
 
+    def check_of(self, run: Run) -> object | None:
+        """The replay check shown, when it is of `run` and its ranker now (else None)."""
+        return self.check if self._checked == (run, run.ranker) else None
+
     def _check(self, run: Run, ranker: object) -> None:
         from ari_mem_tui.run_check import replay_check  # noqa: PLC0415 - in the thread only
 
