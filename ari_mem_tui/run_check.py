@@ -17,8 +17,16 @@ from typing import Any
 from ari_mem_tui.model import Run
 from ari_mem_tui.model.origin import GIVEN
 from ari_mem_tui.run import RANKER_STEP, RunOptions, local_ranker, run_model_ranker
+from ari_mem_tui.search.fidelity import UNCHECKED
 
 ProgressFn = Callable[[int, int], None]
+# MiniLM is the run's own only where the run's handle names it (the demo): its vectors may
+# take minutes to make (~140 texts/s), which `summary` does not spend unasked; the TUI checks
+# in the background and keeps the result, which `summary` then reads
+MINILM_UNASKED = (
+    "summary --embedder minilm checks every recorded search (it makes MiniLM's vectors"
+    " first, ~140 texts/s); the TUI checks in the background and keeps the result"
+)
 
 
 def planned_ranker(run: Run, options: RunOptions) -> str:
@@ -77,7 +85,12 @@ def replay_check(
     the check is not kept and the ranker is not a stand-in): kept, else made and kept.
     `say(line)`: where a ranker it builds sends texts (before it does) and the hash it found;
     `wait(ranker)`: until its vectors are made (the CLI's progress line)."""
-    from ari_mem_tui.search.check import base_fidelity, check_run, stand_in_check  # noqa: PLC0415
+    from ari_mem_tui.search.check import (  # noqa: PLC0415
+        base_fidelity,
+        check_run,
+        stand_in_check,
+        unchecked_check,
+    )
 
     ckpt = run.checkpoint
     if ranker is not None:
@@ -100,12 +113,14 @@ def replay_check(
         probe = SimpleNamespace(name=name)
         if name != "run" and base_fidelity(ckpt, probe).own is False:
             return stand_in_check(ckpt, probe)  # (no ranker built, no vector made)
+        if name == "minilm" and options.embedder == "auto":
+            return unchecked_check(ckpt, probe, MINILM_UNASKED)
         built = _build(run, options, name, say)
         try:
             if wait is not None:
                 wait(built)
             finding = getattr(built, "hash_finding", None)
-            if say is not None and finding is not None:
+            if say is not None and finding is not None and finding.found is not None:
                 say(finding.line())
             return check_run(ckpt, built, progress, cancelled)
         finally:
@@ -132,8 +147,8 @@ def _kept(run: Run, key: str, make: Callable[[], Any]) -> Any:
     if found is not None:
         return found
     check = make()
-    if store is not None:
-        store.save(run.checkpoint, key, check)
+    if store is not None and (check.checked or check.word != UNCHECKED):
+        store.save(run.checkpoint, key, check)  # (not a check left undone: the TUI's will be)
     return check
 
 

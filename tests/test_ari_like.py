@@ -70,8 +70,10 @@ def test_every_start_up_search_replays_exactly_by_default(generated, run):
         assert result.as_of_source == "start-up search"
         assert result.recorded is not None and result.recorded.backend == "in_memory"
         assert result.recorded.differences == 0 and result.fidelity.note == ""
-        assert result.fidelity.exact is True
-        assert result.fidelity.label == "exact: ARI's in-memory backend rule"
+        assert result.fidelity.exact is True and result.fidelity.verified is True
+        assert result.fidelity.label == (
+            "exact: ARI's in-memory backend rule, its recorded search reproduced"
+        )
         assert not any(h.mark for h in [*result.hits, *result.recorded.hits])
         assert result.missed == [] and result.pool["window"] is None
         assert all(h.global_rank == -1 for h in result.hits)  # no global rank: none exists
@@ -86,9 +88,13 @@ def test_saw_json_by_default_is_the_recording(generated, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["embedder"] == "in-memory" and data["windowless"] is True
     assert data["recorded"]["differences"] == 0 and data["fidelity"]["note"] == ""
-    assert data["fidelity"]["exact"] is True
-    assert data["fidelity"]["label"] == "exact: ARI's in-memory backend rule"
-    assert any("no global window" in note for note in data["notes"])
+    assert data["fidelity"]["exact"] is True and data["fidelity"]["verified"] is True
+    assert data["fidelity"]["label"] == (
+        "exact: ARI's in-memory backend rule, its recorded search reproduced"
+    )
+    assert data["params"] == {"limit": 5, "overfetch": None, "top_k": None}  # no window
+    assert any("no ranking of the whole pool" in note for note in data["notes"])
+    assert not any("window" in note for note in data["notes"])
     want = [score for _, _, score in generated.planted.startup[node_id]]
     assert [h["score"] for h in data["hits"]] == want
 
@@ -105,7 +111,7 @@ def test_another_ranker_is_told_apart_and_pointed_at_the_rule(generated, run):
     assert result.fidelity.exact is False
     assert result.fidelity.label == (
         "stand-in: local BM25 (the run recorded with ARI's in-memory backend (keyword-overlap"
-        " scores, no window ranks))"
+        " scores, no global ranks))"
     )
 
 

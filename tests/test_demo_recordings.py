@@ -76,7 +76,7 @@ def test_every_replay_agrees_with_its_recording_except_the_planted_late_insert(r
         assert result.embedder == "minilm" and result.as_of_source == "start-up search"
         assert result.recorded.backend == "letta" and LETTA_HANDLE in result.recorded.ranker
         assert result.fidelity.note == ""  # recorded and replayed by the same embedder
-        assert result.fidelity.exact is True
+        assert result.fidelity.own is True  # the run's own ranker: exact only where checked
         event, _ = recorded_startup_search(ckpt, ckpt.nodes[node_id])
         if late_inserts(ckpt, event.ts):
             expected.append(node_id)
@@ -84,7 +84,16 @@ def test_every_replay_agrees_with_its_recording_except_the_planted_late_insert(r
         if result.recorded.differences:
             differ.append(node_id)
             assert any(marks)
+            fidelity = result.fidelity
+            assert (fidelity.word, fidelity.exact, fidelity.verified) == (
+                "not reproduced",
+                False,
+                False,
+            )
+            assert fidelity.cause.startswith("1 entry stamped before the search reached the")
+            assert "(likely cause: 1 entry stamped before" in fidelity.label
         else:
+            assert (result.fidelity.word, result.fidelity.exact) == ("exact", True)
             agree.append(node_id)
             assert not any(marks), node_id
             assert [(h.entry_id, h.global_rank) for h in result.hits] == [

@@ -149,10 +149,10 @@ def _tell_failure(ranker: object) -> str:
 
 
 def _say_hash(ranker: object) -> None:
-    """Where the footer hash the run's model embeds with came from, and what checked it:
-    said once, on stderr, before the output (a hash given with --checkpoint-hash is not)."""
+    """Where the footer hash the run's model embeds with came from, and what checked it: said
+    once, on stderr, before the output, when it was searched for (not when given or named)."""
     finding = getattr(ranker, "hash_finding", None)
-    if finding is not None and finding.source != "--checkpoint-hash":
+    if finding is not None and finding.found is not None:  # (searched for: found, or not)
         say(finding.line())
 
 

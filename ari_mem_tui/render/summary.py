@@ -139,7 +139,7 @@ def render(ckpt: Checkpoint, console: Console, source: str = "", check: Any = No
         )
     facts.add_row("core", Text(core))
     if check is not None:
-        facts.add_row("replay check", check_text(check))
+        facts.add_row("replays", check_text(check))
     facts.add_row("problems", Text(str(numbers["problems"])))
     console.print(facts)
     styles = {"error": "red", "warning": "yellow", "info": "dim"}

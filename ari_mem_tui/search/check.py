@@ -178,6 +178,18 @@ def stand_in_check(ckpt: Checkpoint, ranker: Any, fidelity: Any = None) -> Repla
     )
 
 
+def unchecked_check(ckpt: Checkpoint, ranker: Any, why: str) -> ReplayCheck:
+    """The check of the run's own ranker not made (why: `why`): "run's ranker, unchecked"."""
+    fidelity = run_verdict(base_fidelity(ckpt, ranker), 0, 0)
+    return ReplayCheck(
+        ranker=getattr(ranker, "name", ""),
+        word=fidelity.word,
+        label=fidelity.label,
+        hash=fidelity.hash or _no_footers(ckpt),
+        note=f"not checked: {why}",
+    )
+
+
 def _no_footers(ckpt: Checkpoint) -> HashFinding:
     """The checkpoint hash where no ranker here rebuilds the footers: this path's, with the
     paths the run's files name, unchecked."""

@@ -22,6 +22,7 @@ from typing import Any
 from ari_mem_tui.model import Checkpoint
 from ari_mem_tui.model.origin import Candidate, HashFinding
 from ari_mem_tui.search.check import check_search, recorded_searches
+from ari_mem_tui.search.embed_client import EndpointFailed
 
 PROBES = 5  # recorded searches reproduced per candidate
 MIN_POOL = 10  # a search over fewer entries proves little (any order of three is one in six)
@@ -74,9 +75,9 @@ def find_hash(
     tried: list[Candidate] = []
     for candidate in candidates:
         ranker = make_ranker(candidate.hash, pool, queries)
-        error = getattr(ranker, "error", None)
-        if error:
-            raise RuntimeError(error)
+        if getattr(ranker, "error", None):  # the endpoint: the run's ranker fails alike
+            why = getattr(ranker, "failure", "") or ranker.error
+            raise EndpointFailed(why, getattr(ranker, "failure_kind", "offline"))
         reproduced = sum(1 for e in events if check_search(ckpt, ranker, e)[0] == 0)
         tried.append(candidate)
         if reproduced == len(events):

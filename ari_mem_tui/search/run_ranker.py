@@ -149,6 +149,7 @@ class RunModelRanker:
             f"embedding memory texts through {plan.model} at {plan.shown_url}" if plan else ""
         )
         self.error = error  # one line: why the run's model does not answer
+        self.failure, self.failure_kind = "", ""  # the endpoint's reason in it, its kind
         self.notes: list[str] = []
         self._progress = Progress(unit="texts")  # the texts to send, n of N
         self._deadline = deadline
@@ -241,6 +242,7 @@ class RunModelRanker:
                 self._prepare(self)
             self._fill(progress)
         except EndpointFailed as exc:
+            self.failure_kind = exc.kind
             self._fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - a failing endpoint must not take the app down
             self._fail(f"{type(exc).__name__}: {exc}")
@@ -250,6 +252,7 @@ class RunModelRanker:
     def _fail(self, why: str) -> None:
         plan = self.plan
         where = f" ({plan.model} at {plan.shown_url})" if plan else ""
+        self.failure = why  # (the endpoint's reason alone)
         self.error = f"the run's embedding model{where} is unavailable: {why}"
         self._stand_in = self._make_stand_in()
         self._built.set()
@@ -450,6 +453,9 @@ def make_run_ranker(
     def build(
         texts: Sequence[str], pool: Sequence, wanted: Sequence[str], **kwargs
     ) -> RunModelRanker:
+        kwargs.setdefault("stand_in", stand_in)  # (a probe fails without one: None)
+        if kwargs["stand_in"] is None:
+            kwargs["stand_in"] = lambda: None
         return RunModelRanker(
             LettaAsOfPool(pool),
             texts,
@@ -459,7 +465,6 @@ def make_run_ranker(
             cache_dir=cache_dir,
             checkpoint=path,
             queries=wanted,
-            stand_in=stand_in,
             **kwargs,
         )
 
@@ -525,7 +530,9 @@ def _hash_search(ckpt: Any, entries: Sequence, build: Callable[..., RunModelRank
 
         def probe(candidate: str, pool: Sequence, queries: list[str]) -> RunModelRanker:
             texts = [passage_text(entry, candidate) for entry in pool]
-            return build(texts, pool, queries, background=False, client=ranker._client)
+            return build(
+                texts, pool, queries, background=False, client=ranker._client, stand_in=None
+            )
 
         try:
             ranker.hash_finding = find_hash(ckpt, hash_candidates(ckpt), probe)

@@ -34,6 +34,10 @@ def header_2(n: int) -> str:
     return f"[Related prior findings from ancestors ({n}):]"
 
 
+def _its(n: int) -> str:
+    return "its" if n == 1 else "their"
+
+
 def cap_core(value: Any, cap: int) -> tuple[str, bool]:
     """str(value) stripped, cut at `cap` with ARI's marker; dicts render as their Python repr."""
     text = str(value).strip()
@@ -147,8 +151,9 @@ def tier_1b(ckpt: Checkpoint, node: Node, started: float | None) -> tuple[Tier, 
         notes.append(f"{partial} entr{'y' if partial == 1 else 'ies'} known only by a preview")
     if dropped["dup"]:
         notes.append(
-            f"dropped {plural(dropped['dup'], 'result summary', 'result summaries')}: its first"
-            f" {DEDUPE_CHARS} characters repeat an earlier one's (ARI keeps the first)"
+            f"dropped {plural(dropped['dup'], 'result summary', 'result summaries')}:"
+            f" {_its(dropped['dup'])} first {DEDUPE_CHARS} characters repeat an earlier one's"
+            " (ARI keeps the first)"
         )
     if dropped["empty"]:
         notes.append(
@@ -197,8 +202,8 @@ def tier_2(replayed: Replay, keys_1b: set[str]) -> Tier:
     tier.header = header_2(len(tier.lines))
     if dropped["in 1b"]:
         tier.note += (
-            f"; dropped {plural(dropped['in 1b'], 'hit')}: its first {DEDUPE_CHARS} characters"
-            " are already in Tier 1b (ARI skips those)"
+            f"; dropped {plural(dropped['in 1b'], 'hit')}: {_its(dropped['in 1b'])} first"
+            f" {DEDUPE_CHARS} characters are already in Tier 1b (ARI skips those)"
         )
     if dropped["empty"]:
         tier.note += f"; dropped {plural(dropped['empty'], 'empty hit')}"

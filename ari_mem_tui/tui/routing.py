@@ -44,7 +44,7 @@ class Routing:
         # the ranker's own state here (a stand-in says so); how far its replays reproduce the
         # run's recordings is the check's, beside it, once the first hits are shown
         self.status_bar.set_embedder(
-            message.replay.embedder, fidelity.kind if fidelity.own is False else ""
+            message.replay.embedder, fidelity.kind if fidelity.own is not True else ""
         )
         self._start_audit()
         if self.run_data is not None:

@@ -15,10 +15,9 @@ from textual.widgets import ProgressBar, Static
 from textual.worker import get_current_worker
 
 from ari_mem_tui.model import Run
-from ari_mem_tui.model.origin import GIVEN
 from ari_mem_tui.render.progress import progress_brief
 from ari_mem_tui.render.text import preview
-from ari_mem_tui.search.fidelity import EXACT, NOT_REPRODUCED, UNCHECKED
+from ari_mem_tui.search.fidelity import EXACT, NOT_REPRODUCED, STAND_IN, UNCHECKED
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.tui.messages import VectorsReady
 
@@ -69,6 +68,8 @@ def check_words(check: object) -> Text:
     20/23`, `stand-in`, `run's ranker, unchecked` (search/fidelity.py's words)."""
     word = getattr(check, "word", "") or UNCHECKED
     checked, reproduced = getattr(check, "checked", 0), getattr(check, "reproduced", 0)
+    if word == STAND_IN and not checked:
+        return Text("")  # the ranker's own note beside it says so already: no room wasted
     text = Text(word, style=CHECK_STYLES.get(word, "yellow"))
     if checked:
         text.append(f" {reproduced}/{checked}", style="bright_black")
@@ -97,6 +98,7 @@ class StatusBar(Horizontal):
     def on_mount(self) -> None:
         self.query_one("#status-progress").display = False
         self.query_one("#status-progress-text").display = False
+        self.query_one("#status-check").display = False
         self.query_one("#status-wide").display = False
 
     def set_source(self, label: str) -> None:
@@ -120,7 +122,7 @@ class StatusBar(Horizontal):
             return
         self._checked = (run, ranker)
         self.check = None
-        self._show_check(Text("checking replays …", style="bright_black"))
+        self._show_check(Text(""))  # (its progress, once a search is replayed)
         self.run_worker(
             partial(self._check, run, ranker),
             thread=True,
@@ -161,7 +163,9 @@ class StatusBar(Horizontal):
     def _show_check(self, text: Text, key: tuple[object, object] | None = None) -> None:
         if key is not None and key != self._checked:
             return  # a check of another run or ranker, superseded
-        self.query_one("#status-check", Static).update(text)
+        box = self.query_one("#status-check", Static)
+        box.update(text)
+        box.display = bool(text.plain)  # (empty, it takes no room from the run's name)
 
     def set_progress(self, done: int, total: int, progress: Progress | None = None) -> None:
         """The vectors' bar and "n of N texts · ETA" (from `progress` when the ranker keeps
@@ -201,7 +205,7 @@ class StatusBar(Horizontal):
             timer.stop()
             self.set_progress(total, total)
             finding = getattr(ranker, "hash_finding", None)
-            if finding is not None and finding.source != GIVEN:  # where the hash came from
+            if finding is not None and finding.found is not None:  # searched: said where from
                 self.app.notify(preview(finding.line(), 400), markup=False)
             self.post_message(VectorsReady(ranker))
 
