@@ -93,17 +93,12 @@ def replay_check(
     )
 
     ckpt = run.checkpoint
-    if ranker is not None:
-        return _kept(
-            run, ranker_identity(run, ranker), lambda: check_run(ckpt, ranker, progress, cancelled)
-        )
+    name = planned_ranker(run, options) if options is not None else ""
+    if ranker is not None or name.startswith("letta:"):  # the ranker at hand checks
+        ranker = ranker if ranker is not None else run.ranker
+        key = ranker_identity(run, ranker)
+        return _kept(run, key, lambda: check_run(ckpt, ranker, progress, cancelled), made=True)
     assert options is not None
-    name = planned_ranker(run, options)
-    if name.startswith("letta:"):
-        ranker = run.ranker
-        return _kept(
-            run, ranker_identity(run, ranker), lambda: check_run(ckpt, ranker, progress, cancelled)
-        )
     if name != "run":
         key = identity(run, name)
     else:
@@ -128,7 +123,7 @@ def replay_check(
             if stop is not None and built is not run.ranker:
                 stop()
 
-    return _kept(run, key, make)
+    return _kept(run, key, make, made=options.embedder != "auto")
 
 
 def _plan(run: Run, options: RunOptions) -> Any:
@@ -141,15 +136,22 @@ def _plan(run: Run, options: RunOptions) -> Any:
         return None
 
 
-def _kept(run: Run, key: str, make: Callable[[], Any]) -> Any:
+def _kept(run: Run, key: str, make: Callable[[], Any], made: bool = False) -> Any:
+    """The check kept under `key`, else `make()`'s, kept. `made`: a check left undone (MiniLM
+    not asked for by `summary`) is not taken: the caller's ranker checks now (the TUI's, a
+    ranker named by --embedder)."""
     store = getattr(run, "check_store", None)
     found = store.load(run.checkpoint, key) if store is not None else None
-    if found is not None:
+    if found is not None and not (made and _undone(found)):
         return found
     check = make()
-    if store is not None and (check.checked or check.word != UNCHECKED):
-        store.save(run.checkpoint, key, check)  # (not a check left undone: the TUI's will be)
+    if store is not None:
+        store.save(run.checkpoint, key, check)
     return check
+
+
+def _undone(check: Any) -> bool:
+    return check.word == UNCHECKED and not check.checked and check.note.startswith("not checked")
 
 
 def _build(run: Run, options: RunOptions, name: str, say: Callable[[str], None] | None) -> Any:

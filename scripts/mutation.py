@@ -41,10 +41,6 @@ TARGETS: dict[str, tuple[str, ...] | None] = {
     "ari_mem_tui/search/startup.py": None,
     "ari_mem_tui/search/replay.py": None,
     "ari_mem_tui/search/in_memory.py": None,
-    "ari_mem_tui/search/fidelity.py": None,
-    "ari_mem_tui/search/check.py": None,
-    "ari_mem_tui/search/causes.py": None,
-    "ari_mem_tui/search/run_hash.py": None,
     "ari_mem_tui/search/run_ranker.py": (
         "micros",
         "kept",
@@ -53,6 +49,15 @@ TARGETS: dict[str, tuple[str, ...] | None] = {
         "_tie_notes",
     ),
     "ari_mem_tui/audit.py": ("_event_passages", "_call_passages"),
+    "ari_mem_tui/search/fidelity.py": (
+        "node_verdict",
+        "run_verdict",
+        "_replay_ranker",
+        "_run_model",
+    ),
+    "ari_mem_tui/search/check.py": ("recorded_searches", "check_search", "check_run", "_sum_up"),
+    "ari_mem_tui/search/run_hash.py": ("probe_events", "find_hash"),
+    "ari_mem_tui/search/causes.py": ("late_inserts", "_writes"),
 }
 TESTS = (
     "tests/test_mutants.py",
@@ -112,6 +117,9 @@ class _Finder(ast.NodeVisitor):
         if self.functions is None or any(name in self.functions for name in self.stack):
             return ".".join(self.stack)
         return None
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        """An f-string's parts are words, not rules: no mutant inside one."""
 
     def generic_visit(self, node: ast.AST) -> None:
         function = self._inside()
@@ -218,25 +226,32 @@ def tracer(frame, event, arg):
         return local
     return local
 
+import time
+took = {}
+
 class Plugin:
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_protocol(self, item, nextitem):
         current[0] = item.nodeid
+        started = time.monotonic()
         sys.settrace(tracer); threading.settrace(tracer)
         yield
         sys.settrace(None); threading.settrace(None)
+        took[item.nodeid] = time.monotonic() - started
         current[0] = None
 
 code = pytest.main(sys.argv[1:], plugins=[Plugin()])
 with open(OUT, "w") as fh:
-    json.dump({k: sorted(v) for k, v in covered.items()}, fh)
+    json.dump({"covered": {k: sorted(v) for k, v in covered.items()}, "took": took}, fh)
 sys.exit(0 if code in (0, 1) else code)
 """
 
 
-def coverage(files: list[str], tests: list[str], cache: Path) -> dict[str, set[str]]:
-    """Test id -> `file:line`s of `files` it runs (traced once, kept in `cache` while the
-    sources and tests are unchanged)."""
+def coverage(
+    files: list[str], tests: list[str], cache: Path
+) -> tuple[dict[str, set[str]], dict[str, float]]:
+    """Test id -> `file:line`s of `files` it runs, and test id -> seconds it took (traced
+    once, kept in `cache` while the sources and tests are unchanged)."""
     digest = hashlib.sha1()
     for path in sorted({*files, *tests, "tests/conftest.py"}):
         digest.update(path.encode() + (ROOT / path).read_bytes())
@@ -244,7 +259,7 @@ def coverage(files: list[str], tests: list[str], cache: Path) -> dict[str, set[s
     if cache.is_file():
         kept = json.loads(cache.read_text())
         if kept.get("key") == key:
-            return {k: set(v) for k, v in kept["covered"].items()}
+            return {k: set(v) for k, v in kept["covered"].items()}, kept["took"]
     absolute = [str(ROOT / f) for f in files]
     out = cache.with_suffix(".tmp")
     argv = [sys.executable, "-c", TRACER, json.dumps(absolute), str(out), "-q", "-p",
@@ -254,11 +269,10 @@ def coverage(files: list[str], tests: list[str], cache: Path) -> dict[str, set[s
     found = json.loads(out.read_text())
     out.unlink()
     prefix = str(ROOT) + "/"
-    covered = {k: {line.removeprefix(prefix) for line in v} for k, v in found.items()}
-    cache.write_text(
-        json.dumps({"key": key, "covered": {k: sorted(v) for k, v in covered.items()}})
-    )
-    return covered
+    covered = {k: {line.removeprefix(prefix) for line in v} for k, v in found["covered"].items()}
+    kept = {"key": key, "covered": {k: sorted(v) for k, v in covered.items()}}
+    cache.write_text(json.dumps({**kept, "took": found["took"]}))
+    return covered, found["took"]
 
 
 def _env(root: Path) -> dict[str, str]:
@@ -321,7 +335,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{len(made)} mutants")
         return 0
     cache = ROOT / ".mutation-coverage.json"
-    covered = coverage(list(targets), tests, cache)
+    covered, took = coverage(list(targets), tests, cache)
     by_line: dict[str, list[str]] = {}
     for test, lines in covered.items():
         for line in lines:
@@ -336,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
             root = free.pop()
             try:
                 m = made[i]
-                chosen = sorted(set(by_line.get(f"{m.file}:{m.line}", [])))
+                # the quickest first: with -x the first failure ends the mutant's run
+                chosen = sorted(set(by_line.get(f"{m.file}:{m.line}", [])), key=took.get)
                 results[i] = run_mutant(m, chosen, root, args.timeout)
                 print(
                     f"{len(results):4}/{len(made)} {results[i]:9} {m.where()}: {m.change}",

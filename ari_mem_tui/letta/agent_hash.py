@@ -76,6 +76,21 @@ def _reproduces(
 ) -> bool:
     """Whether the server's ranking, post-filtered as ARI did with `ckpt_hash`, gives what
     `event` recorded: the same window ranks, nodes and texts."""
+    got = _server_hits(conn, agent_id, ckpt_hash, event)
+    recorded, _unresolved = recorded_search(ckpt, event)
+    if len(got) != len(recorded.hits):
+        return False
+    for (rank, node, text), hit in zip(got, recorded.hits, strict=True):
+        if hit.global_rank >= 0 and hit.global_rank != rank:
+            return False
+        if node != hit.node_id or (hit.text and hit.text != text):
+            return False
+    return True
+
+
+def _server_hits(conn: LettaConnection, agent_id: str, ckpt_hash: str, event: Any) -> list:
+    """(window rank, node, text) of what ARI's post-filter keeps of the server's ranking for
+    `event`'s query as of its time, with `ckpt_hash` as the checkpoint's."""
     limit = event.limit if isinstance(event.limit, int) and event.limit > 0 else 5
     scope = set(event.ancestor_ids)
     rows = conn.search(agent_id, event.query, top_k_for(limit), before_ts=event.ts)
@@ -91,12 +106,4 @@ def _reproduces(
             got.append((rank, footer.get("node_id"), decoded.text))
         if len(got) >= limit:
             break
-    recorded, _unresolved = recorded_search(ckpt, event)
-    if len(got) != len(recorded.hits):
-        return False
-    for (rank, node, text), hit in zip(got, recorded.hits, strict=True):
-        if hit.global_rank >= 0 and hit.global_rank != rank:
-            return False
-        if node != hit.node_id or (hit.text and hit.text != text):
-            return False
-    return True
+    return got

@@ -83,7 +83,8 @@ def check_json(check: Any) -> dict[str, Any] | None:
     data = check.model_dump()
     data.pop("searches", None)
     data.pop("hash", None)  # (`checkpoint_hash_source`)
-    keys = ("ranker", "checked", "reproduced", "differs", "word", "label", "note", "complete")
+    keys = ("ranker", "checked", "reproduced", "differs", "by_kind", "word", "label", "note")
+    keys += ("complete",)
     return {key: data[key] for key in keys}
 
 

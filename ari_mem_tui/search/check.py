@@ -72,6 +72,8 @@ class ReplayCheck(Record):
     checked: int = 0  # recorded searches compared
     reproduced: int = 0  # of them, reproduced
     differs: list[str] = field(default_factory=list)  # readers whose recorded search differs
+    # per kind of search ("start-up", "other"): {"checked": n, "reproduced": m}
+    by_kind: dict[str, dict[str, int]] = field(default_factory=dict)
     searches: list[SearchCheck] = field(default_factory=list)
     hash: HashFinding | None = None  # the run's embedding model: the footer hash and its check
     note: str = ""  # why nothing was checked, or what is left out
@@ -83,7 +85,17 @@ class ReplayCheck(Record):
         if self.differs:
             shown = ", ".join(self.differs[:6]) + (" …" if len(self.differs) > 6 else "")
             differs = f"; differs on {plural(len(self.differs), 'node')}: {shown}"
-        return self.label + differs + ("" if self.complete else " (interrupted)")
+        kinds = ""
+        if len(self.by_kind) > 1:  # start-up searches and others: each said
+            kinds = (
+                " ("
+                + ", ".join(
+                    f"{kind} {n['reproduced']} of {n['checked']}"
+                    for kind, n in self.by_kind.items()
+                )
+                + ")"
+            )
+        return self.label + kinds + differs + ("" if self.complete else " (interrupted)")
 
 
 def recorded_searches(ckpt: Checkpoint) -> Iterator[Any]:
@@ -226,6 +238,11 @@ def _result(ckpt: Checkpoint, ranker: Any, event: Any, differences: int, used: s
 def _sum_up(check: ReplayCheck, fidelity: Any, causes: Counter[str]) -> None:
     check.checked = len(check.searches)
     check.reproduced = sum(1 for s in check.searches if s.reproduced)
+    for kind in (STARTUP, OTHER):
+        mine = [s for s in check.searches if s.kind == kind]
+        if mine:
+            done = sum(1 for s in mine if s.reproduced)
+            check.by_kind[kind] = {"checked": len(mine), "reproduced": done}
     differing = [s.node_id or "unattributed" for s in check.searches if not s.reproduced]
     check.differs = list(dict.fromkeys(differing))
     cause = causes.most_common(1)[0][0] if causes else ""

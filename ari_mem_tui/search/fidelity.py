@@ -92,23 +92,10 @@ def ranker_fidelity(
         what = f"{words} in place of {LOCAL_WORDS.get(chosen, chosen)} ({state})"
         short_what = f"{used}, {chosen} {'failed' if state == 'unavailable' else 'not ready'}"
     word = {True: UNCHECKED, False: STAND_IN}.get(own, UNVERIFIED)  # type: ignore[arg-type]
-    note = ""
     finding = getattr(ranker, "hash_finding", None) if used == chosen else None
     if finding is not None and finding.found is False:
         short_what = f"{used}, hash unknown"
-    if own is None:
-        note = _unverified(used, words)
-    elif finding is not None and finding.found is False:
-        note = (
-            f"{finding.line()}: the footers the run's model embedded carried the run's hash;"
-            " give it with --checkpoint-hash H (the first 12 hex of sha1 of the path the run"
-            " ran at)"
-        )
-    elif not own and backend != "unknown":
-        note = (
-            f"recorded by {recorded or BACKEND_WORDS[backend]}, replayed with {words}: different"
-            f" rankers, so differences are expected{_advice(backend, handle)}"
-        )
+    note = _note(own, used, words, finding, backend, handle, recorded)
     return RankerFidelity(
         exact=False if own is False else None,
         label=f"{word}: {what}",
@@ -120,6 +107,33 @@ def ranker_fidelity(
         word=word,
         hash=finding,
     )
+
+
+def _note(
+    own: bool | None,
+    used: str,
+    words: str,
+    finding: object,
+    backend: str,
+    handle: str | None,
+    recorded: str,
+) -> str:
+    """Why the replay may differ from the recording, and what would be exact ("" when the
+    ranker is the run's own)."""
+    if own is None:
+        return _unverified(used, words)
+    if finding is not None and getattr(finding, "found", None) is False:
+        return (
+            f"{finding.line()}: the footers the run's model embedded carried the run's hash;"  # type: ignore[attr-defined]
+            " give it with --checkpoint-hash H (the first 12 hex of sha1 of the path the run"
+            " ran at)"
+        )
+    if not own and backend != "unknown":
+        return (
+            f"recorded by {recorded or BACKEND_WORDS[backend]}, replayed with {words}: different"
+            f" rankers, so differences are expected{_advice(backend, handle)}"
+        )
+    return ""
 
 
 def node_verdict(

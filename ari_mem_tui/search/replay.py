@@ -12,7 +12,16 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
+from ari_mem_tui.model import (
+    Checkpoint,
+    Hit,
+    MemoryEntry,
+    Missed,
+    Node,
+    RankerFidelity,
+    RecordedSearch,
+    Replay,
+)
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.backends import event_scores, recorded_backend, run_backend
 from ari_mem_tui.search.causes import likely_cause
@@ -177,23 +186,14 @@ def replay(
                 "today's pool was ranked: entries written after the node started take window "
                 "ranks, so ranks and scores can differ from the recording"
             )
-    why = unchecked_why(scope, recorded, compared, before, limit)
-    verified = None if why else recorded is not None and recorded.differences == 0
-    cause = ""
-    if verified is False and fidelity.own and recorded is not None:
-        cause = likely_cause(ckpt, ranker, embedder, before, recorded.ts)
-    node_verdict(fidelity, verified, cause, why)
+    checked = (recorded, compared, embedder)
+    _check_itself(ckpt, ranker, fidelity, checked, scope, before, limit)
     result = Replay(
         node_id=node.id,
         query=query,
         query_source=query_source,
         query_field=query_field,
-        # a backend without a window (ARI's in-memory one) has no top_k to speak of: null
-        params={
-            "limit": limit,
-            "overfetch": None if windowless else OVERFETCH,
-            "top_k": None if windowless else top_k,
-        },
+        params=_params(limit, top_k, windowless),
         pool=_pool_stats(ckpt, node, before, ranking),
         hits=hits,
         eligible=len(eligible),
@@ -338,6 +338,35 @@ def _branch_of(ckpt: Checkpoint, node_id: str) -> str:
         return "?"
     lineage = [*node.ancestor_ids, node.id]
     return lineage[1] if len(lineage) > 1 else lineage[0]
+
+
+def _params(limit: int, top_k: int, windowless: bool) -> dict[str, int | None]:
+    """The search's parameters; a backend without a window (ARI's in-memory one) has no
+    top_k or overfetch to speak of: null."""
+    if windowless:
+        return {"limit": limit, "overfetch": None, "top_k": None}
+    return {"limit": limit, "overfetch": OVERFETCH, "top_k": top_k}
+
+
+def _check_itself(
+    ckpt: Checkpoint,
+    ranker: Ranker,
+    fidelity: RankerFidelity,
+    checked: tuple[RecordedSearch | None, bool, str],
+    scope: set[str],
+    before: float | None,
+    limit: int,
+) -> None:
+    """`fidelity` with what the node's recording showed (`checked`: the recording, whether it
+    was compared, what ranked the replay), why nothing could be, or the likely cause of a
+    difference (search/fidelity.py's words)."""
+    recorded, compared, used = checked
+    why = unchecked_why(scope, recorded, compared, before, limit)
+    verified = None if why else recorded is not None and recorded.differences == 0
+    cause = ""
+    if verified is False and fidelity.own and recorded is not None:
+        cause = likely_cause(ckpt, ranker, used, before, recorded.ts)
+    node_verdict(fidelity, verified, cause, why)
 
 
 def unchecked_why(

@@ -149,20 +149,26 @@ def tier_1b(ckpt: Checkpoint, node: Node, started: float | None) -> tuple[Tier, 
     if partial:
         tier.exact = False
         notes.append(f"{partial} entr{'y' if partial == 1 else 'ies'} known only by a preview")
-    if dropped["dup"]:
-        notes.append(
-            f"dropped {plural(dropped['dup'], 'result summary', 'result summaries')}:"
-            f" {_its(dropped['dup'])} first {DEDUPE_CHARS} characters repeat an earlier one's"
-            " (ARI keeps the first)"
-        )
-    if dropped["empty"]:
-        notes.append(
-            f"dropped {plural(dropped['empty'], 'empty result summary', 'empty result summaries')}"
-        )
+    notes += _dropped_1b(dropped)
     if not tier.lines:
         notes.append(f"no ancestor result summaries: {NO_MESSAGE}")
     tier.note = "; ".join(notes)
     return tier, seen
+
+
+def _dropped_1b(dropped: Counter[str]) -> list[str]:
+    """What Tier 1b dropped of the ancestors' result summaries, and why."""
+    notes = []
+    if dropped["dup"]:
+        summaries = plural(dropped["dup"], "result summary", "result summaries")
+        notes.append(
+            f"dropped {summaries}: {_its(dropped['dup'])} first {DEDUPE_CHARS} characters"
+            " repeat an earlier one's (ARI keeps the first)"
+        )
+    if dropped["empty"]:
+        empty = plural(dropped["empty"], "empty result summary", "empty result summaries")
+        notes.append(f"dropped {empty}")
+    return notes
 
 
 def tier_2(replayed: Replay, keys_1b: set[str]) -> Tier:
