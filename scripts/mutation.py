@@ -3,13 +3,14 @@
 Each mutant changes one thing in one function: a comparison flipped (`<` ↔ `<=`, `==` ↔ `!=`,
 `in` ↔ `not in`, `is` ↔ `is not`), `and` ↔ `or`, a condition negated (`if`, `while`, `x if c
 else y`), an integer ±1, or a statement dropped (replaced by `pass`). For each, only the tests
-that run its line are run (found once, by tracing the test files given), in a copy of the
-package that holds the mutant; a mutant is killed when one of them fails (or hangs past the
-time limit), and survives when all pass. Survivors are listed with their place and change, to
+that run its line are run (found once, by tracing the test files given), in a child of one
+process that imported everything once, with the mutant swapped into the function's code (and
+written into a copy of the package that the tests' own child processes import); a mutant is
+killed when one of them fails (or hangs past the time limit), and survives when all pass. Survivors are listed with their place and change, to
 be killed by a test or shown equivalent (README, "Exact rankings", keeps the last score).
 
     python scripts/mutation.py                     # the default targets and tests below
-    python scripts/mutation.py --target ari_mem_tui/search/in_memory.py --jobs 2
+    python scripts/mutation.py --target ari_mem_tui/search/in_memory.py
     python scripts/mutation.py --list              # the mutants only, none run
 
 A script, not a test: a full run takes minutes (each mutant is a pytest process).
@@ -29,7 +30,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,23 +99,31 @@ class Mutant:
 
 
 class _Finder(ast.NodeVisitor):
-    """Every mutation point of the chosen functions, as (node path, change in words)."""
+    """Every mutation point of the chosen functions, as (node, qualified name, change)."""
 
     def __init__(self, functions: tuple[str, ...] | None) -> None:
-        self.functions, self.stack, self.points = functions, [], []
+        self.functions = functions
+        self.stack: list[tuple[str, bool]] = []  # (name, a function?): a class is a holder
+        self.points: list[tuple[ast.AST, str, str]] = []
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self.stack.append(node.name)
+        self.stack.append((node.name, True))
         self.generic_visit(node)
         self.stack.pop()
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.stack.append((node.name, False))
+        self.generic_visit(node)
+        self.stack.pop()
+
     def _inside(self) -> str | None:
-        if not self.stack:
+        names = [name for name, function in self.stack if function]
+        if not names:
             return None
-        if self.functions is None or any(name in self.functions for name in self.stack):
-            return ".".join(self.stack)
+        if self.functions is None or any(name in self.functions for name in names):
+            return ".".join(name for name, _ in self.stack)
         return None
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
@@ -283,6 +291,65 @@ def _env(root: Path) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------- running them
+#
+# One process imports everything once (pytest, the package, Textual, numpy: seconds on a busy
+# machine), then forks a child per mutant. The child swaps the mutated function's code into the
+# function object every caller holds (`__code__`), writes the mutated file into a copy of the
+# checkout that the tests' own child processes import first (PYTHONPATH), and runs the covering
+# tests with `pytest.main`, quickest first, stopping at the first failure.
+
+
+def _module(file: str) -> str:
+    return file.removesuffix(".py").replace("/", ".")
+
+
+def _functions(module: object, qualname: str) -> list[object]:
+    """The function objects of `qualname` in `module` (a method's through its class; a
+    property's getter; a nested function's outer function)."""
+    parts = qualname.split(".")
+    holder: object = module
+    for i, part in enumerate(parts):
+        found = getattr(holder, "__dict__", {}).get(part)
+        if found is None:
+            return []
+        if isinstance(found, (staticmethod, classmethod)):
+            found = found.__func__
+        if isinstance(found, property):
+            found = found.fget
+        if callable(found) and hasattr(found, "__code__"):
+            return [found]  # (a nested function lives in this one's code)
+        holder = found
+        del i
+    return []
+
+
+def _code(code: object, qualname: str) -> object | None:
+    """The code object of `qualname` within a module's compiled code."""
+    stack = [code]
+    while stack:
+        item = stack.pop()
+        if getattr(item, "co_qualname", None) == qualname:
+            return item
+        stack.extend(c for c in getattr(item, "co_consts", ()) if hasattr(c, "co_code"))
+    return None
+
+
+def _patch(mutant: Mutant) -> bool:
+    """Swap the mutated function's code in (False: it cannot be, e.g. its free variables
+    changed: the copy on disk alone carries the mutant, for child processes)."""
+    import importlib
+
+    module = importlib.import_module(_module(mutant.file))
+    compiled = compile(mutant.source, str(ROOT / mutant.file), "exec")
+    targets = _functions(module, mutant.function)
+    new = _code(compiled, getattr(targets[0], "__qualname__", "")) if targets else None
+    if not targets or new is None:
+        return False
+    try:
+        targets[0].__code__ = new  # type: ignore[attr-defined]
+    except ValueError:
+        return False
+    return True
 
 
 def run_mutant(mutant: Mutant, tests: list[str], copy_root: Path, timeout: float) -> str:
@@ -293,18 +360,55 @@ def run_mutant(mutant: Mutant, tests: list[str], copy_root: Path, timeout: float
     original = target.read_text(encoding="utf-8")
     target.write_text(mutant.source, encoding="utf-8")
     try:
-        argv = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-n", "0",
-                "--basetemp", str(copy_root / ".pytest-tmp"), *tests]  # fmt: skip
-        try:
-            done = subprocess.run(
-                argv, check=False, cwd=copy_root, env=_env(copy_root), timeout=timeout,
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-            )  # fmt: skip
-        except subprocess.TimeoutExpired:
-            return "timeout"
-        return "survived" if done.returncode == 0 else "killed"
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            _child(mutant, tests, copy_root)
+        return _wait(pid, timeout)
     finally:
         target.write_text(original, encoding="utf-8")
+
+
+def _child(mutant: Mutant, tests: list[str], copy_root: Path) -> None:
+    code = 1
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        os.environ.update({"PYTHONPATH": _env(copy_root)["PYTHONPATH"]})
+        os.environ.pop("PYTEST_ADDOPTS", None)
+        _patch(mutant)
+        import pytest
+
+        basetemp = tempfile.mkdtemp(prefix="ari-mutant-")
+        argv = ["-x", "-q", "-p", "no:cacheprovider", "-n", "0", "--basetemp", basetemp, *tests]
+        code = 0 if pytest.main(argv) == 0 else 1
+        shutil.rmtree(basetemp, ignore_errors=True)
+    finally:
+        os._exit(code)
+
+
+def _wait(pid: int, timeout: float) -> str:
+    deadline = time.monotonic() + timeout
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return "survived" if os.waitstatus_to_exitcode(status) == 0 else "killed"
+        if time.monotonic() > deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            return "timeout"
+        time.sleep(0.05)
+
+
+def _warm(files: list[str]) -> None:
+    """What every child would import: once, here."""
+    import importlib
+
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # (no thread pool before a fork)
+    for name in ("pytest", "numpy", "textual", "ari_mem_tui.tui.app", "ari_mem_tui.cli"):
+        importlib.import_module(name)
+    for file in files:
+        importlib.import_module(_module(file))
 
 
 def _copy(where: Path) -> Path:
@@ -322,7 +426,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--target", action="append", help="a file to mutate (every function)")
     parser.add_argument("--test", action="append", help="a test file (default: the set above)")
-    parser.add_argument("--jobs", type=int, default=2, help="mutants run at once (default 2)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
     parser.add_argument("--list", action="store_true", help="list the mutants, run none")
     args = parser.parse_args(argv)
@@ -342,26 +445,16 @@ def main(argv: list[str] | None = None) -> int:
             by_line.setdefault(line, []).append(test)
     started = time.monotonic()
     results: dict[int, str] = {}
+    os.chdir(ROOT)
+    sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+    _warm(list(targets))
     with tempfile.TemporaryDirectory(prefix="ari-mutation-") as tmp:
-        roots = [_copy(Path(tmp) / f"copy{i}") for i in range(max(1, args.jobs))]
-        free = list(roots)
-
-        def one(i: int) -> None:
-            root = free.pop()
-            try:
-                m = made[i]
-                # the quickest first: with -x the first failure ends the mutant's run
-                chosen = sorted(set(by_line.get(f"{m.file}:{m.line}", [])), key=took.get)
-                results[i] = run_mutant(m, chosen, root, args.timeout)
-                print(
-                    f"{len(results):4}/{len(made)} {results[i]:9} {m.where()}: {m.change}",
-                    flush=True,
-                )
-            finally:
-                free.append(root)
-
-        with ThreadPoolExecutor(max_workers=len(roots)) as pool:
-            list(pool.map(one, range(len(made))))
+        root = _copy(Path(tmp) / "copy")
+        for i, m in enumerate(made):
+            # the quickest first: with -x the first failure ends the mutant's run
+            chosen = sorted(set(by_line.get(f"{m.file}:{m.line}", [])), key=took.get)
+            results[i] = run_mutant(m, chosen, root, args.timeout)
+            print(f"{i + 1:4}/{len(made)} {results[i]:9} {m.where()}: {m.change}", flush=True)
     return report(made, results, time.monotonic() - started)
 
 

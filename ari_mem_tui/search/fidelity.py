@@ -40,10 +40,13 @@ LOCAL_WORDS = {
     IN_MEMORY: "ARI's in-memory backend rule",
 }
 NO_EMBEDDER = ("in_memory", "letta-substring")  # backends that ranked without any embedder
+OUR_HANDLES = "ari-mem-tui/"  # how this tool's own embedding handles begin
 
 
 def local_ranker_of(handle: str | None) -> str | None:
     """The local ranker that embeds exactly as the Letta handle `handle` does, if any."""
+    if not handle or not handle.startswith(OUR_HANDLES):  # (no numpy for others' handles)
+        return None
     return next((name for name, known in local_handles().items() if known == handle), None)
 
 
@@ -234,7 +237,7 @@ def _replay_ranker(
         if source == "unknown":
             return words, None, f"{words} (the run's memory backend is unknown)"
         return words, False, words
-    if used in local_handles() and local_ranker_of(handle) == used:
+    if local_ranker_of(handle) == used:
         return words, True, f"{words}, the run's embedding model ({handle})"
     return words, False, words
 
