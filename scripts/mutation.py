@@ -12,6 +12,7 @@ be killed by a test or shown equivalent (README, "Exact rankings", keeps the las
     python scripts/mutation.py                     # the default targets and tests below
     python scripts/mutation.py --target ari_mem_tui/search/in_memory.py
     python scripts/mutation.py --list              # the mutants only, none run
+    python scripts/mutation.py --again OUT.txt     # only the survivors an earlier run printed
 
 A script, not a test: a full run takes minutes (each mutant is a pytest process).
 """
@@ -428,10 +429,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test", action="append", help="a test file (default: the set above)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per mutant")
     parser.add_argument("--list", action="store_true", help="list the mutants, run none")
+    parser.add_argument(
+        "--again", type=Path, help="run only the survivors a previous run's output lists"
+    )
     args = parser.parse_args(argv)
     targets = {t: None for t in args.target} if args.target else TARGETS
     tests = args.test or list(TESTS)
     made = [m for file, functions in targets.items() for m in mutants(file, functions)]
+    if args.again is not None:
+        said = args.again.read_text(encoding="utf-8")
+        made = [m for m in made if f"survived: {m.where()}: {m.change}" in said
+                or f"survived (no test runs it): {m.where()}: {m.change}" in said]  # fmt: skip
     if args.list:
         for m in made:
             print(f"{m.where()}: {m.change}")

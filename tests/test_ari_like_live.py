@@ -70,7 +70,7 @@ def test_live_file_mode_through_the_embed_server_equals_every_recorded_start_up_
     url, run = recorded
     ckpt = load_checkpoint(run.path)
     assert ckpt.letta_embedding_config == LETTA_EMBEDDING
-    exact = f"exact: the run's embedding model ({LETTA_EMBEDDING})"
+    exact = f"exact: the run's embedding model ({LETTA_EMBEDDING}), its recorded search reproduced"
     with only_the_embedding_endpoint() as refused:
         # the guard holds: a Letta-mode saw cannot reach the server inside it
         assert (

@@ -68,6 +68,31 @@ def test_the_fallback_match_needs_the_query_the_scope_and_limit_5():
         assert recorded_startup_search(ckpt, node) == (None, "")
 
 
+def test_a_root_never_has_a_recorded_search():
+    """ARI returns before searching when the scope is empty: no read a root could have made
+    is its start-up search, even one logged with its query and no scope."""
+    ckpt = build_tree([0], [1, 0])
+    root = ckpt.nodes["node_root"]
+    ckpt.access_events = [read(5.0, "root direction", [])]
+    assert recorded_startup_search(ckpt, root) == (None, "")
+
+
+def test_an_empty_direction_is_matched_by_the_goal_it_searched_with():
+    """A node the planner gave no direction searched with the experiment goal: its
+    unattributed search is found by that query (not ARI's fixed "experiment result")."""
+    ckpt = build_tree([0], [1, 0])
+    node = ckpt.nodes["node_0001"]
+    node.original_direction, node.name = "", "improve"
+    ckpt.experiment_goal = "# Goal\n" + "g" * 300
+    goal = ckpt.experiment_goal[:200]
+    ckpt.access_events = [
+        read(5.0, "experiment result", ["node_root"]),
+        read(6.0, goal, ["node_root"]),
+    ]
+    event, how = recorded_startup_search(ckpt, node)
+    assert (event.ts, event.query) == (6.0, goal) and how.startswith("matched by query")
+
+
 # ---------------------------------------------------------------- as of the node's start
 
 
@@ -260,3 +285,79 @@ def test_a_traced_search_leak_lists_what_its_result_line_returned():
         ("node_0002", other.id, other.text, True),
         ("node_root", None, "the root's own", False),
     ]
+
+
+# ---------------------------------------------------------------- what a replay says
+
+
+class NotedRanker(FakeRanker):
+    """A fake ranker whose ranking carries a note, and which says why the run's backend is
+    unknown (as `run.local_ranker` makes MiniLM say on a run whose signals disagree)."""
+
+    backend_note = "the run's files disagree on its memory backend"
+
+    def rank(self, query, top_k, before_ts=None):
+        ranking = super().rank(query, top_k, before_ts)
+        ranking.note = "ranked with BM25 meanwhile"
+        return ranking
+
+
+def test_a_replay_says_its_ranker_s_notes_and_a_root_says_it_searches_nothing():
+    ckpt = build_tree([0], [2, 0])
+    result = replay(ckpt, "node_0001", NotedRanker(ckpt.entries))
+    at = result.notes.index("ranked with BM25 meanwhile")
+    assert result.notes[at + 1] == "the run's files disagree on its memory backend"
+    plain = replay(ckpt, "node_0001", FakeRanker(ckpt.entries))
+    assert "" not in plain.notes and not any("BM25" in n for n in plain.notes)
+    root = replay(ckpt, "node_root", FakeRanker(ckpt.entries))
+    assert "empty ancestor_ids (a root): ARI returns no results without searching" in root.notes
+    assert root.hits == [] and root.fidelity.verified is None
+
+
+def test_the_in_memory_rule_compares_recorded_scores_as_they_are():
+    """Both sides scored by ARI's keyword rule: a score that differs is marked, although
+    neither side has a global rank."""
+    ckpt = build_tree([0], [0, 0])
+    ckpt.entries = [make_entry(0, "node_root", "kernel tile cache", ts=1.0, letta_id="u0")]
+    ckpt.reindex()
+    rows = [{"entry_id": "u0", "src_node_id": "node_root", "score": 1 / 3}]  # the rule gives 1.0
+    ckpt.access_events = [
+        read(5.0, "kernel", ["node_root"], "node_0001", "startup-search", results=rows)
+    ]
+    result = replay(ckpt, "node_0001", InMemoryRanker(ckpt.entries), query="kernel")
+    assert result.windowless and result.recorded.differences == 1
+    assert result.hits[0].differs == ["score"] and result.hits[0].score == 1.0
+
+
+def test_today_s_pool_says_why_ranks_moved_and_as_of_says_nothing_of_it():
+    ckpt = build_tree([0], [3, 0])
+    for i, entry in enumerate(ckpt.entries):
+        entry.letta_id = f"p{i}"
+    ckpt.reindex()
+    first = ckpt.entries_by_node["node_root"][0]
+    rows = [{"entry_id": first.letta_id, "src_node_id": "node_root", "score": 1.0}]
+    start = ckpt.entries_by_node["node_root"][1].ts
+    ckpt.access_events = [
+        read(start, "direction 1", ["node_root"], "node_0001", "startup-search", results=rows)
+    ]
+    later = {e.id: 2.0 for e in ckpt.entries_by_node["node_root"][1:]}  # written after it: first
+    today = replay(ckpt, "node_0001", FakeRanker(ckpt.entries, later), as_of=False)
+    said = "today's pool was ranked: entries written after the node started take window ranks"
+    assert today.recorded.differences > 0 and any(n.startswith(said) for n in today.notes)
+    as_of = replay(ckpt, "node_0001", FakeRanker(ckpt.entries, later))
+    assert as_of.recorded.differences == 0 and not any(n.startswith(said) for n in as_of.notes)
+
+
+def test_ranks_left_for_later_are_filled_when_asked():
+    """`exact_ranks=False` (the TUI): the missed entries' global ranks wait until the missed
+    list is shown; `resolve_ranks` fills them in."""
+    ckpt = build_tree([0], [0, 0])
+    steps = [make_entry(i, "", f"s{i}", kind="react_step", ts=1.0 + i) for i in range(200)]
+    mine = [make_entry(200 + i, "node_root", f"r{i}", ts=500.0 + i) for i in range(2)]
+    ckpt.entries = steps + mine
+    ckpt.reindex()
+    scores = {e.id: 1.0 for e in steps}
+    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries, scores), exact_ranks=False)
+    assert result.ranks_pending and [m.global_rank for m in result.missed] == [None, None]
+    result.resolve_ranks()
+    assert not result.ranks_pending and [m.global_rank for m in result.missed] == [200, 201]
