@@ -419,7 +419,7 @@ class AuditStore(KeptBeside):
         if report is None:
             return None
         try:
-            return AuditReport.model_validate(report)
+            return AuditReport.from_data(report)
         except (msgspec.DecodeError, ValueError, TypeError) as exc:  # (a ValidationError)
             from ari_mem_tui.checkpoint import cachefile  # noqa: PLC0415
 
@@ -429,7 +429,7 @@ class AuditStore(KeptBeside):
     def save(self, ckpt: Checkpoint, report: AuditReport) -> bool:
         """Keep `report`, the audit of `ckpt` as loaded; False (nothing written) when the files
         changed since the load began, or it cannot be written."""
-        return self.write(self.key(ckpt.run_id, _source_key()), report.model_dump())
+        return self.write(self.key(ckpt.run_id, _source_key()), report.as_data())
 
 
 def kept_or_audit(ckpt: Checkpoint, store: AuditStore | None) -> tuple[AuditReport, bool]:

@@ -16,7 +16,6 @@ from rich.text import Text
 from ari_mem_tui.checkpoint.load import checkpoint_hash
 from ari_mem_tui.model import Checkpoint, Problem
 from ari_mem_tui.render.text import clean as clean_text
-from ari_mem_tui.render.text import schema
 from ari_mem_tui.render.words import plural
 
 
@@ -52,15 +51,16 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
 
 def summary_json(ckpt: Checkpoint, source: str = "", check: Any = None) -> dict[str, Any]:
     """`check`: the run's replay check (search/check.py), `replay_check` in the JSON."""
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
     found = getattr(check, "hash", None)
-    return {
-        **schema("summary", 1),
+    data = {
         "path": str(ckpt.path),
         "memory_source": source or f"files: {ckpt.path}",
         "checkpoint_hash": found.hash
         if found
         else ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
-        "checkpoint_hash_source": found.model_dump() if found else None,
+        "checkpoint_hash_source": found.as_data() if found else None,
         "replay_check": check_json(check),
         "run_id": ckpt.run_id,
         "tree_source": ckpt.tree_source,
@@ -71,8 +71,9 @@ def summary_json(ckpt: Checkpoint, source: str = "", check: Any = None) -> dict[
         },
         "counts": counts(ckpt),
         "access_summary": ckpt.access_summary,
-        "problems": [p.model_dump() for p in ckpt.problems],
+        "problems": [p.as_data() for p in ckpt.problems],
     }
+    return outputs.output(outputs.SummaryOutput, data)
 
 
 def check_json(check: Any) -> dict[str, Any] | None:
@@ -80,7 +81,7 @@ def check_json(check: Any) -> dict[str, Any] | None:
     names the nodes that differ; `saw NODE` shows each)."""
     if check is None:
         return None
-    data = check.model_dump()
+    data = check.as_data()
     data.pop("searches", None)
     data.pop("hash", None)  # (`checkpoint_hash_source`)
     keys = ("ranker", "checked", "reproduced", "differs", "by_kind", "word", "label", "note")

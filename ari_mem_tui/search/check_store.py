@@ -69,7 +69,7 @@ class CheckStore(KeptBeside):
         if body is None:
             return None
         try:
-            return ReplayCheck.model_validate(body)
+            return ReplayCheck.from_data(body)
         except (msgspec.ValidationError, ValueError, TypeError) as exc:
             where = self._file()
             cachefile.rebuilt(self.WHAT, where or self.path, exc)
@@ -79,4 +79,4 @@ class CheckStore(KeptBeside):
         """Keep `check` (False, nothing written: interrupted, or see `KeptBeside.write`)."""
         if not check.complete:
             return False
-        return self.write(self.key(ckpt.run_id, source_key(), ranker), check.model_dump())
+        return self.write(self.key(ckpt.run_id, source_key(), ranker), check.as_data())
