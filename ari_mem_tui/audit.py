@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from ari_mem_tui.checkpoint.kept import KeptBeside
 from ari_mem_tui.model import AccessEvent, Checkpoint, EventView, TraceCall
 from ari_mem_tui.model.records import Record
 
@@ -220,7 +221,7 @@ def _event_passages(ckpt: Checkpoint, event: AccessEvent, allowed: set[str]) -> 
         for row in event.results:
             node_id = str(row.get("src_node_id") or "")
             for entry in ckpt.entries_by_node.get(node_id, []):
-                if entry.kind == "node_scope" and (entry.ts is None or entry.ts <= event.ts):
+                if entry.kind == "node_scope" and (entry.ts is None or entry.ts < event.ts):
                     out.append(
                         Passage(
                             entry_id=entry.id,
@@ -402,83 +403,33 @@ STORE_FILE = "audit.bin"  # beside the run index's index.bin (checkpoint/index.p
 STORE_KIND = "audit-1"  # the sealed file's kind: a new layout takes a new number
 
 
-class AuditStore:
+class AuditStore(KeptBeside):
     """The audit of a run's files, kept beside its run index so that a reopen of the same files
     knows its findings (and so the node the TUI opens on) without auditing first.
 
-    Keyed as the index is: every file the loader reads (`index.run_key`, taken before the load
-    began and checked unchanged when the audit is kept, as `index.save` does), with the loader's
-    and this module's source. Sealed and read as every cache of the tool (checkpoint/cachefile.py):
-    another key, a damaged or foreign file is a miss (the caller audits again), and a damaged one
-    is said once. Only for a run read from its files: a Letta server's memory is another audit.
+    Keyed as the index is (checkpoint/kept.py), with the loader's and this module's source.
+    Only for a run read from its files: a Letta server's memory is another audit.
     """
 
-    def __init__(self, path: Path, before: list[Any]) -> None:
-        self.path, self.before = Path(path), before
-
-    @classmethod
-    def before_load(cls, path: Path) -> AuditStore | None:
-        """Taken before the run's files are read (None when indexes are switched off)."""
-        from ari_mem_tui.checkpoint import index  # noqa: PLC0415 - only where a run is opened
-
-        if index.index_dir(Path(path)) is None:
-            return None
-        return cls(path, index.run_key(Path(path), None))
-
-    def _file(self) -> Path | None:
-        from ari_mem_tui.checkpoint import index  # noqa: PLC0415
-
-        folder = index.index_dir(self.path)
-        return folder / STORE_FILE if folder is not None else None
-
-    def _key(self, run_id: str | None) -> list[Any]:
-        from ari_mem_tui.checkpoint import index  # noqa: PLC0415
-
-        return [index.run_key(self.path, run_id), _source_key()]
-
-    def _unchanged(self, key: list[Any]) -> bool:
-        """Whether the files are as they were when the load began (as `index.save` checks)."""
-        now, before = key[0], self.before
-        return before[0] == now[0] and all(item in now[1] for item in before[1])
+    FILE, KIND, WHAT = STORE_FILE, STORE_KIND, "kept audit"
 
     def load(self, ckpt: Checkpoint) -> AuditReport | None:
         """The kept audit of these files, else None (none kept, another key, or unusable)."""
-        from ari_mem_tui.checkpoint import cachefile  # noqa: PLC0415
-
-        where = self._file()
-        if where is None:
+        report = self.read(self.key(ckpt.run_id, _source_key()))
+        if report is None:
             return None
-        now = self._key(ckpt.run_id)
-        if not self._unchanged(now):
-            return None  # the files changed since the load began: `ckpt` is of older ones
         try:
-            key, report = msgspec.msgpack.decode(cachefile.read_sealed(where, STORE_KIND))
-            if key != msgspec.msgpack.decode(msgspec.msgpack.encode(now)):
-                return None  # other files (or code): audited again, and kept again
             return AuditReport.from_data(report)
-        except FileNotFoundError:
-            return None
-        except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
-            cachefile.rebuilt("kept audit", where, exc)  # (a ValidationError is a DecodeError)
+        except (msgspec.DecodeError, ValueError, TypeError) as exc:  # (a ValidationError)
+            from ari_mem_tui.checkpoint import cachefile  # noqa: PLC0415
+
+            cachefile.rebuilt(self.WHAT, self._file() or self.path, exc)
             return None
 
     def save(self, ckpt: Checkpoint, report: AuditReport) -> bool:
         """Keep `report`, the audit of `ckpt` as loaded; False (nothing written) when the files
         changed since the load began, or it cannot be written."""
-        from ari_mem_tui.checkpoint import cachefile  # noqa: PLC0415
-
-        where = self._file()
-        if where is None:
-            return False
-        key = self._key(ckpt.run_id)
-        if not self._unchanged(key):
-            return False  # changed while it was read: the next open audits again
-        try:
-            body = msgspec.msgpack.encode([key, report.as_data()])
-            cachefile.write_atomic(where, cachefile.seal(STORE_KIND, body))
-        except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
-            return False  # (a lone surrogate in a text cannot be encoded: not kept)
-        return True
+        return self.write(self.key(ckpt.run_id, _source_key()), report.as_data())
 
 
 def kept_or_audit(ckpt: Checkpoint, store: AuditStore | None) -> tuple[AuditReport, bool]:

@@ -67,6 +67,7 @@ def open_run(
     # lazy: the CLI imports this module for RunOptions; these cost ~0.4 s (Letta ~0.8 s more)
     from ari_mem_tui.audit import AuditStore  # noqa: PLC0415
     from ari_mem_tui.checkpoint.load import LOAD_STEPS, load_checkpoint  # noqa: PLC0415
+    from ari_mem_tui.search.check_store import CheckStore  # noqa: PLC0415
 
     step = on_step or (lambda _n, _m, _part: None)
     total = len(LOAD_STEPS) + 1
@@ -74,6 +75,7 @@ def open_run(
     later: list[Callable[[], bool]] = []
     # (taken before the files are read: an audit is kept only if none changed meanwhile)
     store = AuditStore.before_load(path) if options.index and options.letta is None else None
+    check_store = CheckStore.before_load(path) if options.index else None  # (a replay check)
     ckpt = load_checkpoint(
         path,
         on_step=lambda n, _m, part: step(n, total, part),
@@ -105,6 +107,7 @@ def open_run(
         run = Run(checkpoint=ckpt, ranker=ranker, source_label=f"files: {path}")
     run.save_index = later[0] if later else None
     run.audit_store = store
+    run.check_store = check_store
     return run
 
 

@@ -286,9 +286,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_letta_options(p_audit)
     add_limit_options(p_audit)
 
-    p_load = sub.add_parser("summary", help="load a checkpoint and print what it holds")
+    p_load = sub.add_parser(
+        "summary",
+        help="load a checkpoint and print what it holds, and how far its replays reproduce"
+        " its recorded searches",
+    )
     add_checkpoint_arg(p_load)
     p_load.add_argument("--json", action="store_true", help="machine-readable output")
+    add_ranker_options(p_load)
     add_letta_options(p_load)
     add_limit_options(p_load)
 

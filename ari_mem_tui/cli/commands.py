@@ -148,6 +148,14 @@ def _tell_failure(ranker: object) -> str:
     return error
 
 
+def _say_hash(ranker: object) -> None:
+    """Where the footer hash the run's model embeds with came from, and what checked it: said
+    once, on stderr, before the output, when it was searched for (not when given or named)."""
+    finding = getattr(ranker, "hash_finding", None)
+    if finding is not None and finding.found is not None:  # (searched for: found, or not)
+        say(finding.line())
+
+
 # ---------------------------------------------------------------- saw / audit / summary
 def cmd_saw(args: argparse.Namespace) -> int:
     from rich.console import Console
@@ -173,6 +181,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
+    _say_hash(run.ranker)
     result = replay(
         ckpt,
         node_id,
@@ -217,12 +226,18 @@ def cmd_summary(args: argparse.Namespace) -> int:
 
     from ari_mem_tui.render.summary import loaded, render, summary_json
     from ari_mem_tui.run import open_run
+    from ari_mem_tui.run_check import replay_check
 
-    run = open_run(run_options(args, rank=False))  # a Letta failure is one line, in main()
+    options = run_options(args, rank=False)
+    run = open_run(options)  # a Letta failure is one line, in main()
+    check = None
+    if loaded(run.checkpoint):  # (the check kept for these files, else made now and kept)
+        check = replay_check(run, options, say=say, wait=wait_for_vectors)
     if args.json:
-        sys.stdout.write(json_text(summary_json(run.checkpoint, run.source_label)) + "\n")
+        data = summary_json(run.checkpoint, run.source_label, check)
+        sys.stdout.write(json_text(data) + "\n")
     else:
-        render(run.checkpoint, Console(highlight=False), run.source_label)
+        render(run.checkpoint, Console(highlight=False), run.source_label, check)
     return EXIT_OK if loaded(run.checkpoint) else EXIT_UNREADABLE
 
 
@@ -278,6 +293,11 @@ def cmd_health(args: argparse.Namespace) -> int:
         all_entries=args.all_entries,
     )
     line.close()
+    if report.fidelity is not None:  # exact only as far as a kept replay check says (summary)
+        from ari_mem_tui.run_check import kept_check
+        from ari_mem_tui.search.fidelity import with_check
+
+        with_check(report.fidelity, kept_check(run, run.ranker))
     if args.json:
         sys.stdout.write(json_text(health_json(report)) + "\n")
     else:

@@ -480,3 +480,6 @@ class Run:
     # where the audit of these files is kept for the next open (audit.AuditStore); None for a
     # Letta server's memory or with indexes off
     audit_store: Any = None
+    # where the replay check of these files is kept (search/check_store.CheckStore); None with
+    # indexes off
+    check_store: Any = None

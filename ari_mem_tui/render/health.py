@@ -16,6 +16,7 @@ from ari_mem_tui.health import by_depth_ranges
 from ari_mem_tui.model.health import Bucket, EntryUse, Health, NodeHealth
 from ari_mem_tui.render.text import clean, preview, short_id
 from ari_mem_tui.render.words import plural
+from ari_mem_tui.search.in_memory import NAME as IN_MEMORY
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SHOWN_NODES = 20
@@ -49,7 +50,8 @@ def headline(h: Health) -> Text:
     text.append(
         f"{h.starved} starved ({pct(share)})", style="bold red" if h.starved else "bold green"
     )
-    text.append(f" · limit {h.limit}, window top_k {h.top_k}")
+    in_memory = h.ranker == IN_MEMORY  # ARI's in-memory rule: no top_k, no window
+    text.append(f" · limit {h.limit}" + ("" if in_memory else f", window top_k {h.top_k}"))
     text.append(f" · hits: {h.recorded} recorded, {h.replayed} replayed ({clean(h.ranker, False)})")
     if h.fidelity is not None:
         exact = h.fidelity.exact is True

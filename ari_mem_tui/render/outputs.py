@@ -59,11 +59,41 @@ class ProblemOut(Out):
     severity: Severity
 
 
+class CandidateOut(Out):
+    """A checkpoint hash the run may have had, and where its files name it."""
+
+    hash: str
+    source: str = Field(
+        description="Where: `this path`, `--checkpoint-hash`, `tree.json experiment_file`,"
+        " `ari_run_<ts>.log Checkpoint`, `meta.json checkpoint_dir`, `ari.log checkpoint=`,"
+        " `trace_log of NODE`, `the server's agent NAME`."
+    )
+    path: str = Field(description="The checkpoint path it is the hash of (empty: none named).")
+
+
+class HashFindingOut(Out):
+    """The checkpoint hash a replay rebuilds the footers with, and what checked it."""
+
+    hash: str
+    source: str = Field(description="Where it came from (as a candidate's `source`).")
+    path: str
+    found: bool | None = Field(
+        description="true: it reproduced recorded searches; false: no candidate did (the run's"
+        " hash is unknown); null: nothing checked it."
+    )
+    reproduced: int = Field(description="Recorded searches it reproduced, of `probes`.")
+    probes: int
+    tried: list[CandidateOut] = Field(description="The candidates tried, in order.")
+    note: str
+
+
 class FidelityOut(Out):
-    """Whether the ranking is the run's own (README: Exact rankings)."""
+    """Whether the ranking is the run's own, and what its recording showed (README: Exact
+    rankings; the words are search/fidelity.py's)."""
 
     exact: bool | None = Field(
-        description="True: the run's own ranker; false: a stand-in; null: the files cannot tell."
+        description="True only when the ranker is the run's own and the node's recorded search"
+        " was reproduced; false: a stand-in, or a difference; null: nothing checked it."
     )
     label: str
     short: str
@@ -72,6 +102,20 @@ class FidelityOut(Out):
         description="What ranked the recording, in words (empty when none was recorded)."
     )
     note: str
+    own: bool | None = Field(
+        description="The ranker is the run's own: true, false (a stand-in), null (unknown)."
+    )
+    verified: bool | None = Field(
+        description="The node's recorded search was reproduced: true, false, null (nothing to"
+        " check it with)."
+    )
+    word: str = Field(
+        description="exact, run's ranker, unchecked, not reproduced, stand-in or unverified."
+    )
+    cause: str = Field(description="Not reproduced: the likely cause (else empty).")
+    hash: HashFindingOut | None = Field(
+        description="The run's own model or server: the footer hash, and what checked it."
+    )
 
 
 class HitOut(Out):
@@ -129,8 +173,8 @@ class PoolOut(Out):
 
 class ParamsOut(Out):
     limit: int
-    overfetch: int
-    top_k: int
+    overfetch: int | None = Field(description="null: no window (ARI's in-memory rule).")
+    top_k: int | None = Field(description="null: no window (ARI's in-memory rule).")
 
 
 class RecordedOut(Out):
@@ -259,6 +303,28 @@ class CountsOut(Out):
     problems_by_severity: dict[str, int]
 
 
+class KindCheckOut(Out):
+    checked: int
+    reproduced: int
+
+
+class ReplayCheckOut(Out):
+    """Every recorded search a replay can rebuild, replayed with the chosen ranker and compared
+    (README: Exact rankings)."""
+
+    ranker: str
+    checked: int = Field(description="Recorded searches compared.")
+    reproduced: int = Field(description="Of them, reproduced: entries, order, ranks, scores.")
+    differs: list[str] = Field(description="Nodes whose recorded searches differ.")
+    by_kind: dict[str, KindCheckOut] = Field(
+        description="`start-up` searches and the `other` ones (the LLM's, the pipeline's) apart."
+    )
+    word: str = Field(description="The run's verdict: search/fidelity.py's words.")
+    label: str
+    note: str = Field(description="Why nothing was checked, or what was left out.")
+    complete: bool = Field(description="false: interrupted (and not kept).")
+
+
 class SummaryOutput(Document):
     """`ari-mem-tui summary CKPT --json`: what a checkpoint holds, with the problems met."""
 
@@ -266,7 +332,13 @@ class SummaryOutput(Document):
     schema_version: Literal[1] = 1
     path: str
     memory_source: str
-    checkpoint_hash: str
+    checkpoint_hash: str = Field(description="The hash a replay rebuilds the footers with.")
+    checkpoint_hash_source: HashFindingOut | None = Field(
+        description="Where the hash came from, and what checked it (null: not asked)."
+    )
+    replay_check: ReplayCheckOut | None = Field(
+        description="How far replays reproduce the run's recorded searches (null: unread run)."
+    )
     run_id: str | None
     tree_source: str | None = Field(description="The file the tree came from (null: no tree).")
     core: CoreSummaryOut

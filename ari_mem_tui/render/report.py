@@ -27,7 +27,9 @@ from ari_mem_tui.render.words import (
     pool_parts,
     pool_words,
     query_words,
+    tier_badge,
 )
+from ari_mem_tui.search.fidelity import NOT_REPRODUCED
 
 TEXT_WIDTH = 90
 
@@ -45,8 +47,11 @@ def saw_json(result: Replay) -> dict[str, Any]:
 
 
 def fidelity_line(r: Replay) -> Text:
-    """`ranker exact: the run's embedding model (…)`: green when it is the run's own."""
-    style = {True: "green", False: "yellow"}.get(r.fidelity.exact, "yellow")  # type: ignore[arg-type]
+    """`ranker exact: the run's embedding model (…), its recorded search reproduced`: green
+    only when exact, red when the run's own ranker did not reproduce the recording."""
+    style = "green" if r.fidelity.exact is True else "yellow"
+    if r.fidelity.word == NOT_REPRODUCED:
+        style = "bold red"
     return Text.assemble(("ranker ", "bold"), (clean(r.fidelity.label or r.embedder, False), style))
 
 
@@ -61,12 +66,12 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
     console.print(line)
     console.print(Text(pool_words(r), style="bold yellow" if r.as_of is None else "bold"))
     p = r.params
-    window = (
-        "no top_k window" if r.windowless else f"top_k {p['top_k']} (overfetch {p['overfetch']})"
-    )
-    info = f"limit {p['limit']}  {window}  ranker {r.embedder}"
+    window = "" if r.windowless else f"  top_k {p['top_k']} (overfetch {p['overfetch']})"
+    info = f"limit {p['limit']}{window}  ranker {r.embedder}"
     console.print(Text(clean(info, False), style="dim"))
     console.print(fidelity_line(r))
+    if r.fidelity.hash is not None:
+        console.print(Text(clean(r.fidelity.hash.line(), False), style="dim"))
     if r.fidelity.note:
         console.print(Text(clean(r.fidelity.note, False), style="yellow"))
     console.print(_hits_table(f"Hits (replayed with {clean(r.embedder, False)})", r.hits, "replay"))
@@ -145,7 +150,7 @@ def _render_diagnostics(console: Console, r: Replay) -> None:
         )
     text.append("\neligible ", style="bold").append(f"{r.eligible} ancestor entries; ")
     if r.windowless:
-        text.append("no window: the backend scores them all, none is missed", style="green")
+        text.append("the backend scores every one of them: none is missed", style="green")
     else:
         text.append(f"{len(r.missed)} outside the window", style="red" if r.missed else "green")
     console.print(text)
@@ -176,9 +181,7 @@ def _render_tiers(console: Console, r: Replay) -> None:
     for tier in r.tiers:
         label = Text()
         label.append(f"Tier {tier.key} {tier.title} ", style="bold")
-        label.append(
-            "exact" if tier.exact else "approximate", style="green" if tier.exact else "yellow"
-        )
+        label.append(tier_badge(tier), style="green" if tier.exact else "yellow")
         if tier.note:
             label.append(f"  ({clean(tier.note, False)})", style="dim")
         console.print(label)

@@ -49,13 +49,19 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
     }
 
 
-def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
+def summary_json(ckpt: Checkpoint, source: str = "", check: Any = None) -> dict[str, Any]:
+    """`check`: the run's replay check (search/check.py), `replay_check` in the JSON."""
     from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
 
+    found = getattr(check, "hash", None)
     data = {
         "path": str(ckpt.path),
         "memory_source": source or f"files: {ckpt.path}",
-        "checkpoint_hash": ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
+        "checkpoint_hash": found.hash
+        if found
+        else ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
+        "checkpoint_hash_source": found.as_data() if found else None,
+        "replay_check": check_json(check),
         "run_id": ckpt.run_id,
         "tree_source": ckpt.tree_source,
         "core": {
@@ -70,11 +76,24 @@ def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
     return outputs.output(outputs.SummaryOutput, data)
 
 
+def check_json(check: Any) -> dict[str, Any] | None:
+    """The replay check as `summary --json` has it: every search's result left out (the text
+    names the nodes that differ; `saw NODE` shows each)."""
+    if check is None:
+        return None
+    data = check.as_data()
+    data.pop("searches", None)
+    data.pop("hash", None)  # (`checkpoint_hash_source`)
+    keys = ("ranker", "checked", "reproduced", "differs", "by_kind", "word", "label", "note")
+    keys += ("complete",)
+    return {key: data[key] for key in keys}
+
+
 def loaded(ckpt: Checkpoint) -> bool:
     return ckpt.path.is_dir() and ckpt.tree_source is not None
 
 
-def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
+def render(ckpt: Checkpoint, console: Console, source: str = "", check: Any = None) -> None:
     numbers = counts(ckpt)
     title = Text("checkpoint ")
     title.append(clean(str(ckpt.path)), style="bold")
@@ -84,7 +103,11 @@ def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
     facts.add_column(overflow="fold")
     facts.add_row("run id", Text(clean(ckpt.run_id or "?")))
     facts.add_row("tree from", Text(clean(ckpt.tree_source or "no tree")))
-    facts.add_row("hash", Text(ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
+    found = getattr(check, "hash", None)
+    if found is not None:
+        facts.add_row("hash", Text(clean(found.line().removeprefix("hash "))))
+    else:
+        facts.add_row("hash", Text(ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
     own = f"files: {ckpt.path}"  # the header named the path: not again
     facts.add_row(
         "memory", Text(clean("the checkpoint's files" if source in ("", own) else source))
@@ -117,6 +140,8 @@ def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
             " (approximate)" if ckpt.core.approximate else ""
         )
     facts.add_row("core", Text(core))
+    if check is not None:
+        facts.add_row("replays", check_text(check))
     facts.add_row("problems", Text(str(numbers["problems"])))
     console.print(facts)
     styles = {"error": "red", "warning": "yellow", "info": "dim"}
@@ -124,6 +149,18 @@ def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
         line = Text(f"{problem.severity:7} ", style=styles[problem.severity])
         line.append(clean(problem_line(problem, ckpt)))
         console.print(line)
+
+
+def check_text(check: Any) -> Text:
+    """The replay check in a line: green only when it is exact, with its note when nothing
+    was checked."""
+    style = {"exact": "green", "stand-in": "yellow"}.get(check.word, "yellow")
+    if check.word == "not reproduced":
+        style = "bold red"
+    text = Text(clean(check.line()), style=style)
+    if check.note and not check.checked:
+        text.append(f"\n{clean(check.note)}", style="dim")
+    return text
 
 
 def problem_line(problem: Problem, ckpt: Checkpoint) -> str:

@@ -41,10 +41,14 @@ class Routing:
 
     def on_replay_shown(self, message: msg.ReplayShown) -> None:
         fidelity = message.replay.fidelity
+        # the ranker's own state here (a stand-in says so); how far its replays reproduce the
+        # run's recordings is the check's, beside it, once the first hits are shown
         self.status_bar.set_embedder(
-            message.replay.embedder, "" if fidelity.exact else fidelity.kind
+            message.replay.embedder, fidelity.kind if fidelity.own is not True else ""
         )
         self._start_audit()
+        if self.run_data is not None:
+            self.status_bar.check_run(self.run_data)
 
     def on_replay_failed(self, message: msg.ReplayFailed) -> None:
         text = message.text

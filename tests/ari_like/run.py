@@ -152,8 +152,18 @@ def node_name(node: SimNode) -> str:
 
 
 class Simulation:
-    def __init__(self, backend: Backend, clock: list[float], rng: random.Random) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        clock: list[float],
+        rng: random.Random,
+        workspace: str | None = None,
+    ) -> None:
         self.backend, self.clock, self.rng = backend, clock, rng
+        # the workspace root the run ran in, when its prompts named the nodes' work dirs
+        # (`<root>/experiments/<run_id>/<node>`, "cd here first"): the model's shell commands
+        # then start with that `cd` (agent/loop.py's work_dir hint)
+        self.workspace = workspace
         self.skill, self.core = Process("skill"), Process("core")
         self.planted = Planted(backend=backend.name)
         self.nodes: dict[str, SimNode] = {}  # by plan key, creation order
@@ -393,7 +403,10 @@ class Simulation:
                 self.llm_call(node, step, call[0], {"filename": "spmv.c"})
             elif call[0] == "run_bash":
                 yield self.rng.uniform(15.0, 60.0)
-                self.llm_call(node, step, "run_bash", {"command": "make && ./bench --all"})
+                command = "make && ./bench --all"
+                if self.workspace:
+                    command = f"cd {self.workspace}/experiments/{RUN_ID}/{node.id} && {command}"
+                self.llm_call(node, step, "run_bash", {"command": command})
             elif call[0] == "generate_ideas":
                 self.root_ideas(node, step)
             elif call[0] == "survey":

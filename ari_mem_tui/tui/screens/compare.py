@@ -14,7 +14,14 @@ from textual.widgets import Static
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import clean, preview, short_id
-from ari_mem_tui.render.words import pool_words, ranker_short, shared_memory_words
+from ari_mem_tui.render.words import (
+    fmt_global,
+    fmt_score,
+    pool_words,
+    ranker_short,
+    shared_memory_words,
+    tier_badge,
+)
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
 
@@ -47,11 +54,12 @@ def side_text(replay: Replay, other: Replay, side: str) -> Text:
     for hit in replay.hits:
         unique = hit.entry_id not in other_ids
         out.append("◆ " if unique else "  ", style=f"bold {'yellow' if side == 'A' else 'magenta'}")
-        out.append(f"{hit.rank:>2} g{hit.global_rank:<3} {hit.score:.2f} {short_id(hit.node_id)} ")
+        glob = f"g{fmt_global(hit)}"  # `?`: a global rank the backend has not (in-memory)
+        out.append(f"{hit.rank:>2} {glob:<4} {fmt_score(hit.score)} {short_id(hit.node_id)} ")
         out.append(preview(hit.text, 120) + "\n", style="" if unique else "bright_black")
     out.append("\nSaw\n", style="bold")
     for tier in replay.tiers:
-        badge = "exact" if tier.exact else "approx."
+        badge = tier_badge(tier)
         out.append(f"Tier {tier.key} {clean(tier.title, False)} [{badge}] ", style="cyan")
         out.append(f"{len(tier.lines)} lines\n", style="bright_black")
         for line in tier.lines:

@@ -161,6 +161,12 @@ class HealthScreen(Screen[None]):
             result = compute_health(
                 run.checkpoint, run.ranker, progress=progress, cancelled=cancelled
             )
+            if result.fidelity is not None:  # exact as far as the run's replay check says
+                from ari_mem_tui.run_check import kept_check  # noqa: PLC0415
+                from ari_mem_tui.search.fidelity import with_check  # noqa: PLC0415
+
+                check = self.app.status_bar.check_of(run) or kept_check(run, run.ranker)
+                with_check(result.fidelity, check)
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             if not worker.is_cancelled:
                 self.post_message(HealthDone(None, exc))

@@ -27,7 +27,7 @@ from ari_mem_tui.render.text import (
     short_id,
     status_glyph,
 )
-from ari_mem_tui.render.words import cut_note, plural, pool_words
+from ari_mem_tui.render.words import cut_note, plural, pool_words, tier_badge
 from ari_mem_tui.search.startup import startup_notes
 from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
@@ -45,9 +45,7 @@ def tiers_text(replay: Replay) -> Text:
         out.append("No working context was injected at start (no tiers).", style="italic")
         return out
     for tier in replay.tiers:
-        badge = (
-            (" exact ", "black on green") if tier.exact else (" approximate ", "black on yellow")
-        )
+        badge = (f" {tier_badge(tier)} ", "black on green" if tier.exact else "black on yellow")
         out.append_text(
             Text.assemble(
                 (f"Tier {tier.key} ", "bold"), (clean(tier.title, False), "bold cyan"), " ", badge

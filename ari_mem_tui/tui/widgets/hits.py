@@ -108,11 +108,11 @@ def diagnostics_text(replay: Replay) -> Text:
         parts[0] += f" ({pool_parts(pool)})"
     top_k = replay.params.get("top_k", "?")
     window = pool.get("window")
-    window_part = (
-        "no window (the backend scores the ancestors only)"
-        if replay.windowless
-        else (f"window top_k={top_k}")
-    )
+    if replay.windowless:  # ARI's in-memory rule: the reader's ancestors' entries, all scored
+        parts.append("every ancestor entry scored (ARI's in-memory rule)")
+        parts.append(f"eligible {replay.eligible}")
+        return Text(" · ".join(parts))
+    window_part = f"window top_k={top_k}"
     if isinstance(window, dict):
         inside = ", ".join(
             plural(v, *WINDOW_ROWS[k]) for k, v in window.items() if k in WINDOW_ROWS and v
@@ -148,6 +148,18 @@ def _title(node_id: str, as_of: bool, source: str, query: str, ranker: str) -> T
     words = words or f"custom: {preview(query, 24)}"
     # Text: never parsed as markup
     return Text(f"Hits · {short_id(node_id)} · {pool} · {words} · {ranker}")
+
+
+def no_hits_words(replay: Replay) -> str:
+    """Why a replay has no hits, in the words of the rule that ranked it."""
+    if not replay.eligible:
+        return "no hits: its ancestors had written nothing it could find before it started"
+    if replay.windowless:
+        return (
+            "no hits: no ancestor entry shares a whitespace-separated word with the query (ARI's"
+            " in-memory rule; a Japanese query without spaces is one word)"
+        )
+    return "no hits: nothing from its ancestors ranked in the window"
 
 
 def header_line(replay: Replay) -> Text:
@@ -282,9 +294,7 @@ class HitsPane(Previewed, VerticalScroll):
         table.fill(HIT_COLUMNS, rows, reserve=True, wide_only=hit_wide(replay))
         if not replay.hits:
             self.query_one("#hits-diag", Static).update(
-                diagnostics_text(replay).append(
-                    "\nno hits: nothing from its ancestors ranked in the window", style="italic"
-                )
+                diagnostics_text(replay).append("\n" + no_hits_words(replay), style="italic")
             )
         self._show_missed()
         self._show_recorded()

@@ -3,15 +3,21 @@ problem count, wide tables and follow state."""
 
 from __future__ import annotations
 
+import time
+from functools import partial
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
+from textual.worker import get_current_worker
 
+from ari_mem_tui.model import Run
 from ari_mem_tui.render.progress import progress_brief
 from ari_mem_tui.render.text import preview
+from ari_mem_tui.search.fidelity import EXACT, NOT_REPRODUCED, STAND_IN, UNCHECKED
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.tui.messages import VectorsReady
 
@@ -53,14 +59,36 @@ class SourceLabel(Static):
         return Text(cut_middle(self.label, self.size.width), style="bold")
 
 
+CHECK_STYLES = {EXACT: "bold green", NOT_REPRODUCED: "bold red"}
+CHECK_EVERY_S = 0.5  # the check's progress redrawn at most this often
+
+
+def check_words(check: object) -> Text:
+    """The run's replay check in the status line's few words: `exact 23/23`, `not reproduced
+    20/23`, `stand-in`, `run's ranker, unchecked` (search/fidelity.py's words)."""
+    word = getattr(check, "word", "") or UNCHECKED
+    checked, reproduced = getattr(check, "checked", 0), getattr(check, "reproduced", 0)
+    if word == STAND_IN and not checked:
+        return Text("")  # the ranker's own note beside it says so already: no room wasted
+    text = Text(word, style=CHECK_STYLES.get(word, "yellow"))
+    if checked:
+        text.append(f" {reproduced}/{checked}", style="bright_black")
+    if not getattr(check, "complete", True):
+        text.append(" (stopped)", style="yellow")
+    return text
+
+
 class StatusBar(Horizontal):
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._watched: object | None = None  # the ranker whose vectors are shown
+        self._checked: tuple[object, object] | None = None  # (run, ranker) checked or checking
+        self.check: object | None = None  # the last replay check shown (search/check.py)
 
     def compose(self) -> ComposeResult:
         yield SourceLabel(id="status-source")
         yield Static("", id="status-embedder")
+        yield Static("", id="status-check")
         yield ProgressBar(total=None, show_eta=False, id="status-progress")
         yield Static("", id="status-progress-text")
         yield Static("", id="status-problems")
@@ -70,6 +98,7 @@ class StatusBar(Horizontal):
     def on_mount(self) -> None:
         self.query_one("#status-progress").display = False
         self.query_one("#status-progress-text").display = False
+        self.query_one("#status-check").display = False
         self.query_one("#status-wide").display = False
 
     def set_source(self, label: str) -> None:
@@ -82,6 +111,61 @@ class StatusBar(Horizontal):
         box = self.query_one("#status-embedder", Static)
         if box.content != text:  # said after each search: unchanged, no layout of the screen
             box.update(text)
+
+    def check_run(self, run: Run) -> None:
+        """Check the run's replays (search/check.py) in a thread, once per run and ranker: the
+        check kept for these files, else every recorded search replayed, after the first hits
+        (its caller's moment) and never before them; the line says how far it is, then what
+        it found."""
+        ranker = run.ranker
+        if ranker is None or self._checked == (run, ranker):
+            return
+        self._checked = (run, ranker)
+        self.check = None
+        self._show_check(Text(""))  # (its progress, once a search is replayed)
+        self.run_worker(
+            partial(self._check, run, ranker),
+            thread=True,
+            group="check",
+            exclusive=True,
+            exit_on_error=False,
+            description="replay check",
+        )
+
+    def check_of(self, run: Run) -> object | None:
+        """The replay check shown, when it is of `run` and its ranker now (else None)."""
+        return self.check if self._checked == (run, run.ranker) else None
+
+    def _check(self, run: Run, ranker: object) -> None:
+        from ari_mem_tui.run_check import replay_check  # noqa: PLC0415 - in the thread only
+
+        worker = get_current_worker()
+        shown = [0.0]
+
+        def progress(done: int, total: int) -> None:
+            time.sleep(0)  # the keys' thread first: a check is never urgent
+            if time.monotonic() - shown[0] >= CHECK_EVERY_S:
+                shown[0] = time.monotonic()
+                words = Text(f"checking replays {done}/{total}", style="bright_black")
+                self.app.call_from_thread(self._show_check, words, (run, ranker))
+
+        check = replay_check(
+            run, ranker=ranker, progress=progress, cancelled=lambda: worker.is_cancelled
+        )
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._checked_run, run, ranker, check)
+
+    def _checked_run(self, run: Run, ranker: object, check: object) -> None:
+        if self._checked == (run, ranker):
+            self.check = check
+            self._show_check(check_words(check))
+
+    def _show_check(self, text: Text, key: tuple[object, object] | None = None) -> None:
+        if key is not None and key != self._checked:
+            return  # a check of another run or ranker, superseded
+        box = self.query_one("#status-check", Static)
+        box.update(text)
+        box.display = bool(text.plain)  # (empty, it takes no room from the run's name)
 
     def set_progress(self, done: int, total: int, progress: Progress | None = None) -> None:
         """The vectors' bar and "n of N texts · ETA" (from `progress` when the ranker keeps
@@ -120,6 +204,9 @@ class StatusBar(Horizontal):
                 return
             timer.stop()
             self.set_progress(total, total)
+            finding = getattr(ranker, "hash_finding", None)
+            if finding is not None and finding.found is not None:  # searched: said where from
+                self.app.notify(preview(finding.line(), 400), markup=False)
             self.post_message(VectorsReady(ranker))
 
         timer = self.set_interval(0.25, poll)
