@@ -191,6 +191,12 @@ class ParentChain(Sequence[str]):
     def __bool__(self) -> bool:
         return self._start is not None
 
+    @property
+    def parents(self) -> Mapping[str, str | None]:
+        """The run's parent links this chain walks (child id -> parent id), shared by every
+        chain of the run: what an O(1) ancestor test numbers once (audit.Lineage)."""
+        return self._parent
+
     def _up(self) -> Iterator[str]:
         current, parent = self._start, self._parent
         while current is not None:
