@@ -83,3 +83,13 @@ def expected(planted: Any) -> tuple[set, set]:
     sh = planted.second_hand
     found = {(r, sh["writer"], (sh["origin"],), sh["tainted_text"]) for r in sh["readers"]}
     return tainted, found
+
+
+def found(report: Any, ckpt: Any) -> tuple[set, set]:
+    """What the audit `report` of `ckpt` found, in `expected`'s terms."""
+    tainted = {(t.node_id, tuple(t.origin_nodes)) for t in report.tainted}
+    second = {
+        (f.node_id, f.via_node, tuple(f.origin_nodes), ckpt.entries_by_id[f.entry_id].text)
+        for f in report.second_hand
+    }
+    return tainted, second
