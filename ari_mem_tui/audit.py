@@ -163,7 +163,8 @@ class Lineage:
 
     def outside(self, reader: str, ids: Iterable[str]) -> list[str]:
         """`ids` the reader may not read, once each, in their order."""
-        return list(dict.fromkeys(i for i in ids if i and not self.allows(reader, i)))
+        scope = self.scope(reader)
+        return list(dict.fromkeys(i for i in ids if i and i != reader and i not in scope))
 
     def scope(self, reader: str) -> Container[str]:
         """The reader's ancestors (not itself)."""
@@ -349,7 +350,7 @@ def _audit_event(state: _Pass, event: AccessEvent | EventView) -> None:
         hit_nodes = [str(r.get("src_node_id") or "") for r in event.results]
         read = Read("search_memory", event.query or "", scope, join, ref + how, event.ts)
         wrong = _judge_search(state, reader, read, hit_nodes)
-    if wrong and event.reader_how == "trace_log":  # an LLM read: its result was kept
+    if wrong and how == " (trace_log)":  # an LLM read: its result was kept
         search = read.tool == "search_memory"
         ids = [str(r.get("entry_id") or "") for r in event.results] if search else []
         state.note(reader, wrong, read, ids, read_key(event))  # type: ignore[arg-type]
