@@ -351,9 +351,15 @@ def _audit_event(state: _Pass, event: AccessEvent | EventView) -> None:
         read = Read("search_memory", event.query or "", scope, join, ref + how, event.ts)
         wrong = _judge_search(state, reader, read, hit_nodes)
     if wrong and how == " (trace_log)":  # an LLM read: its result was kept
-        search = read.tool == "search_memory"
-        ids = [str(r.get("entry_id") or "") for r in event.results] if search else []
-        state.note(reader, wrong, read, ids, read_key(event))  # type: ignore[arg-type]
+        _note_event(state, event, reader, wrong, read)
+
+
+def _note_event(
+    state: _Pass, event: AccessEvent | EventView, reader: str, wrong: list[str], read: Read
+) -> None:
+    search = read.tool == "search_memory"
+    ids = [str(r.get("entry_id") or "") for r in event.results] if search else []
+    state.note(reader, wrong, read, ids, read_key(event))  # type: ignore[arg-type]
 
 
 class Read:
@@ -453,26 +459,32 @@ def _audit_call(state: _Pass, node_id: str, call: TraceCall) -> None:
         return
     ref = f"trace_log of {node_id} #{call.index}"
     join = lambda: _call_passages(state, call, node_id)
-    ids: list[str] = []
     if call.tool in SEARCH_TOOLS:
         scope = [str(a) for a in call.args.get("ancestor_ids") or []]
         query = str(call.args.get("query") or "")
         read = Read(call.tool, query, scope, join, ref, None)
         rows = _result_rows(call.result)
         wrong = _judge_search(state, node_id, read, [_row_node(r) for r in rows])
-        ids = [str(r.get("entry_id") or "") for r in rows]
-    elif call.tool in INHERIT_TOOLS:
-        target = str(call.args.get("node_id") or "")
-        read = Read(call.tool, None, [target], join, ref, None)
-        wrong = _leak_targets(state, node_id, read, [target])
-    elif call.tool in BULK_TOOLS:
-        targets = [str(t) for t in call.args.get("node_ids") or call.args.get("ids") or []]
-        read = Read(call.tool, None, targets, join, ref, None)
-        wrong = _leak_targets(state, node_id, read, targets)
-    else:
+        if wrong:
+            state.note(node_id, wrong, read, [str(r.get("entry_id") or "") for r in rows], call)
         return
+    targets = _call_targets(call)
+    if targets is None:
+        return
+    read = Read(call.tool, None, targets, join, ref, None)
+    wrong = _leak_targets(state, node_id, read, targets)
     if wrong:
-        state.note(node_id, wrong, read, ids, call)
+        state.note(node_id, wrong, read, [], call)
+
+
+def _call_targets(call: TraceCall) -> list[str] | None:
+    """The nodes a get_node_memory / bulk read call asked for (None: another tool)."""
+    args = call.args or {}
+    if call.tool in INHERIT_TOOLS:
+        return [str(args.get("node_id") or "")]
+    if call.tool in BULK_TOOLS:
+        return [str(t) for t in args.get("node_ids") or args.get("ids") or []]
+    return None
 
 
 def _result_rows(result: Any) -> list[dict]:
@@ -584,12 +596,8 @@ def _taint(
 ) -> Tainted | None:
     reads = [leak for leak in leaks if leak.kind == STORED_READS[tool]]
     call = _stored_call(state.ckpt, writer, tool, entry.text)
-    args = call.args if call is not None and isinstance(call.args, dict) else {}
-    node_read = args.get("node_id") if isinstance(args.get("node_id"), str) else None
-    stored = stored_read(entry.text, entry.metadata, node_read)
-    if stored is None:
-        return None
-    quoted = list(stored.quoted)
+    stored = stored_read(entry.text, entry.metadata, _node_read(call))
+    quoted = list(stored.quoted) if stored is not None else []
     outside = [q for q in quoted if q.node_id and not state.lineage.allows(writer, q.node_id)]
     if not outside:
         return None  # it quotes its own lineage only (or the cut left the rest out)
@@ -607,6 +615,13 @@ def _taint(
         read_ts=leak.ts if leak else None,
         passages=[_quoted_passage(state.ckpt, q) for q in outside],
     )
+
+
+def _node_read(call: TraceCall | None) -> str | None:
+    """The node a get_node_memory call read (its `node_id` argument)."""
+    args = call.args if call is not None and isinstance(call.args, dict) else {}
+    node_id = args.get("node_id")
+    return node_id if isinstance(node_id, str) else None
 
 
 def _stored_call(ckpt: Checkpoint, writer: str, tool: str, text: str) -> TraceCall | None:
@@ -630,16 +645,21 @@ def _leak_of_call(
     (the attribution gave it another node's read of the same node), is not taken: the call
     (untimed) is."""
     mine = next((r for r in reads if r.call is call), None)
-    if mine is None or mine.key is None:
-        return mine
-    calls = [r for r in reads if r.call is not None and r.key == mine.key]
-    events = [r for r in reads if r.call is None and r.key == mine.key and r.ts is not None]
-    place = next(i for i, r in enumerate(calls) if r is mine)
-    event = sorted(events, key=lambda r: r.ts or 0.0)[place] if place < len(events) else None
-    if event is None or event.letta_ids != mine.letta_ids:
+    event = _paired_event(reads, mine) if mine is not None else None
+    if event is None or event.letta_ids != mine.letta_ids:  # type: ignore[union-attr]
         return mine
     late = written is not None and (event.ts or 0.0) > written + STORED_AFTER_READ_S
     return mine if late else event
+
+
+def _paired_event(reads: list[LeakingRead], mine: LeakingRead) -> LeakingRead | None:
+    """The access-log event of the call `mine`: the k-th event of its key for the k-th call."""
+    if mine.key is None:
+        return None
+    calls = [r for r in reads if r.call is not None and r.key == mine.key]
+    events = [r for r in reads if r.call is None and r.key == mine.key and r.ts is not None]
+    place = next(i for i, r in enumerate(calls) if r is mine)
+    return sorted(events, key=lambda r: r.ts or 0.0)[place] if place < len(events) else None
 
 
 def _leaking_read(
