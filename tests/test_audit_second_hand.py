@@ -365,8 +365,7 @@ def test_the_quoted_passages_are_what_the_cut_kept(texts, indent, ascii_) -> Non
         assert all(q.text == texts[q.index] for q in quoted[:-1])
         assert sum(len(q.text) for q in quoted) >= seen
         seen = sum(len(q.text) for q in quoted)
-    whole = stored_read(full, meta).quoted
-    assert [(q.text, q.complete) for q in whole] == [(t, True) for t in texts]
+    assert [q.text for q in stored_read(full, meta).quoted] == texts
 
 
 def test_only_the_agent_loops_own_entries_are_read() -> None:
@@ -382,7 +381,7 @@ def test_only_the_agent_loops_own_entries_are_read() -> None:
     assert text in stored_texts("search_memory", mcp_text(value))
     entries = kept("get_node_memory", {"entries": [{"text": "é", "metadata": {}, "ts": 1.5}]})
     [q] = stored_read(entries, {"tool": "get_node_memory"}, node_read="n7").quoted
-    assert (q.node_id, q.text, q.ts, q.complete) == ("n7", "é", 1.5, True)
+    assert (q.node_id, q.letta_id, q.text) == ("n7", None, "é")
 
 
 # ---------------------------------------------------------------- work, counted (not timed)

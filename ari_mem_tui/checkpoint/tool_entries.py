@@ -54,8 +54,6 @@ class Quoted:
     node_id: str | None  # whose memory it is, where the row says (get_node_memory's do not)
     letta_id: str | None  # the passage id the row names, if any
     text: str  # the passage's text as quoted (cut where the entry was cut)
-    ts: float | None  # the row's ts, when it holds one and the cut left it
-    complete: bool  # the whole of the passage's text is quoted
 
 
 @dataclass(frozen=True)
@@ -148,13 +146,9 @@ def _rows(rows: Any, node_id: str | None, start: int = 0) -> Iterator[Quoted]:
             continue
         owner = row.get("node_id", node_id)
         letta_id = row.get("entry_id")
-        ts = row.get("ts")
-        keys = list(row)
         yield Quoted(
             index=index,
-            node_id=str(owner) if isinstance(owner, str) and owner else node_id,
+            node_id=owner if isinstance(owner, str) and owner else node_id,
             letta_id=letta_id if isinstance(letta_id, str) and letta_id else None,
             text=text,
-            ts=float(ts) if isinstance(ts, (int, float)) and not isinstance(ts, bool) else None,
-            complete=keys.index("text") < len(keys) - 1,  # a key after it: the text ended
         )
