@@ -700,7 +700,7 @@ def _second_hand(state: _Pass, tainted: list[Tainted]) -> list[SecondHand]:
     events = state.ckpt.access_events
     for row, entry in _reads_of_tainted(state, tainted):
         event = events[row]
-        if event.reader and event.reader in state.ckpt.nodes:
+        if event.reader in state.ckpt.nodes and _returned(state, event, entry):
             _receive(state, found, entry, _event_read(event))
     if not state.reads:  # no access log (ARI_MEMORY_ACCESS_LOG=off): the LLM's own reads
         for node_id, call, entry in _calls_of_tainted(state, tainted):
@@ -796,8 +796,10 @@ def _second_hand_words(reader: str, origins: list[str], entry: Tainted, got: _Go
 
 def _reads_of_tainted(state: _Pass, tainted: list[Tainted]) -> list[tuple[int, Tainted]]:
     """(read row, entry) for every logged read that returned a tainted entry: by its passage
-    id where the read lists ids (searches, get_node_memory), else, for a bulk read (counts
-    only) or an entry no write event named, by the node read and the time."""
+    id (searches and get_node_memory list them), or, for an entry no write event named, a
+    get_node_memory of its writer made after it was written. Not bulk reads: only
+    get_verified_context makes them for a node, and it returns claims and failure cases,
+    typed entries, never an automatic one."""
     events = state.ckpt.access_events
     by_code = {
         code: t for t in tainted if t.letta_id and (code := events.strings.find(t.letta_id)) >= 0
@@ -805,9 +807,28 @@ def _reads_of_tainted(state: _Pass, tainted: list[Tainted]) -> list[tuple[int, T
     unnamed = [t for t in tainted if all(t is not named for named in by_code.values())]
     return [
         *_reads_naming(events, state.reads, by_code),
-        *_reads_of_nodes(events, state.reads, tainted, BULK),
         *_reads_of_nodes(events, state.reads, unnamed, INHERIT),
     ]
+
+
+def _returned(state: _Pass, event: AccessEvent | EventView, entry: Tainted) -> bool:
+    """Whether the read `event` logged handed `entry` to its reader. An LLM's
+    search_research_memory logs the search it makes inside (40 rows and more) but returns
+    only the rows its kind filter keeps: when the event is such a call's, the call's result
+    must list the entry; any other read returned what its event lists."""
+    if event.reader_how != "trace_log" or event.query in (INHERIT, BULK):
+        return True
+    key = read_key(event)  # type: ignore[arg-type]
+    calls = [
+        call
+        for call in state.ckpt.read_tool_calls().get(event.reader or "", ())
+        if call.tool == "search_research_memory" and call_key(call) == key
+    ]
+    if not calls:
+        return True  # a search_memory call: it returned the rows its event lists
+    return any(
+        entry.letta_id in {str(r.get("entry_id")) for r in _result_rows(c.result)} for c in calls
+    )
 
 
 def _reads_naming(
@@ -846,8 +867,8 @@ def _reads_naming(
 def _reads_of_nodes(
     events: Any, reads: list[int], tainted: list[Tainted], query: str
 ) -> list[tuple[int, Tainted]]:
-    """(read row, entry) for each `query` read (INHERIT or BULK) of a tainted entry's writer
-    made after the entry was written: such a read returns all of that node's entries."""
+    """(read row, entry) for each `query` read (INHERIT) of a tainted entry's writer made
+    after the entry was written: such a read returns all of that node's entries."""
     code = events.strings.find(query)
     if not tainted or code < 0:
         return []

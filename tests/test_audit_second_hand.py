@@ -247,26 +247,38 @@ def test_a_kept_get_node_memory_is_judged_by_the_node_its_call_read(tmp_path: Pa
     assert ids(report, ckpt) == {("b", "a", ("c",), run.tainted), ("b", "a", ("c",), of_c)}
 
 
-def test_a_bulk_read_returns_what_its_nodes_held_before_it(tmp_path: Path) -> None:
-    """GIVEN e, a's second child, whose LLM get_verified_context read root's and a's memory
-    (the access log keeps per-node counts only, no passage ids) THEN the tainted entry a wrote
-    before that read reached e second-hand; root's bulk read of the same nodes, made before
-    the entry was written, returned nothing of it."""
+def test_what_a_read_handed_over_is_what_counts(tmp_path: Path) -> None:
+    """GIVEN e, a's second child, whose LLM made three reads of its lineage: get_verified_context
+    (the access log's bulk read: counts per node), search_research_memory (its event lists the
+    search made inside, a's tainted entry first; its kind filter kept root's claim only) and
+    search_memory (its event and result list the tainted entry) THEN e received c's memory
+    second-hand by the last one only: get_verified_context hands over typed claims, never an
+    automatic entry, and search_research_memory only what its filter kept."""
     run = Run(tmp_path / "run")
-    for at, reader in ((195, "root"), (510, "e")):  # (root's: a leak of a descendant's memory)
-        claims = [{"entry_id": "p_root", "node_id": "root", "text": ROOT_TEXT}]
-        args = {"ancestor_ids": ["root", "a"]}
-        value = {"claims": claims, "limitations": [], "usable_for_claims": []}
-        counts = [
-            {"src_node_id": n, "count": len(run.rows_of(n, at))} for n in args["ancestor_ids"]
-        ]
-        run.events.append(read_event(T0 + at, reader, "inherit:bulk_get_node_memory", args["ancestor_ids"], 3, counts))  # fmt: skip
-        run.traces[reader] += trace("get_verified_context", args, value)
+    claims = [{"entry_id": "p_root", "node_id": "root", "text": ROOT_TEXT}]
+    value = {"claims": claims, "limitations": [], "usable_for_claims": []}
+    counts = [{"src_node_id": n, "count": len(run.rows_of(n, 510))} for n in ("root", "a")]
+    run.events.append(read_event(T0 + 510, "e", "inherit:bulk_get_node_memory", ["root", "a"], 3, counts))  # fmt: skip
+    run.traces["e"] += trace("get_verified_context", {"ancestor_ids": ["root", "a"]}, value)
+    listed = [
+        {"entry_id": "p_a1", "src_node_id": "a", "score": 1.0},
+        {"entry_id": "p_root", "src_node_id": "root", "score": 0.99},
+    ]
+    kept_rows = {"results": [row("p_root", "root", ROOT_TEXT)]}
+    args = {"query": "secret", "ancestor_ids": ["root", "a"], "kinds": ["paper_claim"]}
+    run.events.append(read_event(T0 + 520, "e", "secret", ["root", "a"], 40, listed))
+    run.traces["e"] += trace("search_research_memory", args, kept_rows)
+    found_rows = {"results": [row("p_a1", "a", run.tainted), row("p_root", "root", ROOT_TEXT)]}
+    args = {"query": "secret", "ancestor_ids": ["root", "a"], "limit": 5}
+    run.events.append(read_event(T0 + 530, "e", "secret", ["root", "a"], 5, listed))
+    run.traces["e"] += trace("search_memory", args, found_rows)
     ckpt = load_checkpoint(run.write())
     report = audit(ckpt)
+    e_reads = [ev for ev in ckpt.access_events if ev.reader == "e"]
+    assert [ev.reader_how for ev in e_reads] == ["trace_log"] * 3
     assert ids(report, ckpt) == {("e", "a", ("c",), run.tainted)}
     [found] = report.second_hand
-    assert found.tool == "bulk_get_node_memory" and found.ts == T0 + 510
+    assert (found.tool, found.ts) == ("search_memory", T0 + 530)
 
 
 def test_without_an_access_log_the_trace_log_reads_stand_in(tmp_path: Path) -> None:
