@@ -36,6 +36,8 @@ import msgspec
 from ari_mem_tui.checkpoint import tool_entries
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.tool_entries import (
+    INHERIT_TOOLS,
+    SEARCH_TOOLS,
     STORED_READS,
     Quoted,
     stored_read,
@@ -47,8 +49,8 @@ from ari_mem_tui.model import AccessEvent, Checkpoint, EventView, TraceCall
 from ari_mem_tui.model.records import ParentChain, Record
 
 Severity = Literal["info", "warning", "error"]
-SEARCH_TOOLS = ("search_memory", "search_research_memory")
-INHERIT_TOOLS = ("get_node_memory",)
+# the bulk read whose trace_log calls are judged here (get_verified_context's bulk reads are
+# judged on their access-log events; tool_entries.BULK_TOOLS has both, as kept results)
 BULK_TOOLS = ("bulk_get_node_memory",)
 INHERIT = "inherit:get_node_memory"
 BULK = "inherit:bulk_get_node_memory"
@@ -595,7 +597,7 @@ def _taint(
     state: _Pass, writer: str, entry: Any, tool: str, leaks: list[LeakingRead]
 ) -> Tainted | None:
     reads = [leak for leak in leaks if leak.kind == STORED_READS[tool]]
-    call = _stored_call(state.ckpt, writer, tool, entry.text)
+    call = _stored_call(state.ckpt, writer, tool, entry.text, entry.partial)
     stored = stored_read(entry.text, entry.metadata, _node_read(call))
     quoted = list(stored.quoted) if stored is not None else []
     outside = [q for q in quoted if q.node_id and not state.lineage.allows(writer, q.node_id)]
@@ -624,16 +626,24 @@ def _node_read(call: TraceCall | None) -> str | None:
     return node_id if isinstance(node_id, str) else None
 
 
-def _stored_call(ckpt: Checkpoint, writer: str, tool: str, text: str) -> TraceCall | None:
+def _stored_call(
+    ckpt: Checkpoint, writer: str, tool: str, text: str, partial: bool = False
+) -> TraceCall | None:
     """The writer's trace_log call whose result the automatic entry `text` keeps: the one
     whose result, encoded as ARI encodes it, is that text (a get_node_memory result names no
-    node: only its call says which node it read)."""
+    node: only its call says which node it read). An entry known only by its write event's
+    200-character preview (`partial`) is the start of that text: it names a call only when
+    every call it could start agrees on the node read."""
+    found = []
     for call in ckpt.read_tool_calls().get(writer, ()):
         if call.tool == tool and call.result_raw:
             output = result_text(call.result_raw)
-            if output is not None and text in stored_texts(tool, output):
-                return call
-    return None
+            kept = stored_texts(tool, output) if output is not None else ()
+            if text in kept or (partial and any(k.startswith(text) for k in kept)):
+                found.append(call)
+    if not partial:
+        return found[0] if found else None
+    return found[0] if len({_node_read(c) for c in found}) == 1 else None
 
 
 def _leak_of_call(

@@ -247,6 +247,28 @@ def test_a_kept_get_node_memory_is_judged_by_the_node_its_call_read(tmp_path: Pa
     assert ids(report, ckpt) == {("b", "a", ("c",), run.tainted), ("b", "a", ("c",), of_c)}
 
 
+def test_an_entry_known_by_its_preview_only_is_read_as_far_as_it_goes(tmp_path: Path) -> None:
+    """GIVEN a's kept get_node_memory of c missing from the backup (written after it): the run
+    knows it by its write event's 200-character preview only THEN the preview still names the
+    one call it can start, its node is c, and what it quotes of c's passage is tainted memory
+    b received second-hand; the backup's copy of the same entry would say no more."""
+    run = Run(tmp_path / "run")
+    rows = [{"text": C_TEXT, "metadata": {}, "ts": T0 + 150}]
+    run.llm_read("a", 230, "get_node_memory", {"node_id": "c"}, {"entries": rows}, 3)
+    run.startup("b", ["root", "a"], 300.5)  # b's get_node_memory of a lists it
+    [preview_only] = [e for e in run.entries if e["text"].startswith("Tool get_node_memory")]
+    run.entries.remove(preview_only)  # not in the backup: its write event only
+    ckpt = load_checkpoint(run.write())
+    report = audit(ckpt)
+    [entry] = [e for e in ckpt.entries_by_node["a"] if e.partial]
+    assert entry.text == preview_only["text"][:200] and len(preview_only["text"]) > 200
+    [tainted] = [t for t in report.tainted if t.entry_id == entry.id]
+    assert tainted.origin_nodes == ["c"] and tainted.tool == "get_node_memory"
+    [passage] = tainted.passages
+    assert C_TEXT.startswith(passage.text) and passage.text
+    assert ("b", "a", ("c",), entry.text) in ids(report, ckpt)
+
+
 def test_what_a_read_handed_over_is_what_counts(tmp_path: Path) -> None:
     """GIVEN e, a's second child, whose LLM made three reads of its lineage: get_verified_context
     (the access log's bulk read: counts per node), search_research_memory (its event lists the

@@ -42,7 +42,7 @@ STORED_READS = {
     **dict.fromkeys(INHERIT_TOOLS, "inherit"),
     **dict.fromkeys(BULK_TOOLS, "bulk"),
 }
-# each tool's stored text begins so (the needle a quick check looks for)
+# how each tool's automatic entry begins
 PREFIXES = {tool: f"Tool {tool}: " for tool in STORED_READS}
 
 
