@@ -24,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from bisect import bisect_left
-from collections.abc import Callable, Container, Iterable, Mapping
+from collections.abc import Callable, Container, Iterable
 from dataclasses import dataclass, field
 from itertools import compress, repeat
 from operator import lt
@@ -46,6 +46,7 @@ from ari_mem_tui.checkpoint.tool_entries import (
 )
 from ari_mem_tui.checkpoint.trace_log import result_text
 from ari_mem_tui.model import AccessEvent, Checkpoint, EventView, TraceCall
+from ari_mem_tui.model.checkpoint import TreeAbove
 from ari_mem_tui.model.records import ParentChain, Record
 
 Severity = Literal["info", "warning", "error"]
@@ -150,15 +151,15 @@ class AuditReport(Record):
 class Lineage:
     """Who may read whose memory: a node its ancestors' and its own (§4.6), in O(1) a pair.
 
-    Ancestor lists written in the file become a set per reader. Lists rebuilt from parent_id
-    (`ParentChain`) are tested by preorder numbers and subtree sizes of those parent links,
-    numbered once: walking a chain costs its depth, and a 20,000-deep chain whose nodes each
-    read once walked 200 million links (the audit took 43 s; 0.5 s now)."""
+    Ancestor lists written in the file become a set per reader. Scopes rebuilt from the tree
+    (`ParentChain`) are tested by the tree's preorder numbers and subtree sizes, numbered once
+    (`Checkpoint.tree_numbers`): walking a chain costs its depth, and a 20,000-deep chain whose
+    nodes each read once walked 200 million links (the audit took 43 s)."""
 
     def __init__(self, ckpt: Checkpoint) -> None:
-        self.nodes = ckpt.nodes
+        self.ckpt, self.nodes = ckpt, ckpt.nodes
         self._scopes: dict[str, Container[str]] = {}
-        self._numbers: dict[int, tuple[dict[str, int], dict[str, int]]] = {}
+        self._numbers: tuple[dict[str, int], dict[str, int]] | None = None
 
     def allows(self, reader: str, owner: str) -> bool:
         return owner == reader or owner in self.scope(reader)
@@ -175,54 +176,15 @@ class Lineage:
             node = self.nodes.get(reader)
             ancestors = node.ancestor_ids if node is not None else []
             if isinstance(ancestors, ParentChain):
-                tin, size = self._numbered(ancestors.parents)
-                found = _Above(tin, size, reader)
+                if self._numbers is None:
+                    self._numbers = self.ckpt.tree_numbers()
+                tin, size = self._numbers
+                # (a node the tree's walk from its roots does not reach: its chain, walked)
+                found = TreeAbove(tin, size, reader) if reader in tin else frozenset(ancestors)
             else:
                 found = frozenset(ancestors)
             self._scopes[reader] = found
         return found
-
-    def _numbered(self, parents: Mapping[str, str | None]) -> tuple[dict, dict]:
-        found = self._numbers.get(id(parents))
-        if found is None:
-            found = self._numbers[id(parents)] = _preorder(parents)
-        return found
-
-
-def _preorder(parents: Mapping[str, str | None]) -> tuple[dict[str, int], dict[str, int]]:
-    """Preorder numbers and subtree sizes of the forest `parents` (child -> parent) draws, a
-    parent named but absent included (a ParentChain walks up to it too)."""
-    children: dict[str, list[str]] = {}
-    for child, parent in parents.items():
-        if parent is not None:
-            children.setdefault(parent, []).append(child)
-    tops = [n for n in (*parents, *children) if parents.get(n) is None]
-    tin: dict[str, int] = {}
-    order: list[str] = []
-    for top in dict.fromkeys(tops):
-        stack = [top]
-        while stack:
-            node = stack.pop()
-            tin[node] = len(order)
-            order.append(node)
-            stack.extend(reversed(children.get(node, ())))
-    size: dict[str, int] = {}
-    for node in reversed(order):
-        size[node] = 1 + sum(size[c] for c in children.get(node, ()))
-    return tin, size
-
-
-class _Above:
-    """`x in scope`: whether `x` is a proper ancestor of the node (its subtree holds it)."""
-
-    __slots__ = ("_at", "_size", "_tin")
-
-    def __init__(self, tin: dict[str, int], size: dict[str, int], node_id: str) -> None:
-        self._tin, self._size, self._at = tin, size, tin.get(node_id, -1)
-
-    def __contains__(self, other: object) -> bool:
-        at = self._tin.get(other)  # type: ignore[arg-type]
-        return at is not None and at < self._at < at + self._size[other]  # type: ignore[index]
 
 
 def allowed_scope(ckpt: Checkpoint, reader: str) -> set[str]:
@@ -1004,7 +966,7 @@ class AuditStore:
             key, report = msgspec.msgpack.decode(cachefile.read_sealed(where, STORE_KIND))
             if key != msgspec.msgpack.decode(msgspec.msgpack.encode(now)):
                 return None  # other files (or code): audited again, and kept again
-            return AuditReport.model_validate(report)
+            return AuditReport.from_data(report)
         except FileNotFoundError:
             return None
         except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
@@ -1023,7 +985,7 @@ class AuditStore:
         if not self._unchanged(key):
             return False  # changed while it was read: the next open audits again
         try:
-            body = msgspec.msgpack.encode([key, report.model_dump()])
+            body = msgspec.msgpack.encode([key, report.as_data()])
             cachefile.write_atomic(where, cachefile.seal(STORE_KIND, body))
         except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
             return False  # (a lone surrogate in a text cannot be encoded: not kept)

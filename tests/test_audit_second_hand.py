@@ -36,8 +36,11 @@ from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.checkpoint.tool_entries import stored_read, stored_texts
 from ari_mem_tui.cli import main
 from ari_mem_tui.model.records import ParentChain
+from ari_mem_tui.render.dossier import dossier_json
 from ari_mem_tui.render.findings import findings_markdown, findings_text
 from ari_mem_tui.render.report import AUDIT_ROWS, render_audit
+from ari_mem_tui.search.embedded import BM25Ranker, Pool
+from ari_mem_tui.search.replay import replay
 
 ROOT_TEXT = "root: baseline CSR at 9.1 GFlops_per_s on webbase-1M"
 C_TEXT = "c: the secret of branch c, NUMA first-touch gives 1.6x"
@@ -354,6 +357,9 @@ def test_the_outputs_show_the_chain(tmp_path: Path, capsys) -> None:
     markdown = "\n".join(findings_markdown([finding], lambda v, n=200: str(v)[:n]))
     assert "### second-hand leak: b received memory of c second-hand" in markdown
     assert f"| yes | c | p_c | {C_TEXT} |" in markdown
+    dossier = dossier_json(replay(ckpt, "b", BM25Ranker(Pool(ckpt.entries))), ckpt)
+    [kept] = dossier["findings"]  # (built through its output model: a field undeclared fails)
+    assert (kept["kind"], kept["via_node"], kept["origin_nodes"]) == ("second_hand", "a", ["c"])
 
 
 def iso_shown(ts: float) -> str:
