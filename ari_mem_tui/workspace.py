@@ -11,7 +11,6 @@ mtime, so listing a hundred runs again is instant.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import time
@@ -28,7 +27,7 @@ from ari_mem_tui.checkpoint.backup import BACKUP_FILE, GzipLines
 from ari_mem_tui.checkpoint.jsonfile import usable_file
 from ari_mem_tui.checkpoint.paths import RUN_FILES, is_run, not_a_folder
 from ari_mem_tui.checkpoint.tree import read_tree_document
-from ari_mem_tui.checkpoint.values import parse_iso
+from ari_mem_tui.checkpoint.values import as_float, parse_iso
 from ari_mem_tui.model import Problem
 from ari_mem_tui.model.workspace import RunInfo, Workspace
 
@@ -382,13 +381,13 @@ def recent_runs() -> list[dict[str, Any]]:
     rows = data.get("runs") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         return []
+    # `opened` a finite float: an integer past a float's range raised OverflowError (exit 3)
     good = [
-        r
+        {**r, "opened": opened}
         for r in rows
         if isinstance(r, dict)
         and isinstance(r.get("path"), str)
-        and isinstance(r.get("opened"), (int, float))
-        and math.isfinite(r["opened"])
+        and (opened := as_float(r.get("opened"))) is not None
     ]
     return sorted(good, key=lambda r: -r["opened"])
 

@@ -75,8 +75,14 @@ def query_words(replay: Replay) -> str:
     return f"{words} ({detail})" if detail else words
 
 
+SCORE_SHOWN = 1e6  # past it a score is shown as 1e+308, not its 309 digits
+
+
 def fmt_score(score: float) -> str:
-    """Rank scores are hundredths; keyword-overlap scores (0.125, 0.444…) keep three places."""
+    """Rank scores are hundredths; keyword-overlap scores (0.125, 0.444…) keep three places;
+    a score no ranker gives (a recorded 1e308: its hundredths are no float) in short form."""
+    if not -SCORE_SHOWN < score < SCORE_SHOWN:
+        return f"{score:.3g}"
     return f"{score:.2f}" if abs(score * 100 - round(score * 100)) < 1e-6 else f"{score:.3f}"
 
 
