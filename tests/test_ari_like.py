@@ -13,12 +13,13 @@ import pytest
 
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.checkpoint.tool_entries import stored_read
 from ari_mem_tui.cli import main
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.in_memory import InMemoryRanker, keyword_score
 from ari_mem_tui.search.replay import replay
-from tests.ari_like import generate_in_memory, texts
+from tests.ari_like import generate_in_memory, second_hand, texts
 from tests.ari_like.run import PLAN
 from tests.tui_app_helpers import app_with, settle, wait_for
 
@@ -183,12 +184,31 @@ def test_audit_finds_every_planted_finding_and_nothing_else(generated, run):
         (f["kind"], f["node"], tuple(f["targets"]), f["tool"]) for f in generated.planted.findings
     }
     assert found == planted  # both directions: every planted one found, no other one
-    assert len(planted) == 4 and {k for k, *_ in planted} == {
+    assert len(planted) == 6 and {k for k, *_ in planted} == {
         "leak",
         "scope_violation",
         "rejected_write",
     }
     assert report.unattributed == []
+
+
+def test_the_planted_second_hand_leak_is_found_and_a_quoted_ancestor_is_not(generated, run):
+    """GIVEN D1's kept search of C's memory (a branch beside its parent's) and its kept search
+    of its own lineage, and D1's descendants inheriting both at their start WHEN audited THEN
+    the first is tainted (origin C) and every descendant received C's memory second-hand, the
+    chain timed in order; the second quotes D1's ancestors only and is not flagged."""
+    ckpt = run.checkpoint
+    report = audit(ckpt)
+    tainted, readers = second_hand.expected(generated.planted)
+    assert second_hand.found(report, ckpt) == (tainted, readers) and len(readers) == 3
+    for f in report.second_hand:
+        assert f.leak_ts is not None and f.leak_ts <= f.entry_ts < f.ts, f
+        assert f.ref.endswith("(inherit-burst)") and f.tool == "get_node_memory"
+    writer = ckpt.nodes[generated.planted.second_hand["writer"]]
+    lineage = generated.planted.second_hand["lineage_text"]
+    quoted = stored_read(lineage, {"tool": "search_memory"}).quoted
+    assert quoted and all(q.node_id in writer.ancestor_ids for q in quoted)
+    assert all(ckpt.entries_by_id[t.entry_id].text != lineage for t in report.tainted)
 
 
 def test_an_auto_entry_quoting_a_refusal_is_not_a_rejected_write(generated, run):

@@ -21,7 +21,7 @@ from ari_mem_tui.cli import main
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.replay import replay
-from tests.ari_like import LETTA_EMBEDDING, record_letta_run
+from tests.ari_like import LETTA_EMBEDDING, record_letta_run, second_hand
 from tests.ari_like.files import copy_run
 from tests.ari_like.run import RUN_ID
 
@@ -116,9 +116,12 @@ def test_live_recorded_run_audits_to_the_planted_findings_only(recorded):
         for f in [*report.leaks, *report.scope_violations, *report.rejected_writes]
     }
     planted = {(f["kind"], f["node"], tuple(f["targets"]), f["tool"]) for f in run.planted.findings}
-    assert found == planted and len(planted) == 4
+    assert found == planted and len(planted) == 6
     assert report.unattributed == []
     assert run.planted.quoting_entries, "the search for a refusal found its passage"
+    # the planted second-hand leak: D1's kept search of C, inherited by its descendants
+    tainted, readers = second_hand.expected(run.planted)
+    assert second_hand.found(report, ckpt) == (tainted, readers) and len(readers) == 3
 
 
 def test_live_recording_is_reusable_from_its_path(recorded):

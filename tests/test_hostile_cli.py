@@ -82,7 +82,8 @@ def test_one_of_a_runs_files_given_for_the_run_names_the_run(
 def test_audit_counts_every_kind_and_its_help_says_when_it_exits_1(small_ckpt: Path) -> None:
     proc = run_cli("audit", str(small_ckpt), "--no-letta")
     assert proc.returncode == 1, proc.stderr
-    assert proc.stdout.rstrip().splitlines()[-1] == "2 leaks, 1 scope violation, 1 rejected write"
+    last = proc.stdout.rstrip().splitlines()[-1]
+    assert last == "2 leaks, 1 scope violation, 2 second-hand leaks, 1 rejected write"
     assert "Rejected writes (copy-on-write): 1" in proc.stdout
     help_text = " ".join(run_cli("audit", "--help").stdout.split())
     assert "Exit status: 0 no leaks and no scope violations, 1 some" in help_text

@@ -271,14 +271,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_audit = sub.add_parser(
         "audit",
-        help="audit a run: scope leaks, violations, rejected writes (exit 1 on leaks or"
-        " violations)",
+        help="audit a run: scope leaks, violations, second-hand leaks, rejected writes (exit 1"
+        " on leaks or violations)",
         description=(
             "Audit a run: reads that returned memory from outside the reader's lineage (leaks),"
-            " searches whose scope is not the reader's lineage (scope violations), writes ARI's"
-            " copy-on-write guard rejected, and problems in the files. Exit status: 0 no leaks"
-            " and no scope violations, 1 some (rejected writes alone do not count: they are the"
-            " guard working), 2 the run cannot be read."
+            " searches whose scope is not the reader's lineage (scope violations), reads of an"
+            " entry that kept a leak's result (second-hand leaks), writes ARI's copy-on-write"
+            " guard rejected, and problems in the files. Exit status: 0 no leaks and no scope"
+            " violations, 1 some (rejected writes alone do not count: they are the guard"
+            " working; nor do second-hand leaks: each follows from a leak), 2 the run cannot"
+            " be read."
         ),
     )
     add_checkpoint_arg(p_audit)

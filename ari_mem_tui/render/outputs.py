@@ -250,7 +250,9 @@ class PassageOut(Out):
 
 class FindingOut(Out):
     severity: Severity
-    kind: str = Field(description="problem, leak, scope_violation, rejected_write, unattributed.")
+    kind: str = Field(
+        description="problem, leak, scope_violation, rejected_write, unattributed, second_hand."
+    )
     node_id: str
     explanation: str
     ref: str = Field(description="Where it was seen.")
@@ -262,6 +264,35 @@ class FindingOut(Out):
     passages: list[PassageOut]
     text: str
     reason: str
+
+
+class SecondHandOut(FindingOut):
+    """A node that received another branch's memory second-hand: its read (the finding's
+    `tool`, `query`, `ref`, `ts`) returned an entry that keeps a leaking read's result."""
+
+    entry_id: str = Field(description="The tainted entry (our id).")
+    via_node: str = Field(description="The entry's writer, whose read leaked.")
+    origin_nodes: list[str] = Field(
+        description="Whose memory the entry quotes, outside the reader's lineage (= targets)."
+    )
+    entry_ts: float | None = Field(description="When the entry was written.")
+    entry_tool: str = Field(description="The read the entry keeps.")
+    leak_ref: str = Field(description="Where the leaking read was seen; empty: no record.")
+    leak_ts: float | None = Field(description="When it was made; null: a trace_log call.")
+
+
+class TaintedOut(Out):
+    """An entry that keeps a leaking read's result, quoting another branch's passages."""
+
+    entry_id: str
+    letta_id: str | None
+    node_id: str = Field(description="Its writer.")
+    ts: float | None
+    tool: str = Field(description="The read it keeps.")
+    origin_nodes: list[str]
+    read_ref: str = Field(description="Where the leaking read was seen; empty: no record.")
+    read_ts: float | None
+    passages: list[PassageOut] = Field(description="The passages it quotes, as far as it goes.")
 
 
 class Document(Out):
@@ -385,7 +416,8 @@ class SawOutput(Document):
 
 # ---------------------------------------------------------------- audit
 class AuditOutput(Document):
-    """`ari-mem-tui audit CKPT --json`: leaks, scope violations, rejected writes."""
+    """`ari-mem-tui audit CKPT --json`: leaks, scope violations, rejected writes, second-hand
+    leaks."""
 
     schema_: Literal["ari-mem-tui/audit"] = Field("ari-mem-tui/audit", alias="schema")
     schema_version: Literal[1] = 1
@@ -395,6 +427,13 @@ class AuditOutput(Document):
     rejected_writes: list[FindingOut]
     unattributed: list[FindingOut] = Field(
         description="Reads no reader could be established for: listed, never counted as findings."
+    )
+    second_hand: list[SecondHandOut] = Field(
+        description="Reads that handed a node another branch's memory in a tainted entry; not"
+        " in the exit code."
+    )
+    tainted: list[TaintedOut] = Field(
+        description="Entries that keep a leaking read's result, quoting another branch's memory."
     )
     memory_source: str
 
@@ -576,7 +615,7 @@ class DossierOutput(Document):
     node: NodeOut | None
     lineage: list[str]
     replay: SawOutput = Field(description="What `saw --json` prints for the node.")
-    findings: list[FindingOut]
+    findings: list[SecondHandOut | FindingOut]
 
 
 OUTPUTS: dict[str, type[Document]] = {

@@ -453,6 +453,7 @@ class NodePane(VerticalScroll):
 # the Audit title's nouns per row kind: "1 scope violation, 2 rejected writes"
 KIND_NOUNS = {
     "violation": "scope violation",
+    "second-hand": "second-hand leak",
     "rejected": "rejected write",
     "load": "load error",
     "search": "search error",
@@ -460,7 +461,13 @@ KIND_NOUNS = {
 }
 
 
-def kind_count(kind: str, n: int) -> str:
+# the same, shorter, for a title that would not fit on its line with the nouns above
+KIND_SHORT = {"violation": "violation", "second-hand": "2nd-hand", "rejected": "rejected"}
+
+
+def kind_count(kind: str, n: int, short: bool = False) -> str:
+    if short and kind in KIND_SHORT:
+        return f"{n:,} {KIND_SHORT[kind]}" if kind != "violation" else plural(n, "violation")
     return plural(n, KIND_NOUNS.get(kind, kind))
 
 
@@ -471,7 +478,7 @@ SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 def _counts(rows: list[AuditRow]) -> tuple[int, int]:
     """(problems, findings) among the Audit pane's rows."""
     problems = sum(1 for r in rows if r.kind in ("problem", "load", "search"))
-    findings = sum(1 for r in rows if r.kind in ("leak", "violation", "rejected"))
+    findings = sum(1 for r in rows if r.kind in ("leak", "violation", "second-hand", "rejected"))
     return problems, findings
 
 
@@ -533,14 +540,7 @@ class AuditPane(Previewed, TablePane):
         """The title counts the rows by kind, each kind once, then gives the audit's verdict
         where the rows cannot; the border says "Audit" already, so the title is counts only."""
         self.rows = rows
-        counts: dict[str, int] = {}
-        for row in rows:
-            counts[row.kind] = counts.get(row.kind, 0) + 1
-        said = ", ".join(kind_count(k, n) for k, n in counts.items())
-        title = Text(said or "nothing found", style="bold")
-        if said and self.verdict:
-            title.append(" · " + self.verdict, style="bright_black")
-        self.query_one("#audit-title", Static).update(title)
+        self._title()
         self.query_one("#audit-table", VimTable).fill(
             ["sev", "kind", "node", "what"],
             (
@@ -561,6 +561,24 @@ class AuditPane(Previewed, TablePane):
             reserve=True,
         )
         self.update_preview()
+
+    def _title(self) -> None:
+        """Each kind counted once, on one line: in shorter nouns where the pane is too narrow
+        for the full ones (80 columns with the tree beside it)."""
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            counts[row.kind] = counts.get(row.kind, 0) + 1
+        said = ", ".join(kind_count(k, n) for k, n in counts.items())
+        room = self.query_one("#audit-title", Static).content_region.width
+        if room and len(said) > room:
+            said = ", ".join(kind_count(k, n, short=True) for k, n in counts.items())
+        title = Text(said or "nothing found", style="bold")
+        if said and self.verdict:
+            title.append(" · " + self.verdict, style="bright_black")
+        self.query_one("#audit-title", Static).update(title)
+
+    def on_resize(self) -> None:
+        self._title()
 
     def row_detail(self, table_id: str, key: str) -> RowDetail | None:
         del table_id  # one table
