@@ -16,6 +16,7 @@ from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.help import HelpScreen, keys_table
 from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES
+from ari_mem_tui.tui.widgets.hits import QueryInput
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from tests.tui_app_helpers import make_app, press, settle
 from tests.tui_helpers import IDS
@@ -26,7 +27,7 @@ def test_bindings_palette_and_help_list_the_same_ids() -> None:
     actions and the help its keys THEN all of them are the registry's entries, nothing else."""
     with_keys = {k.id for k in keys.KEYS if k.keys}
     views = [HelpScreen, EntryScreen, CompareScreen]  # their own Esc/q keys have no id
-    bound = [*AriMemApp.BINDINGS, *RunTree.BINDINGS, *VimTable.BINDINGS]
+    bound = [*AriMemApp.BINDINGS, *RunTree.BINDINGS, *VimTable.BINDINGS, *QueryInput.BINDINGS]
     bound += [b for tab in {*TAB_CLASSES.values()} for b in tab.BINDINGS]
     bound += [b for view in views for b in view.BINDINGS if b.id]
     assert {b.id for b in bound} == with_keys

@@ -8,7 +8,7 @@ completed nodes, the first root.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from typing import NamedTuple
 
 from ari_mem_tui.model import Checkpoint
@@ -57,3 +57,23 @@ def opening_node(ckpt: Checkpoint, findings_by_node: Mapping[str, list] | None =
 def _completed(ckpt: Checkpoint, node_id: str) -> bool:
     node = ckpt.nodes.get(node_id)
     return node is not None and node.status == COMPLETED
+
+
+def nodes_matching(ckpt: Checkpoint, text: str, among: Collection[str] | None = None) -> list[str]:
+    """The nodes a find (`/` in the tree, the palette's jump) means by `text`, any case: those
+    whose id holds it, then those whose name, direction, eval_summary or label does; only
+    `among` them when given (the nodes a tree filter shows)."""
+    needle = text.strip().lower()
+    if not needle:
+        return []
+    by_id, by_text = [], []
+    for node in ckpt.nodes.values():
+        if among is not None and node.id not in among:
+            continue
+        if needle in node.id.lower():
+            by_id.append(node.id)
+            continue
+        fields = (node.name, node.original_direction, node.eval_summary, node.label)
+        if needle in " ".join(s for s in fields if s).lower():
+            by_text.append(node.id)
+    return by_id + by_text

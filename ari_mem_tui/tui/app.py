@@ -33,11 +33,13 @@ from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui.clipboard import copy_text
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
 from ari_mem_tui.tui.follow import Follower
+from ari_mem_tui.tui.history import History
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.lifecycle import RunFactory, RunLifecycle
 from ari_mem_tui.tui.messages import ReplayKey
 from ari_mem_tui.tui.routing import Routing
 from ari_mem_tui.tui.screens.help import HelpScreen
+from ari_mem_tui.tui.tables import ExportTable, VimTable
 from ari_mem_tui.tui.typing_guard import PHRASE_GAP, TypingGuard
 from ari_mem_tui.tui.widgets.detail import (
     AuditPane,
@@ -48,7 +50,7 @@ from ari_mem_tui.tui.widgets.detail import (
 )
 from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES, DetailTabs
 from ari_mem_tui.tui.widgets.hits import NARROW_BELOW, HitsPane
-from ari_mem_tui.tui.widgets.panes import Panes
+from ari_mem_tui.tui.widgets.panes import FRAMED, Panes
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.status_bar import LoadingNote, StatusBar
 from ari_mem_tui.tui.widgets.tree_pane import TreePane
@@ -67,6 +69,7 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         (NARROW_BELOW, "-wide"),
     ]
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.APP)
+    ALLOW_IN_MAXIMIZED_VIEW = "StatusBar, KeyBar"  # `+`: the status and the keys stay
     wide_columns = var(False)  # `z`: the tables wide (every column) or narrow (they fit)
 
     def __init__(
@@ -119,6 +122,8 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self._audited: Checkpoint | None = None  # audited by its load (RunLoaded.audit)
         self._to_keep = None  # that audit, when made now: kept after the first hits
         self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
+        self.history = History()  # the views jumps left (`b` back, `B` forward: routing.py)
+        self.last_csv: Path | None = None  # the last table written as CSV (`x`)
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
         """Every toast is literal: most carry run data (ids, entry text, server errors), and
@@ -341,6 +346,42 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
 
     def action_toggle_tree(self) -> None:
         self.query_one(Panes).toggle_tree()
+
+    def action_maximise(self) -> None:
+        """`+`: the focused pane (the tree, the shown tab's pane) fills the screen; `+` again
+        or Esc: back (Textual's own maximise, so Esc minimises before anything else)."""
+        screen = self.screen
+        if screen.maximized is not None:
+            screen.minimize()
+            return
+        focused = self.focused
+        panes = self.query(FRAMED).results() if screen is self.screen_stack[0] else ()
+        holding = set(focused.ancestors_with_self) if focused is not None else set()
+        pane = next((p for p in panes if p in holding), None)
+        if pane is None:
+            self.notify("focus a pane first ([ or ])")
+            return
+        screen.maximized = pane
+
+    def action_table(self, action: str) -> None:
+        """A table key from the palette: on the focused table, else the shown tab's."""
+        focused = self.focused
+        table = focused if isinstance(focused, VimTable) else None
+        if table is None and self.tabs.display:
+            pane = self.tabs.get_pane(self.tabs.active) if self.tabs.active else None
+            found = pane.query(VimTable).first() if pane is not None else None
+            table = found if isinstance(found, VimTable) else None
+        if table is None:
+            self.notify("no table here", severity="warning")
+            return
+        table.focus()
+        getattr(table, f"action_{action}")()
+
+    def on_export_table(self, message: ExportTable) -> None:
+        """`x`: the table's rows as CSV, asked first (tui/table_export.py)."""
+        from ari_mem_tui.tui.table_export import ask_and_write  # noqa: PLC0415 - on first use
+
+        ask_and_write(self, message.table)
 
     def action_toggle_wide(self) -> None:
         """`z`: every table wide (all columns, long text, sideways scroll) or narrow (it fits);

@@ -274,13 +274,13 @@ class WritesPane(Previewed, TablePane):
                 style="yellow",
             )
         self.query_one("#writes-title", Static).update(title)
-        self.border_title = Text(f"Writes · {scope}")  # Text: never parsed as markup
         self.query_one("#writes-table", VimTable).fill(
             WRITE_COLUMNS,
             ((str(i), write_row(w, self._refused(w))) for i, w in enumerate(writes[:WRITES_SHOWN])),
             reserve=True,
             wide_only=WRITE_WIDE if whole else (*WRITE_WIDE, "by"),
         )
+        self.set_title(Text(f"Writes · {scope}"))  # Text: never parsed as markup
         self.update_preview()
 
     def row_detail(self, table_id: str, key: str) -> RowDetail | None:
@@ -562,6 +562,7 @@ class AuditPane(Previewed, TablePane):
             ),
             reserve=True,
         )
+        self.set_title(Text("Audit"))
         self.update_preview()
 
     def row_detail(self, table_id: str, key: str) -> RowDetail | None:

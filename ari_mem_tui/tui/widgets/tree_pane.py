@@ -12,7 +12,7 @@ from textual.widgets import Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model.checkpoint import NodeRefError
-from ari_mem_tui.render.opening import opening_node, tree_order
+from ari_mem_tui.render.opening import nodes_matching, opening_node, tree_order
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui import keys
@@ -264,25 +264,10 @@ class TreePane(Vertical):
         self.find_step(1)
 
     def find_nodes(self, text: str) -> list[str]:
-        """Nodes whose id contains `text`, then nodes whose name/direction/summary does."""
+        """Nodes whose id contains `text`, then nodes whose name/direction/summary does, among
+        the nodes the filter shows (render/opening.py, as the palette's jump finds them)."""
         ckpt = self.tree.ckpt
-        needle = text.strip().lower()
-        if ckpt is None or not needle:
-            return []
-        visible = self.tree.visible_ids
-        by_id, by_text = [], []
-        for node in ckpt.nodes.values():
-            if visible is not None and node.id not in visible:
-                continue
-            if needle in node.id.lower():
-                by_id.append(node.id)
-                continue
-            haystack = " ".join(
-                s for s in (node.name, node.original_direction, node.eval_summary, node.label) if s
-            ).lower()
-            if needle in haystack:
-                by_text.append(node.id)
-        return by_id + by_text
+        return nodes_matching(ckpt, text, self.tree.visible_ids) if ckpt is not None else []
 
     def find_step(self, step: int) -> None:
         """The next (1) or previous (-1) match."""
