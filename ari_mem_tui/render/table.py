@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rich import box
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.render.text import paste_safe, preview
@@ -205,3 +208,24 @@ def write_csv(path: Path, text: str) -> Path:
             os.unlink(name)
         raise
     return path
+
+
+def cli_table(
+    title: str | Text, columns: Sequence[str], rows: Iterable[Sequence[Any]], flexible: str = ""
+) -> Group:
+    """A table for a terminal or a pipe: the title on a line of its own (a table's own title
+    is padded with spaces to the table's width), no vertical rules, and every column but
+    `flexible` (the text) as wide as its widest cell: a narrow terminal cuts that column,
+    never a node id, a count or a verdict."""
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+    rows = [[c if isinstance(c, Text) else Text(str(c)) for c in cells] for cells in rows]
+    for index, column in enumerate(columns):
+        widest = max([Text(column).cell_len] + [r[index].cell_len for r in rows if index < len(r)])
+        whole = column != flexible
+        table.add_column(
+            column, no_wrap=True, overflow="ellipsis", min_width=widest if whole else None
+        )
+    for cells in rows:
+        table.add_row(*cells)
+    heading = title if isinstance(title, Text) else Text(title)
+    return Group(heading, table)
