@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console, Group
+from rich.console import Console
 from rich.text import Text
 
 from ari_mem_tui.health import by_depth_ranges
 from ari_mem_tui.model.health import Bucket, EntryUse, Health, NodeHealth
-from ari_mem_tui.render.table import cli_table
+from ari_mem_tui.render.table import CliTable, cli_table
 from ari_mem_tui.render.text import clean, fmt_ts, preview, schema, short_id
 from ari_mem_tui.render.words import plural
 
@@ -117,7 +117,7 @@ def time_label(bucket: Bucket) -> str:
     return fmt_ts(bucket.start) if bucket.start is not None else bucket.label
 
 
-def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> Group:
+def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> CliTable:
     """Ids, counts and verdicts whole at any width; only the text is cut (render/table.py)."""
     return cli_table(title, columns, rows, flexible="text")
 

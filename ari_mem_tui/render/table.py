@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rich import box
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -210,22 +210,49 @@ def write_csv(path: Path, text: str) -> Path:
     return path
 
 
+@dataclass
+class CliTable:
+    """A table for a terminal or a pipe: the title on a line of its own (a table's own title is
+    padded with spaces to the table's width), no vertical rules, and every column but
+    `flexible` (the text) as wide as its widest cell: the text column gets what they leave of
+    the width it is printed in, so a narrow terminal cuts the text, never a node id, a count, a
+    time or a verdict."""
+
+    title: Text
+    columns: list[str]
+    rows: list[list[Text]]
+    flexible: str = ""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
+        widths = [
+            max([Text(column).cell_len] + [r[i].cell_len for r in self.rows if i < len(r)])
+            for i, column in enumerate(self.columns)
+        ]
+        named = list(zip(self.columns, widths, strict=True))
+        fixed = sum(w for c, w in named if c != self.flexible)
+        room = max(MIN_FLEXIBLE, options.max_width - fixed - 2 * (len(named) - 1))
+        for column, widest in named:
+            whole = column != self.flexible
+            table.add_column(
+                column,
+                no_wrap=True,
+                overflow="ellipsis",
+                min_width=widest if whole else None,
+                max_width=None if whole else room,
+            )
+        for cells in self.rows:
+            table.add_row(*cells)
+        yield self.title
+        yield table
+
+
+MIN_FLEXIBLE = 8  # cells of text a narrow terminal still shows
+
+
 def cli_table(
     title: str | Text, columns: Sequence[str], rows: Iterable[Sequence[Any]], flexible: str = ""
-) -> Group:
-    """A table for a terminal or a pipe: the title on a line of its own (a table's own title
-    is padded with spaces to the table's width), no vertical rules, and every column but
-    `flexible` (the text) as wide as its widest cell: a narrow terminal cuts that column,
-    never a node id, a count or a verdict."""
-    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False, collapse_padding=True)
-    rows = [[c if isinstance(c, Text) else Text(str(c)) for c in cells] for cells in rows]
-    for index, column in enumerate(columns):
-        widest = max([Text(column).cell_len] + [r[index].cell_len for r in rows if index < len(r)])
-        whole = column != flexible
-        table.add_column(
-            column, no_wrap=True, overflow="ellipsis", min_width=widest if whole else None
-        )
-    for cells in rows:
-        table.add_row(*cells)
+) -> CliTable:
+    cells = [[c if isinstance(c, Text) else Text(str(c)) for c in row] for row in rows]
     heading = title if isinstance(title, Text) else Text(title)
-    return Group(heading, table)
+    return CliTable(heading, list(columns), cells, flexible)
