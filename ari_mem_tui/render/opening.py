@@ -1,17 +1,24 @@
-"""Which node a run opens on: a useful one, not the empty root.
+"""Which node a run opens on: a useful one, not the empty root; and the run's main metric.
 
 A run with audit findings opens on the first node (in tree order) that has one: that is what a
 reviewer came for. Otherwise it opens where the research went furthest: the deepest completed
-node on the lineage of the best-scoring node. Without scores, the deepest completed node; without
-completed nodes, the first root.
+node on the lineage of the best-scoring node (ARI's `_scientific_score`; without it, the run's
+main metric). Without either, the deepest completed node; without completed nodes, the first
+root.
+
+The main metric is what the tree shows in the score's place on a run whose evaluator wrote no
+`_scientific_score` (every node read `–`): ARI's `primary_metric` (the experiment core, from the
+idea or evaluation_criteria.json) when nodes report it, else the metric most nodes report.
 """
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from collections.abc import Collection, Iterator, Mapping
 from typing import NamedTuple
 
-from ari_mem_tui.model import Checkpoint
+from ari_mem_tui.model import Checkpoint, Node
 
 COMPLETED = "success"  # ARI's status for a node that finished (§2.2)
 
@@ -40,8 +47,9 @@ def opening_node(ckpt: Checkpoint, findings_by_node: Mapping[str, list] | None =
             if findings_by_node.get(node_id):
                 return Opening(node_id, "the first node with an audit finding")
     scored = [n for n in ckpt.nodes.values() if n.score is not None]
-    if scored:
-        best = max(scored, key=lambda n: (n.score, n.status == COMPLETED, n.depth or 0))
+    metric = main_metric(ckpt) if not scored else None
+    if scored or metric:
+        best = _best(scored, metric, ckpt)
         done = [i for i in ckpt.lineage(best.id) if _completed(ckpt, i)]
         if done:
             why = "the best-scoring node" if done[-1] == best.id else "on the best-scoring lineage"
@@ -52,6 +60,67 @@ def opening_node(ckpt: Checkpoint, findings_by_node: Mapping[str, list] | None =
         return Opening(deepest.id, "the deepest completed node (no scores)")
     first = ckpt.roots[0] if ckpt.roots else next(iter(ckpt.nodes))
     return Opening(first, "the root: no node completed")
+
+
+def _best(scored: list[Node], metric: MainMetric | None, ckpt: Checkpoint) -> Node:
+    """The best node by `_scientific_score`, else by the main metric (its better end)."""
+    if scored:
+        return max(scored, key=lambda n: (n.score, n.status == COMPLETED, n.depth or 0))
+    assert metric is not None
+    sign = 1.0 if metric.higher_is_better else -1.0
+    nodes = [ckpt.nodes[i] for i in metric.values]
+    return max(
+        nodes, key=lambda n: (sign * metric.values[n.id], n.status == COMPLETED, n.depth or 0)
+    )
+
+
+class MainMetric(NamedTuple):
+    name: str
+    higher_is_better: bool
+    values: dict[str, float]  # node id → its finite value
+    source: str  # where the name came from, for the title: "primary_metric", "most reported"
+
+    def rank(self, value: float) -> float:
+        """Where `value` lies between the run's worst (0.0) and best (1.0) values."""
+        low, high = min(self.values.values()), max(self.values.values())
+        share = (value - low) / (high - low) if high > low else 1.0
+        return share if self.higher_is_better else 1.0 - share
+
+
+def main_metric(ckpt: Checkpoint) -> MainMetric | None:
+    """The metric the tree shows in the score's place, or None: some node has ARI's
+    `_scientific_score` (the tree shows that), or no node reports a number."""
+    if any(n.score is not None for n in ckpt.nodes.values()):
+        return None
+    counts: Counter[str] = Counter()
+    for node in ckpt.nodes.values():
+        counts.update(k for k, v in (node.metrics or {}).items() if _number(v) is not None)
+    counts = Counter({k: n for k, n in counts.items() if not str(k).startswith("_")})
+    if not counts:
+        return None
+    context = ckpt.core.ari_context if ckpt.core else {}
+    primary = context.get("primary_metric")
+    if isinstance(primary, str) and primary in counts:
+        name, source = primary, "primary_metric"
+        higher = context.get("higher_is_better", True) is not False
+    else:
+        name, source, higher = counts.most_common(1)[0][0], "most reported", True
+    values = {
+        n.id: value
+        for n in ckpt.nodes.values()
+        if (value := _number((n.metrics or {}).get(name))) is not None
+    }
+    return MainMetric(name, higher, values, source)
+
+
+def _number(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer past a float's range is no number
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _completed(ckpt: Checkpoint, node_id: str) -> bool:

@@ -36,7 +36,8 @@ from ari_mem_tui.render.table import TableView, next_sort, sorted_by
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.tui import keys
 
-MIN_TEXT = 16  # narrow: the text column is never cut below this (the table scrolls instead)
+MIN_TEXT = 6  # narrow: the text column is never cut below this (the table scrolls instead):
+# a few letters and its `…` beside an 80-column tree; wider, the pane clipped it with no `…`
 WIDE_TEXT = 200  # wide: characters of text shown; the whole text: Enter
 # what `fill` was last given: columns, rows, reserve, wide_only (to fill again on a change)
 Fill = tuple[list[str], list[tuple[str, list[object]]], bool, Collection[str]]

@@ -47,6 +47,12 @@ class TreePane(Vertical):
     def show_state(self) -> None:
         """The border title says what the tree shows: the filter and the find, while active."""
         title = Text("Tree")
+        metric = self.tree.metric if self.is_mounted else None
+        if metric is not None:  # what the numbers are, where the run has no score
+            arrow = "↑" if metric.higher_is_better else "↓"
+            known = metric.source == "primary_metric"
+            how = f"{arrow} better" if known else f"most reported, {arrow} assumed"
+            title.append(f" · {preview(metric.name, 20)} {how}")
         if self.tree_filter.active:  # the count first: a narrow pane cuts the title's end
             count = plural(len(self.tree.matched_ids), "node")
             title.append(f" · {count} · filter {self.tree_filter.describe()}")
@@ -86,6 +92,7 @@ class TreePane(Vertical):
             node = tree.reveal(root_id)
             if node is not None and expand_roots:
                 node.expand()
+        self.show_state()  # (a run without scores: its main metric's name)
 
     def show(self, ckpt: Checkpoint) -> None:
         """Draw `ckpt`'s tree through the filter: matching nodes and, dimmed, their ancestors."""
