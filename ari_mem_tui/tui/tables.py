@@ -26,6 +26,7 @@ from rich.text import Text
 from textual.actions import SkipAction
 from textual.binding import Binding, BindingType
 from textual.containers import ScrollableContainer, Vertical
+from textual.css.scalar import Unit
 from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import var
@@ -36,7 +37,7 @@ from ari_mem_tui.render.table import TableView, next_sort, sorted_by
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.tui import keys
 
-MIN_TEXT = 6  # narrow: the text column is never cut below this (the table scrolls instead):
+MIN_TEXT = 4  # narrow: the text column is never cut below this (the table scrolls instead):
 # a few letters and its `…` beside an 80-column tree; wider, the pane clipped it with no `…`
 WIDE_TEXT = 200  # wide: characters of text shown; the whole text: Enter
 # what `fill` was last given: columns, rows, reserve, wide_only (to fill again on a change)
@@ -222,12 +223,24 @@ class VimTable(DataTable):
             width = min(longest, WIDE_TEXT)
         else:
             used = sum(c.width for c in order[:-1])
-            room = self._pane_width() - used - 2 * len(order) - 2
+            room = self._pane_width() - used - 2 * len(order) - self._scrollbar_room()
             width = min(longest, max(MIN_TEXT, room))
         text.width = width
         total = sum(c.get_render_width(self) for c in order)
         self.virtual_size = Size(total, self.virtual_size.height)
         self.notify_style_update()  # cells are cut to their column as drawn: draw them again
+
+    def _scrollbar_room(self) -> int:
+        """Cells kept for the vertical scrollbar: none when every row fits (the rows and the
+        header within the table's max height, else its height), as a short table never shows
+        one; else its size (kept whether shown or not while the height is unknown)."""
+        rows = len(self.shown_rows) + 1
+        limit = self.styles.max_height
+        if limit is not None and limit.unit == Unit.CELLS:
+            fits = rows <= limit.value
+        else:
+            fits = 0 < rows <= self.scrollable_content_region.height
+        return 0 if fits else self.styles.scrollbar_size_vertical
 
     def clear(self, columns: bool = False) -> Self:
         """Empty: also forget the last fill, which a resize or `z` would otherwise bring back."""

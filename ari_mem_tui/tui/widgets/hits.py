@@ -190,13 +190,19 @@ class QueryInput(Input):
         self._at = len(self.queries)
 
     def action_history(self, step: int) -> None:
-        """↑ (-1): the query before; ↓ (1): the one after, then what was being typed."""
+        """↑ (-1): the query before; ↓ (1): the one after, then what was being typed. A query
+        the box holds already is passed over (the box keeps the custom query that is on)."""
         if not self.queries:
             return
         if self._at == len(self.queries):
             self._typed = self.value
-        self._at = max(0, min(len(self.queries), self._at + step))
-        self.value = self.queries[self._at] if self._at < len(self.queries) else self._typed
+        at, shown = self._at, self.value
+        while True:
+            at = max(0, min(len(self.queries), at + step))
+            value = self.queries[at] if at < len(self.queries) else self._typed
+            if value != shown or at in (0, len(self.queries)):
+                break
+        self._at, self.value = at, value
         self.cursor_position = len(self.value)
 
 
