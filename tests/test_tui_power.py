@@ -286,3 +286,20 @@ async def test_a_run_without_scores_shows_its_main_metric_in_the_tree(tiny: Path
         lines = [app.tree_widget.render_line(y).text for y in range(3)]
         assert "0.5 " in lines[0] and "0.51" in lines[1] and "0.52" in lines[2], lines
         assert " – " not in "".join(lines[:3])
+
+
+async def test_the_filter_looks_past_the_rows_a_cut_table_shows(demo_ckpt: Path) -> None:
+    """GIVEN the demo's whole-run writes (1,887: the table shows the first 300) WHEN `/` finds
+    the rejected writes THEN all three are found, the two past the first 300 too."""
+    app = make_app(demo_ckpt)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "4", "w", "right_square_bracket")
+        table = app.query_one("#writes-table", VimTable)
+        assert (table.row_count, table.total_rows) == (300, 1887)
+        await press(pilot, "slash")
+        await type_text(pilot, "conclusion for the parent")
+        await press(pilot, "enter")
+        assert table.row_count == 3
+        assert [int(key) for key in shown_keys(table)] == [167, 734, 1803]
+        assert "3 of 1,887 rows" in title_of(app.query_one("#writes-pane"))

@@ -18,7 +18,7 @@ characters of text, scrolling sideways. A row's whole text is one key away in bo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
 from dataclasses import replace
 from typing import ClassVar, Self
 
@@ -40,8 +40,27 @@ from ari_mem_tui.tui import keys
 MIN_TEXT = 4  # narrow: the text column is never cut below this (the table scrolls instead):
 # a few letters and its `…` beside an 80-column tree; wider, the pane clipped it with no `…`
 WIDE_TEXT = 200  # wide: characters of text shown; the whole text: Enter
-# what `fill` was last given: columns, rows, reserve, wide_only (to fill again on a change)
-Fill = tuple[list[str], list[tuple[str, list[object]]], bool, Collection[str]]
+Rows = Sequence[tuple[str, list[object]]]
+# what `fill` was last given: columns, rows, reserve, wide_only, limit (to fill again)
+Fill = tuple[list[str], Rows, bool, Collection[str], int | None]
+
+
+class LazyRows(Sequence[tuple[str, list[object]]]):
+    """A table's rows made as they are read, `make(index, item)` each: a table cut to its
+    first rows (the whole run's 2,000 writes, a 10,000-node run's health) makes only those,
+    unless its reader filters or sorts it; then every row is made, so the filter finds a row
+    past the cut too."""
+
+    def __init__(self, items: Sequence[object], make: Callable[[int, object], tuple[str, list]]):
+        self.items, self.make = items, make
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self.make(i, self.items[i]) for i in range(*index.indices(len(self.items)))]
+        return self.make(index, self.items[index])
 
 
 class VimTable(DataTable):
@@ -66,6 +85,7 @@ class VimTable(DataTable):
         self._filled_as: tuple[int, bool] = (0, False)  # (pane width, wide) of the last fill
         self._longest_text = 0  # cells of the last column's longest cell (or its header)
         self.shown_rows: list[tuple[str, list[object]]] = []  # through the view, in its order
+        self.matched = 0  # rows the view keeps (more than are shown when a limit cuts them)
         self.wanted_key: str | None = None  # the row the cursor goes to when a fill has it
 
     def on_mount(self) -> None:
@@ -82,6 +102,7 @@ class VimTable(DataTable):
         rows: Iterable[tuple[str, list[object]]],
         reserve: bool = False,
         wide_only: Collection[str] = (),
+        limit: int | None = None,
     ) -> None:
         """Replace everything; `rows` are (key, cells); str cells are made safe one-liners.
 
@@ -90,14 +111,22 @@ class VimTable(DataTable):
         wide, WIDE_TEXT characters. Its cells hold WIDE_TEXT characters either way and are cut
         (`…`) to the column as they are drawn, so a new width (a pane shown or hidden, the tree
         folding away) changes one column's width instead of filling the table again. Columns
-        named in `wide_only` are shown only when wide."""
-        rows = list(rows)
+        named in `wide_only` are shown only when wide. With `limit`, the first `limit` rows
+        that the reader's filter keeps, in its order, are shown (`rows` a LazyRows: only those
+        are made, when no filter or order is set)."""
+        if not isinstance(rows, Sequence):
+            rows = list(rows)
         super().clear(columns=True)  # not self.clear: that forgets what this fill is given
-        self._last_fill = (columns, rows, reserve, wide_only)
+        self._last_fill = (columns, rows, reserve, wide_only, limit)
         self._generation += 1
         pane, wide = self._pane_width(), self.wide
         self._filled_as = (pane, wide)
-        rows = self.shown_rows = self.view.apply(columns, rows)  # type: ignore[assignment]
+        if self.view.active:  # every row: the filter and the order look past the cut
+            kept = self.view.apply(columns, list(rows))
+        else:
+            kept = list(rows[:limit] if limit is not None else rows)
+        self.matched = len(kept) if self.view.active else len(rows)
+        rows = self.shown_rows = kept[:limit] if limit is not None else kept
         shown = [i for i, c in enumerate(columns) if wide or c not in wide_only]
         columns = [columns[i] for i in shown]
         rows = [(key, [cells[i] for i in shown if i < len(cells)]) for key, cells in rows]
@@ -131,7 +160,7 @@ class VimTable(DataTable):
 
     def view_words(self) -> str:
         """`3 of 12 rows · filter 'roof' · sorted by score ↓`, "" when nothing is asked."""
-        return self.view.words(len(self.shown_rows), self.total_rows)
+        return self.view.words(self.matched, self.total_rows)
 
     def watch_view(self) -> None:
         """Show the rows through the new view, the cursor kept on its row when it is shown."""
@@ -245,7 +274,7 @@ class VimTable(DataTable):
     def clear(self, columns: bool = False) -> Self:
         """Empty: also forget the last fill, which a resize or `z` would otherwise bring back."""
         self._last_fill = None
-        self.shown_rows = []
+        self.shown_rows, self.matched = [], 0
         super().clear(columns)
         self._settle_focus()
         return self

@@ -46,7 +46,7 @@ from ari_mem_tui.render.words import cut_note
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import HealthDone, HealthProgress, JumpToNode, OpenEntry
-from ari_mem_tui.tui.tables import VimTable, view_title
+from ari_mem_tui.tui.tables import LazyRows, VimTable, view_title
 
 NODE_ROWS = 300  # a DataTable of 10k rows takes over a second to fill: the worst first
 ENTRY_ROWS = 100
@@ -229,8 +229,10 @@ class HealthScreen(Screen[None]):
         depths = self.query_one("#health-depths", VimTable)
         depths.fill(list(DEPTH_COLUMNS), [(b.label, depth_cells(b)) for b in h.by_depth])
         nodes = self.query_one("#health-nodes", VimTable)
-        worst = worst_nodes(h, NODE_ROWS)
-        nodes.fill(list(NODE_COLUMNS), [(r.node_id, node_cells(r)) for r in worst])
+        ranked = worst_nodes(h, len(h.nodes))  # the first NODE_ROWS shown; `/` filters them all
+        rows = LazyRows(ranked, lambda _, r: (r.node_id, node_cells(r)))  # type: ignore[attr-defined]
+        nodes.fill(list(NODE_COLUMNS), rows, limit=NODE_ROWS)
+        worst = ranked[:NODE_ROWS]
         unsearched = len(h.nodes) - h.searched
         skipped = f" ({unsearched} did not: a root, or not started)" if unsearched else ""
         self._title(

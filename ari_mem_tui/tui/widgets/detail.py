@@ -41,7 +41,7 @@ from ari_mem_tui.search.startup import startup_notes
 from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
 from ari_mem_tui.tui.rows import AuditRow, RowDetail
-from ari_mem_tui.tui.tables import TablePane, VimTable
+from ari_mem_tui.tui.tables import LazyRows, TablePane, VimTable
 from ari_mem_tui.tui.widgets.preview import Previewed, RowPreview
 
 # ---------------------------------------------------------------- Saw
@@ -245,7 +245,8 @@ class WritesPane(Previewed, TablePane):
             )
         if len(writes) > WRITES_SHOWN:
             title.append(
-                f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first); "
+                f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first; / filters them"
+                " all); "
                 + ("w: one node's writes; " if whole else "")
                 + "every rejected one: `ari-mem-tui audit CKPT --json`",
                 style="yellow",
@@ -253,9 +254,10 @@ class WritesPane(Previewed, TablePane):
         self.query_one("#writes-title", Static).update(title)
         self.query_one("#writes-table", VimTable).fill(
             WRITE_COLUMNS,
-            ((str(i), write_row(w, self._refused(w))) for i, w in enumerate(writes[:WRITES_SHOWN])),
+            LazyRows(writes, lambda i, w: (str(i), write_row(w, self._refused(w)))),
             reserve=True,
             wide_only=WRITE_WIDE if whole else (*WRITE_WIDE, "by"),
+            limit=WRITES_SHOWN,  # the first (a filter, `/`, looks at every one)
         )
         self.set_title(Text(f"Writes · {scope}"))  # Text: never parsed as markup
         self.update_preview()

@@ -230,9 +230,7 @@ class HitsPane(Previewed, VerticalScroll):
         # the border title, the keys in the footer, the whole header one `z` away
         yield Static("", id="hits-line")
         with Horizontal(id="hits-controls"):
-            yield QueryInput(
-                placeholder="custom query (Enter; ↑ ↓: earlier ones)", id="query-input"
-            )
+            yield QueryInput(placeholder="custom query (Enter; ↑ ↓ earlier)", id="query-input")
             yield Input(value="5", type="integer", id="limit-input", tooltip="limit (ARI: 5)")
             yield Checkbox(
                 AS_OF_LABELS[True],

@@ -3,6 +3,8 @@ problem count, wide tables and follow state."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
@@ -86,7 +88,12 @@ class StatusBar(Horizontal):
         self.query_one("#status-wide").display = False
 
     def set_source(self, label: str) -> None:
-        self.query_one(SourceLabel).label = preview(label, 300)  # one line, control chars shown
+        """Where the run comes from, one line, control characters shown; a path in the home
+        folder as `~/…`, as a shell prompt says it (the room goes to the run's name)."""
+        home = str(Path.home()).rstrip("/")
+        if len(home) > 1:
+            label = label.replace(f" {home}/", " ~/")
+        self.query_one(SourceLabel).label = preview(label, 300)
 
     def set_embedder(self, name: str, note: str = "") -> None:
         short = Text(preview(name, 30), style="cyan")
