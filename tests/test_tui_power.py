@@ -161,18 +161,31 @@ async def test_b_goes_back_to_the_node_tab_and_row_and_shift_b_forward(tiny: Pat
 
 
 async def test_plus_maximises_the_focused_pane_and_plus_or_esc_restores(tiny: Path) -> None:
+    """GIVEN 80×24 WHEN `+` in the tree, then in the Hits table THEN that pane takes the
+    whole width (the other side and the tab strip hidden); `+` again, or Esc, puts it back."""
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
+        tree, tabs = app.query_one("#tree-pane"), app.query_one("#tabs")
+        width = tree.region.width
         await press(pilot, "plus")
-        assert app.screen.maximized is app.query_one("#tree-pane")
-        assert app.query_one("#tree-pane").region.width == 80  # the whole width
+        assert tree.region.width == 80 and not tabs.display
         await press(pilot, "plus")
-        assert app.screen.maximized is None
-        await press(pilot, *TO_B1, "right_square_bracket", "plus")
-        assert app.screen.maximized is app.query_one("#hits-pane")
-        await press(pilot, "escape")
-        assert app.screen.maximized is None and app.focused is app.query_one("#hits-table")
+        assert tree.region.width == width and tabs.display
+        await press(pilot, *TO_B1, "right_square_bracket")
+        hits = app.query_one("#hits-pane")
+        placed = hits.region
+        await press(pilot, "plus")
+        whole = hits.region
+        assert whole.width == 80 and whole.height > placed.height  # no tab strip
+        await press(pilot, "2")  # the tab keys still switch: the Saw tab, maximised too
+        assert app.query_one("#saw-pane").region == whole
+        await press(pilot, "1", "escape")
+        assert hits.region == placed
+        assert app.focused is app.query_one("#hits-table")  # Esc restored, nothing else
+        assert tree.has_class("-drawer")  # at 80 columns the tree folds while the tabs have focus
+        await press(pilot, "left_square_bracket")
+        assert tree.region.width == width  # and unfolds again
 
 
 async def test_the_palette_jumps_to_a_node_by_words_of_its_direction(tiny: Path) -> None:

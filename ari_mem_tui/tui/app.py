@@ -50,7 +50,7 @@ from ari_mem_tui.tui.widgets.detail import (
 )
 from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES, DetailTabs
 from ari_mem_tui.tui.widgets.hits import NARROW_BELOW, HitsPane
-from ari_mem_tui.tui.widgets.panes import FRAMED, Panes
+from ari_mem_tui.tui.widgets.panes import Panes
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from ari_mem_tui.tui.widgets.status_bar import LoadingNote, StatusBar
 from ari_mem_tui.tui.widgets.tree_pane import TreePane
@@ -69,7 +69,6 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         (NARROW_BELOW, "-wide"),
     ]
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.APP)
-    ALLOW_IN_MAXIMIZED_VIEW = "StatusBar, KeyBar"  # `+`: the status and the keys stay
     wide_columns = var(False)  # `z`: the tables wide (every column) or narrow (they fit)
 
     def __init__(
@@ -333,7 +332,12 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.query_one("#query-input", Input).focus()  # at once, as action_tab does
 
     def action_escape(self) -> None:
-        """Esc: from the tabs, back to the tree; in the tree, clear the find, else the filter."""
+        """Esc: a maximised pane back in its place; from the tabs, back to the tree; in the
+        tree, clear the find, else the filter."""
+        panes = self.query_one(Panes)
+        if panes.maximised:
+            panes.maximised = ""
+            return
         focused = self.focused
         if focused is not None and self.tabs in focused.ancestors_with_self:
             self.action_focus_tree()
@@ -348,20 +352,10 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.query_one(Panes).toggle_tree()
 
     def action_maximise(self) -> None:
-        """`+`: the focused pane (the tree, the shown tab's pane) fills the screen; `+` again
-        or Esc: back (Textual's own maximise, so Esc minimises before anything else)."""
-        screen = self.screen
-        if screen.maximized is not None:
-            screen.minimize()
-            return
-        focused = self.focused
-        panes = self.query(FRAMED).results() if screen is self.screen_stack[0] else ()
-        holding = set(focused.ancestors_with_self) if focused is not None else set()
-        pane = next((p for p in panes if p in holding), None)
-        if pane is None:
+        """`+`: the focused pane (the tree, or the shown tab) fills the screen; `+` again, or
+        Esc: back (widgets/panes.py)."""
+        if not self.query_one(Panes).maximise(self.focused):
             self.notify("focus a pane first ([ or ])")
-            return
-        screen.maximized = pane
 
     def action_table(self, action: str) -> None:
         """A table key from the palette: on the focused table, else the shown tab's."""
