@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ari_mem_tui.render.text import preview, short_id
+from ari_mem_tui.render.text import preview
 from ari_mem_tui.tui import messages as msg
 from ari_mem_tui.tui.history import History, View
 from ari_mem_tui.tui.rows import AuditRow
@@ -116,7 +116,6 @@ class Routing:
         self.action_tab(view.tab)
         if view.focused and table is not None and table.allow_focus():
             table.focus()
-        self.notify(f"{way}: {short_id(view.node_id)} · {view.tab}")
 
     def on_open_entry(self, message: msg.OpenEntry) -> None:
         ckpt = self.ckpt
