@@ -176,6 +176,13 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """What a command that replays a search takes: the ranker, a Letta server, the limits."""
+    add_ranker_options(parser)
+    add_letta_options(parser)
+    add_limit_options(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ari-mem-tui",
@@ -328,9 +335,7 @@ def build_parser() -> argparse.ArgumentParser:
     p_compare.add_argument("node_a", metavar="A", help=NODE_HELP)
     p_compare.add_argument("node_b", metavar="B", help="the other node, named as A is")
     p_compare.add_argument("--json", action="store_true", help="machine-readable output")
-    add_ranker_options(p_compare)
-    add_letta_options(p_compare)
-    add_limit_options(p_compare)
+    add_run_options(p_compare)
 
     p_export = sub.add_parser(
         "export", help="write a node's dossier (Markdown + JSON), as the TUI's e writes it"
@@ -344,9 +349,7 @@ def build_parser() -> argparse.ArgumentParser:
         " export_dir, else the user's data dir; never the checkpoint)",
     )
     p_export.add_argument("--json", action="store_true", help="name the files as JSON")
-    add_ranker_options(p_export)
-    add_letta_options(p_export)
-    add_limit_options(p_export)
+    add_run_options(p_export)
 
     p_writes = sub.add_parser(
         "writes", help="the copy-on-write log of a node, or of the whole run (the Writes tab)"

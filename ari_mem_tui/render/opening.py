@@ -46,20 +46,29 @@ def opening_node(ckpt: Checkpoint, findings_by_node: Mapping[str, list] | None =
         for node_id in tree_order(ckpt):
             if findings_by_node.get(node_id):
                 return Opening(node_id, "the first node with an audit finding")
-    scored = [n for n in ckpt.nodes.values() if n.score is not None]
-    metric = main_metric(ckpt) if not scored else None
-    if scored or metric:
-        best = _best(scored, metric, ckpt)
-        done = [i for i in ckpt.lineage(best.id) if _completed(ckpt, i)]
-        if done:
-            why = "the best-scoring node" if done[-1] == best.id else "on the best-scoring lineage"
-            return Opening(done[-1], f"{why}: the deepest completed node there")
+    if best := _best_lineage(ckpt):
+        return best
     completed = [n for n in ckpt.nodes.values() if n.status == COMPLETED]
     if completed:
         deepest = max(completed, key=lambda n: n.depth or 0)
         return Opening(deepest.id, "the deepest completed node (no scores)")
     first = ckpt.roots[0] if ckpt.roots else next(iter(ckpt.nodes))
     return Opening(first, "the root: no node completed")
+
+
+def _best_lineage(ckpt: Checkpoint) -> Opening | None:
+    """The deepest completed node on the best node's lineage (by score, else by the main
+    metric), or None: nothing scored, or nothing completed there."""
+    scored = [n for n in ckpt.nodes.values() if n.score is not None]
+    metric = main_metric(ckpt) if not scored else None
+    if not scored and metric is None:
+        return None
+    best = _best(scored, metric, ckpt)
+    done = [i for i in ckpt.lineage(best.id) if _completed(ckpt, i)]
+    if not done:
+        return None
+    why = "the best-scoring node" if done[-1] == best.id else "on the best-scoring lineage"
+    return Opening(done[-1], f"{why}: the deepest completed node there")
 
 
 def _best(scored: list[Node], metric: MainMetric | None, ckpt: Checkpoint) -> Node:
@@ -92,10 +101,7 @@ def main_metric(ckpt: Checkpoint) -> MainMetric | None:
     `_scientific_score` (the tree shows that), or no node reports a number."""
     if any(n.score is not None for n in ckpt.nodes.values()):
         return None
-    counts: Counter[str] = Counter()
-    for node in ckpt.nodes.values():
-        counts.update(k for k, v in (node.metrics or {}).items() if _number(v) is not None)
-    counts = Counter({k: n for k, n in counts.items() if not str(k).startswith("_")})
+    counts = _reported(ckpt)
     if not counts:
         return None
     context = ckpt.core.ari_context if ckpt.core else {}
@@ -111,6 +117,17 @@ def main_metric(ckpt: Checkpoint) -> MainMetric | None:
         if (value := _number((n.metrics or {}).get(name))) is not None
     }
     return MainMetric(name, higher, values, source)
+
+
+def _reported(ckpt: Checkpoint) -> Counter[str]:
+    """How many nodes report each metric as a number (ARI's reserved `_` keys left out)."""
+    counts: Counter[str] = Counter()
+    for node in ckpt.nodes.values():
+        metrics = node.metrics or {}
+        counts.update(
+            k for k, v in metrics.items() if not str(k).startswith("_") and _number(v) is not None
+        )
+    return counts
 
 
 def _number(value: object) -> float | None:

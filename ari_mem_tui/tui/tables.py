@@ -121,20 +121,10 @@ class VimTable(DataTable):
         self._generation += 1
         pane, wide = self._pane_width(), self.wide
         self._filled_as = (pane, wide)
-        if self.view.active:  # every row: the filter and the order look past the cut
-            kept = self.view.apply(columns, list(rows))
-        else:
-            kept = list(rows[:limit] if limit is not None else rows)
-        self.matched = len(kept) if self.view.active else len(rows)
-        rows = self.shown_rows = kept[:limit] if limit is not None else kept
+        rows = self.shown_rows = self._through_view(columns, rows, limit)
         shown = [i for i, c in enumerate(columns) if wide or c not in wide_only]
         columns = [columns[i] for i in shown]
-        rows = [(key, [cells[i] for i in shown if i < len(cells)]) for key, cells in rows]
-        prepared: list[tuple[str, list[Text]]] = [
-            (key, [cell_text(c) for c in cells[:-1]] + [text_cell(cells[-1], reserve)])
-            for key, cells in rows
-            if cells
-        ]
+        prepared = prepared_rows(rows, shown, reserve)
         # explicit widths: DataTable's auto-width can paint rows before it measured them
         for index, column in enumerate(columns):
             width = max([len(column)] + [t[index].cell_len for _, t in prepared if index < len(t)])
@@ -148,6 +138,17 @@ class VimTable(DataTable):
         self._settle_focus()
 
     # ---- the reader's view: filter, order ----
+
+    def _through_view(self, columns: list[str], rows: Rows, limit: int | None) -> list:
+        """The rows to show: through the reader's filter and order (every row is made: they
+        look past the cut), then the first `limit`; `matched` counts what the filter kept."""
+        if self.view.active:
+            kept = self.view.apply(columns, list(rows))
+            self.matched = len(kept)
+        else:
+            kept = list(rows[:limit] if limit is not None else rows)
+            self.matched = len(rows)
+        return kept[:limit] if limit is not None else kept
 
     @property
     def columns_filled(self) -> list[str]:
@@ -381,6 +382,18 @@ class VimTable(DataTable):
     def plain_key(value: str | None) -> str | None:
         """The key given to `fill`, without the generation prefix."""
         return value.split("|", 1)[1] if value and "|" in value else value
+
+
+def prepared_rows(
+    rows: Iterable[tuple[str, list[object]]], shown: list[int], reserve: bool
+) -> list[tuple[str, list[Text]]]:
+    """Each row's cells of the `shown` columns as safe one-line texts (the last: the text)."""
+    out = []
+    for key, cells in rows:
+        kept = [cells[i] for i in shown if i < len(cells)]
+        if kept:
+            out.append((key, [cell_text(c) for c in kept[:-1]] + [text_cell(kept[-1], reserve)]))
+    return out
 
 
 def cell_text(value: object, width: int = 70) -> Text:
