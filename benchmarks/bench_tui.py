@@ -261,7 +261,12 @@ async def place(app: AriMemApp, where: str) -> None:
         app.action_focus_tree()
     elif where == "table":
         app.action_tab("hits")
-        app.query_one("#hits-table").focus()
+        table = app.query_one("#hits-table")
+        for _ in range(200):  # until it has the focus (a refill can leave it no stop a moment)
+            table.focus()
+            await quiet(app)
+            if app.focused is table:
+                break
     elif where == "query":
         app.action_focus_query()
     else:
@@ -297,7 +302,8 @@ def check_effect(app: AriMemApp, key_id: str) -> None:
     from ari_mem_tui.tui.tables import TableFilter
 
     if key_id == "table_filter":
-        assert any(box.display for box in app.query(TableFilter)), "/ opened no filter box"
+        boxes = [(box.display, box.has_focus) for box in app.query(TableFilter)]
+        assert any(d for d, _ in boxes), f"/ opened no filter box: {app.focused!r} {boxes}"
     elif key_id == "table_sort":
         assert app.query_one("#hits-table").view.sort_column is not None, "S sorted nothing"
     elif key_id == "table_clear":
@@ -349,6 +355,7 @@ async def time_keys(
                 await prepare(app, key_id)
                 await quiet(app)
                 timings.setdefault(f"{key_id} ({key})", []).append(await press_timed(app, key))
+                await drained(app, rounds=8)  # what it caused, to the end (`v`: a view, late)
                 check_effect(app, key_id)
                 await close_views(app)
                 await tidy(app, key_id)
