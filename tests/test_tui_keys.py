@@ -75,8 +75,10 @@ async def test_a_remapped_key_works_and_the_old_one_no_longer_fires(
     monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
     app = make_app(tiny)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        # said as the app mounts; read before the load, which on a busy machine can take
+        # longer than the toast stays (5 s)
         assert any("no key called nonsense" in n.message for n in app._notifications)
+        await settle(pilot)
         assert app.current_id == IDS["R"]
         await press(pilot, "m")
         assert app.tabs.marked_id is None  # m no longer marks: bound to nothing, it is text
