@@ -363,8 +363,7 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         table = focused if isinstance(focused, VimTable) else None
         if table is None and self.tabs.display:
             pane = self.tabs.get_pane(self.tabs.active) if self.tabs.active else None
-            found = pane.query(VimTable).first() if pane is not None else None
-            table = found if isinstance(found, VimTable) else None
+            table = next(iter(pane.query(VimTable)), None) if pane is not None else None
         if table is None:
             self.notify("no table here", severity="warning")
             return
