@@ -202,6 +202,14 @@ async def test_the_palette_jumps_to_a_node_by_words_of_its_direction(tiny: Path)
         assert app.current_id == IDS["B1"]
         await press(pilot, "b")
         assert app.current_id == start
+        await press(pilot, "ctrl+p", *"sort table")  # a table key from the palette: the
+        await pilot.pause(0.3)  # shown tab's table, though the tree has the focus
+        await press(pilot, "enter")
+        assert app.query_one("#hits-table", VimTable).view.sort_column == "#"
+        await press(pilot, "2", "ctrl+p", *"sort table")  # the Saw tab has no table: said
+        await pilot.pause(0.3)
+        await press(pilot, "enter")
+        assert any("no table here" in n.message for n in app._notifications)
 
 
 async def test_the_status_line_at_80_columns_cuts_no_count(tiny: Path) -> None:
