@@ -11,7 +11,6 @@ mtime, so listing a hundred runs again is instant.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import time
@@ -28,7 +27,7 @@ from ari_mem_tui.checkpoint.backup import BACKUP_FILE, GzipLines
 from ari_mem_tui.checkpoint.jsonfile import usable_file
 from ari_mem_tui.checkpoint.paths import RUN_FILES, is_run, not_a_folder
 from ari_mem_tui.checkpoint.tree import read_tree_document
-from ari_mem_tui.checkpoint.values import parse_iso
+from ari_mem_tui.checkpoint.values import as_float, parse_iso
 from ari_mem_tui.model import Problem
 from ari_mem_tui.model.workspace import RunInfo, Workspace
 
@@ -196,7 +195,7 @@ def _count_or_say(path: Path) -> Counts:
         why = f"cannot read it ({exc.strerror or type(exc).__name__})"
         name = Path(exc.filename).name if exc.filename else path.name
         problem = Problem(file=name, what="not counted", why=why, severity="error")
-        return Counts(problems=[problem.model_dump()])
+        return Counts(problems=[problem.as_data()])
 
 
 def _count(path: Path) -> Counts:
@@ -240,7 +239,7 @@ def _count(path: Path) -> Counts:
                     why=lines.stop.reason,
                 )
             )
-    found.problems = [p.model_dump() for p in problems]
+    found.problems = [p.as_data() for p in problems]
     return found
 
 
@@ -267,7 +266,7 @@ def _apply_counts(info: RunInfo, found: Counts) -> None:
         info.run_id = found.run_id
     if found.tree_created is not None:
         info.created, info.created_source = found.tree_created, "tree.json created_at"
-    info.problems = [Problem.model_validate(p) for p in found.problems]
+    info.problems = [Problem.from_data(p) for p in found.problems]
 
 
 def _checked(counts: Any) -> Counts | None:
@@ -276,7 +275,7 @@ def _checked(counts: Any) -> Counts | None:
     try:
         found = msgspec.convert(counts, Counts)
         for problem in found.problems:
-            Problem.model_validate(problem)
+            Problem.from_data(problem)
     except (msgspec.ValidationError, ValueError):
         return None
     return found
@@ -382,13 +381,13 @@ def recent_runs() -> list[dict[str, Any]]:
     rows = data.get("runs") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         return []
+    # `opened` a finite float: an integer past a float's range raised OverflowError (exit 3)
     good = [
-        r
+        {**r, "opened": opened}
         for r in rows
         if isinstance(r, dict)
         and isinstance(r.get("path"), str)
-        and isinstance(r.get("opened"), (int, float))
-        and math.isfinite(r["opened"])
+        and (opened := as_float(r.get("opened"))) is not None
     ]
     return sorted(good, key=lambda r: -r["opened"])
 

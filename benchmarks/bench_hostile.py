@@ -13,6 +13,9 @@ The cases are built at run time in a temp folder, from small inputs (nothing big
 - `caches-dev-zero`: the small demo run whose BM25 index and run counts are symlinks to
   /dev/zero, beside a FIFO vector segment (damaged again before every run: each run
   meets them, refuses them and rebuilds);
+- `numbers-past-range`: every number of the small demo's tree, nodes tree, access log and
+  backup past some range, in turn (1e308, -1e308, 10**400, 2**64, 5e-324); `score-1e308`:
+  one recorded score of 1e308 (issue 31 item 2); each also with `health`;
 - `tui-chain-20k`: the TUI (Textual headless, 120×40, BM25) on the 20,000-deep chain, scored
   so that it opens on the deepest node: time until the run is shown, then `q` until the app has
   ended, and the child's peak RSS.
@@ -149,6 +152,50 @@ def chain(folder: Path, depth: int = 20_000, name: str = "chain-20k") -> Path:
     return ckpt
 
 
+# ---------------------------------------------------------------- numbers past every range
+PAST_RANGE = [1e308, -1e308, 10**400, 2**64, 5e-324]  # 10**400: an integer no float holds
+
+
+def numbers_past_range(folder: Path) -> Path:
+    """Issue 31 item 2: the small demo with every number of its tree, nodes tree, access log
+    and backup past some range, in turn: scores, ts, metrics, limits, steps, depths, sizes."""
+    sys.path.insert(0, str(ROOT))  # the fuzzer's damage (tests/fuzz/damage.py)
+    from tests.fuzz.damage import past_range
+
+    ckpt = demo(folder, "numbers-past-range")
+    count = [0]
+    for name in ("tree.json", "nodes_tree.json"):
+        path = ckpt / name
+        path.write_text(json.dumps(past_range(json.loads(path.read_text()), PAST_RANGE, count)))
+    log = ckpt / "memory_access.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps(past_range(e, PAST_RANGE, count)) + "\n" for e in lines))
+    backup = ckpt / "memory_backup.jsonl.gz"
+    records = [json.loads(line) for line in gzip.decompress(backup.read_bytes()).splitlines()]
+    body = "".join(json.dumps(past_range(r, PAST_RANGE, count)) + "\n" for r in records)
+    backup.write_bytes(gzip.compress(body.encode()))
+    return ckpt
+
+
+def score_1e308(folder: Path) -> Path:
+    """Issue 31 item 2 as it was seen: one access-log result's score 1e308 (every replay and
+    health exited 3)."""
+    ckpt = demo(folder, "score-1e308")
+    log = ckpt / "memory_access.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    searches = (
+        e
+        for e in events
+        if e.get("op") == "read" and e.get("results") and not e["query"].startswith("inherit")
+    )
+    next(searches)["results"][0]["score"] = 1e308
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return ckpt
+
+
+NUMBER_CASES = {"numbers-past-range": numbers_past_range, "score-1e308": score_1e308}
+
+
 def fitted_exponent(sizes: list[int], seconds: list[float]) -> float:
     """The slope of log(seconds) on log(size), least squares: 1 linear, 2 quadratic."""
     xs = [math.log(n) for n in sizes]
@@ -282,6 +329,8 @@ def commands(name: str, ckpt: Path) -> list[list[str]]:
         ["audit", str(ckpt)],
         ["saw", str(ckpt), node, "--embedder", "bm25"],
     ]
+    if name in NUMBER_CASES:
+        base.append(["health", str(ckpt), "--embedder", "bm25"])
     if name == "memory-200mib":
         loose = ["--max", "gzip-ratio=100000"]
         base += [
@@ -331,6 +380,7 @@ def main() -> int:
         "chain-20k": chain,
         "caches-dev-zero": caches_dev_zero,
         "tui-chain-20k": scored_chain,
+        **NUMBER_CASES,
     }
     print(f"load average {os.getloadavg()[0]:.1f}; {args.repeat} runs per command")
     print(f"{'case':16} {'command':90} {'exit':>4} {'peak MiB':>9} {'median s':>9} {'max s':>7}")

@@ -36,7 +36,7 @@ def test_compare_says_the_common_ancestor_and_what_only_each_side_has(tiny: Path
     hits_a = [h["entry_id"] for h in a["replay"]["hits"]]
     hits_b = {h["entry_id"] for h in b["replay"]["hits"]}
     assert a["only_here_hits"] == [e for e in hits_a if e not in hits_b]
-    assert a["only_here_hits"] and "schema" not in a["replay"]
+    assert a["only_here_hits"] and a["replay"]["schema"] == "ari-mem-tui/saw"  # as saw's
     assert main(["compare", str(tiny), "a1z", "b1", "--embedder", "bm25"]) == 0
     text = capsys.readouterr().out
     assert text.startswith("Compare  common ancestor root (depth 0")

@@ -373,6 +373,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_letta_options(p_writes)
     add_limit_options(p_writes)
 
+    p_schema = sub.add_parser(
+        "schema",
+        help="the JSON Schema of an output (summary, saw, audit, runs, health, dossier, compare,"
+        " writes, export)",
+        description=(
+            "Print the JSON Schema of the output NAME (what its --json holds, field by field);"
+            " without NAME, list the names. docs/schema/NAME.json holds the same text."
+        ),
+    )
+    p_schema.add_argument("name", nargs="?", metavar="NAME", help="an output's name")
+
     p_serve = sub.add_parser(
         "serve", help="serve the TUI on a run or workspace to a web browser (textual-serve)"
     )
@@ -503,6 +514,7 @@ COMMANDS = {
     "runs": "cmd_runs",
     "health": "cmd_health",
     "serve": "cmd_serve",
+    "schema": "cmd_schema",
     "open": "cmd_open",
     "compare": "cmd_compare",
     "export": "cmd_export",

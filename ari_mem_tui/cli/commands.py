@@ -260,8 +260,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """The node's dossier, the two files `e` writes, into --out (else the export folder)."""
+    from ari_mem_tui.render import outputs
     from ari_mem_tui.render.dossier import export_dossier
-    from ari_mem_tui.render.text import schema
     from ari_mem_tui.tui.config import export_dir
 
     run = _open(args)
@@ -277,7 +277,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     if args.json:
         files = {"node_id": ids[0], "markdown": str(md_path), "json": str(json_path)}
-        sys.stdout.write(json_text({**schema("export", 1), **files}) + "\n")
+        sys.stdout.write(json_text(outputs.output(outputs.ExportOutput, files)) + "\n")
     else:
         print(clean(str(md_path), False))
         print(clean(str(json_path), False))
@@ -376,6 +376,21 @@ def cmd_health(args: argparse.Namespace) -> int:
     else:
         render_health(console(highlight=False), report)
     return EXIT_FINDINGS if report.starved else EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    """The JSON Schema of one output, or the outputs' names, one a line, with what each is."""
+    from ari_mem_tui.render.outputs import OUTPUTS, json_schema
+
+    if args.name is None:
+        for name, model in OUTPUTS.items():
+            sys.stdout.write(f"{name:8} {(model.__doc__ or '').splitlines()[0]}\n")
+        return EXIT_OK
+    if args.name not in OUTPUTS:
+        say(f"no output is named {args.name!r}; the outputs: {', '.join(OUTPUTS)}")
+        return EXIT_UNREADABLE
+    sys.stdout.write(json_text(json_schema(args.name)) + "\n")
+    return EXIT_OK
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -644,6 +659,7 @@ __all__ = [
     "cmd_open",
     "cmd_runs",
     "cmd_saw",
+    "cmd_schema",
     "cmd_serve",
     "cmd_summary",
     "cmd_writes",

@@ -12,18 +12,8 @@ from rich.text import Text
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.report import saw_json
-from ari_mem_tui.render.text import clean, preview, schema, short_id
-from ari_mem_tui.render.words import pool_words, ranker_short
-
-
-def common_ancestor(ckpt: Checkpoint, a: str, b: str) -> str | None:
-    """The deepest node on both lineages (a node counts as its own ancestor here)."""
-    common = None
-    for x, y in zip(ckpt.lineage(a), ckpt.lineage(b), strict=False):
-        if x != y:
-            break
-        common = x
-    return common
+from ari_mem_tui.render.text import clean, preview, short_id
+from ari_mem_tui.render.words import pool_words, ranker_short, shared_memory_words
 
 
 def lineage_text(ckpt: Checkpoint, node_id: str, common: str | None) -> Text:
@@ -73,7 +63,7 @@ def side_text(replay: Replay, other: Replay, side: str) -> Text:
 
 def compare_head(ckpt: Checkpoint, a: str, b: str) -> Text:
     """The common ancestor and the lineage both share, and what `◆` means."""
-    common = common_ancestor(ckpt, a, b)
+    common = ckpt.common_ancestor(a, b)
     head = Text("Compare  ", style="bold")
     if common is None:
         head.append("no common ancestor (different roots)", style="yellow")
@@ -84,6 +74,7 @@ def compare_head(ckpt: Checkpoint, a: str, b: str) -> Text:
         head.append(f" (depth {len(shared) - 1}; shared lineage: ")
         head.append(" › ".join(short_id(n) for n in shared), style="bright_black")
         head.append(")")
+    head.append(f"\n{shared_memory_words(ckpt, a, b)}", style="bright_black")
     head.append("\n◆ marks what only that side has", style="bright_black")
     return head
 
@@ -99,36 +90,37 @@ def only_here(replay: Replay, other: Replay) -> tuple[list[str], list[str]]:
 
 def compare_json(ckpt: Checkpoint, a: Replay, b: Replay) -> dict[str, Any]:
     """`compare --json`: the common ancestor, then each side's lineage below it, its whole
-    replay (as `saw --json` has it) and what only it has."""
-    common = common_ancestor(ckpt, a.node_id, b.node_id)
+    replay (as `saw --json` has it) and what only it has (render/outputs.py CompareOutput)."""
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models where JSON is made
+
+    common = ckpt.common_ancestor(a.node_id, b.node_id)
 
     def side(mine: Replay, other: Replay) -> dict[str, Any]:
         lineage = ckpt.lineage(mine.node_id)
         below = lineage[lineage.index(common) :] if common in lineage else lineage
         hits, lines = only_here(mine, other)
-        replay = {k: v for k, v in saw_json(mine).items() if k not in ("schema", "schema_version")}
         return {
             "node_id": mine.node_id,
             "lineage_from_common": below,
             "only_here_hits": hits,
             "only_here_context": lines,
-            "replay": replay,
+            "replay": saw_json(mine),
         }
 
-    return {
-        **schema("compare", 1),
+    data = {
         "path": str(ckpt.path),
         "common_ancestor": common,
         "shared_lineage": ckpt.lineage(common) if common else [],
         "a": side(a, b),
         "b": side(b, a),
     }
+    return outputs.output(outputs.CompareOutput, data)
 
 
 def render_compare(console: Console, ckpt: Checkpoint, a: Replay, b: Replay) -> None:
     """The compare view as text: the head, then side A, then side B (one after the other:
     a pipe or a narrow terminal has no room for two columns)."""
-    common = common_ancestor(ckpt, a.node_id, b.node_id)
+    common = ckpt.common_ancestor(a.node_id, b.node_id)
     console.print(compare_head(ckpt, a.node_id, b.node_id))
     for side, mine, other in (("A", a, b), ("B", b, a)):
         title = Text(f"\n{side} ", style="bold")

@@ -5,9 +5,9 @@ One place, so the CLI, the Hits pane and the dossier never describe the same res
 
 from __future__ import annotations
 
-from ari_mem_tui.model import Hit, Replay
+from ari_mem_tui.model import Checkpoint, Hit, Replay
 from ari_mem_tui.model.words import plural
-from ari_mem_tui.render.text import clean, fmt_ts
+from ari_mem_tui.render.text import clean, fmt_ts, short_id
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS
 
 MARK_WORDS = {
@@ -75,8 +75,14 @@ def query_words(replay: Replay) -> str:
     return f"{words} ({detail})" if detail else words
 
 
+SCORE_SHOWN = 1e6  # past it a score is shown as 1e+308, not its 309 digits
+
+
 def fmt_score(score: float) -> str:
-    """Rank scores are hundredths; keyword-overlap scores (0.125, 0.444…) keep three places."""
+    """Rank scores are hundredths; keyword-overlap scores (0.125, 0.444…) keep three places;
+    a score no ranker gives (a recorded 1e308: its hundredths are no float) in short form."""
+    if not -SCORE_SHOWN < score < SCORE_SHOWN:
+        return f"{score:.3g}"
     return f"{score:.2f}" if abs(score * 100 - round(score * 100)) < 1e-6 else f"{score:.3f}"
 
 
@@ -128,3 +134,28 @@ def differences_words(replay: Replay) -> str:
     if not n:
         return "same entries, ranks, global ranks and scores as the recording"
     return f"{plural(n, 'difference')} (entries differing in entry, rank, global rank or score)"
+
+
+def shared_memory_words(ckpt: Checkpoint, a: str, b: str) -> str:
+    """What two nodes could both read: the memory of the nodes in both scopes (the lineage
+    through their common ancestor; a node reads its ancestors', not its own)."""
+    shared = ckpt.shared_scope(a, b)
+    if not shared:
+        return "no memory both could read (no node is in both scopes)"
+    entries = sum(len(ckpt.entries_by_node.rows(node_id)) for node_id in shared)
+    nodes = short_id(shared[0])  # (as the lineage above names them)
+    if len(shared) > 1:
+        nodes = f"{len(shared)} nodes, {nodes} … {short_id(shared[-1])}"
+    return f"memory both could read: {plural(entries, 'entry', 'entries')} of {nodes}"
+
+
+def unseen_words(ckpt: Checkpoint, node_id: str) -> str:
+    """What `d` dims: the nodes outside the node's scope, its descendants (they started after
+    it) told apart from other branches."""
+    scope = {n for n in ckpt.nodes[node_id].ancestor_ids if n in ckpt.nodes}
+    unseen = len(ckpt.nodes) - len(scope) - 1
+    below = len(ckpt.descendants(node_id))
+    return (
+        f"dimming the {plural(unseen, 'node')} {clean(node_id, False)}'s search could not see:"
+        f" {below} below it (they started after it), {unseen - below} on other branches"
+    )

@@ -10,7 +10,7 @@ from rich.text import Text
 
 from ari_mem_tui.model import Checkpoint, CowWrite
 from ari_mem_tui.render.table import TableView, cli_table, csv_text
-from ari_mem_tui.render.text import fmt_ts, preview, schema, short_id
+from ari_mem_tui.render.text import fmt_ts, preview, short_id
 from ari_mem_tui.render.words import plural
 
 # narrow (the default): when, accepted or not (a rejected write names its target: `✗ →b0000001`),
@@ -69,16 +69,19 @@ def node_or_run_writes(ckpt: Checkpoint, node_id: str | None) -> list[CowWrite]:
 
 
 def writes_json(ckpt: Checkpoint, node_id: str | None, writes: list[CowWrite]) -> dict[str, Any]:
-    """`writes --json`: the node's (or the whole run's) CoW log, every field of each write."""
-    return {
-        **schema("writes", 1),
+    """`writes --json`: the node's (or the whole run's) CoW log, every field of each write
+    (render/outputs.py WritesOutput)."""
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models where JSON is made
+
+    data = {
         "path": str(ckpt.path),
         "node_id": node_id,
         "scope": "node" if node_id is not None else "run",
         "count": len(writes),
         "rejected": sum(1 for w in writes if not w.accepted),
-        "writes": [w.model_dump(mode="json") for w in writes],
+        "writes": [w.as_data() for w in writes],
     }
+    return outputs.output(outputs.WritesOutput, data)
 
 
 def writes_csv(writes: list[CowWrite], view: TableView) -> str:

@@ -14,7 +14,7 @@ from textual.widgets import Static
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.render.compare import common_ancestor, compare_head, lineage_text, side_text
+from ari_mem_tui.render.compare import compare_head, lineage_text, side_text
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
 
@@ -61,7 +61,7 @@ class CompareScreen(Screen[None]):
 
     def _title(self, side: str) -> Text:
         mine = self.a if side == "A" else self.b
-        common = common_ancestor(self.ckpt, self.a.node_id, self.b.node_id)
+        common = self.ckpt.common_ancestor(self.a.node_id, self.b.node_id)
         title = Text(
             f"{side} (marked) " if side == "A" else f"{side} (current) ", style="bold reverse"
         )

@@ -245,10 +245,12 @@ class HealthScreen(Screen[None]):
         )
         entries = self.query_one("#health-entries", VimTable)
         rows: list[tuple[str, list[Any]]] = []
+        # keyed by list and entry: one entry can be in both (retrieved by none, when few are:
+        # a DuplicateKey took the app down, found by the fuzzer)
         for use in h.top_entries[:ENTRY_ROWS]:
-            rows.append((use.entry_id, ["most", *entry_cells(use, 60)]))
+            rows.append((f"most|{use.entry_id}", ["most", *entry_cells(use, 60)]))
         for use in h.never_retrieved[:ENTRY_ROWS]:
-            rows.append((use.entry_id, ["never", *entry_cells(use, 60)]))
+            rows.append((f"never|{use.entry_id}", ["never", *entry_cells(use, 60)]))
         entries.fill(["", *ENTRY_COLUMNS], rows, reserve=True)
         e = h.entries
         self._title(
@@ -312,7 +314,7 @@ class HealthScreen(Screen[None]):
             self.dismiss(None)
             self.app.post_message(JumpToNode(key))
         elif event.data_table.id == "health-entries":
-            self.app.post_message(OpenEntry(key))
+            self.app.post_message(OpenEntry(key.split("|", 1)[1]))
 
 
 PLOTS = (
