@@ -133,6 +133,9 @@ def every_json(small_ckpt: Path, tmp_path: Path) -> dict[str, dict]:
         "audit": ("audit", str(small_ckpt)),
         "health": ("health", str(small_ckpt), "--embedder", "bm25"),
         "runs": ("runs", str(ws)),
+        "compare": ("compare", str(small_ckpt), "9755", "1e2f", "--embedder", "bm25"),
+        "writes": ("writes", str(small_ckpt)),
+        "export": ("export", str(small_ckpt), "9755", "--embedder", "bm25", "--out", str(tmp_path)),
     }.items():
         proc = run_cli(*args, "--json", env=env)
         clean_stderr(proc.stderr)
@@ -165,7 +168,7 @@ def test_every_json_output_names_its_schema_and_gives_times_as_numbers(
         assert list(data)[:2] == ["schema", "schema_version"], name
         assert data["schema"] == f"ari-mem-tui/{name}" and data["schema_version"] == 1
         times = times_in(data)
-        assert times or name == "summary", name
+        assert times or name in ("summary", "export"), name  # (export: the files' names)
         for where, value in times:  # epoch seconds, UTC: never a string
             assert value is None or isinstance(value, (int, float)), (name, where, value)
     assert isinstance(outputs["audit"]["leaks"][0]["ts"], float)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -109,8 +110,16 @@ def test_cli_runs_in_a_narrow_terminal_says_which_columns_it_left_out(
         monkeypatch.setenv("COLUMNS", str(columns))
         assert main(["runs", str(root)]) == 0
         out = capsys.readouterr().out
-        assert ("last change" in out.splitlines()[2]) is not dropped  # the header row
+        lines = out.splitlines()
+        assert ("last change" in lines[1]) is not dropped  # the header row
         assert ("size and last change: in a terminal of 110 columns" in out) is dropped
+        rows = [line for line in lines if any(run[:14] in line for run in RUNS)]
+        assert len(rows) == len(RUNS)
+        for row in rows:  # times whole, their zone named, at any width; no line padded
+            assert re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", row), row
+            assert "…" not in row.split("UTC")[1], row  # nor a count cut
+        if not dropped:  # (at 80 columns a long path wraps, at a space)
+            assert lines[0].endswith("newest first")  # not padded to the table's width
 
 
 def test_cli_runs_of_a_folder_without_runs_is_one_line_and_exit_2(capsys, tmp_path):

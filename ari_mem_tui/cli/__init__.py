@@ -176,6 +176,13 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """What a command that replays a search takes: the ranker, a Letta server, the limits."""
+    add_ranker_options(parser)
+    add_letta_options(parser)
+    add_limit_options(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ari-mem-tui",
@@ -327,9 +334,56 @@ def build_parser() -> argparse.ArgumentParser:
     add_letta_options(p_health)
     add_limit_options(p_health)
 
+    p_compare = sub.add_parser(
+        "compare",
+        help="two nodes side by side: their start-up searches and context (the TUI's m, then c)",
+    )
+    add_checkpoint_arg(p_compare)
+    p_compare.add_argument("node_a", metavar="A", help=NODE_HELP)
+    p_compare.add_argument("node_b", metavar="B", help="the other node, named as A is")
+    p_compare.add_argument("--json", action="store_true", help="machine-readable output")
+    add_run_options(p_compare)
+
+    p_export = sub.add_parser(
+        "export", help="write a node's dossier (Markdown + JSON), as the TUI's e writes it"
+    )
+    add_checkpoint_arg(p_export)
+    p_export.add_argument("node", metavar="NODE", help=NODE_HELP)
+    p_export.add_argument(
+        "--out",
+        type=Path,
+        help="the folder (default: as e, $ARI_MEM_TUI_EXPORT_DIR, else the config file's"
+        " export_dir, else the user's data dir; never the checkpoint)",
+    )
+    p_export.add_argument("--json", action="store_true", help="name the files as JSON")
+    add_run_options(p_export)
+
+    p_writes = sub.add_parser(
+        "writes", help="the copy-on-write log of a node, or of the whole run (the Writes tab)"
+    )
+    add_checkpoint_arg(p_writes)
+    p_writes.add_argument("node", metavar="NODE", nargs="?", help=NODE_HELP + "; none: the run")
+    out = p_writes.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="machine-readable output")
+    out.add_argument(
+        "--csv", action="store_true", help="the table's rows as CSV, every column whole"
+    )
+    p_writes.add_argument(
+        "--filter", default="", metavar="TEXT", help="only rows holding TEXT (!TEXT: without)"
+    )
+    p_writes.add_argument(
+        "--sort",
+        metavar="COLUMN",
+        help="sort by a column: time, result, by, tool, reason, source, text (as S in the TUI)",
+    )
+    p_writes.add_argument("--desc", action="store_true", help="with --sort: the largest first")
+    add_letta_options(p_writes)
+    add_limit_options(p_writes)
+
     p_schema = sub.add_parser(
         "schema",
-        help="the JSON Schema of an output (summary, saw, audit, runs, health, dossier)",
+        help="the JSON Schema of an output (summary, saw, audit, runs, health, dossier, compare,"
+        " writes, export)",
         description=(
             "Print the JSON Schema of the output NAME (what its --json holds, field by field);"
             " without NAME, list the names. docs/schema/NAME.json holds the same text."
@@ -469,4 +523,7 @@ COMMANDS = {
     "serve": "cmd_serve",
     "schema": "cmd_schema",
     "open": "cmd_open",
+    "compare": "cmd_compare",
+    "export": "cmd_export",
+    "writes": "cmd_writes",
 }

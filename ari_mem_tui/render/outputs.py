@@ -618,6 +618,82 @@ class DossierOutput(Document):
     findings: list[SecondHandOut | FindingOut]
 
 
+# ---------------------------------------------------------------- compare, writes, export
+class CompareSideOut(Out):
+    """One node of a comparison (`a`: the marked node, `b`: the current one, as in the TUI)."""
+
+    node_id: str
+    lineage_from_common: list[str] = Field(
+        description="The common ancestor → the node (the whole lineage: no common ancestor)."
+    )
+    only_here_hits: list[str] = Field(
+        description="Entry ids of this side's hits the other side lacks (`◆`)."
+    )
+    only_here_context: list[str] = Field(
+        description="Context lines this side was given and the other was not."
+    )
+    replay: SawOutput = Field(description="What `saw --json` prints for the node.")
+
+
+class CompareOutput(Document):
+    """`ari-mem-tui compare CKPT A B --json`: two nodes' start-up searches side by side."""
+
+    schema_: Literal["ari-mem-tui/compare"] = Field("ari-mem-tui/compare", alias="schema")
+    schema_version: Literal[1] = 1
+    path: str
+    common_ancestor: str | None = Field(description="null: the nodes have different roots.")
+    shared_lineage: list[str] = Field(description="The root → the common ancestor.")
+    a: CompareSideOut
+    b: CompareSideOut
+
+
+class CowRowOut(Out):
+    """One row of the copy-on-write log, every field (`saw`'s `writes` show fewer)."""
+
+    ts: float | None
+    current_node: str
+    target_node: str
+    tool: str
+    accepted: bool
+    reason: str | None
+    entry_id: str | None
+    letta_id: str | None = Field(description="The passage's id on a Letta server.")
+    text: str
+    metadata: dict[str, Any] | None
+    step: int | None = Field(description="The ReAct step that wrote it.")
+    source: str
+    logged_by: str | None = Field(
+        description="A rejected write's log: the entry in which ARI kept the refused call's result."
+    )
+
+
+class WritesOutput(Document):
+    """`ari-mem-tui writes CKPT [NODE] --json`: the copy-on-write log, as the Writes tab."""
+
+    BULK = ("writes",)
+
+    schema_: Literal["ari-mem-tui/writes"] = Field("ari-mem-tui/writes", alias="schema")
+    schema_version: Literal[1] = 1
+    path: str
+    node_id: str | None = Field(description="null: the whole run's log.")
+    scope: Literal["node", "run"]
+    count: int
+    rejected: int
+    writes: list[CowRowOut] = Field(
+        description="The rows `--filter` and `--sort` leave, in their order."
+    )
+
+
+class ExportOutput(Document):
+    """`ari-mem-tui export CKPT NODE --json`: the dossier's two files, written."""
+
+    schema_: Literal["ari-mem-tui/export"] = Field("ari-mem-tui/export", alias="schema")
+    schema_version: Literal[1] = 1
+    node_id: str
+    markdown: str = Field(description="The path of the dossier's Markdown half.")
+    json_: str = Field(alias="json", description="The path of the dossier's JSON half.")
+
+
 OUTPUTS: dict[str, type[Document]] = {
     "summary": SummaryOutput,
     "saw": SawOutput,
@@ -625,6 +701,9 @@ OUTPUTS: dict[str, type[Document]] = {
     "runs": RunsOutput,
     "health": HealthOutput,
     "dossier": DossierOutput,
+    "compare": CompareOutput,
+    "writes": WritesOutput,
+    "export": ExportOutput,
 }
 
 

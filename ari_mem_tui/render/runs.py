@@ -8,10 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
+from ari_mem_tui.render.table import cli_table
 from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview
 from ari_mem_tui.render.words import plural
 
@@ -61,11 +61,8 @@ def run_cells(run: RunInfo, counted: bool = True, name_width: int = 40) -> list[
 
 
 def when(ts: float | None) -> str:
-    """Minutes are enough to tell runs apart; the year is kept (runs span years)."""
-    if ts is None:
-        return "–"
-    text = fmt_ts(ts)
-    return text[:16] if text[:4].isdigit() else text
+    """A run's time as every time is shown, its zone named (`2026-05-28 21:52:06 UTC`)."""
+    return fmt_ts(ts)
 
 
 def runs_json(ws: Workspace) -> dict[str, Any]:
@@ -75,20 +72,15 @@ def runs_json(ws: Workspace) -> dict[str, Any]:
 
 
 def render_runs(console: Console, ws: Workspace) -> None:
-    table = Table(
-        title=Text(f"{plural(len(ws.runs), 'run')} in {clean(ws.path, False)}, newest first"),
-        title_justify="left",
-    )
+    title = Text(f"{plural(len(ws.runs), 'run')} in {clean(ws.path, False)}, newest first")
     narrow = console.width < 110  # size and last change go; the run's name is cut shorter
     keep = [i for i, c in enumerate(RUN_COLUMNS) if not (narrow and c in NARROW_DROPS)]
-    for i in keep:
-        table.add_column(RUN_COLUMNS[i], no_wrap=True)
+    rows = []
     for run in ws.runs:
         cells = run_cells(run, name_width=24 if narrow else 40)
-        table.add_row(
-            *[c if isinstance(c, Text) else Text(str(c)) for i, c in enumerate(cells) if i in keep]
-        )
-    console.print(table)
+        rows.append([c for i, c in enumerate(cells) if i in keep])
+    # times and counts whole; the run's name is what a narrow terminal cuts
+    console.print(cli_table(title, [RUN_COLUMNS[i] for i in keep], rows, flexible="run"))
     marks = []
     if any(r.live for r in ws.runs):
         marks.append(f"{STATUS_GLYPHS['running'][0]} may still be running (.ari_pid)")

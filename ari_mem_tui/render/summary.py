@@ -10,7 +10,6 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.checkpoint.load import checkpoint_hash
@@ -98,52 +97,45 @@ def render(ckpt: Checkpoint, console: Console, source: str = "", check: Any = No
     title = Text("checkpoint ")
     title.append(clean(str(ckpt.path)), style="bold")
     console.print(title)
-    facts = Table.grid(padding=(0, 2))
-    facts.add_column(style="dim")
-    facts.add_column(overflow="fold")
-    facts.add_row("run id", Text(clean(ckpt.run_id or "?")))
-    facts.add_row("tree from", Text(clean(ckpt.tree_source or "no tree")))
+    facts: list[tuple[str, str | Text]] = [
+        ("run id", clean(ckpt.run_id or "?")),
+        ("tree from", clean(ckpt.tree_source or "no tree")),
+    ]
     found = getattr(check, "hash", None)
     if found is not None:
-        facts.add_row("hash", Text(clean(found.line().removeprefix("hash "))))
+        facts.append(("hash", clean(found.line().removeprefix("hash "))))
     else:
-        facts.add_row("hash", Text(ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
+        facts.append(("hash", ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
     own = f"files: {ckpt.path}"  # the header named the path: not again
-    facts.add_row(
-        "memory", Text(clean("the checkpoint's files" if source in ("", own) else source))
+    facts.append(("memory", clean("the checkpoint's files" if source in ("", own) else source)))
+    facts.append(("nodes", f"{numbers['nodes']} ({plural(numbers['roots'], 'root')})"))
+    entries = (
+        f"{numbers['entries']} ({numbers['node_scope']} node_scope, {numbers['react_step']} "
+        f"react_step, {numbers['partial_entries']} partial)"
     )
-    facts.add_row("nodes", Text(f"{numbers['nodes']} ({plural(numbers['roots'], 'root')})"))
-    facts.add_row(
-        "entries",
-        Text(
-            f"{numbers['entries']} ({numbers['node_scope']} node_scope, {numbers['react_step']} "
-            f"react_step, {numbers['partial_entries']} partial)"
-        ),
+    events = (
+        f"{numbers['events']} in the access log ({numbers['reads']} reads, "
+        f"{numbers['write_events']} writes)"
     )
-    facts.add_row(
-        "events",
-        Text(
-            f"{numbers['events']} in the access log ({numbers['reads']} reads, "
-            f"{numbers['write_events']} writes)"
-        ),
+    # node-memory writes judged by ARI's copy-on-write rule; rejected ones are in trace_log
+    # only, so the two write counts can differ
+    writes = (
+        f"{numbers['writes']} to node memory ({numbers['accepted_writes']} accepted, "
+        f"{numbers['rejected_writes']} rejected by copy-on-write)"
     )
-    facts.add_row(  # node-memory writes judged by ARI's copy-on-write rule; rejected ones
-        "writes",  # are in trace_log only, so the two write counts can differ
-        Text(
-            f"{numbers['writes']} to node memory ({numbers['accepted_writes']} accepted, "
-            f"{numbers['rejected_writes']} rejected by copy-on-write)"
-        ),
-    )
+    facts += [("entries", entries), ("events", events), ("writes", writes)]
     core = "seeded" if ckpt.core.seeded else "not seeded"
     if ckpt.core.source:
         core += f" from {clean(ckpt.core.source)}" + (
             " (approximate)" if ckpt.core.approximate else ""
         )
-    facts.add_row("core", Text(core))
+    facts.append(("core", core))
     if check is not None:
-        facts.add_row("replays", check_text(check))
-    facts.add_row("problems", Text(str(numbers["problems"])))
-    console.print(facts)
+        facts.append(("replays", check_text(check)))
+    facts.append(("problems", str(numbers["problems"])))
+    width = max(len(name) for name, _ in facts)
+    for name, value in facts:  # lines, not a grid: a grid pads each line with spaces
+        console.print(Text.assemble((f"{name:<{width}}  ", "dim"), value), soft_wrap=True)
     styles = {"error": "red", "warning": "yellow", "info": "dim"}
     for problem in ckpt.problems:
         line = Text(f"{problem.severity:7} ", style=styles[problem.severity])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
+from pathlib import Path
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -15,7 +16,7 @@ from textual.widgets import ProgressBar, Static
 from textual.worker import get_current_worker
 
 from ari_mem_tui.model import Run
-from ari_mem_tui.render.progress import progress_brief
+from ari_mem_tui.render.progress import progress_brief, progress_short
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.search.fidelity import EXACT, NOT_REPRODUCED, STAND_IN, UNCHECKED
 from ari_mem_tui.search.progress import Progress
@@ -37,11 +38,17 @@ class LoadingNote(Static):
         self.update(text)
 
 
+SOURCE_MIN = 12  # cells: a narrower room shows no source at all, never `f` for `files: /…`
+
+
 def cut_middle(text: str, width: int) -> str:
     """`text` in `width` cells, its middle replaced by `…` when it is longer: the start (the
-    source: files, Letta) and the end (the run's folder) stay in sight."""
-    if cell_len(text) <= width or width < 8:
-        return text if width >= 8 else text[: max(width, 0)]
+    source: files, Letta) and the end (the run's folder) stay in sight. Below SOURCE_MIN cells
+    nothing: a stub of a path reads as another path."""
+    if cell_len(text) <= width:
+        return text
+    if width < SOURCE_MIN:
+        return ""
     head = (width - 1) // 3
     tail = text[head:]
     while cell_len(tail) > width - 1 - head:
@@ -79,11 +86,18 @@ def check_words(check: object) -> Text:
 
 
 class StatusBar(Horizontal):
+    """The status line. Too narrow for all of it (80 columns while vectors build), it gives up
+    room in this order: the progress bar, then the long words (`embedder `, `n of N texts`
+    → `n/N`), then the source's path (cut in the middle, then left out); never a number, a
+    count or the problems and findings (`_fit`)."""
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self._watched: object | None = None  # the ranker whose vectors are shown
         self._checked: tuple[object, object] | None = None  # (run, ranker) checked or checking
         self.check: object | None = None  # the last replay check shown (search/check.py)
+        # each part's (full, short) text: `_fit` chooses, as the width allows
+        self._parts: dict[str, tuple[Text, Text]] = {}
 
     def compose(self) -> ComposeResult:
         yield SourceLabel(id="status-source")
@@ -102,15 +116,58 @@ class StatusBar(Horizontal):
         self.query_one("#status-wide").display = False
 
     def set_source(self, label: str) -> None:
-        self.query_one(SourceLabel).label = preview(label, 300)  # one line, control chars shown
+        """Where the run comes from, one line, control characters shown; a path in the home
+        folder as `~/…`, as a shell prompt says it (the room goes to the run's name)."""
+        home = str(Path.home()).rstrip("/")
+        if len(home) > 1:
+            label = label.replace(f" {home}/", " ~/")
+        self.query_one(SourceLabel).label = preview(label, 300)
 
     def set_embedder(self, name: str, note: str = "") -> None:
-        text = Text.assemble(("embedder ", "bright_black"), (preview(name, 30), "cyan"))
+        short = Text(preview(name, 30), style="cyan")
         if note:
-            text.append(" " + preview(note, 40), style="yellow")
-        box = self.query_one("#status-embedder", Static)
-        if box.content != text:  # said after each search: unchanged, no layout of the screen
-            box.update(text)
+            short.append(" " + preview(note, 40), style="yellow")
+        text = Text.assemble(("embedder ", "bright_black"), short)
+        if self._parts.get("status-embedder", (None,))[0] != text:  # said after each search:
+            self._set("status-embedder", text, short)  # unchanged, no layout of the screen
+
+    def _set(self, part: str, full: Text, short: Text) -> None:
+        self._parts[part] = (full, short)
+        self._fit()
+
+    def on_resize(self) -> None:
+        self._fit()
+
+    def _fit(self) -> None:
+        """Each part full or short, the progress bar shown or not, as the width allows; the
+        source (1fr) takes what is left."""
+        if not self.is_mounted:
+            return
+        width = self.size.width - 2  # (padding)
+        bar = self.query_one("#status-progress")
+        progress_on = self.query_one("#status-progress-text").display
+        shown = {p: t for p, t in self._parts.items() if self.query_one(f"#{p}").display}
+
+        def need(short: set[str], with_bar: bool) -> int:
+            cells = sum(t[1 if p in short else 0].cell_len + 2 for p, t in shown.items())
+            return cells + (13 if with_bar else 0) + SOURCE_MIN
+
+        short: set[str] = set()
+        with_bar = progress_on
+        steps = ("bar", "status-embedder", "status-progress-text", "status-wide", "status-follow")
+        for step in (*steps, "status-problems"):
+            if need(short, with_bar) <= width:
+                break
+            if step == "bar":
+                with_bar = False
+            else:
+                short.add(step)
+        bar.display = with_bar
+        for part, texts in shown.items():
+            box = self.query_one(f"#{part}", Static)
+            text = texts[1 if part in short else 0]
+            if box.content != text:
+                box.update(text)
 
     def check_run(self, run: Run) -> None:
         """Check the run's replays (search/check.py) in a thread, once per run and ranker: the
@@ -163,9 +220,9 @@ class StatusBar(Horizontal):
     def _show_check(self, text: Text, key: tuple[object, object] | None = None) -> None:
         if key is not None and key != self._checked:
             return  # a check of another run or ranker, superseded
-        box = self.query_one("#status-check", Static)
-        box.update(text)
-        box.display = bool(text.plain)  # (empty, it takes no room from the run's name)
+        # (empty, it takes no room from the run's name; its counts are never shortened)
+        self.query_one("#status-check", Static).display = bool(text.plain)
+        self._set("status-check", text, text)
 
     def set_progress(self, done: int, total: int, progress: Progress | None = None) -> None:
         """The vectors' bar and "n of N texts · ETA" (from `progress` when the ranker keeps
@@ -178,7 +235,10 @@ class StatusBar(Horizontal):
             bar.update(total=total, progress=done)
             if progress is None:
                 progress = Progress(done=done, total=total)
-            text.update(Text(progress_brief(progress), style="cyan"))
+            full = Text(progress_brief(progress), style="cyan")
+            self._set("status-progress-text", full, Text(progress_short(progress), style="cyan"))
+        else:
+            self._fit()
 
     def watch_vectors(self, ranker: object | None) -> None:
         """Show `ranker`'s vector progress (MiniLM computes vectors in the background) until they
@@ -213,18 +273,20 @@ class StatusBar(Horizontal):
         poll()
 
     def set_problems(self, count: int, findings: int = 0) -> None:
-        label = Text(
-            f"{count} problem{'s' if count != 1 else ''}", style="bold red" if count else "green"
-        )
+        """`0 problems · 6 findings`; short, `0 prob · 6 find`: the counts always whole."""
+        style = "bold red" if count else "green"
+        label = Text(f"{count} problem{'s' if count != 1 else ''}", style=style)
+        short = Text(f"{count} prob", style=style)
         if findings:
             label.append(f" · {findings} finding{'s' if findings != 1 else ''}", style="yellow")
-        self.query_one("#status-problems", Static).update(label)
+            short.append(f" · {findings} find", style="yellow")
+        self._set("status-problems", label, short)
 
     def set_wide(self, on: bool) -> None:
-        wide = self.query_one("#status-wide", Static)
-        wide.update(Text("⇔ wide (z)", style="bold"))
-        wide.display = on  # hidden, it takes no room from the run's name
+        self.query_one("#status-wide", Static).display = on  # hidden, it takes no room
+        text = Text("⇔ wide (z)", style="bold")
+        self._set("status-wide", text, Text("⇔ z", style="bold"))
 
     def set_follow(self, on: bool) -> None:
         text = Text("● following", style="bold green") if on else Text("")
-        self.query_one("#status-follow", Static).update(text)
+        self._set("status-follow", text, Text("●", style="bold green") if on else text)
