@@ -21,7 +21,7 @@ from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.fidelity import HASH_UNKNOWN, WORDS
 from ari_mem_tui.search.replay import replay
 from ari_mem_tui.search.run_model import EmbedOptions
-from tests.ari_like import SIMULATED_DIM, generate_simulated_letta
+from tests.ari_like import SIMULATED_DIM, generate_simulated_letta, second_hand
 from tests.ari_like.files import RECORDS, copy_run
 
 SOURCES = {
@@ -54,6 +54,12 @@ def copies(recorded, tmp_path_factory):
     return made
 
 
+def recorded_searches(recorded) -> int:
+    """The run's recorded searches: every start-up search, the LLM's own four of the plan and
+    the planted second-hand leak's two (tests/ari_like/second_hand.py)."""
+    return len(recorded.planted.startup) + 4 + len(second_hand.CALLS)
+
+
 def run_json(capsys, *argv: str) -> dict:
     assert main(list(argv)) == 0
     return json.loads(capsys.readouterr().out)
@@ -69,7 +75,7 @@ def test_where_it_ran_every_recorded_search_is_reproduced(recorded, fake, capsys
     """The run where it ran: its own path's hash reproduces every recorded search."""
     data = summary(capsys, recorded.path, fake)
     check = data["replay_check"]
-    searches = len(recorded.planted.startup) + 4  # the LLM's own searches of the plan
+    searches = recorded_searches(recorded)
     assert (check["checked"], check["reproduced"], check["differs"]) == (searches, searches, [])
     assert check["word"] == "exact" and check["ranker"] == "run:nomic-embed-text"
     assert data["checkpoint_hash_source"]["source"] == "this path"
@@ -124,7 +130,7 @@ def test_a_copy_naming_nowhere_says_stand_in_everywhere_and_counts_what_differs(
     assert found["found"] is False and [c["source"] for c in found["tried"]] == ["this path"]
     check = data["replay_check"]
     assert check["word"] == "stand-in" and check["label"].startswith(f"stand-in: {HASH_UNKNOWN}")
-    assert check["checked"] == len(recorded.planted.startup) + 4 and check["reproduced"] == 0
+    assert check["checked"] == recorded_searches(recorded) and check["reproduced"] == 0
     assert set(recorded.planted.startup) <= set(check["differs"])
     for node_id in list(recorded.planted.startup)[:1]:
         argv = ["saw", str(path), node_id, "--embedder", "run", "--embed-url", fake.url]
@@ -209,7 +215,7 @@ async def test_the_tui_says_stand_in_for_a_copy_naming_nowhere(copies, recorded,
     node_id = recorded.planted.nodes["A1a"]
     title, check, header = await _shown(opener, node_id)
     assert "stand-in: run:nomic-embed-text, hash unknown" in title
-    assert check == f"stand-in 0/{len(recorded.planted.startup) + 4}"
+    assert check == f"stand-in 0/{recorded_searches(recorded)}"
     assert HASH_UNKNOWN in header
     assert "exact" not in title + check + header
 
@@ -221,6 +227,6 @@ async def test_the_tui_says_exact_where_the_check_reproduced(copies, recorded, f
         )
         return open_run(options)
 
-    searches = len(recorded.planted.startup) + 4
+    searches = recorded_searches(recorded)
     title, check, _header = await _shown(opener, recorded.planted.nodes["A1a"])
     assert "exact: run:nomic-embed-text" in title and check == f"exact {searches}/{searches}"
