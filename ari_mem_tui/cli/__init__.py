@@ -239,6 +239,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_saw.add_argument("--json", action="store_true", help="machine-readable output")
     p_saw.add_argument("--query", help="search with this query (query source: custom)")
     p_saw.add_argument(
+        "--why",
+        metavar="ENTRY",
+        help="why NODE did (not) see this entry (an entry id, a passage id or a unique part of"
+        " its text): its start-up search step by step, the first failing step first, with"
+        " its numbers; for a hit, its rank, score and the next entry out",
+    )
+    p_saw.add_argument(
         "--query-from",
         choices=["start", "now", "custom", "eval_summary"],
         default=None,

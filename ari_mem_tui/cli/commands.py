@@ -173,6 +173,8 @@ def cmd_saw(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
+    if args.why is not None:
+        return _saw_why(args, run, node_id)
     result = replay(
         ckpt,
         node_id,
@@ -186,6 +188,36 @@ def cmd_saw(args: argparse.Namespace) -> int:
         print(json_text(saw_json(result)))
     else:
         render_saw(Console(), result, run.source_label)
+    return EXIT_OK
+
+
+def _saw_why(args: argparse.Namespace, run: Run, node_id: str) -> int:
+    """`saw NODE --why ENTRY`: why the node did (not) see the entry, step by step."""
+    from rich.console import Console
+
+    from ari_mem_tui.render.why import why_json, why_text
+    from ari_mem_tui.search.why import EntryRefError, NodeSearch, resolve_entry
+
+    ckpt = run.checkpoint
+    try:
+        entry = resolve_entry(ckpt, args.why)
+    except EntryRefError as exc:
+        say(exc)
+        return EXIT_UNREADABLE
+    search = NodeSearch(
+        ckpt,
+        node_id,
+        run.ranker,
+        limit=args.limit,
+        as_of=not args.now,
+        query=args.query,
+        query_from=args.query_from or "start",
+    )
+    answer = search.why(entry)
+    if args.json:
+        print(json_text(why_json(answer)))
+    else:
+        Console(highlight=False).print(why_text(answer))
     return EXIT_OK
 
 

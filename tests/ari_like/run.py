@@ -41,6 +41,11 @@ class Planned:
     first_think: float | None = None  # the LLM's first turn, when the plan needs it long
 
 
+# why-not planting: a direction that repeats the parent's verdict (texts.echo_parent), so the
+# node's start-up search returns the parent's RESULT SUMMARY, which Tier 2 then skips because
+# Tier 1b holds it ("seen by ARI but dropped from the context")
+ECHO_PARENT = "echo_parent"
+
 # Creation order per parent is the listing order; START_ORDER is the selector's preference.
 PLAN = [
     Planned("R", None, "draft", "", "success", (("get_own",),)),
@@ -59,7 +64,7 @@ PLAN = [
     Planned("A1b", "A1", "ablation", "roofline", "pending"),
     Planned("B2a", "B2", "validation", "seeds", "success", (("search_outside", "A1b"),)),
     Planned("C1a", "C1", "improve", "chunk", "success"),
-    Planned("C1b", "C1", "ablation", "roofline", "success"),
+    Planned("C1b", "C1", "ablation", ECHO_PARENT, "success"),  # the why-not planting, below
     Planned("D1a", "D1", "improve", "icx", "success"),
     Planned("D1b", "D1", "validation", "seeds", "pending"),
     Planned("A2a", "A2", "ablation", "roofline", "failed"),
@@ -96,6 +101,8 @@ class Planted:
     # every read event's real reader, in access-log call order: (ts, query, reader)
     readers: list[tuple[float, str, str]] = field(default_factory=list)
     backend: str = ""
+    # why-not: the node whose direction repeats its parent's verdict (ECHO_PARENT)
+    echo_parent: str = ""
 
 
 @dataclass
@@ -115,6 +122,7 @@ class SimNode:
     trace_log: list[str] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     error_log: str | None = None
+    verdict: str = ""  # the evaluator's verdict, once finished (its RESULT SUMMARY's summary=)
 
     def to_dict(self) -> dict[str, Any]:
         """`Node.to_dict` as save_tree_json writes it (§2.2), in its key order."""
@@ -226,7 +234,7 @@ class Simulation:
             node_id = f"node_{RUN_ID}_root"
         else:
             node_id = f"node_{self.rng.getrandbits(32):08x}"
-        direction = None if parent is None else texts.DIRECTIONS[plan.direction]
+        direction = None if parent is None else self.direction_of(plan, parent)
         node = SimNode(
             plan=plan,
             id=node_id,
@@ -242,6 +250,12 @@ class Simulation:
         self.nodes[plan.key] = node
         self.planted.nodes[plan.key] = node_id
         return node
+
+    def direction_of(self, plan: Planned, parent: SimNode) -> str:
+        if plan.direction == ECHO_PARENT:  # the why-not planting (above PLAN)
+            self.planted.echo_parent = f"{plan.key}"  # made an id in check_plan
+            return texts.echo_parent(parent.verdict)
+        return texts.DIRECTIONS[plan.direction]
 
     def guarded(self, node: SimNode, tool: str, args: dict) -> dict:
         """An MCP call with cow_node_id=node.id: `_set_current_node` then the write, atomic."""
@@ -443,7 +457,7 @@ class Simulation:
         if node.plan.outcome == "success":
             if not node.metrics:
                 node.metrics = {"GFlops_per_s": 9.5, "_scientific_score": 0.5}
-            verdict = self.rng.choice(texts.VERDICTS)
+            verdict = node.verdict = self.rng.choice(texts.VERDICTS)
             metrics = ", ".join(f"{k}={v}" for k, v in node.metrics.items())
             self.write(
                 node,
@@ -525,6 +539,8 @@ class Simulation:
                 raise AssertionError(f"{elder_key}/{younger_key} started {order}, not {wanted}")
             self.planted.same_direction.append({"elder": elder, "younger": younger, "order": order})
         self.planted.empty_direction = self.nodes["C1"].id
+        if self.planted.echo_parent:
+            self.planted.echo_parent = self.nodes[self.planted.echo_parent].id
         self.planted.japanese = self.nodes["C2"].id
         if max(self.concurrency) < WORKERS:
             raise AssertionError(f"at most {max(self.concurrency)} nodes ran at once")
