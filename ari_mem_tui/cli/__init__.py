@@ -85,6 +85,15 @@ def seconds(text: str) -> float:
     return value
 
 
+def _what_if_settings(text: str) -> object:
+    from ari_mem_tui.what_if import SettingsError, parse_settings
+
+    try:
+        return parse_settings(text)
+    except SettingsError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def _limit_setting(text: str) -> tuple[str, int]:
     from ari_mem_tui.checkpoint.limits import parse_setting
 
@@ -322,6 +331,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_health.add_argument(
         "--all-entries", action="store_true", help="with --json: every entry's retrievals"
+    )
+    p_health.add_argument(
+        "--what-if",
+        type=_what_if_settings,
+        metavar="SETTINGS",
+        help="replay every node's start-up search under other memory settings too, beside the"
+        " run's own: key=value,… of limit (1-200), overfetch, top_k (default max(overfetch,"
+        " 40*limit)), ranker (own, minilm, bm25, in-memory), as_of (start, now), drop"
+        " (tool-auto: ARI's automatic `Tool …` entries, react: ReAct steps; several with +),"
+        " e.g. limit=10,top_k=400,ranker=bm25,drop=tool-auto. Exit 1 when a node is starved"
+        " under them",
     )
     add_ranker_options(p_health)
     add_letta_options(p_health)

@@ -50,6 +50,10 @@ def headline(h: Health) -> Text:
         f"{h.starved} starved ({pct(share)})", style="bold red" if h.starved else "bold green"
     )
     text.append(f" · limit {h.limit}, window top_k {h.top_k}")
+    if h.as_of != "start":
+        text.append(" · today's pool")
+    if h.drop:
+        text.append(f" · left out: {', '.join(h.drop)}")
     text.append(f" · hits: {h.recorded} recorded, {h.replayed} replayed ({clean(h.ranker, False)})")
     if h.fidelity is not None:
         exact = h.fidelity.exact is True
@@ -77,13 +81,25 @@ def node_cells(row: NodeHealth) -> list[Any]:
         hits,
         row.hits_source,
         pct(row.share_other),
+        pct(row.share_tool),
         pct(row.share_react),
         Text("starved", style="bold red") if row.starved else Text("ok", style="green"),
     ]
 
 
-NODE_COLUMNS = ("node", "depth", "eligible", "reached", "hits", "from", "other", "react", "verdict")
-DEPTH_COLUMNS = ("depth", "nodes", "starved", "other branches", "react", "reached")
+NODE_COLUMNS = (
+    "node",
+    "depth",
+    "eligible",
+    "reached",
+    "hits",
+    "from",
+    "other",
+    "tool",
+    "react",
+    "verdict",
+)
+DEPTH_COLUMNS = ("depth", "nodes", "starved", "other branches", "tool entries", "react", "reached")
 ENTRY_COLUMNS = ("node", "kind", "startup", "inherit", "llm", "other", "readers↓", "text")
 
 
@@ -93,6 +109,7 @@ def depth_cells(b: Bucket) -> list[Any]:
         str(b.nodes),
         Text(f"{b.starved} ({pct(starved_share(b))})", style="red" if b.starved else ""),
         pct(b.mean_share_other),
+        pct(b.mean_share_tool),
         pct(b.mean_share_react),
         pct(b.mean_reached),
     ]
