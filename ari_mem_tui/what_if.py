@@ -344,3 +344,35 @@ def _notes(result: WhatIf) -> list[str]:
     if not (own.complete and other.complete):
         notes.append("interrupted: the numbers cover the nodes done on both sides only")
     return notes
+
+
+SUGGEST_TOOL, SUGGEST_REACT, SUGGEST_OTHER = 0.5, 0.3, 0.5
+
+
+def suggest(h: Health) -> tuple[Settings, str] | None:
+    """A what-if worth trying first, read off the starved nodes' windows (no pass is run):
+    leave out ARI's automatic `Tool …` entries when they fill half of those windows on
+    average, ReAct steps when they fill a third, else a window twice as wide when other
+    branches fill half; None when no node is starved or the windows say nothing (a backend
+    without a window)."""
+    starved = [n for n in h.nodes if n.searched and n.starved and n.window]
+    if not starved:
+        return None
+
+    def mean(values: list[float]) -> float:
+        return sum(values) / len(values)
+
+    tool = mean([n.share_tool for n in starved])
+    react = mean([n.share_react for n in starved])
+    other = mean([n.share_other for n in starved])
+    count = plural(len(starved), "starved node")
+    if tool >= SUGGEST_TOOL:
+        why = f"ARI's automatic Tool entries fill {tool:.0%} of the windows of the {count}"
+        return Settings(drop=("tool-auto",)), why
+    if react >= SUGGEST_REACT:
+        why = f"ReAct steps fill {react:.0%} of the windows of the {count}"
+        return Settings(drop=("react",)), why
+    if other >= SUGGEST_OTHER:
+        why = f"other branches fill {other:.0%} of the windows of the {count}"
+        return Settings(top_k=2 * h.top_k), why
+    return None

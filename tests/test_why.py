@@ -370,3 +370,60 @@ def test_saw_why_prints_the_chain_and_its_json_carries_every_step(generated, cap
     assert "✗ in the context" in text and "in the window" not in text  # (no window here)
     assert main(["saw", path, node_id, "--why", "RESULT SUMMARY"]) == 2
     assert "matches" in capsys.readouterr().err
+
+
+def test_a_letta_server_s_window_and_its_whole_ranking(small_ckpt):
+    """GIVEN a Letta server holding the run as ARI left it (the fake: its own ranking), WHEN
+    every node is asked about every entry its post-filter keeps, THEN the window and limit
+    steps are the server's: an entry past its top_k window has the global rank the server's
+    whole ranking gives (asked for once, as the server knows no rank past its window), one
+    inside it is kept or past the limit by its place among the kept rows."""
+    from datetime import UTC, datetime
+
+    from fake_letta import SEPARATOR, FakeLetta
+    from letta_helpers import as_original_server, letta_args
+
+    from ari_mem_tui.checkpoint.load import load_checkpoint
+    from ari_mem_tui.letta.source import open_letta_run
+
+    with FakeLetta() as fake:
+        agent = as_original_server(fake, small_ckpt)
+        ckpt = load_checkpoint(small_ckpt)
+        run = open_letta_run(ckpt, letta_args(fake.url, small_ckpt))
+        ckpt_hash = checkpoint_hash(ckpt)
+        below = inside = 0
+        for node in ckpt.nodes.values():
+            if not node.ancestor_ids or node.status == "pending":
+                continue
+            search = NodeSearch(ckpt, node.id, run.ranker)
+            end = datetime.fromtimestamp(search.before, tz=UTC).isoformat()
+            _, status, body = fake.route(
+                "GET",
+                f"/v1/agents/{agent}/archival-memory/search",
+                {"query": [search.result.query], "top_k": ["100000"], "end_datetime": [end]},
+                None,
+            )
+            assert status == 200
+            order = [row["id"] for row in body["results"]]
+            glob = {pid: g for g, pid in enumerate(order)}
+            footers = [
+                json.loads(row["content"].rpartition(SEPARATOR)[2]) for row in body["results"]
+            ]
+            kept = [
+                pid
+                for pid, f in zip(order[:TOP_K], footers[:TOP_K], strict=True)
+                if f["kind"] == "node_scope" and f["node_id"] in node.ancestor_ids
+            ]
+            for entry in eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, search.before):
+                got, g = search.why(entry), glob[entry.letta_id]
+                if g >= TOP_K:
+                    below += 1
+                    assert (
+                        got.verdict == "window" and got.step("window").numbers["global_rank"] == g
+                    )
+                else:
+                    inside += 1
+                    rank = kept.index(entry.letta_id) + 1
+                    assert (got.verdict == "limit") == (rank > LIMIT)
+                    assert got.step("limit").numbers["rank"] == rank
+    assert below and inside

@@ -134,7 +134,7 @@ class NodeSearch:
         query: str | None = None,
         query_from: str = "start",
     ) -> None:
-        self.ckpt = ckpt
+        self.ckpt, self.ranker = ckpt, ranker
         self.node: Node = ckpt.nodes[ckpt.resolve_node(node_id)]
         self.result = replay(
             ckpt, self.node.id, ranker, query=query, limit=limit, as_of=as_of, query_from=query_from
@@ -162,6 +162,7 @@ class NodeSearch:
             )
         self.tier_1b = self._tier_1b_keys()
         self._filled: dict[str, Any] | None = None
+        self._full: dict[str, int] | None = None  # (`_global_rank`'s whole ranking)
         recorded = result.recorded
         self.recorded = (
             {h.entry_id: h for h in recorded.hits}
@@ -298,9 +299,22 @@ class NodeSearch:
         if position is not None:
             numbers["global_rank"] = position
             return WhyStep(key="window", status=PASS, reason="in the window", numbers=numbers)
-        numbers["global_rank"] = self.ranking.global_rank(entry.id)
+        numbers["global_rank"] = self._global_rank(entry.id)
         numbers.update(self._filled_by())
         return WhyStep(key="window", status=FAIL, reason="below-window", numbers=numbers)
+
+    def _global_rank(self, entry_id: str) -> int | None:
+        """An entry's rank in the whole as-of pool. A ranker that knows only its window (a
+        Letta server returns its top_k, no scores) is asked once for the whole pool."""
+        ranking = self.ranking
+        if ranking is None:
+            return None
+        if ranking.rank_fn is not None or ranking.ranks_fn is not None or ranking.ranks:
+            return ranking.global_rank(entry_id)
+        if self._full is None:
+            whole = self.ranker.rank(self.result.query, len(self.ckpt.entries) + 1, self.before)
+            self._full = {e.id: i for i, e in enumerate(whole.window)}
+        return self._full.get(entry_id)
 
     def _filled_by(self) -> dict[str, Any]:
         """What the window held: rows by writer (the lineage's, the node's own, other
