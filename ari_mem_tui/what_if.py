@@ -330,10 +330,14 @@ def _notes(result: WhatIf) -> list[str]:
     if result.same:
         notes.append("the what-if settings are the run's own: its side is `health` itself")
     elif own.recorded:
+        moves = (
+            ""
+            if other.fidelity is not None and other.fidelity.exact is True
+            else ", by a ranker that is not the run's own: it moves hits too"
+        )
         notes.append(
             f"the run's own side has the access log's hits for {plural(own.recorded, 'node')}"
-            f" (recorded); every what-if hit is replayed ({other.ranker}), so a ranker that is"
-            " not the run's own moves hits too"
+            f" (recorded); every what-if hit is replayed ({other.ranker}){moves}"
         )
     fidelity = other.fidelity
     if fidelity is not None and not fidelity.exact and not result.same:
