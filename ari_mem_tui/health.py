@@ -25,7 +25,7 @@ import numpy as np
 
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
-from ari_mem_tui.model import Checkpoint, EntryView, Node, ParentChain
+from ari_mem_tui.model import AccessEvent, Checkpoint, EntryView, Node, ParentChain, RankerFidelity
 from ari_mem_tui.model.columns import INHERIT, KINDS, NONE
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
 from ari_mem_tui.model.words import plural
@@ -127,12 +127,29 @@ def compute_health(
             progress(done + 1, total)
     report.ranker = ", ".join(name for name, _ in used.most_common()) or report.ranker
     if used:
-        backend = run_backend(ckpt).name
-        handle = ckpt.letta_embedding_config
-        most = used.most_common(1)[0][0]
-        report.fidelity = ranker_fidelity(
-            ranker, most, backend, handle, recording_ranker(backend, handle), backend
-        )
+        report.fidelity = _fidelity(ckpt, ranker, used.most_common(1)[0][0])
+    _totals(report)
+    if report.complete:
+        _entries(report, ckpt, lineages, all_entries, entries_of)
+    else:
+        report.notes.append("entry retrievals not counted: the run was interrupted")
+    report.notes.extend(_notes(report))
+    if progress is not None:
+        progress(total if report.complete else len(report.nodes), total)
+    return report
+
+
+def _fidelity(ckpt: Checkpoint, ranker: Ranker, most: str) -> RankerFidelity:
+    """Whether the ranking most nodes were ranked with is the run's own."""
+    backend = run_backend(ckpt).name
+    handle = ckpt.letta_embedding_config
+    return ranker_fidelity(
+        ranker, most, backend, handle, recording_ranker(backend, handle), backend
+    )
+
+
+def _totals(report: Health) -> None:
+    """The run's counts and buckets, from its searched nodes."""
     searched = [n for n in report.nodes if n.searched]
     report.searched = len(searched)
     report.starved = sum(1 for n in searched if n.starved)
@@ -140,26 +157,28 @@ def compute_health(
     report.replayed = sum(1 for n in searched if n.hits_source == "replayed")
     report.by_depth = by_depth(searched)
     report.over_time = over_time(searched)
-    if report.complete and entries_of is not None:
-        report.entries = entries_of.entries
-        report.top_entries, report.never_retrieved = (
-            entries_of.top_entries,
-            entries_of.never_retrieved,
-        )
-        report.all_entries = entries_of.all_entries
-    elif report.complete:
-        usage = entry_usage(ckpt, lineages)
-        report.entries = usage.summary
-        report.top_entries = usage.top(TOP_ENTRIES)
-        report.never_retrieved = usage.never(NEVER_SHOWN)
-        if all_entries:
-            report.all_entries = usage.every()
-    else:
-        report.notes.append("entry retrievals not counted: the run was interrupted")
-    report.notes.extend(_notes(report))
-    if progress is not None:
-        progress(total if report.complete else len(report.nodes), total)
-    return report
+
+
+def _entries(
+    report: Health,
+    ckpt: Checkpoint,
+    lineages: Lineages,
+    all_entries: bool,
+    entries_of: Health | None,
+) -> None:
+    """Each entry's retrievals: counted from the logs, or taken from `entries_of` (a report
+    of the same run: the logs do not change with the settings)."""
+    if entries_of is not None:
+        report.entries, report.all_entries = entries_of.entries, entries_of.all_entries
+        report.top_entries = entries_of.top_entries
+        report.never_retrieved = entries_of.never_retrieved
+        return
+    usage = entry_usage(ckpt, lineages)
+    report.entries = usage.summary
+    report.top_entries = usage.top(TOP_ENTRIES)
+    report.never_retrieved = usage.never(NEVER_SHOWN)
+    if all_entries:
+        report.all_entries = usage.every()
 
 
 def node_health(
@@ -206,19 +225,27 @@ def node_health(
         row.share_react = round(row.react / row.window, 4)
         row.share_tool = round(row.tool / row.window, 4)
     row.hits_replayed = min(limit, counts.kept)  # as many as `post_filter` keeps
-    if recorded is not None and search.recorded:
-        row.hits_recorded = min(len(recorded.results), limit)
-        row.hits, row.hits_source = row.hits_recorded, "recorded"
-        if hits is not None:
-            hits[node.id] = _recorded_ids(ckpt, recorded.results[:limit])
-    else:
-        row.hits, row.hits_source = row.hits_replayed, "replayed"
-        if hits is not None:
-            hits[node.id] = counts.hits or []
+    found = recorded if search.recorded else None  # (other settings: replayed only)
+    ids = _set_hits(ckpt, row, found, counts.hits)
+    if hits is not None:
+        hits[node.id] = ids
     expected = min(limit, row.eligible)
     row.starved = row.eligible > 0 and row.hits < expected
     row.shortfall = expected - row.hits if row.starved else 0
     return row
+
+
+def _set_hits(
+    ckpt: Checkpoint, row: NodeHealth, recorded: AccessEvent | None, replayed: list[str] | None
+) -> list[str]:
+    """The node's hits: the access log's where its search was logged, else the replay's; and
+    their entry ids (the replay's `replayed`, when they were asked for)."""
+    if recorded is not None:
+        row.hits_recorded = min(len(recorded.results), row.limit)
+        row.hits, row.hits_source = row.hits_recorded, "recorded"
+        return _recorded_ids(ckpt, recorded.results[: row.limit])
+    row.hits, row.hits_source = row.hits_replayed or 0, "replayed"
+    return replayed or []
 
 
 def _recorded_ids(ckpt: Checkpoint, results: list[dict]) -> list[str]:

@@ -317,20 +317,26 @@ class DemoRun:
             and x.id not in busy and x.label != "debug"
         ]  # fmt: skip
         for x in sorted(readers, key=lambda n: (-n.depth, n.order)):
-            writers = []
-            for y in started:
-                if not _off_lineage(x, y) or y.id in busy or y.start is None:
-                    continue
-                room = min(y.end or stop, x.start - 30.0, stop) - (y.start + 20.0)
-                if room >= STORM_CALLS * STORM_GAP:
-                    writers.append((room, -y.order, y))
-            if writers:
-                y = max(writers, key=lambda w: w[:2])[2]
-                begin = y.start + 20.0
+            y = self._storm_writer(x, started, busy)
+            if y is not None:
+                begin = y.start + 20.0  # type: ignore[operator]
                 calls = [(begin + i * STORM_GAP, "storm", x.id) for i in range(STORM_CALLS)]
                 self.specials.setdefault(y.id, []).extend(calls)
                 self.storm = {"reader": x, "writer": y}
                 return
+
+    def _storm_writer(self, x: SimNode, started: list[SimNode], busy: set[str]) -> SimNode | None:
+        """The off-lineage node with the most time to sweep in before `x` starts (enough for
+        STORM_CALLS calls), else None."""
+        stop = self.stop
+        writers = []
+        for y in started:
+            if not _off_lineage(x, y) or y.id in busy or y.start is None:
+                continue
+            room = min(y.end or stop, x.start - 30.0, stop) - (y.start + 20.0)  # type: ignore[operator]
+            if room >= STORM_CALLS * STORM_GAP:
+                writers.append((room, -y.order, y))
+        return max(writers, key=lambda w: w[:2])[2] if writers else None
 
     # ---------------------------------------------------------------- whole run
     def build(self) -> None:

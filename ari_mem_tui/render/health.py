@@ -128,7 +128,8 @@ def entry_cells(u: EntryUse, width: int = 60) -> list[Any]:
     ]
 
 
-def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> Table:
+def titled_table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> Table:
+    """A Rich table with its title at the left, every cell a `Text` (never markup)."""
     table = Table(title=Text(title), title_justify="left")
     for column in columns:
         table.add_column(column, no_wrap=True, overflow="ellipsis")
@@ -145,7 +146,7 @@ def render_health(console: Console, h: Health) -> None:
     if len(depths) > SHOWN_DEPTHS:
         depths = by_depth_ranges([r for r in h.nodes if r.searched], SHOWN_DEPTHS)
         title += f", {len(h.by_depth):,} depths in {len(depths)} ranges (each depth: --json)"
-    console.print(_table(title, DEPTH_COLUMNS, [depth_cells(b) for b in depths]))
+    console.print(titled_table(title, DEPTH_COLUMNS, [depth_cells(b) for b in depths]))
     if h.over_time:
         starved = [starved_share(b) for b in h.over_time]
         crowd = [b.mean_share_other + b.mean_share_react for b in h.over_time]
@@ -161,7 +162,7 @@ def render_health(console: Console, h: Health) -> None:
     worst = worst_nodes(h)
     if worst:
         console.print(
-            _table(
+            titled_table(
                 f"Nodes, starved first ({min(len(worst), SHOWN_NODES)} of {h.searched})",
                 NODE_COLUMNS,
                 [node_cells(r) for r in worst],
@@ -195,7 +196,7 @@ def render_health(console: Console, h: Health) -> None:
             )
         if h.top_entries:
             console.print(
-                _table(
+                titled_table(
                     "Most retrieved entries"
                     + (
                         f" (first {SHOWN_ENTRIES} of {len(h.top_entries):,}; all: --json)"
@@ -208,7 +209,7 @@ def render_health(console: Console, h: Health) -> None:
             )
         if h.never_retrieved:
             console.print(
-                _table(
+                titled_table(
                     f"Never retrieved by a descendant (first {SHOWN_ENTRIES} of "
                     f"{e.never_by_descendant}; all: --json --all-entries)",
                     ENTRY_COLUMNS,

@@ -10,11 +10,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.health import WhatIf, WhatIfDepth, WhatIfNode
-from ari_mem_tui.render.health import health_json, pct
+from ari_mem_tui.render.health import health_json, pct, titled_table
 from ari_mem_tui.render.text import clean, schema, short_id
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.search.dropped import DROPPABLE
@@ -109,28 +108,21 @@ def node_cells(n: WhatIfNode) -> list[Any]:
     ]
 
 
-def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> Table:
-    table = Table(title=Text(title), title_justify="left")
-    for column in columns:
-        table.add_column(column, no_wrap=True, overflow="ellipsis")
-    for cells in rows:
-        table.add_row(*[c if isinstance(c, Text) else Text(str(c)) for c in cells])
-    return table
-
-
 def render_what_if(console: Console, w: WhatIf) -> None:
     title = f"What if: memory health of {clean(w.own.run_id or '?', False)} under other settings"
     console.print(Text(title, style="bold underline"))
     console.print(what_if_lines(w))
     rows = [depth_cells(d) for d in w.changes.by_depth]
     console.print(
-        _table("By depth (run's own → what if; means over searched nodes)", DEPTH_COLUMNS, rows)
+        titled_table(
+            "By depth (run's own → what if; means over searched nodes)", DEPTH_COLUMNS, rows
+        )
     )
     nodes = w.changes.nodes
     if nodes:
         cut = f", first {SHOWN_NODES}; all: --json" if len(nodes) > SHOWN_NODES else ""
         console.print(
-            _table(
+            titled_table(
                 f"Nodes whose hits changed ({len(nodes)}{cut}; no longer starved first)",
                 NODE_COLUMNS,
                 [node_cells(n) for n in nodes[:SHOWN_NODES]],

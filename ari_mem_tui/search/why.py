@@ -24,7 +24,7 @@ from typing import Any
 from ari_mem_tui.model import Checkpoint, Entries, EntryView, MemoryEntry, Node
 from ari_mem_tui.model.why import FAIL, NOT_APPLICABLE, PASS, SEEN, WhyAnswer, WhyStep
 from ari_mem_tui.search.in_memory import keyword_score, query_words
-from ari_mem_tui.search.rankers import Ranker
+from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.replay import (
     DEFAULT_LIMIT,
     checkpoint_hash,
@@ -144,22 +144,14 @@ class NodeSearch:
         self.before = result.as_of
         self.scope = set(self.node.ancestor_ids)
         self.ckpt_hash = checkpoint_hash(ckpt)
-        self.ranking = (
-            ranker.rank(result.query, self.top_k, before_ts=self.before) if self.scope else None
-        )
-        window = self.ranking.window if self.ranking is not None else []
         self.windowless = result.windowless
+        self.ranking = self._rank()
+        window = self.ranking.window if self.ranking is not None else []
         self.position = {entry.id: i for i, entry in enumerate(window)}
         self.window_nodes = [(e.node_id or "", e.kind) for e in window]
         self.kept = [e for e in window if eligible_entry(e, self.scope, self.ckpt_hash)]
         self.kept_rank = {entry.id: i + 1 for i, entry in enumerate(self.kept)}
         self.hits = {hit.entry_id: hit for hit in result.hits}
-        self.notes = list(result.notes)
-        if self.ranking is not None and (self.ranking.used or ranker.name) != result.embedder:
-            self.notes.append(
-                f"the ranker answered with {self.ranking.used} here but {result.embedder} in the"
-                " replay (its vectors were still being made): run it again once they are ready"
-            )
         self.tier_1b = self._tier_1b_keys()
         self._filled: dict[str, Any] | None = None
         self._full: dict[str, int] | None = None  # (`_global_rank`'s whole ranking)
@@ -169,6 +161,21 @@ class NodeSearch:
             if recorded is not None and recorded.query == result.query
             else None
         )
+
+    def _rank(self) -> Ranking | None:
+        """The replay's ranking once more (a root ranks nothing), and a note when it did not
+        come from the ranker the replay's came from (vectors still being made)."""
+        result = self.result
+        self.notes = list(result.notes)
+        if not self.scope:
+            return None
+        ranking = self.ranker.rank(result.query, self.top_k, before_ts=self.before)
+        if (ranking.used or self.ranker.name) != result.embedder:
+            self.notes.append(
+                f"the ranker answered with {ranking.used} here but {result.embedder} in the"
+                " replay (its vectors were still being made): run it again once they are ready"
+            )
+        return ranking
 
     def _tier_1b_keys(self) -> dict[str, str]:
         """Tier 1b's dedupe keys (the first 120 characters of each stripped text) → the entry
