@@ -5,11 +5,13 @@ test_what_if.py)."""
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 import pytest
 from health_helpers import A1, A2, write_starved_run
 from textual.widgets import Checkbox, ContentSwitcher, Input, Static
+from textual.worker import NoActiveWorker, get_current_worker
 
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.why import NodeSearch
@@ -182,3 +184,67 @@ async def test_a_setting_typed_wrong_is_said_and_leaving_out_react_steps_runs(st
         result = screen.what_if_result
         assert result.what_if.drop == ["react"] and result.changes.starved_what_if == 2
         assert "[x] leave out ReAct steps" in str(screen.query_one("#wi-react").render())
+
+
+class GatedRanker:
+    """The real BM25 ranking, whose calls from the what-if worker wait while the test holds
+    the gate: a small run that computes as long as the test needs, however loaded the host."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.name = inner, inner.name
+        self.open, self.waiting = threading.Event(), threading.Event()
+        self.open.set()
+
+    def rank(self, query, top_k, before_ts=None):
+        if not self.open.is_set() and _worker_group() == "what-if":
+            self.waiting.set()
+            assert self.open.wait(30), "the test never opened the gate"
+        return self.inner.rank(query, top_k, before_ts=before_ts)
+
+
+def _worker_group() -> str:
+    try:
+        return get_current_worker().group
+    except NoActiveWorker:
+        return ""
+
+
+async def test_esc_interrupts_the_what_if_and_x_works_on_health_s_entries(starved):
+    """GIVEN the what-if computing (held at its first search), WHEN Esc, THEN it stops, the
+    view stays and says so; THEN x on a row of the entries table asks why the current node
+    did (not) see that entry."""
+    gated: list[GatedRanker] = []
+
+    def opener(_progress):
+        run = open_run(RunOptions(checkpoint=starved, embedder="bm25"))
+        gated.append(GatedRanker(run.ranker))
+        run.ranker = gated[0]
+        return run
+
+    app = app_with(opener)
+    async with app.run_test(size=(100, 36)) as pilot:
+        await settle(pilot)
+        screen = await open_health(pilot)
+        gated[0].open.clear()
+        await press(pilot, "w")
+        await pilot.press("enter")
+        await wait_for(pilot, gated[0].waiting.is_set, "the what-if's first search")
+        assert screen.computing
+        await pilot.press("escape")  # interrupts, does not leave
+        progress = screen.query_one("#health-progress-text", Static)
+        await wait_for(pilot, lambda: "interrupting" in str(progress.render()), "Esc answered")
+        gated[0].open.set()  # the search in hand returns; the next check stops the pass
+        await wait_for(pilot, lambda: not screen.computing, "the interrupted what-if")
+        await idle(pilot)
+        assert isinstance(app.screen, HealthScreen)
+        said = screen.query_one("#wi-said", Static).content.plain
+        result = screen.what_if_result
+        assert said == "what if interrupted" or (result is not None and not result.what_if.complete)
+        await press(pilot, "n")  # the numbers
+        entries = screen.query_one("#health-entries")
+        entries.focus()
+        await pilot.pause()
+        entry_id = entries.current_key
+        await press(pilot, "x")
+        why = await why_shown(pilot)
+        assert (why.answer.entry_id, why.answer.node_id) == (entry_id, app.current_id)

@@ -209,3 +209,13 @@ def test_the_text_says_both_settings_and_what_changed(capsys, starved_dir):
     assert "starved: 2 → 0 (2 nodes no longer starved, 0 newly starved)" in out
     assert "hits: +7 gained, −0 lost over 2 nodes" in out
     assert "no longer starved" in out and "a1a1a1a1" in out and "a2a2a2a2" in out
+
+
+def test_what_a_what_if_leaves_out_is_the_runs_limit(capsys, starved_dir):
+    """`--limit 3 --what-if drop=react`: both sides search with 3 hits; only the drop differs."""
+    argv = [str(starved_dir), "--no-letta", "--embedder", "bm25", "--json", "--limit", "3"]
+    main(["health", *argv, "--what-if", "drop=react"])
+    data = json.loads(capsys.readouterr().out)
+    assert data["settings"]["limit"] == data["own_settings"]["limit"] == 3
+    assert (data["settings"]["drop"], data["own_settings"]["drop"]) == (["react"], [])
+    assert data["what_if"]["limit"] == data["own"]["limit"] == 3 and data["same"] is False

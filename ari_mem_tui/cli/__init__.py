@@ -85,13 +85,15 @@ def seconds(text: str) -> float:
     return value
 
 
-def _what_if_settings(text: str) -> object:
+def _what_if_settings(text: str) -> str:
+    """`--what-if`: checked here (argparse says what is wrong), read over `--limit` later."""
     from ari_mem_tui.what_if import SettingsError, parse_settings
 
     try:
-        return parse_settings(text)
+        parse_settings(text)
     except SettingsError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
 
 
 def _limit_setting(text: str) -> tuple[str, int]:
@@ -340,8 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
         " run's own: key=value,… of limit (1-200), overfetch, top_k (default max(overfetch,"
         " 40*limit)), ranker (own, minilm, bm25, in-memory), as_of (start, now), drop"
         " (tool-auto: ARI's automatic `Tool …` entries, react: ReAct steps; several with +),"
-        " e.g. limit=10,top_k=400,ranker=bm25,drop=tool-auto. Exit 1 when a node is starved"
-        " under them",
+        " e.g. limit=10,top_k=400,ranker=bm25,drop=tool-auto; what it leaves out is --limit's"
+        " and ARI's. Exit 1 when a node is starved under them",
     )
     add_ranker_options(p_health)
     add_letta_options(p_health)

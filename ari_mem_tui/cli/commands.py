@@ -334,9 +334,10 @@ def _what_if(
     from rich.console import Console
 
     from ari_mem_tui.render.what_if import render_what_if, what_if_json
-    from ari_mem_tui.what_if import Settings, ranker_for, what_if
+    from ari_mem_tui.what_if import Settings, parse_settings, ranker_for, what_if
 
-    settings = args.what_if
+    own = Settings(limit=args.limit)
+    settings = parse_settings(args.what_if, base=own)
     ranker = ranker_for(run, settings)
     if ranker is not run.ranker and settings.ranker != "bm25":
         wait_for_vectors(ranker)
@@ -345,7 +346,7 @@ def _what_if(
         run.ranker,
         settings,
         ranker,
-        own=Settings(limit=args.limit),
+        own=own,
         progress=progress,
         all_entries=args.all_entries,
     )
