@@ -150,7 +150,7 @@ def test_live_why_is_the_server_s_full_ranking_step_by_step(recorded):
     opened = open_run(RunOptions(checkpoint=run.path, letta=letta_args(url), index=False))
     ckpt = opened.checkpoint
     client = Letta(base_url=url, timeout=120, max_retries=0)
-    agent = client.agents.list(name=f"ari_agent_{checkpoint_hash(run.path)}")[0]
+    agent = next(iter(client.agents.list(name=f"ari_agent_{checkpoint_hash(run.path)}")))
     together = {
         n for p in run.planted.same_direction if p["order"] == "together" for n in p.values()
     }

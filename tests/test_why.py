@@ -232,7 +232,7 @@ def test_a_root_and_a_node_that_never_started_made_no_search(generated, run):
     entry = ckpt.entries[0]
     root = NodeSearch(ckpt, generated.planted.nodes["R"], run.ranker).why(entry)
     assert (root.verdict, root.step("searched").reason) == ("searched", "root")
-    pending = NodeSearch(ckpt, generated.planted.nodes["A1b"], run.ranker).why(entry)
+    pending = NodeSearch(ckpt, generated.planted.nodes["D1b"], run.ranker).why(entry)
     assert (pending.verdict, pending.step("searched").reason) == ("searched", "never-started")
 
 

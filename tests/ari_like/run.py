@@ -36,11 +36,17 @@ class Planned:
     parent: str | None
     label: str
     direction: str  # a key of texts.DIRECTIONS
-    outcome: str  # "success" | "failed" | "pending" (created, never started)
+    # "success" | "failed" | "pending" (created, never started) | LATE (the why-not planting:
+    # pending through the tree search, run once it is over, a success)
+    outcome: str
     calls: tuple[tuple[str, ...], ...] = ()  # planted LLM memory calls, in step order
     first_think: float | None = None  # the LLM's first turn, when the plan needs it long
 
 
+# why-not planting: a node run only once the tree search is over (its rng draws come after
+# every other node's, so nothing else moves): its pool holds every branch's memory, more than
+# the top_k window of a Letta server, so some of its ancestors' entries rank below the window
+LATE = "late"
 # why-not planting: a direction that repeats the parent's verdict (texts.echo_parent), so the
 # node's start-up search returns the parent's RESULT SUMMARY, which Tier 2 then skips because
 # Tier 1b holds it ("seen by ARI but dropped from the context")
@@ -61,7 +67,7 @@ PLAN = [
     Planned("C2", "C", "draft", "japanese", "success", (("get_cousin", "A"),)),
     Planned("D1", "D", "debug", "debug", "success"),
     Planned("A1a", "A1", "improve", "deep", "success", (("search_cow",),)),
-    Planned("A1b", "A1", "ablation", "roofline", "pending"),
+    Planned("A1b", "A1", "ablation", "roofline", LATE),  # the why-not planting, below
     Planned("B2a", "B2", "validation", "seeds", "success", (("search_outside", "A1b"),)),
     Planned("C1a", "C1", "improve", "chunk", "success"),
     Planned("C1b", "C1", "ablation", ECHO_PARENT, "success"),  # the why-not planting, below
@@ -103,6 +109,8 @@ class Planted:
     backend: str = ""
     # why-not: the node whose direction repeats its parent's verdict (ECHO_PARENT)
     echo_parent: str = ""
+    # why-not: the node run after the tree search (LATE), its pool bigger than a window
+    late: str = ""
 
 
 @dataclass
@@ -170,7 +178,7 @@ class Simulation:
         self.parked: list[Generator[float, None, None]] = []
         self.seq = 0
         self.running, self.concurrency = 0, [0]
-        self.to_run = {p.key for p in PLAN if p.outcome != "pending"}
+        self.to_run = {p.key for p in PLAN if p.outcome not in ("pending", LATE)}
         self.goal_text = (
             texts.GOAL
             if len(texts.GOAL) <= GOAL_CAP
@@ -454,7 +462,7 @@ class Simulation:
 
     def finish(self, node: SimNode) -> Generator[float, None, None]:
         label = f"NodeLabel.{node.plan.label.upper()}"  # an f-string over a str Enum, Python 3.11
-        if node.plan.outcome == "success":
+        if node.plan.outcome in ("success", LATE):
             if not node.metrics:
                 node.metrics = {"GFlops_per_s": 9.5, "_scientific_score": 0.5}
             verdict = node.verdict = self.rng.choice(texts.VERDICTS)
@@ -498,6 +506,16 @@ class Simulation:
         }
         self.write(node, f"node {node.id}: {text}"[:600], metadata)
 
+    def run_late(self) -> None:
+        """The why-not planting (LATE): the nodes left pending, run one by one once every
+        other node is done, before the paper pipeline."""
+        for plan in PLAN:
+            if plan.outcome == LATE and plan.key in self.nodes:
+                self.pending.remove(plan.key)
+                self.planted.late = self.nodes[plan.key].id
+                self.spawn(self.run_node(self.nodes[plan.key]))
+                self.loop()
+
     def pipeline(self) -> None:
         """After BFTS: nodes_tree enrichment and verified context, from ari-core (node_id "")."""
         for node in self.nodes.values():
@@ -516,6 +534,7 @@ class Simulation:
         for _ in range(WORKERS):
             self.spawn(self.worker())
         self.loop()
+        self.run_late()
         self.clock[0] = round(self.clock[0] + 30.0, 6)
         self.pipeline()
         self.check_plan()

@@ -120,8 +120,8 @@ class HealthScreen(Screen[None]):
     HealthScreen VimTable { height: auto; max-height: 16; margin-bottom: 1; }
     HealthScreen .what-if-row { height: 1; }
     HealthScreen .what-if-row > Static { width: auto; margin: 0 1 0 0; }
-    HealthScreen .what-if-row > Input { width: 7; margin-right: 2; }
-    HealthScreen .what-if-row > Select { width: 16; margin-right: 2; }
+    HealthScreen .what-if-row > Input { width: 6; margin-right: 1; }
+    HealthScreen .what-if-row > Select { width: 14; margin-right: 1; }
     HealthScreen .what-if-row > Checkbox { width: auto; margin-right: 2; }
     HealthScreen .what-if-row > Button { width: auto; min-width: 9; margin-right: 2; }
     HealthScreen #wi-said { height: auto; margin-bottom: 1; }
