@@ -104,7 +104,7 @@ def compute_health(
     limit, top_k = search.limit, search.window
     report = Health(run_id=ckpt.run_id, ranker=getattr(ranker, "name", "?"), limit=limit)
     report.top_k = top_k
-    report.as_of = "start" if search.as_of_start else "now"
+    report.pool = "start" if search.as_of_start else "now"
     report.drop = list(search.drop)
     mask = drop_mask(ckpt.entries, search.drop)
     if mask is not None:

@@ -34,7 +34,7 @@ from ari_mem_tui.search.replay import DEFAULT_LIMIT, OVERFETCH, top_k_for
 
 RANKERS = ("own", "minilm", "bm25", "in-memory")
 POOLS = ("start", "now")
-KEYS = ("limit", "overfetch", "top_k", "ranker", "as_of", "drop")
+KEYS = ("limit", "overfetch", "top_k", "ranker", "pool", "drop")
 MAX_LIMIT = 200  # as `--limit`
 
 
@@ -50,7 +50,7 @@ class Settings:
     overfetch: int = OVERFETCH
     top_k: int | None = None  # given; else ARI's max(overfetch, 40·limit)
     ranker: str = "own"
-    as_of: str = "start"
+    pool: str = "start"  # each node's pool as of its search ("start") or today's ("now")
     drop: tuple[str, ...] = ()
 
     @property
@@ -61,7 +61,7 @@ class Settings:
         return Search(
             limit=self.limit,
             top_k=self.window,
-            as_of_start=self.as_of == "start",
+            as_of_start=self.pool == "start",
             drop=self.drop,
             recorded=recorded,
         )
@@ -73,7 +73,7 @@ class Settings:
             "overfetch": self.overfetch,
             "top_k": self.window,
             "ranker": ranker if self.ranker == "own" and ranker else self.ranker,
-            "as_of": self.as_of,
+            "pool": self.pool,
             "drop": list(self.drop),
         }
 
@@ -89,8 +89,8 @@ class Settings:
             parts.append(f"top_k={self.top_k}")
         if self.ranker != "own":
             parts.append(f"ranker={self.ranker}")
-        if self.as_of != "start":
-            parts.append(f"as_of={self.as_of}")
+        if self.pool != "start":
+            parts.append(f"pool={self.pool}")
         if self.drop:
             parts.append("drop=" + "+".join(self.drop))
         return ",".join(parts)
@@ -99,7 +99,7 @@ class Settings:
 def parse_settings(text: str, base: Settings | None = None) -> Settings:
     """`limit=10,top_k=400,ranker=bm25,drop=tool-auto` over `base` (default: ARI's). Keys:
     limit (1–200), overfetch and top_k (whole numbers ≥ 1), ranker (own, minilm, bm25,
-    in-memory), as_of (start, now), drop (tool-auto, react; several joined by `+` or the key
+    in-memory), pool (start, now), drop (tool-auto, react; several joined by `+` or the key
     repeated)."""
     settings = base or Settings()
     seen: set[str] = set()
@@ -121,7 +121,7 @@ def parse_settings(text: str, base: Settings | None = None) -> Settings:
         elif key == "ranker":
             settings = replace(settings, ranker=_one_of(key, value, RANKERS))
         else:
-            settings = replace(settings, as_of=_one_of(key, value, POOLS))
+            settings = replace(settings, pool=_one_of(key, value, POOLS))
     return replace(settings, drop=tuple(dict.fromkeys(drops)))
 
 
@@ -158,7 +158,7 @@ def same_settings(settings: Settings, own: Settings, ranker_name: str, own_name:
         ranker_same
         and settings.limit == own.limit
         and settings.window == own.window
-        and settings.as_of == own.as_of
+        and settings.pool == own.pool
         and set(settings.drop) == set(own.drop)
     )
 

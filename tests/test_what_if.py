@@ -37,7 +37,7 @@ def cli_json(capsys, *argv: str) -> tuple[int, str]:
     ("embedder", "settings"),
     [
         ("bm25", "limit=5"),
-        ("bm25", "ranker=bm25,top_k=200,as_of=start"),
+        ("bm25", "ranker=bm25,top_k=200,pool=start"),
         ("bm25", "overfetch=100"),  # max(100, 40·5) is still 200: the same window
         ("in-memory", "ranker=own,limit=5"),
     ],
@@ -106,7 +106,7 @@ def test_leaving_out_react_steps_frees_two_rows_only(starved_dir):
 
 @pytest.mark.parametrize(
     "text",
-    ["limit=3,top_k=60,drop=tool-auto", "limit=8,drop=tool-auto+react", "as_of=now,limit=4"],
+    ["limit=3,top_k=60,drop=tool-auto", "limit=8,drop=tool-auto+react", "pool=now,limit=4"],
 )
 def test_every_node_of_the_demo_is_the_brute_force_replay(demo_ckpt, text):
     """GIVEN the 40-node demo ranked by BM25, WHEN the settings change (a smaller window,
@@ -133,7 +133,7 @@ def test_every_node_of_the_demo_is_the_brute_force_replay(demo_ckpt, text):
         if not row.searched:
             continue
         started, _ = start_time(ckpt, node)
-        before = started if settings.as_of == "start" else None
+        before = started if settings.pool == "start" else None
         scores = bm25.scores(node_query(ckpt, node)[0])
         pool = [
             i
@@ -151,7 +151,7 @@ def test_every_node_of_the_demo_is_the_brute_force_replay(demo_ckpt, text):
             eligible > 0 and len(kept[: settings.limit]) < min(settings.limit, eligible)
         )
         checked += 1
-    assert checked >= 30 and report.as_of == settings.as_of and report.limit == settings.limit
+    assert checked >= 30 and report.pool == settings.pool and report.limit == settings.limit
 
 
 def is_tool_entry(entry) -> bool:
@@ -167,20 +167,20 @@ def is_tool_entry(entry) -> bool:
 
 
 def test_settings_are_parsed_or_refused_with_what_they_may_be():
-    s = parse_settings("limit=10, top_k=400 ,ranker=bm25,drop=tool-auto,drop=react,as-of=now")
+    s = parse_settings("limit=10, top_k=400 ,ranker=bm25,drop=tool-auto,drop=react,pool=now")
     assert s == Settings(
-        limit=10, top_k=400, ranker="bm25", as_of="now", drop=("tool-auto", "react")
+        limit=10, top_k=400, ranker="bm25", pool="now", drop=("tool-auto", "react")
     )
     assert s.window == 400 and parse_settings("limit=10").window == 400
     assert parse_settings("overfetch=50").window == 200 and parse_settings("").window == 200
     # (top_k=400 is ARI's window for limit 10: not said again)
-    assert s.text() == "limit=10,ranker=bm25,as_of=now,drop=tool-auto+react"
+    assert s.text() == "limit=10,ranker=bm25,pool=now,drop=tool-auto+react"
     assert parse_settings("top_k=300").text() == "top_k=300"
     for bad, said in [
         ("limit=0", "limit='0': a whole number from 1 to 200"),
         ("limit=x", "limit='x': a whole number from 1 to 200"),
         ("ranker=gpt", "ranker='gpt': one of own, minilm, bm25, in-memory"),
-        ("as_of=yesterday", "as_of='yesterday': one of start, now"),
+        ("pool=yesterday", "pool='yesterday': one of start, now"),
         ("drop=survey", "drop='survey': one of tool-auto"),
         ("window=3", "'window=3' is not a what-if setting"),
         ("limit", "'limit' is not a what-if setting"),

@@ -340,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SETTINGS",
         help="replay every node's start-up search under other memory settings too, beside the"
         " run's own: key=value,… of limit (1-200), overfetch, top_k (default max(overfetch,"
-        " 40*limit)), ranker (own, minilm, bm25, in-memory), as_of (start, now), drop"
+        " 40*limit)), ranker (own, minilm, bm25, in-memory), pool (start, now), drop"
         " (tool-auto: ARI's automatic `Tool …` entries, react: ReAct steps; several with +),"
         " e.g. limit=10,top_k=400,ranker=bm25,drop=tool-auto; what it leaves out is --limit's"
         " and ARI's. Exit 1 when a node is starved under them",

@@ -134,7 +134,7 @@ class Health(Record):
     fidelity: RankerFidelity | None = None  # whether that ranking is the run's own
     limit: int = 5
     top_k: int = 200
-    as_of: str = "start"  # each node's pool: as of its start ("start") or today's ("now")
+    pool: str = "start"  # each node's pool: as of its search ("start") or today's ("now")
     drop: list[str] = field(default_factory=list)  # kinds of memory left out (a what-if)
     nodes: list[NodeHealth] = field(default_factory=list)  # tree order
     searched: int = 0

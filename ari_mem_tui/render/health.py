@@ -50,7 +50,7 @@ def headline(h: Health) -> Text:
         f"{h.starved} starved ({pct(share)})", style="bold red" if h.starved else "bold green"
     )
     text.append(f" · limit {h.limit}, window top_k {h.top_k}")
-    if h.as_of != "start":
+    if h.pool != "start":
         text.append(" · today's pool")
     if h.drop:
         text.append(f" · left out: {', '.join(h.drop)}")

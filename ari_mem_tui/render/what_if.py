@@ -25,7 +25,7 @@ NODE_COLUMNS = ("node", "depth", "hits", "gained", "lost", "reached", "verdict")
 
 def settings_words(settings: dict[str, Any]) -> str:
     """`limit 10, top_k 400, ranker bm25, pool as of each start, left out: tool-auto`."""
-    pool = "as of each start" if settings.get("as_of") == "start" else "today's"
+    pool = "as of each start" if settings.get("pool") == "start" else "today's"
     words = (
         f"limit {settings.get('limit')}, top_k {settings.get('top_k')}, ranker"
         f" {clean(settings.get('ranker'), False)}, pool {pool}"

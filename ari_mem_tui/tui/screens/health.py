@@ -382,7 +382,7 @@ class HealthScreen(Screen[None]):
         self.query_one("#wi-limit", Input).value = str(settings.limit)
         self.query_one("#wi-top-k", Input).value = str(settings.top_k or "")
         self.query_one("#wi-ranker", Select).value = settings.ranker
-        self.query_one("#wi-pool", Select).value = settings.as_of
+        self.query_one("#wi-pool", Select).value = settings.pool
         self.query_one("#wi-tool", Checkbox).value = TOOL_AUTO in settings.drop
         self.query_one("#wi-react", Checkbox).value = REACT in settings.drop
 
@@ -396,7 +396,7 @@ class HealthScreen(Screen[None]):
         if top_k:
             parts.append(f"top_k={top_k}")
         parts.append(f"ranker={self.query_one('#wi-ranker', Select).value}")
-        parts.append(f"as_of={self.query_one('#wi-pool', Select).value}")
+        parts.append(f"pool={self.query_one('#wi-pool', Select).value}")
         drops = [
             name
             for name, box in ((TOOL_AUTO, "#wi-tool"), (REACT, "#wi-react"))
