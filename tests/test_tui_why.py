@@ -78,7 +78,7 @@ async def test_x_on_a_hit_says_why_and_on_another_node_why_not(generated):
         want = NodeSearch(app.run_data.checkpoint, other, app.run_data.ranker)
         entry = app.run_data.checkpoint.entries_by_id[hits[0].entry_id]
         assert screen.answer.node_id == other
-        assert screen.answer.model_dump() == want.why(entry).model_dump()
+        assert screen.answer.as_data() == want.why(entry).as_data()
         assert screen.answer.verdict in ("time", "scope")
         assert f"x: ask about node {echo[-8:]} instead" in shown_text(screen)
         await press(pilot, "x")

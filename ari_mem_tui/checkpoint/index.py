@@ -61,8 +61,9 @@ from ari_mem_tui.model import (
     JsonStrings,
     Node,
     Problem,
-    RunGraph,
     StringTable,
+    set_depths,
+    tree_graph,
 )
 from ari_mem_tui.model.columns import Groups, OptInts, ResultRows, Texts, utf8
 
@@ -347,7 +348,7 @@ def _sections(ckpt: Checkpoint) -> dict[str, Any]:
     for node in ckpt.nodes.values():
         # rebuilt ancestors are not stored: the edges give them again, lazily
         exclude = _LAZY | _REBUILT if node.scope_reconstructed else _LAZY
-        nodes.append(node.model_dump(exclude=exclude))
+        nodes.append(node.as_data(exclude=exclude))
         for data in _lazy_bytes(node):
             parts.append(data)
             lazy += [pos, len(data)]
@@ -360,14 +361,14 @@ def _sections(ckpt: Checkpoint) -> dict[str, Any]:
         "edges": list(ckpt.graph.edges),
         "nodes": nodes,
         "lazy": lazy,
-        "core": ckpt.core.model_dump(),
+        "core": ckpt.core.as_data(),
         "letta_embedding_config": ckpt.letta_embedding_config,
         "access_summary": ckpt.access_summary,
         "trace_call_count": ckpt.trace_call_count(),
         "write_counts": list(ckpt.write_counts()),
         "read_calls": known_calls(ckpt.read_tool_calls()),
         "rejected": _rejected(ckpt),
-        "problems": [p.model_dump() for p in ckpt.problems],
+        "problems": [p.as_data() for p in ckpt.problems],
         "side": side,
     }
     return {"body": _pack(body), "lazy": b"".join(parts), **columns}
@@ -414,7 +415,7 @@ def _rejected(ckpt: Checkpoint) -> bytes | None:
         return None
     rows, order = stored_rejected(log)
     try:
-        return msgspec.msgpack.encode([[row.model_dump() for row in rows], order])
+        return msgspec.msgpack.encode([[row.as_data() for row in rows], order])
     except (TypeError, OverflowError, ValueError, msgspec.EncodeError):
         return None
 
@@ -423,7 +424,7 @@ def _stored_rejected(data: bytes | None) -> tuple[list[CowWrite], list[int]] | N
     if data is None:
         return None
     rows, order = msgspec.msgpack.decode(data)
-    return [CowWrite.model_validate(row) for row in rows], order
+    return [CowWrite.from_data(row) for row in rows], order
 
 
 def _write(folder: Path, key: list[Any], run_id: str | None, sections: dict[str, Any]) -> None:
@@ -693,18 +694,15 @@ def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) ->
         trace = JsonStrings(lazy[trace_at : trace_at + trace_size])
         node = Node.restore(fields, trace, JsonList(lazy[art_at : art_at + art_size]))
         ckpt.nodes[node.id] = node
-    graph = RunGraph()
-    graph.add_nodes_from(ckpt.nodes)
-    graph.add_edges_from(body["edges"])
+    graph = tree_graph(ckpt.nodes, map(tuple, body["edges"]))
+    set_depths(graph)  # (the edges stored are the tree's: acyclic)
     ckpt.graph, ckpt.roots = graph, body["roots"]
-    parent: dict[str, str | None] = dict.fromkeys(ckpt.nodes)
-    parent.update((child, up) for up, child in body["edges"])
     rebuilt = [nid for nid, node in ckpt.nodes.items() if node.scope_reconstructed]
-    link_ancestors(ckpt.nodes, parent, rebuilt)
-    ckpt.core = CoreBlocks.model_validate(body["core"])
+    link_ancestors(ckpt.nodes, graph, rebuilt)
+    ckpt.core = CoreBlocks.from_data(body["core"])
     ckpt.letta_embedding_config = body["letta_embedding_config"]
     ckpt.access_summary = body["access_summary"]
-    ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
+    ckpt.problems = [Problem.from_data(p) for p in body["problems"]]
     strings = StringTable.mapped(
         sections["strings"],
         _column(sections, "strings.offsets", "q"),

@@ -14,7 +14,7 @@ from rich.text import Text
 
 from ari_mem_tui.model.health import WhatIf, WhatIfDepth, WhatIfNode
 from ari_mem_tui.render.health import health_json, pct, titled_table
-from ari_mem_tui.render.text import clean, schema, short_id
+from ari_mem_tui.render.text import clean, short_id
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.search.dropped import DROPPABLE
 
@@ -135,14 +135,28 @@ def render_what_if(console: Console, w: WhatIf) -> None:
 
 
 def what_if_json(w: WhatIf) -> dict[str, Any]:
-    """Both sides whole (each as `health --json` prints it), the settings and the changes."""
-    return {
-        **schema("health-what-if", 1),
+    """Both sides whole (each exactly what `health --json` prints for it), the settings and
+    the changes. Each side is checked as `health` checks its document (its lists of a row per
+    node, depth or entry by their first row); the what-if document around them with those
+    lists cut to their first row, then given back whole (render/outputs.py, `Document.BULK`)."""
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    own, theirs = health_json(w.own), health_json(w.what_if)
+    data = {
         "settings": w.settings,
         "own_settings": w.own_settings,
         "same": w.same,
-        "changes": w.changes.model_dump(mode="json"),
+        "changes": w.changes.as_data(),
         "notes": list(w.notes),
-        "own": health_json(w.own),
-        "what_if": health_json(w.what_if),
+        "own": _first_rows(own),
+        "what_if": _first_rows(theirs),
     }
+    document = outputs.output(outputs.HealthWhatIfOutput, data)
+    document["own"], document["what_if"] = own, theirs
+    return document
+
+
+def _first_rows(health: dict[str, Any]) -> dict[str, Any]:
+    from ari_mem_tui.render.outputs import HealthOutput  # noqa: PLC0415 - as above
+
+    return {k: v[:1] if k in HealthOutput.BULK and v else v for k, v in health.items()}

@@ -14,7 +14,7 @@ from typing import Any
 from rich.text import Text
 
 from ari_mem_tui.model.why import FAIL, PASS, SEEN, WhyAnswer, WhyStep
-from ari_mem_tui.render.text import clean, fmt_ts, preview, schema, short_id
+from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
 from ari_mem_tui.render.words import fmt_score
 
 MARKS = {PASS: ("✓", "green"), FAIL: ("✗", "bold red"), "n/a": ("·", "bright_black")}
@@ -270,7 +270,7 @@ def hit_words(a: WhyAnswer) -> str:
         glob = out.get("global_rank")
         at = f"global rank {glob}" if glob is not None else "global rank unknown"
         return said + f"; next out: {who}, below the window ({at})"
-    glob = f", global rank {out['global_rank']}" if "global_rank" in out else ""
+    glob = f", global rank {out['global_rank']}" if out.get("global_rank") is not None else ""
     return said + f"; next out: {who} at rank {out['rank']}, score {fmt_score(out['score'])}{glob}"
 
 
@@ -328,8 +328,10 @@ def why_text(a: WhyAnswer) -> Text:
 
 def why_json(a: WhyAnswer) -> dict[str, Any]:
     """The answer's fields, each step's sentence beside its numbers, and the headline."""
-    data = {**schema("why", 1), **a.model_dump(mode="json")}
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    data = a.as_data()
     data["headline"] = headline(a)
     for step, dumped in zip(a.steps, data["steps"], strict=True):
         dumped["says"] = step_words(step)
-    return data
+    return outputs.output(outputs.WhyOutput, data)

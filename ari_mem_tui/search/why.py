@@ -418,15 +418,22 @@ class NodeSearch:
         out: dict[str, Any] | None = None
         if len(self.kept) > self.limit:
             nxt = self.kept[self.limit]
-            out = {"entry_id": nxt.id, "node_id": nxt.node_id, "rank": self.limit + 1}
-            out.update(self._scored(nxt))
-            out["where"] = "past the limit"
+            scored = self._scored(nxt)
+            out = {
+                "entry_id": nxt.id,
+                "node_id": nxt.node_id,
+                "rank": self.limit + 1,
+                "score": scored["score"],
+                "global_rank": scored.get("global_rank"),
+                "where": "past the limit",
+            }
         elif self.result.missed:
             missed = self.result.missed[0]
             out = {
                 "entry_id": missed.entry_id,
                 "node_id": missed.node_id,
                 "rank": None,
+                "score": None,
                 "global_rank": missed.global_rank,
                 "where": "below the window",
             }
