@@ -71,6 +71,13 @@ DIRECTIONS = {
     "with software prefetch on all matrices.",
 }
 
+
+def echo_parent(verdict: str) -> str:
+    """A direction that repeats its parent's verdict (the why-not planting of run.py: the
+    child's start-up search finds the parent's RESULT SUMMARY, which Tier 1b already holds)."""
+    return f"Ablate on top of the parent's result: {verdict}"
+
+
 VERDICTS = [
     "Clear gain on the skewed matrices with a reproducible median; regular matrices unchanged.",
     "Modest improvement, within the IQR on two matrices; the trend is consistent.",
