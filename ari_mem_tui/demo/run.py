@@ -1,7 +1,7 @@
 """The demo run's content: per-node trace logs, memory entries, and every access-log event.
 
 Built on the timeline of `demo.tree`. Each started node gets what ARI's agent loop leaves
-behind (format spec §2.7, §3.9, §3.10, §4.5, §5.8): start-up reads (an `inherit:get_node_memory`
+behind (docs/ari-format.md §2.7, §3.9, §3.10, §4.5, §5.8): start-up reads (an `inherit:get_node_memory`
 burst over its ancestors, then the Tier-2 `search_memory` with its direction as query), LLM tool
 calls with their `trace_log` lines and auto `Tool <name>: …` entries, findings, survey summaries,
 RESULT SUMMARY and node-end consolidation. A few planted events make the audit interesting: an
@@ -297,7 +297,7 @@ class DemoRun:
 
     def plant_tool_storm(self, started: list[SimNode]) -> None:
         """A node starved by another branch's automatic `Tool …` entries, and the what-if that
-        feeds it (`health --what-if drop=tool-auto`; format doc §3.9, §5.3).
+        feeds it (`health --what-if drop=tool-auto`; docs/ari-format.md §3.9, §5.3).
 
         A node of another branch sweeps the reader's idea with STORM_CALLS tool calls before
         the reader starts: each call's automatic entry quotes the reader's direction, so they

@@ -2,7 +2,7 @@
 them (`health --what-if drop=…`).
 
 Two kinds: ARI's automatic `Tool <name>: …` entries (one per LLM tool call, written under the
-calling node's id with `{"step", "tool"}` metadata, format doc §3.9: the entries that break the
+calling node's id with `{"step", "tool"}` metadata, docs/ari-format.md §3.9: the entries that break the
 "≤ 200 passages a checkpoint" assumption of its window, §5.3), and ReAct steps (the react
 store, which ARI's Letta backend ranks in the same pool). Left out, they are not in the pool:
 they take no window row, are nobody's hit and nobody's eligible entry.

@@ -1,7 +1,7 @@
 """Why a node did not see an entry (or why it saw it where it did): its start-up search, taken
 apart step by step with the numbers each step was decided on.
 
-ARI's search, in its own order (format doc §5.1, §5.2, §5.8): the node searches only if it has
+ARI's search, in its own order (docs/ari-format.md §5.1, §5.2, §5.8): the node searches only if it has
 ancestors; the pool is what was stored before the search ran; `search_memory` reads node-scope
 passages of this checkpoint only (the in-memory backend's node store; Letta's post-filter on
 `kind` and `ari_checkpoint`); the post-filter keeps the node's ancestors' entries; the ranking
