@@ -14,8 +14,8 @@ wary reader of the tool's own files, checkpoint/cachefile.py: the CLI passes
 each read's time, and the access log is rewritten with those results; `settings.json` then
 names the recorder's embedder as the run's Letta embedding handle, where ARI's dashboard keeps
 it. So a replay with that ranker gives every recorded start-up search exactly, except the one
-planted late insert (`demo.run.DemoRun.plant_late_insert`), whose reader's recording differs.
-A planted tool storm (`demo.run.DemoRun.plant_tool_storm`) starves a node of its ancestors'
+planted late insert (`demo.planted.plant_late_insert`), whose reader's recording differs.
+A planted tool storm (`demo.planted.plant_tool_storm`) starves a node of its ancestors'
 memory, and the what-if that leaves ARI's automatic `Tool …` entries out feeds it again.
 
 Output is byte-identical for the same (nodes, seed, entries): one `random.Random(seed)`, a fixed
@@ -46,7 +46,8 @@ from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.demo import text as T
-from ari_mem_tui.demo.run import INSERT_S, PREVIEW, DemoRun, Entry, Read
+from ari_mem_tui.demo.records import INSERT_S, PREVIEW, Entry, Read
+from ari_mem_tui.demo.run import DemoRun
 from ari_mem_tui.demo.tree import SimNode, Timeline
 from ari_mem_tui.render.indented import indented
 
@@ -328,7 +329,7 @@ def record_startup_searches(out: Path, run: DemoRun, seed: int, record: Recorder
             "query": read.query,
             "ancestor_ids": list(read.ancestor_ids or ()),
             "limit": read.limit,
-            "unseen": [e.eid for e in run.unseen(read)],
+            "unseen": [e.eid for e in run.planted.unseen(read)],
         }
         for read in reads
     ]
@@ -360,11 +361,11 @@ def write_marker(
         "read_events": len(run.reads),
     }
     marker = {"kind": MARKER_KIND, "version": DEMO_VERSION, **params, **recorded, "counts": counts}
-    if run.storm:  # the planted tool storm (demo.run.DemoRun.plant_tool_storm)
+    if run.planted.storm:  # the planted tool storm (demo.planted.plant_tool_storm)
         marker["tool_storm"] = {
-            "writer": run.storm["writer"].id,
-            "reader": run.storm["reader"].id,
-            "entries": run.storm.get("points", 0),
+            "writer": run.planted.storm["writer"].id,
+            "reader": run.planted.storm["reader"].id,
+            "entries": run.planted.storm.get("points", 0),
             "what_if": "drop=tool-auto",
         }
     write_json(out / MARKER, marker)
