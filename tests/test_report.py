@@ -376,22 +376,45 @@ def test_saw_on_a_run_recorded_by_aris_in_memory_backend(capsys, tmp_path):
     assert len(rows) == 4 and all(line.split("│")[2].strip() == "?" for line in rows)
 
 
-def test_a_shorter_progress_line_covers_the_longer_one_before_it():
+def test_a_shorter_progress_line_covers_the_longer_one_before_it(monkeypatch):
     """On a terminal each line is rewritten in place: what a shorter line leaves of a longer
-    one is blanked, so no stray characters ("…thiss") stay on screen."""
+    one is blanked, so no stray characters ("…thiss") stay on screen; the cursor hidden while
+    the line is drawn is shown again at the end, an interrupt included; a terminal that cannot
+    rewrite a line gets the lines one after another."""
     import io
 
     from ari_mem_tui.render.progress import StatusLine
 
+    monkeypatch.setenv("TERM", "xterm-256color")
+    hide, show, erase = "\x1b[?25l", "\x1b[?25h", "\x1b[2K"
+
+    def screen(written: str) -> str:
+        """What a terminal shows of `written`: each \r returns to the line's start, each
+        erase blanks the line, the cursor's visibility leaves no mark."""
+        shown = ""
+        for part in written.replace(hide, "").replace(show, "").split("\r"):
+            if part.startswith(erase):
+                part, shown = part.removeprefix(erase), ""
+            shown = part + shown[len(part) :]
+        return shown
+
     out = io.StringIO()
-    line = StatusLine(out, tty=True)
-    line.show("loading MiniLM and its vector cache … 12 s; this")
-    line.show("embedding: 5 of 9")
-    line.close()
-    screen = ""
-    for part in out.getvalue().split("\r"):  # what a terminal shows: each \r rewrites
-        screen = part + screen[len(part) :]
-    assert screen.rstrip("\n").rstrip() == "embedding: 5 of 9"
+    with StatusLine(out, tty=True) as line:
+        line.show("loading MiniLM and its vector cache … 12 s; this")
+        line.show("embedding: 5 of 9")
+    assert screen(out.getvalue()).rstrip("\n").rstrip() == "embedding: 5 of 9"
+    assert out.getvalue().startswith(hide) and out.getvalue().endswith(show)
+    out = io.StringIO()
+    with pytest.raises(KeyboardInterrupt), StatusLine(out, tty=True) as line:
+        line.show("embedding: 5 of 9")
+        raise KeyboardInterrupt
+    assert out.getvalue().endswith(show)
+    monkeypatch.setenv("TERM", "dumb")
+    out = io.StringIO()
+    with StatusLine(out, tty=True) as line:
+        line.show("embedding: 5 of 9")
+        line.show("embedding: 9 of 9")
+    assert out.getvalue() == "embedding: 5 of 9\nembedding: 9 of 9\n"
 
 
 def test_a_text_report_lists_every_rejected_write_and_the_first_accepted_ones():

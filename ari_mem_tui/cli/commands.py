@@ -95,25 +95,26 @@ def wait_for_vectors(
     last_shown = time.monotonic() - PROGRESS_EVERY  # the first line at once
     shown = False
     told: str | None = None  # the ranker's failure, said once, on its own line
-    while not wait(0.2):
-        if _new_failure(ranker, told):
-            if show and shown:
-                line.close()  # off the progress line being rewritten
-            told = _tell_failure(ranker)
-            progress, own = _progress_of(ranker)  # the stand-in's counts from now on
-        if own:
-            progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
-        if not show or time.monotonic() - last_shown < PROGRESS_EVERY:
-            continue
-        last_shown = time.monotonic()
-        line.show(progress_line(progress, tip=tip, **_progress_words(ranker)))
-        shown = True
-    if show and shown:
-        if own:
-            progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
-        if progress.total and progress.finished:  # the pass ends on its 100% line
-            line.show(progress_line(progress, **_progress_words(ranker)))
-        line.close()
+    with line:  # closed on any exit: an interrupt leaves no cursor hidden
+        while not wait(0.2):
+            if _new_failure(ranker, told):
+                if show and shown:
+                    line.close()  # off the progress line being rewritten
+                told = _tell_failure(ranker)
+                progress, own = _progress_of(ranker)  # the stand-in's counts from now on
+            if own:
+                progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
+            if not show or time.monotonic() - last_shown < PROGRESS_EVERY:
+                continue
+            last_shown = time.monotonic()
+            line.show(progress_line(progress, tip=tip, **_progress_words(ranker)))
+            shown = True
+        if show and shown:
+            if own:
+                progress.update(getattr(ranker, "done", 0), getattr(ranker, "total", 0))
+            if progress.total and progress.finished:  # the pass ends on its 100% line
+                line.show(progress_line(progress, **_progress_words(ranker)))
+            line.close()
     if _new_failure(ranker, told):
         _tell_failure(ranker)
 
@@ -400,16 +401,16 @@ def cmd_health(args: argparse.Namespace) -> int:
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
     progress, line = _health_progress()
-    if args.what_if is not None:
-        return _what_if(args, run, progress, line)
-    report = compute_health(
-        run.checkpoint,
-        run.ranker,
-        limit=args.limit,
-        progress=progress,
-        all_entries=args.all_entries,
-    )
-    line.close()
+    with line:  # closed on any exit: an interrupt leaves no cursor hidden
+        if args.what_if is not None:
+            return _what_if(args, run, progress, line)
+        report = compute_health(
+            run.checkpoint,
+            run.ranker,
+            limit=args.limit,
+            progress=progress,
+            all_entries=args.all_entries,
+        )
     if report.fidelity is not None:  # exact only as far as a kept replay check says (summary)
         from ari_mem_tui.run_check import kept_check
         from ari_mem_tui.search.fidelity import with_check

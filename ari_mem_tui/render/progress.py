@@ -1,5 +1,5 @@
 """A long pass's progress as one line: "n of N texts (p%), rate, ETA", and the stderr line that
-shows it in place.
+shows it in place (Rich's progress display, on a terminal).
 
 Every display of a `search.progress.Progress` (the CLI's stderr, the TUI's status line, the
 Health screen) draws it with `progress_line`, so they all read alike.
@@ -7,13 +7,13 @@ Health screen) draws it with `progress_line`, so they all read alike.
 
 from __future__ import annotations
 
-import os
-from typing import TextIO
-
-from rich.cells import cell_len, set_cell_size
+from typing import TYPE_CHECKING, Self, TextIO
 
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.search.progress import Progress
+
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
 
 EMBEDDER_TIP = "; --embedder bm25 answers at once"
 MINILM_WHAT = "embedding memory texts for MiniLM"
@@ -67,14 +67,19 @@ def progress_short(progress: Progress) -> str:
 
 
 class StatusLine:
-    """One line on a stream, rewritten in place on a terminal (each write covers the whole of
-    the line before it: no stray characters when a shorter line follows a longer one), or
-    appended as lines elsewhere. `close()` ends it with a newline."""
+    """One line on a stream: on a terminal, Rich's progress display, rewritten in place (each
+    rewrite erases the line before it, a line wider than the terminal is cut with "…"); on
+    anything else (a file, a pipe, a dumb terminal), appended as lines. `close()` leaves the
+    last line on screen; used as a context manager it closes on any exit, so an interrupt
+    never leaves the terminal's cursor hidden.
+
+    The words are `progress_line`'s, drawn from the model the TUI shares: Rich's own columns
+    would keep a second rate and ETA of their own ("0:00:07"), so one text column shows ours.
+    """
 
     def __init__(self, stream: TextIO, tty: bool) -> None:
         self.stream, self.tty = stream, tty
-        self._width = 0  # cells of the line on screen
-        self._columns = _columns(stream) if tty else 0
+        self._shown: RichProgress | None = None
         self._last = ""
 
     def show(self, line: str) -> None:
@@ -82,24 +87,46 @@ class StatusLine:
         if line == self._last:
             return
         self._last = line
-        if not self.tty:
+        if self.tty and self._shown is None:
+            self._shown = _in_place(self.stream, line)
+            self.tty = self._shown is not None
+        elif self._shown is not None:
+            self._shown.update(self._shown.task_ids[0], description=line, refresh=True)
+        if self._shown is None:
             print(line, file=self.stream, flush=True)
-            return
-        if cell_len(line) >= self._columns:  # a wrapped line could not be rewritten in place
-            line = set_cell_size(line, self._columns - 2) + "…"
-        width = cell_len(line)
-        pad = " " * max(0, self._width - width)
-        print(f"\r{line}{pad}", end="", file=self.stream, flush=True)
-        self._width = width
 
     def close(self) -> None:
-        if self.tty and self._width:
-            print(file=self.stream, flush=True)
-        self._width = 0
+        if self._shown is not None:
+            self._shown.stop()
+        self._shown = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
 
 
-def _columns(stream: TextIO) -> int:
-    try:
-        return max(20, os.get_terminal_size(stream.fileno()).columns)
-    except (OSError, ValueError, AttributeError):
-        return 80
+def _in_place(stream: TextIO, line: str) -> RichProgress | None:
+    """Rich's progress display of one line of text on `stream`, started on `line`; None on a
+    terminal that cannot rewrite a line (TERM=dumb). Rich's progress is imported here, once a
+    pass shows progress on a terminal: the TUI's status bar imports this module for its words
+    alone."""
+    from rich.console import Console  # noqa: PLC0415
+    from rich.progress import Progress, TextColumn  # noqa: PLC0415
+    from rich.table import Column  # noqa: PLC0415
+
+    console = Console(file=stream, force_terminal=True, highlight=False)
+    if console.is_dumb_terminal:
+        return None
+    text = TextColumn("{task.description}", markup=False, table_column=Column(no_wrap=True))
+    shown = Progress(
+        text,
+        console=console,
+        auto_refresh=False,  # drawn when a line changes, no thread of its own
+        redirect_stdout=False,
+        redirect_stderr=False,
+    )
+    shown.add_task(line, total=None)
+    shown.start()
+    return shown

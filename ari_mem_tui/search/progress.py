@@ -2,7 +2,7 @@
 
 One shape for every long pass the tool runs (MiniLM's vectors, a remote embedder's, the memory
 health of a run), so that every place that shows one (TUI status line, Health, CLI stderr) says
-the same "n of N texts, ETA": `render.report.progress_line` draws it.
+the same "n of N texts, ETA": `render.progress.progress_line` draws it.
 """
 
 from __future__ import annotations
