@@ -198,6 +198,39 @@ def _refusal_words(refused: CowWrite) -> str:
     return f"the rejected {refused.tool}{target} at {fmt_ts(refused.ts)}"
 
 
+def writes_title(writes: list[CowWrite], scope: str, whole_run: bool, whole: bool) -> Text:
+    """The Writes tab's title: the counts, what `w` switches to (`whole_run`: the whole run's
+    log is asked for), the first REJECTED_SHOWN rejected writes spelled out, and what the
+    table leaves out (`whole`: it shows the whole run's log)."""
+    rejected_rows = [w for w in writes if not w.accepted]
+    rejected = len(rejected_rows)
+    title = Text.assemble(
+        ("Writes ", "bold"),
+        f"({scope}): {len(writes)}, ",
+        (f"{rejected} rejected", "bold red" if rejected else "green"),
+        ("    w: " + ("this node" if whole_run else "whole run"), "bright_black"),
+    )
+    for write in rejected_rows[:REJECTED_SHOWN]:  # wrapped: no sideways scroll
+        title.append("\n✗ ", style="bold red")
+        title.append(f"{clean(write.tool, False)} → {short_id(write.target_node)}: ")
+        title.append(preview(write.text or "(text not recorded)", 400), style="bold")
+    if rejected > REJECTED_SHOWN:
+        title.append(
+            f"\n{REJECTED_SHOWN:,} of {rejected:,} rejected writes spelled out here; "
+            "every one: `ari-mem-tui audit CKPT`",
+            style="yellow",
+        )
+    if len(writes) > WRITES_SHOWN:
+        title.append(
+            f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first; / filters them"
+            " all); "
+            + ("w: one node's writes; " if whole else "")
+            + "every rejected one: `ari-mem-tui audit CKPT --json`",
+            style="yellow",
+        )
+    return title
+
+
 RowT = TypeVar("RowT")
 
 
@@ -251,33 +284,8 @@ class WritesPane(RowsPane[CowWrite]):
             scope = f"node {short_id(node_id)}"
         self.rows = writes
         self.refusals = refusals(writes)
-        rejected = sum(1 for w in writes if not w.accepted)
         whole = self.whole_run or node_id is None
-        title = Text.assemble(
-            ("Writes ", "bold"),
-            f"({scope}): {len(writes)}, ",
-            (f"{rejected} rejected", "bold red" if rejected else "green"),
-            ("    w: " + ("this node" if self.whole_run else "whole run"), "bright_black"),
-        )
-        rejected_rows = [w for w in writes if not w.accepted]
-        for write in rejected_rows[:REJECTED_SHOWN]:  # wrapped: no sideways scroll
-            title.append("\n✗ ", style="bold red")
-            title.append(f"{clean(write.tool, False)} → {short_id(write.target_node)}: ")
-            title.append(preview(write.text or "(text not recorded)", 400), style="bold")
-        if len(rejected_rows) > REJECTED_SHOWN:
-            title.append(
-                f"\n{REJECTED_SHOWN:,} of {len(rejected_rows):,} rejected writes spelled out here; "
-                "every one: `ari-mem-tui audit CKPT`",
-                style="yellow",
-            )
-        if len(writes) > WRITES_SHOWN:
-            title.append(
-                f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first; / filters them"
-                " all); "
-                + ("w: one node's writes; " if whole else "")
-                + "every rejected one: `ari-mem-tui audit CKPT --json`",
-                style="yellow",
-            )
+        title = writes_title(writes, scope, self.whole_run, whole)
         self.query_one("#writes-title", Static).update(title)
         self.query_one("#writes-table", VimTable).fill(
             WRITE_COLUMNS,
