@@ -1,10 +1,11 @@
 """Every key of the TUI, defined once.
 
-The app's and the widgets' `BINDINGS`, the command palette's actions (tui/commands.py) and the
-help screen's key table (tui/screens/help.py) are all made from `KEYS`. Each binding carries its
+The `BINDINGS` of the app, its screens and its widgets, the command palette's actions
+(tui/commands.py) and the help screen's key table (tui/screens/help.py) are all made from `KEYS`
+(tests/test_tui_keys.py checks that no class binds a key outside it). Each binding carries its
 id, so the config file remaps it by id (tui/config.py): `{"keys": {"mark": "x"}}`, Textual key
-names, several separated by commas. The screens over the app keep their own few keys (Esc
-closes, …) beside their code.
+names, several separated by commas; the views over the main screen (help, entry, compare, …)
+included.
 """
 
 from __future__ import annotations
@@ -17,14 +18,19 @@ from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.keys import format_key
 
-# where a key works: anywhere (APP), in the tree, in the tables, in a view over the app (help,
-# entry, compare: their own Esc/q close them, beside their code), in the Hits tab, the Writes tab,
-# the text tabs (Saw, Core, Node)
+# where a key works: anywhere (APP), in the tree, in the tables, in the text views over the app
+# (help, entry, compare, why: VIEW), in the Hits tab, the Writes tab, the text tabs (Saw, Core,
+# Node)
 APP, TREE, TABLE, VIEW = "app", "tree", "table", "view"
 HITS, WRITES, TEXT = "hits", "writes", "text"
 QUERY = "query"  # the Hits tab's query box
 EVERY_PANE = (TREE, HITS, WRITES, TEXT, TABLE)
-ENTRY = "entry"  # the entry view (one row in full), over the app: the app's keys are not heard
+# the views over the app, each with its own keys; over a modal one (entry, why, help, filter,
+# confirm) the app's keys are not heard
+ENTRY, WHY, COMPARE, HELP = "entry", "why", "compare", "help"
+FILTER, CHECKLIST = "filter", "checklist"  # the tree's filter (`f`) and its lists of options
+HEALTH, RUNS = "health", "runs"  # the Health view (`H`), the run picker (`W`)
+TABLE_BOX = "table_box"  # a table's filter box (`/` on a table)
 
 # the detail tabs, in order: keys 1 to 6 switch to them
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
@@ -57,8 +63,9 @@ class Key:
 
 # fmt: off
 KEYS: tuple[Key, ...] = (
-    Key("down", "j", "cursor_down", "Down", "Down in the tree and tables", scopes=(TREE, TABLE)),
-    Key("up", "k", "cursor_up", "Up", "Up in the tree and tables", scopes=(TREE, TABLE)),
+    Key("down", "j", "cursor_down", "Down", "Down in the tree and tables",
+        scopes=(TREE, TABLE, CHECKLIST)),
+    Key("up", "k", "cursor_up", "Up", "Up in the tree and tables", scopes=(TREE, TABLE, CHECKLIST)),
     Key("collapse", "h,left", "collapse_or_parent", "Collapse", "Collapse, or up to the parent",
         scopes=(TREE,)),
     Key("expand", "l,right", "expand_or_child", "Expand", "Expand, or down to the first child",
@@ -177,6 +184,51 @@ KEYS: tuple[Key, ...] = (
             f"{name.title()} tab")
         for i, name in enumerate(TABS)
     ),
+    # ---- the views over the main screen: each its own keys ----
+    Key("close", "escape,q", "close", "Close", "Close the entry view or the why view",
+        show=True, scopes=(ENTRY, WHY)),
+    Key("entry_copy", "y", "copy", "Copy text", "In the entry view: copy its whole text",
+        show=True, scopes=(ENTRY,)),
+    Key("go_to_node", "o", "go_to_node", "Go to node",
+        "In the entry view or the why view: go to its node in the tree", show=True,
+        scopes=(ENTRY, WHY)),
+    Key("why_switch", "Y", "switch", "The other node",
+        "In the why view: ask about the other node (the marked one, or the current one)",
+        show=True, scopes=(WHY,)),
+    Key("help_close", "escape,q,question_mark,f1", "dismiss", "Close", "Close the help",
+        show=True, scopes=(HELP,)),
+    Key("compare_close", "escape,q,c", "close", "Back", "Close the comparison", show=True,
+        scopes=(COMPARE,)),
+    # both sides of a comparison move together (its columns take no focus: no key moves one)
+    Key("compare_page_down", "pagedown,space", "scroll('page_down')", "Page down",
+        "In the comparison: both sides a page down", scopes=(COMPARE,)),
+    Key("compare_page_up", "pageup", "scroll('page_up')", "Page up",
+        "In the comparison: both sides a page up", scopes=(COMPARE,)),
+    Key("compare_top", "g,home", "scroll('home')", "Top", "In the comparison: both sides' top",
+        scopes=(COMPARE,)),
+    Key("compare_bottom", "G,end", "scroll('end')", "Bottom",
+        "In the comparison: both sides' end", scopes=(COMPARE,)),
+    Key("filter_cancel", "escape", "cancel", "Cancel", "In the tree's filter: leave it as it was",
+        show=True, scopes=(FILTER,)),
+    Key("filter_apply", "ctrl+s", "apply", "Apply", "In the tree's filter: apply the choices",
+        show=True, scopes=(FILTER,)),
+    Key("health_back", "escape", "back", "Back / interrupt",
+        "In the Health view: back (while it computes: stop it)", show=True,
+        scopes=(HEALTH,)),
+    Key("health_numbers", "n", "toggle_numbers", "Numbers / plots / what if",
+        "In the Health view: the numbers, the plots, or the what-if row", show=True,
+        scopes=(HEALTH,)),
+    Key("health_what_if", "w", "focus_what_if", "What if",
+        "In the Health view: type other memory settings (what if)", show=True, scopes=(HEALTH,)),
+    Key("health_recompute", "r", "recompute", "Recompute",
+        "In the Health view: compute the run's health again", scopes=(HEALTH,)),
+    Key("runs_filter", "slash", "filter", "Filter", "In the run picker: filter the runs",
+        show=True, scopes=(RUNS,)),
+    Key("runs_back", "escape", "back", "Back",
+        "In the run picker: back to the open run (on the first list: quit)", show=True,
+        scopes=(RUNS,)),
+    Key("table_box_clear", "escape", "cancel", "Clear filter",
+        "In a table's filter box: clear it (Enter keeps it)", show=True, scopes=(TABLE_BOX,)),
 )
 # fmt: on
 BY_ID = {key.id: key for key in KEYS}
@@ -198,17 +250,18 @@ TEXTUAL_KEYS = (
 
 
 def bindings(scope: str) -> list[Binding]:
-    """The BINDINGS of the app (APP) or of a widget (TREE, TABLE, HITS, …): its own keys, and
-    the app's keys the footer shows while it has focus (bound to the app's action)."""
-    out = []
+    """The BINDINGS of the app (APP), a screen (ENTRY, HELP, …) or a widget (TREE, TABLE, HITS,
+    …): its own keys, then the app's keys the footer shows while it has focus (bound to the
+    app's action)."""
+    own, shown = [], []
     for k in KEYS:
         if not k.keys:
             continue
         if scope in k.scopes:
-            out.append(Binding(k.keys, k.action, k.description, show=k.show, id=k.id))
+            own.append(Binding(k.keys, k.action, k.description, show=k.show, id=k.id))
         elif scope in k.footer:
-            out.append(Binding(k.keys, f"app.{k.action}", k.description, show=True, id=k.id))
-    return out
+            shown.append(Binding(k.keys, f"app.{k.action}", k.description, show=True, id=k.id))
+    return own + shown
 
 
 def scroll(views: Iterable[ScrollableContainer], direction: str) -> None:

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -79,13 +79,8 @@ def row_text(detail: RowDetail) -> Text:
 class EntryScreen(ModalScreen[str | None]):
     """Dismissed with the node to go to (`o`), else None."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close"),
-        Binding("y", "copy", "Copy text"),
-        Binding("o", "go_to_node", "Go to node"),
-        *keys.bindings(keys.VIEW),
-        *keys.bindings(keys.ENTRY),  # Y: why the node did (not) see it
-    ]
+    # Esc, y, o; then Y (why the node did (not) see it), the app's, shown here
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.bindings(keys.ENTRY), *keys.bindings(keys.VIEW)]
 
     def __init__(self, entry: MemoryEntry | EntryView | RowDetail) -> None:
         super().__init__()

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
@@ -67,6 +67,7 @@ from ari_mem_tui.render.words import cut_note
 from ari_mem_tui.search.dropped import REACT, TOOL_AUTO
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.search.replay import DEFAULT_LIMIT
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import (
     HealthDone,
@@ -127,12 +128,7 @@ class HealthScreen(Screen[None]):
     HealthScreen .what-if-row > Button { width: auto; min-width: 9; margin-right: 2; }
     HealthScreen #wi-said { height: auto; margin-bottom: 1; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back / interrupt"),
-        Binding("n", "toggle_numbers", "Numbers / plots / what if"),
-        Binding("w", "focus_what_if", "What if"),
-        Binding("r", "recompute", "Recompute", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.HEALTH)
 
     def __init__(
         self,

@@ -12,7 +12,7 @@ from typing import ClassVar
 
 from rich.markdown import Markdown
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -150,10 +150,7 @@ class HelpScreen(ModalScreen[None]):
     """The whole help; opened with F1 from a pane (Posting's context help), that pane's keys
     come first: `pane` is (its name, its scopes in tui/keys.py)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark,f1", "dismiss", "Close", show=True),
-        *keys.bindings(keys.VIEW),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.bindings(keys.HELP), *keys.bindings(keys.VIEW)]
 
     def __init__(
         self, keymap: Mapping[str, str], pane: tuple[str, Collection[str]] | None = None

@@ -14,7 +14,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
@@ -24,6 +24,7 @@ from ari_mem_tui.model.workspace import RunInfo, Workspace
 from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import plural
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import RunsCounted
 from ari_mem_tui.tui.tables import VimTable
@@ -39,10 +40,7 @@ class RunPickerScreen(Screen[Path | None]):
     RunPickerScreen #runs-table { height: 1fr; }
     RunPickerScreen #runs-status { height: 1; color: $text-muted; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter"),
-        Binding("escape", "back", "Back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.RUNS)
 
     def __init__(self, workspace: Path, can_go_back: bool = False) -> None:
         super().__init__()

@@ -14,7 +14,7 @@ from typing import ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -32,12 +32,7 @@ from ari_mem_tui.tui.messages import WhyReady
 class WhyScreen(ModalScreen[str | None]):
     """Dismissed with the node to go to (`o`: the node asked about), else None."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close"),
-        Binding("Y", "switch", "The other node"),
-        Binding("o", "go_to_node", "Go to the node"),
-        *keys.bindings(keys.VIEW),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.bindings(keys.WHY), *keys.bindings(keys.VIEW)]
 
     def __init__(self, run: Run, entry_id: str, node_id: str, other_id: str | None = None):
         super().__init__()
