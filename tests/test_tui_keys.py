@@ -16,6 +16,7 @@ from ari_mem_tui import tui
 from ari_mem_tui.tui import config, keys
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.commands import ACTIONS
+from ari_mem_tui.tui.main_screen import MainScreen
 from ari_mem_tui.tui.screens.help import HelpScreen, keys_table
 from tests.tui_app_helpers import make_app, press, settle
 from tests.tui_helpers import IDS
@@ -43,6 +44,7 @@ def test_no_class_binds_a_key_outside_the_registry() -> None:
     # the screens and widgets that have keys: a class that stopped binding would pass unseen
     for name in (
         "AriMemApp",
+        "MainScreen",
         "RunTree",
         "VimTable",
         "TableFilter",
@@ -64,8 +66,10 @@ def test_no_class_binds_a_key_outside_the_registry() -> None:
         for binding in bindings:
             assert isinstance(binding, Binding) and binding.id in keys.BY_ID, (owner, binding)
             key = keys.BY_ID[binding.id]
-            # a pane shows an app key in the footer by binding it to the app's action
-            action = key.action if binding.action == key.action else f"app.{key.action}"
+            # a pane shows an app or main-screen key in the footer by binding it to its action
+            action = (
+                key.action if binding.action == key.action else f"{keys.owner(key)}.{key.action}"
+            )
             show = key.show or action != key.action
             assert (binding.key, binding.action, binding.description, binding.show) == (
                 key.keys,
@@ -92,7 +96,7 @@ def test_bindings_palette_and_help_list_the_same_ids() -> None:
     palette = keys.palette_actions({})
     assert {row[0] for row in palette} == {k.id for k in keys.KEYS if k.title}
     assert ACTIONS == [row[1:] for row in palette]
-    app_ids = {b.id for b in AriMemApp.BINDINGS}
+    app_ids = {b.id for b in [*AriMemApp.BINDINGS, *MainScreen.BINDINGS]}
     assert app_ids - {"back"} <= {row[0] for row in palette}  # every app key is in the palette
     table = keys_table({})
     for key in keys.KEYS:
@@ -129,12 +133,12 @@ async def test_a_remapped_key_works_and_the_old_one_no_longer_fires(
         await settle(pilot)
         assert app.current_id == IDS["R"]
         await press(pilot, "m")
-        assert app.tabs.marked_id is None  # m no longer marks: bound to nothing, it is text
+        assert app.main.tabs.marked_id is None  # m no longer marks: bound to nothing, it is text
         assert app.query_one("#find-input").value == "m"
         await press(pilot, "escape", "escape", "j")
         assert app.current_id == IDS["R"]  # j no longer moves the tree's cursor
         await press(pilot, "escape", "escape", "x")
-        assert app.tabs.marked_id == IDS["R"]
+        assert app.main.tabs.marked_id == IDS["R"]
         await press(pilot, "ctrl+n")
         assert app.current_id == IDS["A"]
         palette = {title: help_text for _, title, help_text, _ in keys.palette_actions(app.keymap)}

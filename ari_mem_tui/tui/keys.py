@@ -18,10 +18,11 @@ from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.keys import format_key
 
-# where a key works: anywhere (APP), in the tree, in the tables, in the text views over the app
-# (help, entry, compare, why: VIEW), in the Hits tab, the Writes tab, the text tabs (Saw, Core,
-# Node)
-APP, TREE, TABLE, VIEW = "app", "tree", "table", "view"
+# where a key works: anywhere, over any view too (APP); anywhere on the main screen, the tree's and
+# the tabs' (MAIN: tui/main_screen.py); in the tree, in the tables, in the text views over the
+# app (help, entry, compare, why: VIEW), in the Hits tab, the Writes tab, the text tabs (Saw,
+# Core, Node)
+APP, MAIN, TREE, TABLE, VIEW = "app", "main", "tree", "table", "view"
 HITS, WRITES, TEXT = "hits", "writes", "text"
 QUERY = "query"  # the Hits tab's query box
 EVERY_PANE = (TREE, HITS, WRITES, TEXT, TABLE)
@@ -54,8 +55,8 @@ class Key:
     title: str = ""  # the palette's name for it; "" keeps it out of the palette
     show: bool = False  # in the footer wherever it is bound (APP: always)
     scopes: tuple[str, ...] = (APP,)
-    # an APP key that belongs to a pane: it works anywhere, but the footer shows it only while
-    # that pane has focus (the pane binds it too, to the app's action)
+    # an APP or MAIN key that belongs to a pane: it works anywhere, but the footer shows it only
+    # while that pane has focus (the pane binds it too, to the app's or the screen's action)
     footer: tuple[str, ...] = ()
     # more panes whose F1 help lists it (besides its scopes and footer), not in their footer
     panes: tuple[str, ...] = ()
@@ -94,11 +95,12 @@ KEYS: tuple[Key, ...] = (
         scopes=(VIEW, TEXT)),
     Key("scroll_up", "k", "scroll('up')", "Up", "Scroll them up", scopes=(VIEW, TEXT)),
     Key("focus_tree", "left_square_bracket", "focus_tree", "Tree", "Focus the tree pane",
-        "Focus tree", footer=(HITS, WRITES, TEXT, TABLE)),
+        "Focus tree", footer=(HITS, WRITES, TEXT, TABLE), scopes=(MAIN,)),
     Key("focus_detail", "right_square_bracket", "focus_detail", "Detail",
-        "Focus the detail pane (the shown tab)", "Focus detail", footer=(TREE,)),
+        "Focus the detail pane (the shown tab)", "Focus detail", footer=(TREE,), scopes=(MAIN,)),
     Key("focus_query", "i", "focus_query", "Query",
-        "Type a custom query in the Hits tab's query box", "Focus query box", footer=(HITS,)),
+        "Type a custom query in the Hits tab's query box", "Focus query box", footer=(HITS,),
+        scopes=(MAIN,)),
     Key("query_older", "up", "history(-1)", "Older",
         "In the query box: the custom query typed before (↑ again: older)", scopes=(QUERY,)),
     Key("query_newer", "down", "history(1)", "Newer",
@@ -114,25 +116,26 @@ KEYS: tuple[Key, ...] = (
         "The help, the keys of the focused pane (tree, Hits, Writes, …) first",
         "Help for the focused pane"),
     Key("find", "slash", "find", "Find", "Find a node by id or text (typing fast or pasting "
-        "into the tree finds too)", "Find node", footer=(TREE,)),
-    Key("find_next", "n", "find_next", "Next", "Next find match", "Find next", panes=(TREE,)),
+        "into the tree finds too)", "Find node", footer=(TREE,), scopes=(MAIN,)),
+    Key("find_next", "n", "find_next", "Next", "Next find match", "Find next", panes=(TREE,),
+        scopes=(MAIN,)),
     Key("find_prev", "N", "find_prev", "Previous", "Previous find match", "Find previous",
-        panes=(TREE,)),
+        panes=(TREE,), scopes=(MAIN,)),
     Key("filter", "f", "filter", "Filter", "Keep nodes of some statuses / labels", "Filter tree",
-        footer=(TREE,)),
+        footer=(TREE,), scopes=(MAIN,)),
     Key("clear_filter", "", "clear_filter", "Clear filter", "Show every node again",
-        "Clear filter"),
+        "Clear filter", scopes=(MAIN,)),
     Key("mark", "m", "mark", "Mark", "Mark the current node for compare", "Mark node",
-        footer=(TREE,)),
+        footer=(TREE,), scopes=(MAIN,)),
     Key("compare", "c", "compare", "Compare", "Compare side by side with the marked node",
-        "Compare with marked", panes=(TREE,)),
+        "Compare with marked", panes=(TREE,), scopes=(MAIN,)),
     Key("export", "e", "export", "Export",
         "Write the node's dossier as Markdown + JSON (asks first: y writes, any other key "
-        "cancels)", "Export dossier", footer=(TREE,)),
+        "cancels)", "Export dossier", footer=(TREE,), scopes=(MAIN,)),
     Key("follow", "F", "toggle_follow", "Follow",
         "Follow a running checkpoint: re-read changed files", "Follow"),
     Key("copy", "y", "copy", "Copy", "Copy the node id or the entry under the cursor", "Copy",
-        panes=(TREE, HITS, WRITES)),
+        panes=(TREE, HITS, WRITES), scopes=(MAIN,)),
     Key("why", "Y", "why", "Why",
         "Why the node did or did not see the entry under the cursor (Hits, Writes, an entry "
         "view, Health's entries): its start-up search step by step, with the numbers; the "
@@ -141,35 +144,36 @@ KEYS: tuple[Key, ...] = (
     Key("reload", "r", "reload", "Reload", "Re-read the checkpoint", "Reload"),
     Key("dim", "d", "toggle_dim", "Dim unseen",
         "Dim the nodes the selection's search could not see", "Dim unseen nodes",
-        panes=(TREE,)),
+        panes=(TREE,), scopes=(MAIN,)),
     Key("missed", "M", "toggle_missed", "Missed",
         "Show the missed: eligible ancestor entries outside the window", "Show missed entries",
-        footer=(HITS,)),
+        footer=(HITS,), scopes=(MAIN,)),
     Key("as_of", "a", "toggle_as_of", "Pool",
         "Rank the pool as of the node's start (default) or today's, later writes too",
-        "Pool: as of start / today", footer=(HITS,)),
+        "Pool: as of start / today", footer=(HITS,), scopes=(MAIN,)),
     Key("query_source", "s", "cycle_query", "Source",
         "Search with the eval_summary at start, the eval_summary now, or your own query",
-        "Query: at start / now / custom", footer=(HITS,)),
+        "Query: at start / now / custom", footer=(HITS,), scopes=(MAIN,)),
     Key("writes_scope", "w", "toggle_writes_scope", "Node / run",
         "Switch the Writes tab's scope: this node / the whole run", "Writes: node / whole run",
-        footer=(WRITES,)),
+        footer=(WRITES,), scopes=(MAIN,)),
     Key("wide", "z", "toggle_wide", "Wide",
         "Wide / narrow tables (k9s's wide): every column and 200 characters of text, scrolling "
         "sideways, and the Hits header in full / the columns that fit the pane",
         "Tables: wide / narrow", footer=(TABLE,)),
     Key("tree", "t,ctrl+b", "toggle_tree", "Tree", "Hide or show the tree", "Toggle tree pane",
-        panes=(TREE, HITS, WRITES, TEXT, TABLE)),
+        panes=(TREE, HITS, WRITES, TEXT, TABLE), scopes=(MAIN,)),
     Key("back", "escape", "escape", "Back",
-        "Back to the tree; in the tree, clear the find, else the filter (the title drops it)"),
+        "Back to the tree; in the tree, clear the find, else the filter (the title drops it)",
+        scopes=(MAIN,)),
     Key("history_back", "b,ctrl+o", "history_back", "Back",
         "Back to the view before a jump (`o`, a find, the palette, a finding's node): its "
-        "node, tab and row", "History: back", panes=EVERY_PANE),
+        "node, tab and row", "History: back", panes=EVERY_PANE, scopes=(MAIN,)),
     Key("history_forward", "B", "history_forward", "Forward",
-        "Forward again to the view `b` left", "History: forward", panes=EVERY_PANE),
+        "Forward again to the view `b` left", "History: forward", panes=EVERY_PANE, scopes=(MAIN,)),
     Key("maximise", "plus", "maximise", "Maximise",
         "Maximise the focused pane to the whole screen, and back (lazygit's +; Esc too)",
-        "Maximise pane", panes=EVERY_PANE),
+        "Maximise pane", panes=EVERY_PANE, scopes=(MAIN,)),
     Key("health", "H", "health", "Health",
         "Memory health: starved nodes, crowded windows, entries never read", "Memory health"),
     Key("runs", "W", "runs", "Runs", "Back to the run picker of the workspace",
@@ -181,7 +185,7 @@ KEYS: tuple[Key, ...] = (
     *(
         Key(f"tab_{name}", str(i + 1), f"tab('{name}')", name.title(),
             f"{name.title()} tab: {TAB_HELP[name]} (the detail pane keeps focus if it had it)",
-            f"{name.title()} tab")
+            f"{name.title()} tab", scopes=(MAIN,))
         for i, name in enumerate(TABS)
     ),
     # ---- the views over the main screen: each its own keys ----
@@ -250,9 +254,9 @@ TEXTUAL_KEYS = (
 
 
 def bindings(scope: str) -> list[Binding]:
-    """The BINDINGS of the app (APP), a screen (ENTRY, HELP, …) or a widget (TREE, TABLE, HITS,
-    …): its own keys, then the app's keys the footer shows while it has focus (bound to the
-    app's action)."""
+    """The BINDINGS of the app (APP), a screen (MAIN, ENTRY, HELP, …) or a widget (TREE, TABLE,
+    HITS, …): its own keys, then the app's or the main screen's keys the footer shows while it
+    has focus (bound to their action)."""
     own, shown = [], []
     for k in KEYS:
         if not k.keys:
@@ -260,8 +264,15 @@ def bindings(scope: str) -> list[Binding]:
         if scope in k.scopes:
             own.append(Binding(k.keys, k.action, k.description, show=k.show, id=k.id))
         elif scope in k.footer:
-            shown.append(Binding(k.keys, f"app.{k.action}", k.description, show=True, id=k.id))
+            action = f"{owner(k)}.{k.action}"
+            shown.append(Binding(k.keys, action, k.description, show=True, id=k.id))
     return own + shown
+
+
+def owner(key: Key) -> str:
+    """Where `key`'s action is: the app's (`app`) or the main screen's (`screen`: a pane's key
+    is heard only on the screen that holds it)."""
+    return "screen" if MAIN in key.scopes else "app"
 
 
 def scroll(views: Iterable[ScrollableContainer], direction: str) -> None:

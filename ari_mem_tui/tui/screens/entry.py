@@ -98,6 +98,10 @@ class EntryScreen(ModalScreen[str | None]):
             yield Static(row_text(self.detail), id="entry-text")
         yield KeyBar()  # its own keys (Esc closes, y copies, o goes), not the tree's under it
 
+    def entry_under_cursor(self) -> str | None:
+        """`Y` here (the app's): why the node did (not) see this entry."""
+        return self.entry.id if self.entry is not None else None
+
     def action_close(self) -> None:
         self.dismiss(None)
 

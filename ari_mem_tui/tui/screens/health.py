@@ -261,7 +261,7 @@ class HealthScreen(Screen[None]):
                 from ari_mem_tui.run_check import kept_check  # noqa: PLC0415
                 from ari_mem_tui.search.fidelity import with_check  # noqa: PLC0415
 
-                check = self.app.status_bar.check_of(run) or kept_check(run, run.ranker)
+                check = self.app.main.status_bar.check_of(run) or kept_check(run, run.ranker)
                 with_check(result.fidelity, check)
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             if not worker.is_cancelled:
