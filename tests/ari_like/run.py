@@ -288,7 +288,7 @@ class Simulation:
     def direction_of(self, plan: Planned, parent: SimNode) -> str:
         if plan.direction == ECHO_PARENT:  # the why-not planting (above PLAN)
             self.planted.echo_parent = f"{plan.key}"  # made an id in check_plan
-            return texts.echo_parent(parent.verdict)
+            return texts.echo_parent(parent.verdict, parent.id)
         return texts.DIRECTIONS[plan.direction]
 
     def guarded(self, node: SimNode, tool: str, args: dict) -> dict:

@@ -554,9 +554,11 @@ class HealthScreen(Screen[None]):
         self.query_one("#wi-nodes-title", Static).update(Text(title, style="bold"))
 
     def entry_under_cursor(self) -> str | None:
-        """`Y` on the entries table: its row's entry."""
+        """`Y` on the entries table: its row's entry (a row's key is `most|<id>` or
+        `never|<id>`: an entry may be in both lists)."""
         table = self.query_one("#health-entries", VimTable)
-        return table.current_key if table.has_focus else None
+        key = table.current_key if table.has_focus else None
+        return key.partition("|")[2] if key else None
 
     # ------------------------------------------------------------------ keys
     def action_back(self) -> None:

@@ -84,7 +84,7 @@ class WhyScreen(ModalScreen[str | None]):
         text = why_text(message.answer)
         if self.other_id:
             text.append(
-                f"\nx: ask about node {short_id(self.other_id)} instead", style="bright_black"
+                f"\nY: ask about node {short_id(self.other_id)} instead", style="bright_black"
             )
         shown.update(text)
 
