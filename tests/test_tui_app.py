@@ -670,3 +670,34 @@ async def test_a_loaded_run_is_frozen_at_once_and_a_reload_collects_the_last(
         await press(pilot, "r")
         await settle(pilot, loads=2)
         assert gone() is None  # collected once the reloaded run was in
+
+
+async def test_the_widgets_show_the_app_s_state_as_it_changes(tiny: Path) -> None:
+    """GIVEN the app on a loaded run WHEN its shared state is set, and nothing else (the chosen
+    node, the audit's findings, wide tables, follow; the screen's problem count) THEN the tree,
+    the tabs and the status line show it: they watch it (reactives), none is told by hand."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        tree, tabs, main = app.main.tree_widget, app.main.tabs, app.main
+        app.current_id = IDS["B1"]
+        assert tree.selected_id == IDS["B1"] and tabs.node_id == IDS["B1"]
+        assert tree.lineage_ids == set(app.ckpt.nodes[IDS["B1"]].ancestor_ids)
+        app.current_id = "no such node"  # not in the run: nothing follows it
+        assert tree.selected_id == IDS["B1"] and tabs.node_id == IDS["B1"]
+        app.findings = {IDS["B1"]: []}
+        assert tabs.findings == {IDS["B1"]: []} and tree.findings == {}  # (no glyph: no finding)
+        app.wide_columns, app.following = True, True
+        main.problems = (7, 3)
+        await pilot.pause()
+        status = {
+            part: str(app.query_one(f"#status-{part}", Static).render())
+            for part in ("wide", "follow", "problems")
+        }
+        assert status == {
+            "wide": "⇔ wide (z)",
+            "follow": "● following",
+            "problems": "7 problems · 3 findings",
+        }
+        app.run_data = None  # another run opening: no replay of the last one is kept
+        assert tabs.run is None and tabs.replays == {}

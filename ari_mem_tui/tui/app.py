@@ -53,6 +53,11 @@ class AriMemApp(App[None]):
         (NARROW_BELOW, "-wide"),
     ]
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.APP)
+    # the state the views share, watched by the widgets that show it (none is told by hand)
+    # the open run's memory (None while it loads): the tabs and the status line
+    run_data: var[Run | None] = var(None, always_update=True)
+    current_id: var[str | None] = var(None)  # the chosen node: the tree and the tabs
+    findings: var[dict[str, list]] = var(dict, always_update=True)  # the audit's, per node
     wide_columns = var(False)  # `z`: the tables wide (every column) or narrow (they fit)
     following = var(False)  # `F`: the checkpoint's files watched, the run reloaded on a change
 
@@ -82,7 +87,6 @@ class AriMemApp(App[None]):
         # a phrase typed into the app goes to the find box, not to the commands (typing_guard.py)
         self.typing_guard = TypingGuard(self, phrase_gap, self._typed)
         self.opener = opener
-        self.run_data: Run | None = None
         self.tree_ckpt: Checkpoint | None = None  # the tree alone, until run_data arrives
         self.export_to = export_to
         self.follow_interval = follow_interval
@@ -99,7 +103,6 @@ class AriMemApp(App[None]):
         self._remember_after_start = remember_theme
         if title:
             self.sub_title = title
-        self.current_id: str | None = None
         self.last_copied: str | None = None
         self.loaded_count = 0  # how many loads finished (tests and benchmarks wait on it)
         self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
@@ -168,10 +171,10 @@ class AriMemApp(App[None]):
         """Leave the open run (if any) and load the run at `path` (from the run picker)."""
         assert self.run_factory is not None
         for group in ("load", "audit"):
-            self.workers.cancel_group(self.main, group)
+            self.workers.cancel_group(self.main, group)  # first: they fill what is emptied now
         self.opener = self.run_factory(path)
-        self.run_data = self.tree_ckpt = None
-        self.current_id = self.initial_node = None
+        self.tree_ckpt = self.current_id = self.initial_node = None
+        self.run_data = None
         self.history.clear()  # its views are of the run left
         self.forget_health()
         self.sub_title = str(path)
@@ -195,7 +198,6 @@ class AriMemApp(App[None]):
 
     def action_toggle_follow(self) -> None:
         self.following = self.follower.toggle()
-        self.main.status_bar.set_follow(self.following)
         self.notify("following the checkpoint" if self.following else "follow off")
 
     def action_run_model(self) -> None:
@@ -371,9 +373,8 @@ class AriMemApp(App[None]):
 
     def action_toggle_wide(self) -> None:
         """`z`: every table wide (all columns, long text, sideways scroll) or narrow (it fits);
-        the tables watch `wide_columns` (tui/tables.py)."""
+        the tables and the status line watch `wide_columns` (tui/tables.py)."""
         self.wide_columns = not self.wide_columns
-        self.main.status_bar.set_wide(self.wide_columns)
 
     def copy_text(self, text: str, what: str = "") -> None:
         """The one way text reaches the clipboard (tui/clipboard.py): safe to paste, by OSC 52,

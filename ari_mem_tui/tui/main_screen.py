@@ -20,6 +20,7 @@ from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import BindingType
+from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Input
 
@@ -62,6 +63,9 @@ def settle_heap(earlier: bool) -> None:
 
 class MainScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.MAIN)
+    # bound to the status line's and the loading note's own (`data_bind`): set here, shown there
+    problems: var[tuple[int, ...]] = var((0,))  # (problems, findings): the Audit pane's counts
+    load_step: var[tuple[int, int, str, bool] | None] = var(None)  # (n, m, part, tree shown)
 
     def __init__(self) -> None:
         super().__init__()
@@ -76,13 +80,13 @@ class MainScreen(Screen[None]):
                 for index, (name, pane) in enumerate(zip(keys.TABS, PANES, strict=True)):
                     with TAB_CLASSES[name](f"{index + 1} {name.title()}", id=name):
                         yield pane(id=f"{name}-pane")
-            yield LoadingNote(Text("loading memory …", style="italic"), id="memory-loading")
-        yield StatusBar(id="status")
+            note = LoadingNote(Text("loading memory …", style="italic"), id="memory-loading")
+            yield note.data_bind(step=MainScreen.load_step)
+        yield StatusBar(id="status").data_bind(MainScreen.problems)
         yield KeyBar()
 
     def on_mount(self) -> None:
         self.status_bar.set_source("opening …")
-        self.status_bar.set_problems(0)
         self.tree_widget.show_loading()
         self.tree_widget.focus()
         self._show_memory_pane(False)
@@ -138,8 +142,8 @@ class MainScreen(Screen[None]):
 
     def on_load_step(self, message: msg.LoadStep) -> None:
         if self.app.run_data is None:  # on a reload the loaded run stays until the new one is in
-            note = self.query_one(LoadingNote)
-            note.show_step(message.n, message.m, message.part, self.app.tree_ckpt is not None)
+            tree_shown = self.app.tree_ckpt is not None
+            self.load_step = (message.n, message.m, message.part, tree_shown)
 
     def _show_memory_pane(self, ready: bool) -> None:
         """The tabs once the run is loaded (or failed to); before that, the loading note."""
@@ -192,16 +196,12 @@ class MainScreen(Screen[None]):
         audited = message.audit
         if audited is not None and selected in (None, *run.checkpoint.roots):
             selected = None  # not moved off the root while loading: open where the app means
-        app.run_data, app.tree_ckpt = run, None
+        app.run_data, app.tree_ckpt = run, None  # the tabs and the status line watch it
         app.forget_health()
         self._show_memory_pane(True)
-        self.tabs.set_run(run)
         app.follower.rebase()
         if not keep:
             self.tree_widget.focus()
-        self.status_bar.set_source(run.source_label)
-        self.status_bar.set_embedder(getattr(run.ranker, "name", "?"))
-        self.status_bar.watch_vectors(run.ranker)
         plan = getattr(run.ranker, "plan", None)
         if plan is not None:  # said in the load's last step before any call; kept in sight
             self.notify(preview(f"the run's embedding model: {plan.describe()}", 300))
@@ -229,13 +229,10 @@ class MainScreen(Screen[None]):
             self.tabs.vectors_ready(message.complete)
 
     def open_run(self) -> None:
-        """Another run (the app's `open_checkpoint`): the panes emptied, its load started."""
-        for group in ("load", "audit"):
-            self.workers.cancel_group(self, group)
-        self.tabs.set_run(None)
+        """Another run (the app's `open_checkpoint`, its state emptied): the panes emptied,
+        its load started."""
         self.tabs.params = self.tabs.params._replace(query=None)  # the same settings
         self.query_one(HitsPane).forget_query()
-        self.status_bar.watch_vectors(None)
         self.audit_pane.forget()
         self.tree_pane.reset()
         self.status_bar.set_source("opening …")
@@ -262,18 +259,16 @@ class MainScreen(Screen[None]):
     def on_audit_done(self, message: msg.AuditDone) -> None:
         if message.ckpt is not self.app.ckpt:
             return
-        self.tree_widget.set_findings(message.by_node)
-        self.tabs.set_findings(message.by_node)
+        self.app.findings = message.by_node  # the tree and the tabs watch them
         target = self.tree_pane.move_to_finding(message.ckpt, message.by_node, self.app.current_id)
         if target:
             self.choose(target)
         # before the first hits, the findings' marks and counts, not yet the Audit table
         first_hits = self._pending is not None and self._pending is self.app.run_data
-        shown = self.audit_pane.set_audit(message.rows, message.summary, draw=not first_hits)
-        self.status_bar.set_problems(*shown)
+        self.problems = self.audit_pane.set_audit(message.rows, message.summary, not first_hits)
 
     def _add_ui_problem(self, row: AuditRow) -> None:
-        self.status_bar.set_problems(*self.audit_pane.add_problem(row))
+        self.problems = self.audit_pane.add_problem(row)
 
     # ------------------------------------------------------------------ where a node goes
 
@@ -283,14 +278,11 @@ class MainScreen(Screen[None]):
 
     def choose(self, node_id: str) -> None:
         """Show `node_id` everywhere; its search runs in a worker."""
-        app = self.app
-        ckpt = app.ckpt
-        if ckpt is None or node_id not in ckpt.nodes or node_id == app.current_id:
-            return
-        # the query source (at start / now / custom), limit and pool are remembered across nodes
-        app.current_id = node_id
-        self.tree_widget.set_selection(node_id)
-        self.tabs.choose(node_id)
+        ckpt = self.app.ckpt
+        if ckpt is not None and node_id in ckpt.nodes:
+            # the tree and the tabs watch it; the query source (at start / now / custom), limit
+            # and pool are remembered across nodes
+            self.app.current_id = node_id
 
     def on_replay_shown(self, message: msg.ReplayShown) -> None:
         fidelity = message.replay.fidelity
