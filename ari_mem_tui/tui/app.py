@@ -1,18 +1,15 @@
-"""The Textual app: it holds the open run and the state every view shares, and the keys that
-work over any view (quit, help, why, health, the runs of a workspace, reload, follow, wide).
-
-The panes and their keys are the main screen's (tui/main_screen.py), the first screen on the
-stack: it shows the run's life (tree first, then memory, the audit) and routes a chosen node to
-the panes. The views over it (help, entry, why, compare, health, the run picker) are in
-tui/screens/. The app holds no search or audit logic: the workers call the same functions as
-the CLI (tui/workers.py).
+"""The Textual app: it holds the open run and the state every view shares (reactives the
+widgets watch), and the keys that work over any view (quit, help, why, health, runs, reload,
+follow, wide). The panes and their keys are the main screen's (tui/main_screen.py), the first
+screen on the stack, which shows the run's life and routes a chosen node to the panes; the views
+over it are in tui/screens/, each opened by its own module's function. No search or audit logic
+here: the workers call the same functions as the CLI (tui/workers.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -21,7 +18,6 @@ from textual import events
 from textual.app import App
 from textual.binding import BindingType
 from textual.reactive import var
-from textual.widgets import Input
 
 from ari_mem_tui.checkpoint import Checkpoint, cachefile
 from ari_mem_tui.model.secrets import mask
@@ -33,8 +29,8 @@ from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
 from ari_mem_tui.tui.follow import Follower
 from ari_mem_tui.tui.history import History
 from ari_mem_tui.tui.main_screen import MainScreen
-from ari_mem_tui.tui.screens.entry import EntryScreen
-from ari_mem_tui.tui.screens.help import HelpScreen
+from ari_mem_tui.tui.screens.entry import EntryScreen, entry_view
+from ari_mem_tui.tui.screens.help import pane_of, show_help
 from ari_mem_tui.tui.tables import ExportTable, VimTable
 from ari_mem_tui.tui.typing_guard import PHRASE_GAP, TypingGuard
 from ari_mem_tui.tui.widgets.hits import NARROW_BELOW
@@ -53,9 +49,8 @@ class AriMemApp(App[None]):
         (NARROW_BELOW, "-wide"),
     ]
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.APP)
-    # the state the views share, watched by the widgets that show it (none is told by hand)
-    # the open run's memory (None while it loads): the tabs and the status line
-    run_data: var[Run | None] = var(None, always_update=True)
+    # the state the views share, watched by the widgets that show it (none is told by hand):
+    run_data: var[Run | None] = var(None, always_update=True)  # the run (None while it loads)
     current_id: var[str | None] = var(None)  # the chosen node: the tree and the tabs
     findings: var[dict[str, list]] = var(dict, always_update=True)  # the audit's, per node
     wide_columns = var(False)  # `z`: the tables wide (every column) or narrow (they fit)
@@ -150,9 +145,6 @@ class AriMemApp(App[None]):
         self.set_keymap(self.keymap)
         if unknown := keys.unknown_ids(self.keymap):
             self.notify(f"config: no key called {', '.join(unknown)}", severity="warning")
-        if not self.blink:
-            for widget in self.query(Input):
-                widget.cursor_blink = False
         self.set_interval(CACHE_NOTES_EVERY_S, self._cache_notes)
         self.follower = Follower(self, self.follow_interval, lambda: self.ckpt and self.ckpt.path)
 
@@ -173,8 +165,7 @@ class AriMemApp(App[None]):
         for group in ("load", "audit"):
             self.workers.cancel_group(self.main, group)  # first: they fill what is emptied now
         self.opener = self.run_factory(path)
-        self.tree_ckpt = self.current_id = self.initial_node = None
-        self.run_data = None
+        self.tree_ckpt = self.current_id = self.initial_node = self.run_data = None
         self.history.clear()  # its views are of the run left
         self.forget_health()
         self.sub_title = str(path)
@@ -202,18 +193,7 @@ class AriMemApp(App[None]):
 
     def action_run_model(self) -> None:
         """`R`: rank with the run's own embedding model, asked first (tui/run_model_ask.py)."""
-        run_model_ask.ask(self, self.run_data, self.embed, self._use_run_model)
-
-    def _use_run_model(self, run: Run) -> None:
-        from ari_mem_tui.run import run_model_ranker  # noqa: PLC0415 - on first use
-
-        old = run.ranker
-        run.ranker = run_model_ranker(run.checkpoint, self.embed)
-        stop = getattr(old, "stop", None)
-        if stop is not None:
-            stop(0)
-        self.forget_health()  # computed with the old ranker
-        self.main.show_ranker(run.ranker)
+        run_model_ask.ask(self, self.run_data, self.embed)
 
     # ------------------------------------------------------------------ the views
 
@@ -227,114 +207,42 @@ class AriMemApp(App[None]):
         if not self.confirm_quit or self.screen.id == "confirm-quit":
             self.exit()
             return
-        from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415 - on first use
+        from ari_mem_tui.tui.screens.confirm import ask  # noqa: PLC0415 - on first use
 
-        def answered(yes: bool | None) -> None:
-            if yes:
-                self.exit()
-
-        question = Text("Quit ari-mem-tui?", style="bold")
-        self.push_screen(ConfirmScreen(question, id="confirm-quit"), answered)
+        ask(self, Text("Quit ari-mem-tui?", style="bold"), self.exit, id="confirm-quit")
 
     def action_help(self) -> None:
-        self._show_help(None)
+        show_help(self, self.keymap, None)
 
     def action_pane_help(self) -> None:
-        """F1: the help, the keys of the focused pane first (the first widget from focus up
-        that names its key scopes: the tree pane, a tab; tui/keys.py)."""
-        focused = self.screen.focused
-        for node in focused.ancestors_with_self if focused is not None else ():
-            scopes = getattr(node, "HELP_SCOPES", ())
-            if scopes:
-                self._show_help((getattr(node, "help_name", "this pane"), scopes))
-                return
-        self._show_help(None)
-
-    def _show_help(self, pane: tuple[str, tuple[str, ...]] | None) -> None:
-        """The help (on `pane`'s keys first), built once and shown again after."""
-        if isinstance(self.screen, HelpScreen):
-            return
-        name = "help" if pane is None else f"help-{pane[0]}"
-        if not self.is_screen_installed(name):
-            self.install_screen(HelpScreen(self.keymap, pane), name)
-        self.push_screen(name)
+        """F1: the help, the keys of the focused pane first (tui/screens/help.py)."""
+        show_help(self, self.keymap, pane_of(self.screen.focused))
 
     def action_runs(self) -> None:
-        """The workspace's run picker; Enter there opens the run in this app."""
-        if self.workspace is None or self.run_factory is None:
-            self.notify("opened on one run: start on a workspace folder for the list of runs")
-            return
-        from ari_mem_tui.tui.screens.runs import RunPickerScreen  # noqa: PLC0415 - on first use
+        """`W`: the workspace's run picker (tui/screens/runs.py)."""
+        from ari_mem_tui.tui.screens.runs import show_runs  # noqa: PLC0415 - on first use
 
-        if isinstance(self.screen, RunPickerScreen):
-            return
-
-        def picked(path: Path | None) -> None:
-            if path is not None:
-                self.open_checkpoint(path)
-
-        back = self.opener is not None
-        self.push_screen(RunPickerScreen(self.workspace, can_go_back=back), picked)
+        show_runs(self)
 
     def action_health(self) -> None:
-        """The run's memory health (tui/screens/health.py), computed once per loaded run; its
-        view is built once and shown again (composing it cost a key's time), refilled for
-        another run (after a reload) or when it holds no complete result."""
-        run = self.run_data
-        if run is None:
-            self.notify("the run's memory is still loading", severity="warning")
-            return
-        from ari_mem_tui.tui.screens.health import HealthScreen  # noqa: PLC0415 - on first use
+        """`H`: the run's memory health (tui/screens/health.py)."""
+        from ari_mem_tui.tui.screens.health import show_health  # noqa: PLC0415 - on first use
 
-        if isinstance(self.screen, HealthScreen):
-            return
-        kept = self.health_result
-        cached = kept[1] if kept is not None and kept[0] is run else None
-
-        def keep(result: Any) -> None:
-            self.health_result = (run, result)
-
-        shown = self.get_screen("health") if self.is_screen_installed("health") else None
-        if not isinstance(shown, HealthScreen):
-            self.install_screen(HealthScreen(run, cached, keep), "health")
-        elif cached is None or shown.result is not cached or shown.run_data is not run:
-            shown.refill(run, cached, keep)  # (another run, or no complete result: the same view)
-        self.push_screen("health")
+        show_health(self)
 
     def action_why(self) -> None:
-        """`Y`: why the node (the marked one, else the current) did or did not see the entry
-        under the cursor (an entry view's, Health's entries table's, else the focused Hits or
-        Writes table's: each screen's `entry_under_cursor`; tui/screens/why.py)."""
-        from ari_mem_tui.tui.screens.why import WhyScreen  # noqa: PLC0415 - on first use
+        """`Y`: why the node did (not) see the entry under the cursor (tui/screens/why.py)."""
+        from ari_mem_tui.tui.screens.why import ask_why  # noqa: PLC0415 - on first use
 
-        under = getattr(self.screen, "entry_under_cursor", None)
-        run, entry_id = self.run_data, under() if under is not None else None
-        if run is None or entry_id is None or entry_id not in run.checkpoint.entries_by_id:
-            self.notify("no memory entry under the cursor: a row of Hits or Writes, or an entry")
-            return
-        current, marked = self.current_id, self.main.tabs.marked_id
-        if not current and not marked:
-            self.notify("choose a node first", severity="warning")
-            return
-        asked, other = (marked, current) if marked and marked != current else (current, marked)
-        self.push_screen(
-            WhyScreen(run, entry_id, asked or "", other if other != asked else None), self._went_to
-        )
+        ask_why(self, self._went_to)
 
     def on_open_entry(self, message: messages.OpenEntry) -> None:
         """A memory entry in full (from a row of any view), over whatever is shown."""
-        ckpt = self.ckpt
-        entry = ckpt.entries_by_id.get(message.entry_id) if ckpt else None
-        row = message.row
-        if entry is None and row is None:
+        view = entry_view(self.ckpt, message.entry_id, message.row)
+        if view is None:
             self.notify("that entry is not in the loaded memory", severity="warning")
-            return
-        if row is None:
-            self.push_screen(EntryScreen(entry), self._went_to)
-            return
-        if entry is None:
-            row = replace(row, title=row.title + " (entry not in the loaded memory)")
-        self.push_screen(EntryScreen(replace(row, entry=entry)), self._went_to)
+        else:
+            self.push_screen(view, self._went_to)
 
     def on_view_row(self, message: messages.ViewRow) -> None:
         self.push_screen(EntryScreen(message.row), self._went_to)

@@ -86,6 +86,9 @@ class MainScreen(Screen[None]):
         yield KeyBar()
 
     def on_mount(self) -> None:
+        if not self.app.blink:  # (tests: a blinking cursor makes every frame differ)
+            for box in self.query(Input):
+                box.cursor_blink = False
         self.status_bar.set_source("opening …")
         self.tree_widget.show_loading()
         self.tree_widget.focus()

@@ -5,7 +5,6 @@ queries; the endpoint, the model, the key), has its `y`; as `x` asks before it w
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -15,9 +14,9 @@ from ari_mem_tui.run import EmbedOptions, Run
 from ari_mem_tui.search.run_model import KEY_ENV
 
 
-def ask(app: Any, run: Run | None, embed: EmbedOptions, use: Callable[[Run], None]) -> None:
+def ask(app: Any, run: Run | None, embed: EmbedOptions) -> None:
     """Say why nothing is to be sent (still loading, ranked as the run did already, a run of
-    ARI's in-memory backend, no endpoint to send to), else ask, and `use(run)` on `y`."""
+    ARI's in-memory backend, no endpoint to send to), else ask, and `switch` on `y`."""
     if run is None:
         app.notify("the run's memory is still loading", severity="warning")
         return
@@ -35,7 +34,7 @@ def ask(app: Any, run: Run | None, embed: EmbedOptions, use: Callable[[Run], Non
         return
     from ari_mem_tui.search.run_model import EmbedSetupError, plan_endpoint  # noqa: PLC0415
     from ari_mem_tui.search.vector_cache import cache_root  # noqa: PLC0415
-    from ari_mem_tui.tui.screens.confirm import ConfirmScreen  # noqa: PLC0415
+    from ari_mem_tui.tui.screens.confirm import ask as confirm  # noqa: PLC0415
 
     ckpt = run.checkpoint
     try:
@@ -52,11 +51,18 @@ def ask(app: Any, run: Run | None, embed: EmbedOptions, use: Callable[[Run], Non
         + ("key from $" + KEY_ENV if plan.key_set else f"no key: ${KEY_ENV} is not set")
         + f").\nVectors are cached in {cache_root()} by model and text.",
     )
+    confirm(app, question, lambda: switch(app, run, embed), lambda: app.notify("nothing sent"))
 
-    def answered(yes: bool | None) -> None:
-        if yes:
-            use(run)
-        else:
-            app.notify("nothing sent")
 
-    app.push_screen(ConfirmScreen(question), answered)
+def switch(app: Any, run: Run, embed: EmbedOptions) -> None:
+    """`run` ranks with its own embedding model from now on: the old ranker stopped, the
+    health computed with it forgotten, the main screen's hits searched again."""
+    from ari_mem_tui.run import run_model_ranker  # noqa: PLC0415 - on first use
+
+    old = run.ranker
+    run.ranker = run_model_ranker(run.checkpoint, embed)
+    stop = getattr(old, "stop", None)
+    if stop is not None:
+        stop(0)
+    app.forget_health()
+    app.main.show_ranker(run.ranker)

@@ -8,6 +8,7 @@ text is put in `rich.text.Text`, never parsed as markup.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from rich.text import Text
@@ -17,6 +18,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import EntryView, MemoryEntry
 from ari_mem_tui.render.text import clean, fmt_ts, pretty_json, short_id
 from ari_mem_tui.tui import keys
@@ -116,3 +118,15 @@ class EntryScreen(ModalScreen[str | None]):
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#entry-body").results(VerticalScroll), direction)
+
+
+def entry_view(ckpt: Checkpoint | None, entry_id: str, row: RowDetail | None) -> EntryScreen | None:
+    """The view of entry `entry_id` (`OpenEntry`): `row`'s fields above it when it was opened
+    from a table row, the row alone (saying so) when the entry is not in the loaded memory;
+    None when there is neither."""
+    entry = ckpt.entries_by_id.get(entry_id) if ckpt else None
+    if row is None:
+        return EntryScreen(entry) if entry is not None else None
+    if entry is None:
+        row = replace(row, title=row.title + " (entry not in the loaded memory)")
+    return EntryScreen(replace(row, entry=entry))

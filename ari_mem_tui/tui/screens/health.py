@@ -660,3 +660,27 @@ def _legend(h: Health) -> Text:
     for note in h.notes:
         text.append(f"note: {clean(note, False)}\n", style="dim")
     return text
+
+
+def show_health(app: Any) -> None:
+    """`H`: the run's memory health, computed once per loaded run (kept in the app's
+    `health_result`); the view is built once and shown again (composing it cost a key's time),
+    refilled for another run (after a reload) or when it holds no complete result."""
+    run = app.run_data
+    if run is None:
+        app.notify("the run's memory is still loading", severity="warning")
+        return
+    if isinstance(app.screen, HealthScreen):
+        return
+    kept = app.health_result
+    cached = kept[1] if kept is not None and kept[0] is run else None
+
+    def keep(result: Health) -> None:
+        app.health_result = (run, result)
+
+    shown = app.get_screen("health") if app.is_screen_installed("health") else None
+    if not isinstance(shown, HealthScreen):
+        app.install_screen(HealthScreen(run, cached, keep), "health")
+    elif cached is None or shown.result is not cached or shown.run_data is not run:
+        shown.refill(run, cached, keep)  # (another run, or no complete result: the same view)
+    app.push_screen("health")

@@ -9,7 +9,7 @@ outside the runs, so a second visit is instant). The same rows as `ari-mem-tui r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -142,3 +142,20 @@ class RunPickerScreen(Screen[Path | None]):
         key = VimTable.plain_key(event.row_key.value)
         if key:
             self.dismiss(Path(key))
+
+
+def show_runs(app: Any) -> None:
+    """`W`: the workspace's run picker over the open run (Esc: back to it); the run picked is
+    opened in the app (`open_checkpoint`). Opened on one run, there is no workspace to list."""
+    if app.workspace is None or app.run_factory is None:
+        app.notify("opened on one run: start on a workspace folder for the list of runs")
+        return
+    if isinstance(app.screen, RunPickerScreen):
+        return
+
+    def picked(path: Path | None) -> None:
+        if path is not None:
+            app.open_checkpoint(path)
+
+    back = app.opener is not None
+    app.push_screen(RunPickerScreen(app.workspace, can_go_back=back), picked)

@@ -9,7 +9,8 @@ answer is worked out in a thread worker (one replay of the node's search).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
@@ -104,3 +105,23 @@ class WhyScreen(ModalScreen[str | None]):
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#why-body").results(VerticalScroll), direction)
+
+
+def ask_why(app: Any, went_to: Callable[[str | None], None]) -> None:
+    """`Y`: the why view of the entry under the cursor (each screen's `entry_under_cursor`: an
+    entry view's, Health's entries table's, the main screen's focused Hits or Writes row),
+    asked about the marked node when one is marked and is not the current, else the current;
+    `went_to` gets the node `o` goes to."""
+    under = getattr(app.screen, "entry_under_cursor", None)
+    run, entry_id = app.run_data, under() if under is not None else None
+    if run is None or entry_id is None or entry_id not in run.checkpoint.entries_by_id:
+        app.notify("no memory entry under the cursor: a row of Hits or Writes, or an entry")
+        return
+    current, marked = app.current_id, app.main.tabs.marked_id
+    if not current and not marked:
+        app.notify("choose a node first", severity="warning")
+        return
+    asked, other = (marked, current) if marked and marked != current else (current, marked)
+    app.push_screen(
+        WhyScreen(run, entry_id, asked or "", other if other != asked else None), went_to
+    )
