@@ -85,10 +85,19 @@ def test_a_flipped_bit_in_any_section_is_a_miss(run, index_root, name) -> None:
     assert_miss_rebuilt_said_once(run, "does not match its checksum")
 
 
+def _header_place(stored: Path) -> tuple[int, int]:
+    fd = os.open(stored, os.O_RDONLY)
+    try:
+        return index.header_place(fd)
+    finally:
+        os.close(fd)
+
+
 def test_a_flipped_bit_in_the_header_is_a_miss(run, index_root) -> None:
     stored = _stored(run)
+    at, size = _header_place(stored)
     data = bytearray(stored.read_bytes())
-    data[40] ^= 0x01  # inside the header (after magic, size and CRC)
+    data[at + size // 2] ^= 0x01  # inside the header (before its size, CRC and magic)
     stored.write_bytes(bytes(data))
     assert_miss_rebuilt_said_once(run, "header")
 
@@ -104,27 +113,27 @@ def test_another_runs_body_under_this_runs_header_is_a_miss(tmp_path, run, index
     assert len(later) == len(f"{ts:.6f}") and f"{ts:.6f}" in first
     log.write_text(first.replace(f"{ts:.6f}", later, 1) + "\n" + rest, encoding="utf-8")
     mine, theirs = _stored(run), _stored(other)
-    fd = os.open(mine, os.O_RDONLY)
-    try:
-        _, start = index._read_header(fd)
-    finally:
-        os.close(fd)
+    at, _ = _header_place(mine)
     data = theirs.read_bytes()
-    assert len(data) == mine.stat().st_size  # the same layout
-    mine.write_bytes(mine.read_bytes()[:start] + data[start:])
+    assert len(data) == mine.stat().st_size and _header_place(theirs)[0] == at  # same layout
+    mine.write_bytes(data[:at] + mine.read_bytes()[at:])
     assert_miss_rebuilt_said_once(run, "does not match its checksum")
 
 
 def test_a_cut_short_index_is_a_miss(run, index_root) -> None:
     stored = _stored(run)
     stored.write_bytes(stored.read_bytes()[: stored.stat().st_size // 2])
-    assert_miss_rebuilt_said_once(run, "do not fit")
+    assert_miss_rebuilt_said_once(run, "cut short")
 
 
 def test_a_sparse_index_past_the_limit_is_not_read(run, index_root, monkeypatch) -> None:
     stored = _stored(run)
-    with stored.open("r+b") as handle:
-        handle.truncate(2 << 30)  # 2 GiB, sparse: its header is still the run's, and sound
+    at, _ = _header_place(stored)
+    data = stored.read_bytes()
+    with stored.open("r+b") as handle:  # 2 GiB, sparse: its header is still the run's, and sound
+        handle.truncate(at)
+        handle.seek(2 << 30)
+        handle.write(data[at:])
     read: list[int] = []
     real_preadv = os.preadv
     monkeypatch.setattr(

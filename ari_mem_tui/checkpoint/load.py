@@ -82,6 +82,7 @@ def load_checkpoint(
     path, on_step = Path(path), on_step or _no_step
     if not use_index:
         return without_gc(_load, path, on_step, on_tree)
+    index.sweep(path)  # what a writer that died half-way left (none while one is alive)
     cached = without_gc(index.load, path)  # (a damaged index: a miss, the user told once)
     if cached is not None:
         for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once

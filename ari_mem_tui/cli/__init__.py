@@ -403,11 +403,21 @@ def main(argv: list[str] | None = None) -> int:
         from ari_mem_tui.checkpoint.limits import apply
 
         apply(args.max)  # into the environment: a served TUI's child process reads it too
+    code = _answer(args)
+    _say_cache_notes()
+    return _after_output(args, code)
+
+
+def _answer(args: argparse.Namespace) -> int:
+    """The command, its answer written and stdout closed (cli/after_output.py); its exit code."""
+    from ari_mem_tui.cli.after_output import close_stdout
     from ari_mem_tui.letta.errors import LettaUnavailable
     from ari_mem_tui.render.text import say
 
     try:
-        return _dispatch(args)
+        code = _dispatch(args)
+        close_stdout()  # the answer is out: a pipe's reader is not kept waiting for the rest
+        return code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `… --json | head`: the reader has all it wanted
@@ -419,11 +429,38 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug of ours: one line and exit 3, not a traceback
         if args.debug:
             raise
-        what = f"{type(exc).__name__}: {exc}"[:300]
-        say(f"internal error: {what} (please report it; --debug shows the traceback)")
+        _internal(exc)
+        return EXIT_INTERNAL
+
+
+def _after_output(args: argparse.Namespace, code: int) -> int:
+    """What the command left until its answer was out (the run index of a first open); not
+    after Ctrl+C or a bug. Its own failure is a bug of ours: one line, exit 3."""
+    from ari_mem_tui.cli.after_output import forget, run_later
+
+    if code in (EXIT_INTERRUPTED, EXIT_INTERNAL):
+        forget()
+        return code
+    try:
+        run_later()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.debug:
+            raise
+        _internal(exc)
         return EXIT_INTERNAL
     finally:
+        forget()
         _say_cache_notes()
+    return code
+
+
+def _internal(exc: BaseException) -> None:
+    from ari_mem_tui.render.text import say
+
+    what = f"{type(exc).__name__}: {exc}"[:300]
+    say(f"internal error: {what} (please report it; --debug shows the traceback)")
 
 
 def _say_cache_notes() -> None:

@@ -22,6 +22,7 @@ from ari_mem_tui.cli.exits import (
     EXIT_REFUSED,
     EXIT_UNREADABLE,
 )
+from ari_mem_tui.cli.after_output import later
 from ari_mem_tui.cli.options import embed_options, letta_options, run_options
 from ari_mem_tui.model import Checkpoint, NodeRefError, Run
 from ari_mem_tui.render.text import clean, json_text, say
@@ -60,6 +61,7 @@ def _open(args: argparse.Namespace, rank: bool = True, prefetch: bool = True) ->
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
         say(f"cannot read {args.checkpoint}: {exc}")
         return None
+    later(run.save_index)  # a first open's run index, once the answer is out
     return None if _refuse_unreadable(run.checkpoint, args.checkpoint) else run
 
 
@@ -201,8 +203,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     # the audit kept beside the run index for these files (the TUI's, or an earlier `audit`'s):
     # a 10k-node run's audit is ~1 s, its kept copy a few milliseconds
     report, new = kept_or_audit(run.checkpoint, run.audit_store)
-    if new and run.audit_store is not None:
-        run.audit_store.save(run.checkpoint, report)
+    store = run.audit_store
+    if new and store is not None:  # kept once the answer is out, as the run index is
+        later(lambda: store.save(run.checkpoint, report))
     if args.json:
         print(json_text(audit_json(report, run.source_label)))
     else:
@@ -219,6 +222,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     from ari_mem_tui.run import open_run
 
     run = open_run(run_options(args, rank=False))  # a Letta failure is one line, in main()
+    later(run.save_index)  # a first open's run index, once the answer is out
     if args.json:
         sys.stdout.write(json_text(summary_json(run.checkpoint, run.source_label)) + "\n")
     else:
