@@ -107,7 +107,9 @@ def test_ids_are_made_when_asked_for_and_kept_as_made(demo_ckpt, index_root, mon
     assert isinstance(stored, Texts)  # (from the index: those asked for, no other)
     assert [row for row in range(len(ids)) if stored[row] is not None] == sorted(made + asked)
     assert [again.entries.id_at(row) for row in (0, *asked, len(ids) - 1)] == [
-        ids[0], *(ids[row] for row in asked), ids[-1]
+        ids[0],
+        *(ids[row] for row in asked),
+        ids[-1],
     ]
     made = []
     all_ids = Entries.all_ids

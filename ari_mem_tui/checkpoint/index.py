@@ -80,7 +80,7 @@ from ari_mem_tui.model import (
     RunGraph,
     StringTable,
 )
-from ari_mem_tui.model.columns import Groups, OptInts, ResultRows, Texts, utf8
+from ari_mem_tui.model.columns import Groups, OptInts, ResultRows, Texts
 
 FORMAT = 12  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
 # 9: the nodes whose trace logs hold the calls the loader reads, the CoW log's rejected rows
@@ -187,7 +187,7 @@ _hashed: dict[tuple[int, ...], str] = {}
 
 
 def _whole_hash(handle: Any, info: os.stat_result) -> str:
-    """"all:" and the SHA-1 of every byte (~60 ms for a 10k run's 111 MB tree)."""
+    """ "all:" and the SHA-1 of every byte (~60 ms for a 10k run's 111 MB tree)."""
     seen = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
     found = _hashed.get(seen)
     if found is None:
@@ -196,7 +196,7 @@ def _whole_hash(handle: Any, info: os.stat_result) -> str:
 
 
 def _edge_hash(handle: Any, size: int) -> str:
-    """"ends:" and the SHA-1 of the first and last 64 KiB."""
+    """ "ends:" and the SHA-1 of the first and last 64 KiB."""
     digest = hashlib.sha1(handle.read(EDGE))
     if size > EDGE:
         handle.seek(max(EDGE, size - EDGE))
@@ -292,7 +292,7 @@ def _columns(ckpt: Checkpoint, side: dict[str, Any]) -> Iterator[Section]:
     hashes, order = ckpt.strings.hash_index()
     yield "strings.hashes", [_as_array(hashes, "Q")]
     yield "strings.order", [_as_array(order, "i")]
-    entries, events = ckpt.entries, ckpt.access_events
+    entries = ckpt.entries
     for name, kind in _ENTRY_COLUMNS:
         yield "e." + name, [_as_array(getattr(entries, name), kind)]
     for name in _ENTRY_TEXTS:

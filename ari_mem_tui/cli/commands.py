@@ -16,13 +16,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ari_mem_tui.cli.after_output import later
 from ari_mem_tui.cli.exits import (
     EXIT_FINDINGS,
     EXIT_OK,
     EXIT_REFUSED,
     EXIT_UNREADABLE,
 )
-from ari_mem_tui.cli.after_output import later
 from ari_mem_tui.cli.options import embed_options, letta_options, run_options
 from ari_mem_tui.model import Checkpoint, NodeRefError, Run
 from ari_mem_tui.render.text import clean, json_text, say
