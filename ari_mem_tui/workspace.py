@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 from platformdirs import user_config_path
 
+from ari_mem_tui import run_summary
 from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, GzipLines
 from ari_mem_tui.checkpoint.jsonfile import usable_file
@@ -152,6 +153,8 @@ def run_info(path: Path, counts: bool = True, cache: CountCache | None = None) -
             if cache is None:
                 own.save()
         _apply_counts(info, found)
+    if counts:
+        info.summary = run_summary.kept(path)  # (a small file beside the run index, or None)
     stamp = _stamp(info.run_id) or _stamp(path.name)
     if stamp is not None:
         info.created, info.created_source = stamp, "run_id"
@@ -411,3 +414,64 @@ def recent_workspace(counts: bool = True) -> Workspace:
     if cache is not None:
         cache.save()
     return Workspace(path="(recent)", kind="workspace", where=["recently opened"], runs=infos)
+
+
+# ---------------------------------------------------------------------- summaries, made in bulk
+def missing_summaries(ws: Workspace) -> list[RunInfo]:
+    """The runs of `ws` with no summary kept for their files as they are (readable ones)."""
+    return [run for run in ws.runs if run.summary is None and run.nodes]
+
+
+def make_summaries(
+    runs: list[RunInfo], jobs: int | None = None, progress: ProgressFn | None = None
+) -> int:
+    """Make and keep the summary of each of `runs` (run_summary.py), in `jobs` processes at
+    once (default: one per core), each run read from its files (or its run index; no index is
+    written: a thousand runs' would fill the cache). `progress(done, total)` after each run.
+    The runs' infos get their summaries; how many were made."""
+    paths = [run.path for run in runs]
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(paths) or 1))
+    made = 0
+    by_path = {run.path: run for run in runs}
+    results = _in_processes(paths, jobs) if jobs > 1 else map(summarize_run, paths)
+    for done, (path, summary) in enumerate(results, start=1):
+        if summary is not None:
+            by_path[path].summary = summary
+            made += 1
+        if progress is not None:
+            progress(done, len(paths))
+    return made
+
+
+def _in_processes(paths: list[str], jobs: int) -> Iterable[tuple[str, Any]]:
+    """`summarize_run` of each path in a pool of `jobs` processes, as each ends (forked on
+    Linux: the modules a summary needs are imported once, here, not by every process)."""
+    import multiprocessing  # noqa: PLC0415 - only for a scan
+
+    from ari_mem_tui import audit, health  # noqa: F401, PLC0415 - imported before the fork
+
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    with multiprocessing.get_context(method).Pool(jobs) as pool:
+        yield from pool.imap_unordered(summarize_run, paths, chunksize=2)
+
+
+def summarize_run(path: str) -> tuple[str, Any]:
+    """(path, its summary, kept) of one run read from its files; None when it cannot be
+    read or kept. Never raises (one bad run must not end a scan of a thousand)."""
+    from ari_mem_tui.audit import AuditStore  # noqa: PLC0415
+    from ari_mem_tui.checkpoint.load import load_checkpoint  # noqa: PLC0415
+
+    run = Path(path)
+    try:
+        before = run_summary.files_key(run)
+        store = AuditStore.before_load(run)
+        # the run index when one is there; none written (`defer_index` drops the write)
+        ckpt = load_checkpoint(run, use_index=True, defer_index=lambda _write: None)
+        if ckpt.tree_source is None:
+            return path, None
+        made = run_summary.summary_maker(ckpt, before, store)
+        if not made(None):
+            return path, None
+        return path, run_summary.kept(run)
+    except Exception:  # noqa: BLE001 - a run that breaks the reader is listed without one
+        return path, None

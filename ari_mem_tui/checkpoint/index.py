@@ -146,7 +146,7 @@ def code_key() -> str:
     return _code_key
 
 
-def _watched(ckpt: Path, run_id: str | None) -> list[Path]:
+def watched(ckpt: Path, run_id: str | None) -> list[Path]:
     """Every file a load of `ckpt` may read: its top-level files, node_*/tree.json, and the
     access logs of runs/<run_id>/traces."""
     found: set[Path] = set()
@@ -207,7 +207,7 @@ def _edge_hash(handle: Any, size: int) -> str:
 def run_key(ckpt: Path, run_id: str | None) -> list[Any]:
     # the limits in force decide what a load keeps too (a line over line-mib is skipped)
     code = f"{code_key()} {current()!r}"
-    return [code, [_file_key(path, ckpt) for path in _watched(ckpt, run_id)]]
+    return [code, [_file_key(path, ckpt) for path in watched(ckpt, run_id)]]
 
 
 def _seed(key: list[Any]) -> int:

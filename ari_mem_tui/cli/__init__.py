@@ -299,6 +299,15 @@ def build_parser() -> argparse.ArgumentParser:
         "dir", type=Path, nargs="?", help="workspace folder (default: recently opened runs)"
     )
     p_runs.add_argument("--json", action="store_true", help="machine-readable output")
+    p_runs.add_argument(
+        "--scan",
+        action="store_true",
+        help="make the summary (leaks, scope violations, rejected writes, starved nodes) of"
+        " every run that has none yet, reading each once, in parallel over the cores",
+    )
+    p_runs.add_argument(
+        "--jobs", type=int, default=None, help="processes for --scan (default: one per core)"
+    )
     add_limit_options(p_runs)
 
     p_health = sub.add_parser(

@@ -46,6 +46,15 @@ def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     return True
 
 
+def _after_answer(run: Run, report: object = None) -> None:
+    """Once the answer is out (cli/after_output.py): a first open's run index, and the run's
+    summary (run_summary.py) with the command's audit when it made one."""
+    later(run.save_index)
+    make = run.save_summary
+    if make is not None:
+        later(lambda: make(report))
+
+
 def _open(args: argparse.Namespace, rank: bool = True, prefetch: bool = True) -> Run | None:
     """The run (from the files, or with memory from --letta-url), or None after a one-line
     message on stderr. `rank=False` builds no local ranker (commands that replay nothing);
@@ -61,7 +70,6 @@ def _open(args: argparse.Namespace, rank: bool = True, prefetch: bool = True) ->
     except Exception as exc:  # noqa: BLE001 - any failure to open is "cannot be read", exit 2
         say(f"cannot read {args.checkpoint}: {exc}")
         return None
-    later(run.save_index)  # a first open's run index, once the answer is out
     return None if _refuse_unreadable(run.checkpoint, args.checkpoint) else run
 
 
@@ -167,6 +175,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
     run = _open(args, prefetch=False)  # one node's query: embedded when it is asked for
     if run is None:
         return EXIT_UNREADABLE
+    _after_answer(run)
     ckpt = run.checkpoint
     try:
         node_id = ckpt.resolve_node(args.node)
@@ -204,6 +213,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     # a 10k-node run's audit is ~1 s, its kept copy a few milliseconds
     report, new = kept_or_audit(run.checkpoint, run.audit_store)
     store = run.audit_store
+    _after_answer(run, report)
     if new and store is not None:  # kept once the answer is out, as the run index is
         later(lambda: store.save(run.checkpoint, report))
     if args.json:
@@ -222,7 +232,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     from ari_mem_tui.run import open_run
 
     run = open_run(run_options(args, rank=False))  # a Letta failure is one line, in main()
-    later(run.save_index)  # a first open's run index, once the answer is out
+    _after_answer(run)
     if args.json:
         sys.stdout.write(json_text(summary_json(run.checkpoint, run.source_label)) + "\n")
     else:
@@ -241,6 +251,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if ws.kind == "none":
         say(ws.message)
         return EXIT_UNREADABLE
+    if getattr(args, "scan", False):
+        _scan_summaries(ws, args.jobs)
     if args.json:
         sys.stdout.write(json_text(runs_json(ws)) + "\n")
     elif not ws.runs:
@@ -248,6 +260,36 @@ def cmd_runs(args: argparse.Namespace) -> int:
     else:
         render_runs(Console(highlight=False), ws)
     return EXIT_OK
+
+
+def _scan_summaries(ws: object, jobs: int | None) -> None:
+    """`runs --scan`: the missing summaries made in parallel, a progress line on stderr (n of
+    N, rate, ETA) at least every second, and what was made in one line."""
+    from ari_mem_tui.render.progress import StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
+    from ari_mem_tui.workspace import make_summaries, missing_summaries
+
+    missing = missing_summaries(ws)  # type: ignore[arg-type]
+    if not missing:
+        return
+    runs = Progress(unit="runs", clock=time.monotonic)
+    line = StatusLine(sys.stderr, sys.stderr.isatty())
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        runs.update(done, total)
+        if time.monotonic() - last[0] >= PROGRESS_EVERY or runs.finished:
+            last[0] = time.monotonic()
+            line.show(progress_line(runs, "run summaries", waiting="run summaries"))
+
+    progress(0, len(missing))
+    made = make_summaries(missing, jobs, progress)
+    line.close()
+    from ari_mem_tui.render.words import plural
+
+    failed = len(missing) - made
+    tail = f"; {plural(failed, 'run')} could not be read whole" if failed else ""
+    say(f"made the summaries of {plural(made, 'run')}{tail}")
 
 
 def cmd_health(args: argparse.Namespace) -> int:
@@ -259,6 +301,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     run = _open(args)
     if run is None:
         return EXIT_UNREADABLE
+    _after_answer(run)
     from ari_mem_tui.render.progress import StatusLine, progress_line
     from ari_mem_tui.search.progress import Progress
 

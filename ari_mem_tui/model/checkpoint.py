@@ -410,3 +410,6 @@ class Run:
     # where the audit of these files is kept for the next open (audit.AuditStore); None for a
     # Letta server's memory or with indexes off
     audit_store: Any = None
+    # makes and keeps the run's summary (run_summary.py), given the audit when known; None
+    # when one is kept for these files already (or there is nowhere to keep it)
+    save_summary: Callable[[Any], bool] | None = None

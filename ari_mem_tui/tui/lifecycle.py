@@ -229,6 +229,8 @@ class RunLifecycle:
         if run.save_index is not None:  # the next open of these files reads the index
             run.save_index()
         workers.keep_audit(run, keep)  # and knows its findings without auditing
+        if run.save_summary is not None:  # and `runs` and the picker show it at a glance
+            run.save_summary(keep)
 
     def on_audit_done(self, message: msg.AuditDone) -> None:
         if message.ckpt is not self.ckpt:

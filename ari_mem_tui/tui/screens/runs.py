@@ -20,7 +20,7 @@ from textual.widgets import DataTable, Input, Static
 from textual.worker import get_current_worker
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
-from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
+from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells, shown_columns
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui.key_bar import KeyBar
@@ -83,12 +83,14 @@ class RunPickerScreen(Screen[Path | None]):
         table = self.query_one("#runs-table", VimTable)
         keep = table.current_key
         shown = [r for r in self.runs if matches(r, self.needle)]
-        narrow = self.app.size.width < 110
-        columns = [c for c in RUN_COLUMNS if not (narrow and c in ("size", "last change"))]
+        width = self.app.size.width
+        columns = shown_columns(width)
         rows = []
         for run in shown:
             cells = run_cells(
-                run, counted=self.counted or run.nodes is not None, name_width=28 if narrow else 44
+                run,
+                counted=self.counted or run.nodes is not None,
+                name_width=28 if width < 150 else 44,
             )
             keep_cells = [
                 cell for column, cell in zip(RUN_COLUMNS, cells, strict=True) if column in columns

@@ -1,0 +1,195 @@
+"""A run at a glance, kept beside its run index: what `runs` and the run picker show per run.
+
+Made when a run is first read from its files (the CLI once its answer is out, the TUI once the
+first hits are shown, `runs --scan` for the runs never opened here) and kept in a sealed file,
+`run-summary.bin`, in the run's index folder (checkpoint/index.py; never inside the run). It
+holds the counts (nodes, entries), the audit's findings (leaks, scope violations, rejected
+writes), the starved nodes and the replay check.
+
+Starved nodes are judged on the recorded start-up searches alone, by health's rule (a node that
+searched got fewer hits than min(limit, entries of its lineage written before it started)): the
+recorded hits are what the node really got, so no ranker is needed and the count is the one
+`health` gives for those nodes. A node that searched without a recording is counted apart
+(`unjudged`): only a replay could say, and that is `health`'s work.
+
+The replay check is search/check.py's (kept beside the run index by its CheckStore); until a
+check is kept the summary says "unchecked" (None).
+
+Keyed by what no edit of the run's files can keep: every file a load reads, as (name, inode,
+size, mtime_ns, ctime_ns), stat'ed only (an edit changes the inode's ctime, which no one can
+set back; listing a thousand runs must not read them), with this code's and the loader's
+sources. Another key, or a damaged file, is no summary (the run shows its counts alone, and
+`runs --scan` makes it again).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from ari_mem_tui.audit import AuditReport, AuditStore, kept_or_audit
+from ari_mem_tui.checkpoint import cachefile, index
+from ari_mem_tui.model import Checkpoint
+from ari_mem_tui.model.workspace import RunSummary
+
+LIMIT = 5  # ARI's hits per start-up search (search/replay.py DEFAULT_LIMIT)
+
+SUMMARY_FILE = "run-summary.bin"  # beside index.bin
+SUMMARY_KIND = "run-summary-1"  # the sealed file's kind: a new layout takes a new number
+_SOURCES = [Path(__file__), Path(__file__).parent / "audit.py", Path(__file__).parent / "health.py"]
+_source_key: str | None = None
+
+
+def source_key() -> str:
+    """This module's, the audit's and health's sources, and the loader's (index.code_key)."""
+    global _source_key
+    if _source_key is None:
+        digest = hashlib.sha1(index.code_key().encode())
+        for source in _SOURCES:
+            digest.update(source.read_bytes())
+        _source_key = digest.hexdigest()
+    return _source_key
+
+
+def files_key(path: Path) -> list[Any]:
+    """Every file a load of `path` reads, stat'ed (see the module doc)."""
+    key: list[Any] = []
+    for file in index.watched(Path(path), None):
+        try:
+            info = file.stat()
+        except OSError as exc:
+            key.append([file.name, "unreadable", exc.__class__.__name__])
+            continue
+        key.append(
+            [
+                os.path.relpath(file, path),
+                info.st_ino,
+                info.st_size,
+                info.st_mtime_ns,
+                info.st_ctime_ns,
+            ]
+        )
+    return key
+
+
+def _where(path: Path) -> Path | None:
+    folder = index.index_dir(Path(path))
+    return folder / SUMMARY_FILE if folder is not None else None
+
+
+def kept(path: Path) -> RunSummary | None:
+    """The summary kept for the run's files as they are now, else None."""
+    where = _where(path)
+    if where is None:
+        return None
+    try:
+        key, body = msgspec.msgpack.decode(cachefile.read_sealed(where, SUMMARY_KIND))
+        now = msgspec.msgpack.decode(msgspec.msgpack.encode([source_key(), files_key(path)]))
+        if key != now:
+            return None
+        return RunSummary.model_validate(body)
+    except FileNotFoundError:
+        return None
+    except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
+        cachefile.rebuilt("run summary", where, exc)
+        return None
+
+
+def keep(path: Path, before: list[Any], summary: RunSummary) -> bool:
+    """Keep `summary` of the run's files, whose key was `before` when the load began; False
+    (nothing written) when a file changed since, or it cannot be written."""
+    where = _where(path)
+    if where is None or files_key(path) != before:
+        return False
+    try:
+        body = msgspec.msgpack.encode([[source_key(), before], summary.model_dump()])
+        where.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        cachefile.write_atomic(where, cachefile.seal(SUMMARY_KIND, body))
+    except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
+        return False
+    return True
+
+
+def summarize(ckpt: Checkpoint, report: AuditReport) -> RunSummary:
+    """The summary of a loaded run and its audit."""
+    summary = RunSummary(made=time.time(), nodes=len(ckpt.nodes), entries=len(ckpt.entries))
+    summary.leaks, summary.scope_violations = len(report.leaks), len(report.scope_violations)
+    summary.rejected_writes, summary.unattributed = (
+        len(report.rejected_writes),
+        len(report.unattributed),
+    )
+    summary.problems = len(ckpt.problems)
+    summary.judged, summary.starved, summary.unjudged = starved_nodes(ckpt)
+    found = replay_check(ckpt.path)
+    if found is not None:
+        summary.replay_checked, summary.replay_reproduced, summary.replay_word = found
+    return summary
+
+
+def starved_nodes(ckpt: Checkpoint, limit: int = LIMIT) -> tuple[int, int, int]:
+    """(judged, starved, unjudged): nodes whose recorded start-up search can be judged, those
+    of them starved by health's rule, and nodes that searched without a recording."""
+    # (health and the search modules import numpy: only where a summary is made)
+    from ari_mem_tui.health import Lineages  # noqa: PLC0415
+    from ari_mem_tui.search.replay import checkpoint_hash  # noqa: PLC0415
+    from ari_mem_tui.search.startup import recorded_startup_search, start_time  # noqa: PLC0415
+
+    lineages = Lineages(ckpt, checkpoint_hash(ckpt))
+    judged = starved = unjudged = 0
+    for node in ckpt.nodes.values():
+        if not node.ancestor_ids:
+            continue  # a root searches nothing
+        recorded, _ = recorded_startup_search(ckpt, node)
+        if recorded is None:
+            unjudged += node.status != "pending"  # (a pending node never started)
+            continue
+        judged += 1
+        started, _ = start_time(ckpt, node)
+        eligible = lineages.eligible(node, started)
+        hits = min(len(recorded.results), limit)
+        starved += eligible > 0 and hits < min(limit, eligible)
+    return judged, starved, unjudged
+
+
+def replay_check(path: Path) -> tuple[int, int, str] | None:
+    """(checked, reproduced, verdict) of the replay check kept beside the run index for these
+    files (search/check_store.py: the `trust` work, read where it exists), else None."""
+    try:
+        from ari_mem_tui.search import check_store  # type: ignore[attr-defined]  # noqa: PLC0415 - only where it exists
+    except ImportError:
+        return None
+    folder = index.index_dir(Path(path))
+    if folder is None:
+        return None
+    try:
+        key, body = msgspec.msgpack.decode(
+            cachefile.read_sealed(folder / check_store.STORE_FILE, check_store.STORE_KIND)
+        )
+        if key[0] != msgspec.msgpack.decode(msgspec.msgpack.encode(index.run_key(path, None))):
+            return None  # (kept for other files)
+        return int(body["checked"]), int(body["reproduced"]), str(body.get("word", ""))
+    except (OSError, cachefile.CacheMiss, msgspec.DecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def summary_maker(
+    ckpt: Checkpoint, before: list[Any], store: AuditStore | None
+) -> Callable[[AuditReport | None], bool]:
+    """What makes and keeps the summary of a run read from its files whose key (`files_key`)
+    was `before` when the load began, run once the answer is out: with the audit when the
+    caller has it, else the kept one (or a new one, then kept too)."""
+
+    def make(report: AuditReport | None = None) -> bool:
+        if report is None:
+            report, new = kept_or_audit(ckpt, store)
+            if new and store is not None:
+                store.save(ckpt, report)
+        return keep(ckpt.path, before, summarize(ckpt, report))
+
+    return make
