@@ -310,6 +310,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_limit_options(p_runs)
 
+    p_export = sub.add_parser(
+        "export",
+        help="write a run, or every run of a workspace, as Parquet tables (--parquet DIR)",
+    )
+    p_export.add_argument(
+        "checkpoint",
+        type=Path,
+        metavar="RUN|WORKSPACE",
+        help="a run's checkpoint folder, or a workspace (or its checkpoints/ folder) of runs",
+    )
+    p_export.add_argument(
+        "--parquet",
+        type=Path,
+        metavar="DIR",
+        required=True,
+        help="write DIR/<run id>/{nodes,entries,reads,search_results,findings,health}.parquet"
+        " (docs/schema/parquet.md; needs the parquet extra: pip install 'ari-mem-tui[parquet]')",
+    )
+    add_limit_options(p_export)
+
     p_health = sub.add_parser(
         "health",
         help="memory health of a run: nodes starved of their ancestors' memory (exit 1 if any)",
@@ -494,6 +514,7 @@ COMMANDS = {
     "audit": "cmd_audit",
     "letta-restore": "cmd_letta_restore",
     "runs": "cmd_runs",
+    "export": "cmd_export",
     "health": "cmd_health",
     "serve": "cmd_serve",
     "open": "cmd_open",

@@ -292,6 +292,44 @@ def _scan_summaries(ws: object, jobs: int | None) -> None:
     say(f"made the summaries of {plural(made, 'run')}{tail}")
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    """`export RUN|WORKSPACE --parquet DIR`: every run as Parquet tables, one folder each."""
+    from ari_mem_tui.checkpoint.cachefile import inside
+    from ari_mem_tui.render.parquet import ParquetUnavailable, export
+    from ari_mem_tui.render.progress import StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
+    from ari_mem_tui.workspace import scan
+
+    found = scan(args.checkpoint, counts=False)
+    if found.kind == "none":
+        say(found.message)
+        return EXIT_UNREADABLE
+    out = Path(args.parquet)
+    if any(inside(out, run.path) for run in found.runs):
+        say(f"{out}: inside a run; runs are read-only to this tool, give another folder")
+        return EXIT_UNREADABLE
+    runs = Progress(unit="runs", clock=time.monotonic)
+    line = StatusLine(sys.stderr, sys.stderr.isatty())
+
+    def progress(done: int, total: int) -> None:
+        runs.update(done, total)
+        if total > 1:
+            line.show(progress_line(runs, "Parquet export", waiting="Parquet export"))
+
+    try:
+        folders = export(Path(args.checkpoint), out, progress)
+    except ParquetUnavailable as exc:
+        say(exc)
+        return EXIT_UNREADABLE
+    except OSError as exc:
+        say(f"cannot write {out}: {exc.strerror or exc}")
+        return EXIT_UNREADABLE
+    line.close()
+    for folder in folders:
+        print(clean(str(folder), False))
+    return EXIT_OK if folders else EXIT_UNREADABLE
+
+
 def cmd_health(args: argparse.Namespace) -> int:
     from rich.console import Console
 
