@@ -81,7 +81,7 @@ def load_checkpoint(
     GIL gives; quitting first leaves no index, never a broken one: it appears by a rename).
     """
     path, on_step = Path(path), on_step or _no_step
-    if not use_index:
+    if not use_index or index.index_dir(path) is None:  # (off, or it would be in the run)
         return without_gc(_load, path, on_step, on_tree)
     index.sweep(path)  # what a writer that died half-way left (none while one is alive)
     cached = without_gc(index.load, path)  # (a damaged index: a miss, the user told once)

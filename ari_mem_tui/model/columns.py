@@ -48,8 +48,8 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import attrgetter, getitem, is_
+from itertools import accumulate, chain, compress, islice, pairwise, repeat
+from operator import attrgetter, getitem, is_, le
 from typing import Any
 
 import msgspec
@@ -1756,9 +1756,10 @@ class EventBuilder:
         if not sort:
             return events
         ts = self.ts
-        order = sorted(range(len(ts)), key=ts.__getitem__)
-        if all(i == row for i, row in enumerate(order)):
+        # (most logs are in time order already: told in one C pass, not by sorting them)
+        if all(map(le, ts, islice(ts, 1, None))):
             return events
+        order = sorted(range(len(ts)), key=ts.__getitem__)
         return take_events(events, order)
 
 
