@@ -278,9 +278,13 @@ def a_node(path: Path) -> str | None:
     return None
 
 
-def run_command(argv: list[str], env: dict[str, str]) -> dict:
+def run_command(
+    argv: list[str], env: dict[str, str], code: str = COMMAND_CHILD, module: bool = True
+) -> dict:
+    """A command (`module`: of ari_mem_tui, else python's own argv) in a grandchild of `code`,
+    which prints its figures as JSON."""
     out = subprocess.run(
-        [sys.executable, "-c", COMMAND_CHILD, "-m", "ari_mem_tui", *argv],
+        [sys.executable, "-c", code, *(["-m", "ari_mem_tui"] if module else []), *argv],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -475,28 +479,13 @@ print(json.dumps({"wall": wall, "rows": len(rows[0][0]) if rows else 0,
 
 
 def answer(argv: list[str], env: dict[str, str]) -> dict:
-    out = subprocess.run(
-        [sys.executable, "-c", ANSWER_CHILD, "-m", "ari_mem_tui", *argv],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    """A command as its own process (ANSWER_CHILD's figures)."""
+    return run_command(argv, env, ANSWER_CHILD)
 
 
 def whole(code: str, args: list[str], env: dict[str, str]) -> dict:
     """A script as its own process (ANSWER_CHILD's figures)."""
-    out = subprocess.run(
-        [sys.executable, "-c", ANSWER_CHILD, "-c", code, *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return run_command(["-c", code, *args], env, ANSWER_CHILD, module=False)
 
 
 def issue33(path: Path, env: dict[str, str], repeat: int) -> dict:

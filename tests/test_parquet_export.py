@@ -18,6 +18,8 @@ from pathlib import Path
 from unittest import mock
 
 import pytest
+from hostile_helpers import run_cli
+from workspace_helpers import copies_as_runs, rewrite_log, starve_one
 
 from ari_mem_tui.checkpoint import index
 from ari_mem_tui.cli import main
@@ -28,29 +30,6 @@ pq = pytest.importorskip("pyarrow.parquet")
 
 ROOT = Path(__file__).resolve().parent.parent
 README_RUN, README_NODE = "20260101000000_run0", "node_9755d4c1"  # the README query's literals
-
-
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ari_mem_tui", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **env},
-    )
-
-
-def _rewrite_log(run: Path, edit) -> None:
-    log = run / "memory_access.jsonl"
-    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    edit(events)
-    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-
-
-def _starve_one(events: list[dict]) -> None:
-    search = next(e for e in events if e["op"] == "read" and len(e.get("results") or []) == 5)
-    search["results"] = search["results"][:1]
 
 
 def _never_return(passage: str):
@@ -75,22 +54,17 @@ def exported(tmp_path_factory, small_ckpt: Path) -> tuple[Path, Path, dict[str, 
         for line in (small_ckpt / "memory_access.jsonl").read_text(encoding="utf-8").splitlines()
     ]
     passages = [e["entry_id"] for e in writes if e["op"] == "write" and e.get("entry_id")]
-    for number in range(3):
-        run_id = f"2026010{number + 1}000000_run{number}"
-        run = Path(shutil.copytree(small_ckpt, ckpts / run_id))
-        tree = json.loads((run / "tree.json").read_text(encoding="utf-8"))
-        tree["run_id"] = run_id
-        (run / "tree.json").write_text(json.dumps(tree), encoding="utf-8")
-    _rewrite_log(ckpts / "20260102000000_run1", _starve_one)
+    copies_as_runs(small_ckpt, ckpts)
+    rewrite_log(ckpts / "20260102000000_run1", starve_one)
     for passage in passages[-2:]:
-        _rewrite_log(ckpts / "20260103000000_run2", _never_return(passage))
+        rewrite_log(ckpts / "20260103000000_run2", _never_return(passage))
     env = {
         index.INDEX_ENV: str(root / "index"),
         "ARI_MEM_TUI_CACHE": str(root / "cache"),
         "ARI_MEM_TUI_CONFIG_DIR": str(root / "config"),
     }
     out = root / "out"
-    proc = _cli("export", str(root / "ws"), "--parquet", str(out), env=env)
+    proc = run_cli("export", str(root / "ws"), "--parquet", str(out), env=env)
     assert proc.returncode == 0, proc.stderr
     assert sorted(proc.stdout.split()) == sorted(str(out / p.name) for p in ckpts.iterdir())
     return ckpts, out, env
@@ -211,6 +185,6 @@ def test_without_pyarrow_one_line_and_exit_2(tmp_path, small_ckpt) -> None:
 
 def test_never_into_a_run(tmp_path, small_ckpt) -> None:
     run = Path(shutil.copytree(small_ckpt, tmp_path / "run"))
-    proc = _cli("export", str(run), "--parquet", str(run / "out"), env={})
+    proc = run_cli("export", str(run), "--parquet", str(run / "out"), env={})
     assert proc.returncode == 2 and "inside a run" in proc.stderr
     assert not (run / "out").exists()

@@ -7,54 +7,22 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from hostile_helpers import run_cli
+from workspace_helpers import copies_as_runs, rewrite_log, starve_one
 
 from ari_mem_tui import run_summary
 from ari_mem_tui.checkpoint import index
-
-
-def _cli(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "ari_mem_tui", *args],
-        check=False,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, **env},
-    )
-
-
-def _starve_one(run: Path) -> str:
-    """Cut the results of the first recorded start-up search of a node whose lineage holds
-    entries to one hit: that node got fewer hits than its lineage held (starved)."""
-    log = run / "memory_access.jsonl"
-    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
-    search = next(
-        e
-        for e in events
-        if e["op"] == "read" and e.get("limit") == 5 and len(e.get("results") or []) == 5
-    )
-    search["results"] = search["results"][:1]
-    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
-    return search["query"]
 
 
 @pytest.fixture
 def workspace(tmp_path: Path, small_ckpt: Path) -> Path:
     """Three copies of the small run as a workspace; the second with one starved node."""
     ckpts = tmp_path / "ws" / "checkpoints"
-    for number in range(3):
-        run_id = f"2026010{number + 1}000000_run{number}"
-        run = Path(shutil.copytree(small_ckpt, ckpts / run_id))
-        tree = json.loads((run / "tree.json").read_text(encoding="utf-8"))
-        tree["run_id"] = run_id
-        (run / "tree.json").write_text(json.dumps(tree), encoding="utf-8")
-    _starve_one(ckpts / "20260102000000_run1")
+    copies_as_runs(small_ckpt, ckpts)
+    rewrite_log(ckpts / "20260102000000_run1", starve_one)
     return tmp_path / "ws"
 
 
@@ -68,7 +36,7 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def _summaries(workspace: Path, env: dict[str, str], *extra: str) -> dict[str, dict | None]:
-    proc = _cli("runs", str(workspace), "--json", *extra, env=env)
+    proc = run_cli("runs", str(workspace), "--json", *extra, env=env)
     assert proc.returncode == 0, proc.stderr
     return {run["folder"]: run["summary"] for run in json.loads(proc.stdout)["runs"]}
 
@@ -76,13 +44,13 @@ def _summaries(workspace: Path, env: dict[str, str], *extra: str) -> dict[str, d
 def test_a_first_open_keeps_the_summary_the_commands_agree_with(workspace, env) -> None:
     run = workspace / "checkpoints" / "20260102000000_run1"
     assert set(_summaries(workspace, env).values()) == {None}  # none opened yet
-    proc = _cli("summary", str(run), "--json", env=env)  # a first open: made once it answered
+    proc = run_cli("summary", str(run), "--json", env=env)  # a first open: made once it answered
     assert proc.returncode == 0, proc.stderr
     found = _summaries(workspace, env)
     summary = found.pop(run.name)
     assert set(found.values()) == {None}  # only the run opened
-    audit = json.loads(_cli("audit", str(run), "--json", env=env).stdout)
-    health = json.loads(_cli("health", str(run), "--json", "--embedder", "bm25", env=env).stdout)
+    audit = json.loads(run_cli("audit", str(run), "--json", env=env).stdout)
+    health = json.loads(run_cli("health", str(run), "--json", "--embedder", "bm25", env=env).stdout)
     assert health["starved"] == 1 and health["replayed"] == 0  # every search recorded
     assert summary["starved"] == health["starved"]
     assert summary["judged"] == health["searched"] and summary["unjudged"] == 0
@@ -92,7 +60,7 @@ def test_a_first_open_keeps_the_summary_the_commands_agree_with(workspace, env) 
     counts = json.loads(proc.stdout)["counts"]
     assert (summary["nodes"], summary["entries"]) == (counts["nodes"], counts["entries"])
     assert summary["replay_checked"] is None  # unchecked: no replay check kept
-    table = _cli("runs", str(workspace), env={**env, "COLUMNS": "100"}).stdout
+    table = run_cli("runs", str(workspace), env={**env, "COLUMNS": "100"}).stdout
     row = next(line for line in table.splitlines() if run.name in line).split()
     assert row[1:] == ["8", "2", "1", "1", "1", "unchecked"]  # nodes, leaks … replay
     assert "2 runs not summarized yet (runs --scan)" in " ".join(table.split())
@@ -100,9 +68,9 @@ def test_a_first_open_keeps_the_summary_the_commands_agree_with(workspace, env) 
 
 def test_runs_scan_makes_the_missing_summaries_in_parallel(workspace, env, monkeypatch) -> None:
     first = workspace / "checkpoints" / "20260101000000_run0"
-    assert _cli("audit", str(first), env=env).returncode == 1  # findings: it is summarized
+    assert run_cli("audit", str(first), env=env).returncode == 1  # findings: it is summarized
     made_by_open = _summaries(workspace, env)[first.name]
-    proc = _cli("runs", str(workspace), "--scan", "--jobs", "2", "--json", env=env)
+    proc = run_cli("runs", str(workspace), "--scan", "--jobs", "2", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     lines = proc.stderr.splitlines()
     assert lines[0].startswith("run summaries: 0 of 2 runs")
@@ -121,13 +89,13 @@ def test_runs_scan_makes_the_missing_summaries_in_parallel(workspace, env, monke
     monkeypatch.setenv(index.INDEX_ENV, env[index.INDEX_ENV])
     indexed = [name for name in scanned if index.is_current(workspace / "checkpoints" / name)]
     assert indexed == [first.name]
-    again = _cli("runs", str(workspace), "--scan", env=env)
+    again = run_cli("runs", str(workspace), "--scan", env=env)
     assert "made the summaries" not in again.stderr  # nothing left to make
 
 
 def test_a_changed_file_is_no_summary(workspace, env, monkeypatch) -> None:
     run = workspace / "checkpoints" / "20260103000000_run2"
-    _cli("summary", str(run), env=env)
+    run_cli("summary", str(run), env=env)
     monkeypatch.setenv(index.INDEX_ENV, env[index.INDEX_ENV])
     assert run_summary.kept(run) is not None
     log = run / "memory_access.jsonl"

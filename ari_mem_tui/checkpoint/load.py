@@ -132,16 +132,9 @@ def _show_sketch(path: Path, on_tree: TreeFn) -> bool:
     tree = sketch_tree(path)
     if tree is None:
         return False
-    on_tree(
-        Checkpoint(
-            path=path,
-            run_id=tree.run_id,
-            tree_source=tree.source,
-            nodes=tree.nodes,
-            graph=tree.graph,
-            roots=tree.roots,
-        )
-    )
+    sketched = Checkpoint(path=path)
+    _take_tree(sketched, tree)
+    on_tree(sketched)
     return True
 
 
@@ -167,9 +160,13 @@ def _read_tree_into(ckpt: Checkpoint, scan: Scan | None = None) -> TreeResult | 
                 severity="error",
             )
         )
+    _take_tree(ckpt, tree)
+    return tree
+
+
+def _take_tree(ckpt: Checkpoint, tree: TreeResult) -> None:
     ckpt.run_id, ckpt.tree_source = tree.run_id, tree.source
     ckpt.nodes, ckpt.graph, ckpt.roots = tree.nodes, tree.graph, tree.roots
-    return tree
 
 
 def _unreadable_dir(path: Path) -> str | None:
