@@ -136,32 +136,39 @@ def render_runs(console: Console, ws: Workspace) -> None:
     table = Table(
         title=Text(f"{plural(len(ws.runs), 'run')} in {clean(ws.path, False)}, newest first"),
         title_justify="left",
-        box=box.SIMPLE_HEAD,  # (no rules between columns: 13 of them fit in 110 cells)
+        box=box.SIMPLE_HEAD,  # (no rules between columns: 13 of them fit in 150 cells)
         pad_edge=False,
     )
     shown = shown_columns(console.width)
     keep = [i for i, c in enumerate(RUN_COLUMNS) if c in shown]
     for i in keep:  # (no header or date is cut: the run's name gives way)
-        wide = RUN_COLUMNS[i] in ("created", "last change")
-        table.add_column(
-            RUN_COLUMNS[i], no_wrap=True, min_width=16 if wide else len(RUN_COLUMNS[i]) if i else 8
-        )
+        table.add_column(RUN_COLUMNS[i], no_wrap=True, min_width=_min_width(RUN_COLUMNS[i]))
     for run in ws.runs:
         cells = run_cells(run, name_width=30 if console.width < 150 else 40)
         table.add_row(
-            *[c if isinstance(c, Text) else Text(str(c)) for i, c in enumerate(cells) if i in keep]
+            *[Text(str(c)) if isinstance(c, str) else c for c in map(cells.__getitem__, keep)]
         )
     console.print(table)
-    marks = []
-    if any(r.live for r in ws.runs):
-        marks.append(f"{STATUS_GLYPHS['running'][0]} may still be running (.ari_pid)")
-    if any(r.recent is not None for r in ws.runs):
-        marks.append("★ opened recently")
-    if any(r.problems for r in ws.runs):
-        marks.append("! a file could not be read whole (--json names it)")
-    marks += summary_legend(ws.runs)
+    marks = _marks(ws.runs)
     if len(shown) < len(RUN_COLUMNS):
         dropped = ", ".join(c for c in RUN_COLUMNS if c not in shown)
         marks.append(f"{dropped}: in a wider terminal, or with --json")
     if marks:
         console.print(Text("   ".join(marks), style="dim"))
+
+
+def _min_width(column: str) -> int:
+    """A column's narrowest: a time whole, a count's header whole, the run's name 8 cells."""
+    return 16 if column in ("created", "last change") else 8 if column == "run" else len(column)
+
+
+def _marks(runs: list[RunInfo]) -> list[str]:
+    """What the table's marks mean, for those it shows."""
+    marks = []
+    if any(r.live for r in runs):
+        marks.append(f"{STATUS_GLYPHS['running'][0]} may still be running (.ari_pid)")
+    if any(r.recent is not None for r in runs):
+        marks.append("★ opened recently")
+    if any(r.problems for r in runs):
+        marks.append("! a file could not be read whole (--json names it)")
+    return marks + summary_legend(runs)
