@@ -126,7 +126,7 @@ def summarize(ckpt: Checkpoint, report: AuditReport) -> RunSummary:
     )
     summary.problems = len(ckpt.problems)
     summary.judged, summary.starved, summary.unjudged = starved_nodes(ckpt)
-    found = replay_check(ckpt.path)
+    found = replay_check(ckpt.path, ckpt.run_id)
     if found is not None:
         summary.replay_checked, summary.replay_reproduced, summary.replay_word = found
     return summary
@@ -157,7 +157,7 @@ def starved_nodes(ckpt: Checkpoint, limit: int = LIMIT) -> tuple[int, int, int]:
     return judged, starved, unjudged
 
 
-def replay_check(path: Path) -> tuple[int, int, str] | None:
+def replay_check(path: Path, run_id: str | None = None) -> tuple[int, int, str] | None:
     """(checked, reproduced, verdict) of the replay check kept beside the run index for these
     files (search/check_store.py: the `trust` work, read where it exists), else None."""
     try:
@@ -171,7 +171,8 @@ def replay_check(path: Path) -> tuple[int, int, str] | None:
         key, body = msgspec.msgpack.decode(
             cachefile.read_sealed(folder / check_store.STORE_FILE, check_store.STORE_KIND)
         )
-        if key[0] != msgspec.msgpack.decode(msgspec.msgpack.encode(index.run_key(path, None))):
+        files = index.run_key(Path(path), run_id)
+        if key[0] != msgspec.msgpack.decode(msgspec.msgpack.encode(files)):
             return None  # (kept for other files)
         return int(body["checked"]), int(body["reproduced"]), str(body.get("word", ""))
     except (OSError, cachefile.CacheMiss, msgspec.DecodeError, KeyError, TypeError, ValueError):
