@@ -464,6 +464,7 @@ import duckdb
 path, node = sys.argv[1], sys.argv[2]
 t = time.perf_counter()
 con = duckdb.connect()
+con.execute("SET enable_progress_bar = false")  # (it writes to stdout)
 tree = next(n for n in ("tree.json", "nodes_tree.json") if __import__("os").path.isfile(f"{path}/{n}"))
 ancestors = con.execute(
     f"SELECT n.ancestor_ids FROM (SELECT unnest(nodes) AS n FROM read_json_auto('{path}/{tree}', "
