@@ -41,7 +41,7 @@ from ari_mem_tui.model.workspace import RunSummary
 LIMIT = 5  # ARI's hits per start-up search (search/replay.py DEFAULT_LIMIT)
 
 SUMMARY_FILE = "run-summary.bin"  # beside index.bin
-SUMMARY_KIND = "run-summary-1"  # the sealed file's kind: a new layout takes a new number
+SUMMARY_KIND = "run-summary-2"  # the cache file's kind: a new layout takes a new number
 _SOURCES = [Path(__file__), Path(__file__).parent / "audit.py", Path(__file__).parent / "health.py"]
 _source_key: str | None = None
 
@@ -83,17 +83,24 @@ def _where(path: Path) -> Path | None:
     return folder / SUMMARY_FILE if folder is not None else None
 
 
+class _Stored(msgspec.Struct, array_like=True):
+    """The file's body (cachefile.pack): the key it was made for, and the summary."""
+
+    key: list[Any]
+    summary: dict[str, Any]
+
+
 def kept(path: Path) -> RunSummary | None:
     """The summary kept for the run's files as they are now, else None."""
     where = _where(path)
     if where is None:
         return None
     try:
-        key, body = msgspec.msgpack.decode(cachefile.read_sealed(where, SUMMARY_KIND))
+        stored = cachefile.read_packed(where, SUMMARY_KIND, _Stored)
         now = msgspec.msgpack.decode(msgspec.msgpack.encode([source_key(), files_key(path)]))
-        if key != now:
+        if stored.key != now:
             return None
-        return RunSummary.model_validate(body)
+        return RunSummary.model_validate(stored.summary)
     except FileNotFoundError:
         return None
     except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
@@ -107,13 +114,9 @@ def keep(path: Path, before: list[Any], summary: RunSummary) -> bool:
     where = _where(path)
     if where is None or files_key(path) != before:
         return False
-    try:
-        body = msgspec.msgpack.encode([[source_key(), before], summary.model_dump()])
-        where.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        cachefile.write_atomic(where, cachefile.seal(SUMMARY_KIND, body))
-    except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
-        return False
-    return True
+    data = cachefile.pack(SUMMARY_KIND, _Stored([source_key(), before], summary.model_dump()))
+    cost = "`runs` shows its counts alone until it is opened again (or `runs --scan`)"
+    return cachefile.write_optional(where, data, "run summary", cost)
 
 
 def summarize(ckpt: Checkpoint, report: AuditReport) -> RunSummary:

@@ -36,8 +36,9 @@ from ari_mem_tui.model.workspace import RunInfo, Workspace
 CONFIG_ENV = "ARI_MEM_TUI_CONFIG_DIR"
 RECENT_FILE = "recent.json"
 RECENT_KEEP = 20
-COUNTS_FILE = "run-counts.json"
-COUNTS_KIND = "run-counts/2"  # the sealed file's kind: another version is counted afresh
+COUNTS_FILE = "run-counts.bin"
+COUNTS_KIND = "run-counts/3"  # the cache file's kind: another version is counted afresh
+OLD_COUNTS = ("run-counts.json",)  # earlier versions' names, removed when the counts are written
 RUN_STAMP = re.compile(r"^(\d{14})_")
 ProgressFn = Callable[[int, int], None]
 
@@ -286,9 +287,9 @@ def _checked(counts: Any) -> Counts | None:
 
 class CountCache:
     """Node and entry counts by run path, valid while the tree's and backup's size and mtime
-    are unchanged. Kept in the cache dir (never inside a run), sealed with a checksum
-    (checkpoint/cachefile.py): a damaged or foreign file is counted again, said once.
-    Unwritable means in-memory."""
+    are unchanged. Kept in the cache dir (never inside a run) as a cache file of the tool's one
+    format (checkpoint/cachefile.py): a damaged or foreign file is counted again, said once.
+    Unwritable means in-memory, said once."""
 
     def __init__(self, path: Path, data: dict[str, Any]) -> None:
         self.path = path
@@ -302,7 +303,7 @@ class CountCache:
         path = cache_root() / COUNTS_FILE
         data: Any = {}
         try:
-            data = cachefile.decode_json(cachefile.read_sealed(path, COUNTS_KIND))
+            data = cachefile.read_packed(path, COUNTS_KIND, dict[str, Any])
         except FileNotFoundError:
             pass
         except cachefile.CacheMiss as exc:
@@ -343,11 +344,22 @@ class CountCache:
         self.dirty = False
         if any(cachefile.refuse_inside(self.path.parent, run) for run in self.data["runs"]):
             return  # a cache dir inside a run it counts: never written into a checkpoint
-        try:
-            body = json.dumps(self.data).encode()  # ASCII: a lone surrogate is its \u escape
-            cachefile.write_atomic(self.path, cachefile.seal(COUNTS_KIND, body))
-        except OSError:
-            return
+        # a row msgpack cannot hold (a lone surrogate in a path or a problem) is left out: that
+        # run is counted again next time
+        runs = {path: row for path, row in self.data["runs"].items() if _packable([path, row])}
+        cost = "the runs are counted again at every listing"
+        data = cachefile.pack(COUNTS_KIND, {"runs": runs})
+        if cachefile.write_optional(self.path, data, "run counts", cost):
+            for old in OLD_COUNTS:
+                cachefile.remove(self.path.with_name(old))
+
+
+def _packable(value: Any) -> bool:
+    try:
+        msgspec.msgpack.encode(value)
+    except (msgspec.EncodeError, TypeError, OverflowError, UnicodeEncodeError):
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------- recent runs
@@ -394,11 +406,10 @@ def remember_run(path: Path | str, when: float | None = None) -> bool:
     rows = [r for r in recent_runs() if r["path"] != absolute]
     rows.insert(0, {"path": absolute, "opened": time.time() if when is None else when})
     body = json.dumps({"runs": rows[:RECENT_KEEP]}, indent=2)  # ASCII, surrogates escaped
-    try:
-        cachefile.write_atomic(config_dir() / RECENT_FILE, body.encode())
-    except OSError:
-        return False
-    return True
+    cost = "this run is not added to the recent runs"
+    return cachefile.write_optional(
+        config_dir() / RECENT_FILE, body.encode(), "recent runs", cost, "saved"
+    )
 
 
 def recent_workspace(counts: bool = True) -> Workspace:

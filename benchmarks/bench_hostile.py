@@ -10,8 +10,8 @@ The cases are built at run time in a temp folder, from small inputs (nothing big
 - `preview-100mib`: one access-log write whose text_preview is 100 MiB;
 - `tree-nuls-1gib`: tree.json of 1 GiB of NULs, a sparse file;
 - `chain-20k`: a 20,000-deep chain of nodes without ancestor_ids;
-- `caches-dev-zero`: the small demo run whose BM25 index's vocabulary and run counts are
-  symlinks to /dev/zero, beside a FIFO vector segment (damaged again before every run: each run
+- `caches-dev-zero`: the small demo run whose BM25 index and run counts are symlinks to
+  /dev/zero, beside a FIFO vector segment (damaged again before every run: each run
   meets them, refuses them and rebuilds);
 - `tui-chain-20k`: the TUI (Textual headless, 120×40, BM25) on the 20,000-deep chain, scored
   so that it opens on the deepest node: time until the run is shown, then `q` until the app has
@@ -20,6 +20,13 @@ The cases are built at run time in a temp folder, from small inputs (nothing big
 Then `health --embedder bm25` on chains of 1,250 … 20,000 nodes (`--chains`, default on): wall
 and CPU seconds per depth, and the exponent of a least-squares fit of log(CPU) on log(depth)
 (1 is linear; issue 22 measured 1.3 … 85.8 s, quadratic, before Lineages in health.py).
+
+Then (`--only storage`, `--only endpoint`; issue 31 §1, §3, §8) the small demo with its cache
+on a read-only bind mount (warm, and empty), on a full 512 KiB tmpfs (each in a private mount
+namespace: `unshare -m`, as root), and chowned to another user (the command run without the
+capabilities that pass permissions: `setpriv`); and the embedding client against a local
+endpoint that answers a 1 GiB gzip bomb, a TLS client on its plain port, and a key holding CRLF
+(the time until the one-line failure, and the peak).
 
 Each command runs in a child process `--repeat` times, reading the files each time (no
 persistent index unless `--with-index`; MiniLM's vector cache is cold only on the first run); its peak RSS is the child's own
@@ -37,13 +44,16 @@ import io
 import json
 import math
 import os
+import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zlib
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 MIB = 1 << 20
@@ -195,13 +205,13 @@ def caches_dev_zero(folder: Path) -> Path:
 def damage_caches() -> None:
     """/dev/zero for the BM25 vocabulary and the run counts, a FIFO for a vector segment."""
     cache = Path(os.environ["XDG_CACHE_HOME"]) / "ari-mem-tui"
-    targets = [*cache.glob("bm25/*/vocab.index.json"), cache / "run-counts.json"]
+    targets = [*cache.glob("bm25/*.idx"), cache / "run-counts.bin"]
     for target in targets:
         target.unlink(missing_ok=True)
         target.symlink_to("/dev/zero")
     segments = cache / "vectors" / "minilm"
     segments.mkdir(parents=True, exist_ok=True)
-    fifo = segments / f"seg-{'f' * 64}.npz"
+    fifo = segments / f"seg-{'f' * 64}.vec"
     if not fifo.exists():
         os.mkfifo(fifo)
 
@@ -359,12 +369,166 @@ def main() -> int:
                 worst_rss, worst_s = max(worst_rss, peak), max(worst_s, max(times))
         if not args.no_chains and (not args.only or args.only in "health-chains"):
             chain_health(folder, args.repeat)
+        for name, run_cases in (("storage", storage_cases), ("endpoint", endpoint_cases)):
+            if not args.only or args.only in name:
+                worst = run_cases(folder, args.repeat)
+                worst_rss, worst_s = max(worst_rss, worst[0]), max(worst_s, worst[1])
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
     verdict = "met" if worst_rss < 1500 and worst_s < 30 else "NOT met"
     print(f"worst: {worst_rss:.0f} MiB peak, {worst_s:.1f} s (goal 1.5 GB, 30 s: {verdict})")
     return 0
+
+
+# ---------------------------------------------------------------- storage and endpoints
+# (issue 31 §1, §3: a cache that cannot be written; §8: endpoints whose errors cannot heal)
+ARGV_WRAPPER = WRAPPER.replace(
+    "[sys.executable, '-m', 'ari_mem_tui', *sys.argv[1:]]", "sys.argv[1:]"
+)
+NO_BYPASS = "-dac_override,-dac_read_search,-fowner"  # root as any other user: permissions bite
+
+
+def measure_argv(argv: list[str], env: dict[str, str]) -> tuple[int, float, float, float]:
+    """(exit code, peak MiB, wall s, CPU s) of `argv` in a child process (as `measure`)."""
+    out = subprocess.run(
+        [sys.executable, "-c", ARGV_WRAPPER, *argv], check=True, capture_output=True,
+        text=True, cwd=ROOT, env={**os.environ, **env},
+    ).stdout.split()  # fmt: skip
+    return int(out[0]), int(out[1]) / 1024, float(out[2]), float(out[3])
+
+
+def in_namespace(setup: str, cli: list[str]) -> list[str]:
+    """The CLI in a private mount namespace, after `setup` mounted its cache."""
+    script = f'{setup} && exec "$0" -m ari_mem_tui "$@"'
+    return ["unshare", "-m", "sh", "-c", script, sys.executable, *cli]
+
+
+def report(name: str, rows: list[tuple[str, list[tuple[int, float, float, float]]]]) -> tuple:
+    print(f"{name:16}")
+    worst_rss = worst_s = 0.0
+    for shown, runs in rows:
+        codes = "/".join(map(str, sorted({code for code, _, _, _ in runs})))
+        peak, times = max(r[1] for r in runs), [r[2] for r in runs]
+        print(f"{'':16} {shown[:90]:90} {codes:>4} {peak:9.0f}"
+              f" {statistics.median(times):9.2f} {max(times):7.2f}")  # fmt: skip
+        worst_rss, worst_s = max(worst_rss, peak), max(worst_s, max(times))
+    return worst_rss, worst_s
+
+
+def storage_cases(folder: Path, repeat: int) -> tuple[float, float]:
+    """The small demo with its cache read-only (warm, empty), full, and another user's."""
+    probe = subprocess.run(["unshare", "-m", "true"], check=False, capture_output=True)
+    if probe.returncode != 0 or os.geteuid() != 0:
+        print(f"{'storage':16} skipped: needs root and unshare -m ({probe.stderr!r:.80})")
+        return 0.0, 0.0
+    ckpt = demo(folder, "storage")
+    node = first_child(ckpt)
+    clis = {
+        "saw --embedder bm25": ["saw", str(ckpt), node, "--embedder", "bm25", "--no-letta"],
+        "summary": ["summary", str(ckpt), "--no-letta"],
+        "runs": ["runs", str(ckpt.parent)],
+    }
+    warm = folder / "storage-warm"
+    env = {"ARI_MEM_TUI_CACHE": str(warm), "ARI_MEM_TUI_INDEX": ""}
+    for cli in clis.values():  # the caches as a sound run leaves them
+        subprocess.run([sys.executable, "-m", "ari_mem_tui", *cli], check=True,
+                       capture_output=True, cwd=ROOT, env={**os.environ, **env})  # fmt: skip
+    empty = folder / "storage-empty"
+    empty.mkdir()
+    full = folder / "storage-full"
+    full.mkdir()
+    other = folder / "storage-other"
+    shutil.copytree(warm, other)
+    for path in [other, *other.rglob("*")]:
+        os.chown(path, 65534, 65534, follow_symlinks=False)
+
+    def read_only(cache: Path) -> str:
+        where = shlex.quote(str(cache))
+        return f"mount --bind {where} {where} && mount -o remount,bind,ro {where}"
+
+    fill = shlex.quote(str(full))
+    setups = {
+        "read-only, warm": (warm, lambda cli: in_namespace(read_only(warm), cli)),
+        "read-only, empty": (empty, lambda cli: in_namespace(read_only(empty), cli)),
+        "full (512 KiB)": (full, lambda cli: in_namespace(
+            f"mount -t tmpfs -o size=512k tmpfs {fill} &&"
+            f" (dd if=/dev/zero of={fill}/filler bs=4096 2>/dev/null || true)", cli)),
+        "another user's": (other, lambda cli: [
+            "setpriv", "--bounding-set", NO_BYPASS, "--inh-caps", NO_BYPASS,
+            sys.executable, "-m", "ari_mem_tui", *cli]),
+    }  # fmt: skip
+    rows = []
+    for label, (cache, wrap) in setups.items():
+        for shown, cli in clis.items():
+            env = {"ARI_MEM_TUI_CACHE": str(cache), "ARI_MEM_TUI_INDEX": ""}
+            runs = [measure_argv(wrap(cli), env) for _ in range(repeat)]
+            rows.append((f"cache {label}: {shown}", runs))
+    return report("storage", rows)
+
+
+ENDPOINT_PROBE = """
+import sys
+from ari_mem_tui.search.embed_client import EmbeddingClient, EndpointFailed
+try:
+    EmbeddingClient(sys.argv[1], "m", api_key=sys.argv[2] or None).embed(["a"], 10**12)
+except EndpointFailed as exc:
+    print(exc, file=sys.stderr)
+    sys.exit(0)
+sys.exit(1)
+"""
+
+
+def bomb_server(bomb: bytes) -> ThreadingHTTPServer:
+    """A local endpoint answering every POST with `bomb` as gzip, in a thread."""
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(bomb)))
+            self.end_headers()
+            self.wfile.write(bomb)
+
+    class Quiet(ThreadingHTTPServer):
+        def handle_error(self, *_args: object) -> None:  # a client that hung up: expected
+            pass
+
+    server = Quiet(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def endpoint_cases(_folder: Path, repeat: int) -> tuple[float, float]:
+    """The embedding client against a local endpoint: a 1 GiB gzip bomb, TLS on its plain
+    port, a key holding CRLF: time until the one-line failure, and the child's peak."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(16 * MIB)
+    bomb = b"".join([*(packer.compress(zeros) for _ in range(64)), packer.flush()])
+    server = bomb_server(bomb)
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    cases = {
+        f"gzip bomb: 1 GiB of NULs in {len(bomb) / MIB:.1f} MiB": [url, ""],
+        "TLS against a plain port": [url.replace("http:", "https:"), ""],
+        "an API key holding CRLF": [url, "sk-x\r\nX-Injected: 1"],
+    }
+    try:
+        rows = [
+            (shown, [measure_argv([sys.executable, "-c", ENDPOINT_PROBE, *argv], {})
+                     for _ in range(repeat)])
+            for shown, argv in cases.items()
+        ]  # fmt: skip
+    finally:
+        server.shutdown()
+        server.server_close()
+    return report("endpoint", rows)
 
 
 if __name__ == "__main__":

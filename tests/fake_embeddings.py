@@ -15,7 +15,7 @@ import json
 import struct
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -28,9 +28,17 @@ Scripted = tuple[int, dict[str, str], bytes]
 
 
 class FakeEmbeddings:
-    def __init__(self, dim: int = 48, as_floats: bool = False) -> None:
+    def __init__(
+        self,
+        dim: int = 48,
+        as_floats: bool = False,
+        salt: str = "",
+        mangle: Callable[[list[dict[str, Any]]], list[dict[str, Any]]] | None = None,
+    ) -> None:
         self.dim = dim
         self.as_floats = as_floats  # answer lists of numbers instead of base64
+        self.salt = salt  # another endpoint serving "the same model": other vectors
+        self.mangle = mangle  # what a misbehaving endpoint does to `data` before it answers
         self.script: list[Scripted] = []  # answered first, one per request
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
@@ -46,7 +54,7 @@ class FakeEmbeddings:
         return [text for r in self.requests for text in r["body"].get("input", [])]
 
     def vector(self, text: str) -> list[float]:
-        return embed(text if text.strip() else " ", self.dim)
+        return embed((text if text.strip() else " ") + self.salt, self.dim)
 
     def answer(self, body: dict[str, Any]) -> Scripted:
         data = []
@@ -56,6 +64,8 @@ class FakeEmbeddings:
             data.append(
                 {"object": "embedding", "index": i, "embedding": vec if self.as_floats else packed}
             )
+        if self.mangle is not None:
+            data = self.mangle(data)
         payload = {"object": "list", "data": data, "model": body.get("model")}
         return 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
 

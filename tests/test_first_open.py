@@ -44,7 +44,7 @@ def test_the_answer_ends_before_the_index_is_written(run, tmp_path, monkeypatch,
     folder = index.index_dir(run)
     assert folder is not None
     folder.mkdir(parents=True)
-    lock = os.open(folder / index.LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    lock = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     fcntl.flock(lock, fcntl.LOCK_EX)  # (the command's write waits for this)
     proc = subprocess.Popen(
         [sys.executable, "-m", "ari_mem_tui", command[0], str(run), *command[1:]],

@@ -1,10 +1,11 @@
 """The tool's own caches and settings, damaged or replaced: a miss that is rebuilt, said once.
 
-Issue 22 §1. Each case builds the damage in the test (a FIFO, a symlink to /dev/zero, a flipped
-byte, a foreign body under a good checksum, nesting 100,000 deep) in a cache dir of its own, runs
-the real command in a child process (`HANG_S` is only there to turn a hang into a failure) and
-checks the exit code, the one line that says what was rebuilt, that the answer is the same as
-with a sound cache, that the next run is silent, and that nothing was written into the run.
+Issue 22 §1, and issue 30 §5's one format (checkpoint/cachefile.py: sealed msgpack). Each case
+builds the damage in the test (a FIFO, a symlink to /dev/zero, a flipped byte, a foreign body
+under a good checksum, nesting 100,000 deep, another user's file) in a cache dir of its own,
+runs the real command in a child process (`HANG_S` is only there to turn a hang into a failure)
+and checks the exit code, the one line that says what was rebuilt, that the answer is the same
+as with a sound cache, that the next run is silent, and that nothing was written into the run.
 """
 
 from __future__ import annotations
@@ -15,13 +16,15 @@ import shutil
 import zipfile
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pytest
 
 from ari_mem_tui.checkpoint import cachefile
-from ari_mem_tui.search.vector_cache import VectorCache
+from ari_mem_tui.search import bm25_cache, vector_cache
+from ari_mem_tui.search.vector_cache import Segment, VectorCache
 from ari_mem_tui.tui import config
-from ari_mem_tui.workspace import COUNTS_KIND, recent_runs
+from ari_mem_tui.workspace import COUNTS_FILE, COUNTS_KIND, recent_runs
 from tests.hostile_helpers import (
     bare_peak_mib,
     clean_stderr,
@@ -32,6 +35,7 @@ from tests.hostile_helpers import (
 
 DIM = 4
 KEY = "a" * 40
+NOBODY = 65534  # another user: the files are chowned to it (the tests run as root)
 
 
 def saw_bm25(ckpt: Path, cache: Path) -> tuple[int, dict, str]:
@@ -47,9 +51,9 @@ def hit_ids(result: dict) -> list[str]:
     return [h["entry_id"] for h in result["hits"]]
 
 
-def bm25_folder(cache: Path) -> Path:
-    (folder,) = (cache / "bm25").iterdir()
-    return folder
+def bm25_file(cache: Path) -> Path:
+    (path,) = (cache / "bm25").iterdir()
+    return path
 
 
 @pytest.fixture
@@ -64,39 +68,70 @@ def demo_copy(small_ckpt: Path, tmp_path: Path) -> Path:
 
 
 # ---------------------------------------------------------------- BM25 index
-def damage_vocab_fifo(folder: Path) -> None:
-    (folder / "vocab.index.json").unlink()
-    os.mkfifo(folder / "vocab.index.json")
+def damage_fifo(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
 
 
-def damage_vocab_dev_zero(folder: Path) -> None:
-    (folder / "vocab.index.json").unlink()
-    (folder / "vocab.index.json").symlink_to("/dev/zero")
+def damage_dev_zero(path: Path) -> None:
+    path.unlink()
+    path.symlink_to("/dev/zero")
 
 
-def damage_flipped_byte(folder: Path) -> None:
-    data = bytearray((folder / "data.csc.index.npy").read_bytes())
+def damage_flipped_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
     data[-3] ^= 0x10
-    (folder / "data.csc.index.npy").write_bytes(bytes(data))
+    path.write_bytes(bytes(data))
 
 
-def damage_foreign_pool(folder: Path) -> None:
-    """Another pool's index under this key, its manifest rewritten to match: the checksums
-    hold, the arrays do not describe this pool (a row past its last text)."""
-    indices = np.load(folder / "indices.csc.index.npy")
-    indices[0] = 10**6
-    np.save(folder / "indices.csc.index.npy", indices)
-    manifest = json.loads((folder / "manifest.ari-mem-tui.json").read_text())
-    for name in manifest["files"]:
-        manifest["files"][name] = cachefile.checksum((folder / name).read_bytes())
-    (folder / "manifest.ari-mem-tui.json").write_text(json.dumps(manifest))
+def repacked_bm25(path: Path, change) -> None:
+    """The stored index decoded, changed by `change`, and packed again: its checksum holds,
+    only its contents are hostile."""
+    stored = cachefile.unpack(path.read_bytes(), bm25_cache.KIND, bm25_cache.Stored)
+    path.write_bytes(cachefile.pack(bm25_cache.KIND, change(stored)))
+
+
+def damage_foreign_pool(path: Path) -> None:
+    """Another pool's index under this key: the checksum holds, the arrays do not describe
+    this pool (a row past its last text)."""
+
+    def row_past_the_end(stored):
+        indices = np.frombuffer(stored.indices, dtype=stored.dtypes[1]).copy()
+        indices[0] = 10**6
+        return msgspec.structs.replace(stored, indices=memoryview(indices.tobytes()))
+
+    repacked_bm25(path, row_past_the_end)
+
+
+def damage_another_key(path: Path) -> None:
+    repacked_bm25(path, lambda stored: msgspec.structs.replace(stored, key="0" * 40))
+
+
+def damage_word_past_the_end(path: Path) -> None:
+    """A query word mapped to the last column pointer (the empty token's): its postings would
+    end past the array (an IndexError at the first query that holds it)."""
+
+    def last_id(stored):
+        vocab = dict(stored.vocab)
+        word = next(w for w, i in vocab.items() if w and i == 0)
+        vocab[word] = len(stored.indptr) // np.dtype(stored.dtypes[2]).itemsize - 1
+        return msgspec.structs.replace(stored, vocab=vocab)
+
+    repacked_bm25(path, last_id)
+
+
+def damage_another_user(path: Path) -> None:
+    os.chown(path, NOBODY, NOBODY)
 
 
 BM25_DAMAGE = {
-    "fifo": (damage_vocab_fifo, "it is a FIFO"),
-    "dev-zero": (damage_vocab_dev_zero, "it is a device"),
+    "fifo": (damage_fifo, "it is a FIFO"),
+    "dev-zero": (damage_dev_zero, "it is a device"),
     "flipped-byte": (damage_flipped_byte, "checksum does not match"),
     "foreign-pool": (damage_foreign_pool, "do not describe an index of this pool"),
+    "another-key": (damage_another_key, "the index of another pool"),
+    "word-past-the-end": (damage_word_past_the_end, "do not describe an index of this pool"),
+    "another-user": (damage_another_user, "not written by this user alone"),
 }
 
 
@@ -109,7 +144,7 @@ def test_a_damaged_bm25_index_is_rebuilt_and_said_once(
     assert code == 0 and "BM25 index" not in err
     before = fingerprint(demo_copy)
     damage, why = BM25_DAMAGE[case]
-    damage(bm25_folder(cache))
+    damage(bm25_file(cache))
     code, again, err = saw_bm25(demo_copy, cache)
     assert code == 0, err
     assert hit_ids(again) == hit_ids(sound)  # the same answer, from the rebuilt index
@@ -121,12 +156,12 @@ def test_a_damaged_bm25_index_is_rebuilt_and_said_once(
     assert fingerprint(demo_copy) == before
 
 
-def test_bm25_vocab_on_dev_zero_costs_no_memory(
+def test_a_bm25_index_on_dev_zero_costs_no_memory(
     demo_copy: Path, tmp_path: Path, small_ckpt: Path
 ) -> None:
     cache = tmp_path / "cache"
     assert saw_bm25(demo_copy, cache)[0] == 0
-    damage_vocab_dev_zero(bm25_folder(cache))
+    damage_dev_zero(bm25_file(cache))
     env = {"ARI_MEM_TUI_CACHE": str(cache)}
     m = run_measured("saw", str(demo_copy), "9755", "--embedder", "bm25", "--no-letta", env=env)
     assert m.returncode == 0 and "it is a device" in m.stderr
@@ -156,18 +191,31 @@ def sealed(body: bytes) -> bytes:
     return cachefile.seal(COUNTS_KIND, body)
 
 
+def entries_399(path: Path) -> None:
+    """398 entries made 399 in the packed body (msgpack: the key, then uint16 398)."""
+    data = path.read_bytes()
+    assert data.count(b"\xa7entries\xcd\x01\x8e") == 1
+    path.write_bytes(data.replace(b"\xa7entries\xcd\x01\x8e", b"\xa7entries\xcd\x01\x8f"))
+
+
 COUNTS_DAMAGE = {
     "fifo": (lambda p: os.mkfifo(p), "it is a FIFO"),
     "dev-zero": (lambda p: p.symlink_to("/dev/zero"), "it is a device"),
-    "flipped-byte": (
-        lambda p: p.write_bytes(p.read_bytes().replace(b'"entries": 398', b'"entries": 399')),
-        "checksum does not match",
-    ),
+    "flipped-byte": (entries_399, "checksum does not match"),
     "old-unsealed": (lambda p: p.write_text('{"version": 1, "runs": {}}'), "not a sealed file"),
+    "old-kind": (  # the JSON body of the version before
+        lambda p: p.write_bytes(cachefile.seal("run-counts/2", b'{"runs": {}}')),
+        "holds 'run-counts/2', not 'run-counts/3'",
+    ),
     "nested-100k": (
-        lambda p: p.write_bytes(sealed(b"[" * 100_000 + b"]" * 100_000)),
+        lambda p: p.write_bytes(sealed(b"\x81\xa4runs" + b"\x91" * 100_000 + b"\x90")),
         "nested deeper than 100 levels",
     ),
+    "nested-150": (  # within msgspec's own limit: the tool's depth limit decides
+        lambda p: p.write_bytes(sealed(b"\x81\xa4runs" + b"\x91" * 150 + b"\x90")),
+        "nested deeper than 100 levels",
+    ),
+    "another-user": (lambda p: os.chown(p, NOBODY, NOBODY), "not written by this user alone"),
 }
 
 
@@ -179,7 +227,7 @@ def test_a_damaged_run_counts_cache_is_recounted_and_said_once(
     code, sound, err = runs_json(ws, cache)
     assert code == 0 and counts_of(sound) == [(8, 3, 2, 398)], err
     before = fingerprint(ws)
-    target = cache / "run-counts.json"
+    target = cache / COUNTS_FILE
     damage, why = COUNTS_DAMAGE[case]
     if case in ("fifo", "dev-zero"):
         target.unlink()
@@ -197,11 +245,11 @@ def test_wrong_typed_counts_under_a_good_checksum_are_counted_again(
 ) -> None:
     ws, cache = workspace_of(small_ckpt, tmp_path), tmp_path / "cache"
     sound = runs_json(ws, cache)[1]
-    target = cache / "run-counts.json"
-    data = json.loads(cachefile.unseal(target.read_bytes(), COUNTS_KIND))
+    target = cache / COUNTS_FILE
+    data = msgspec.msgpack.decode(cachefile.unseal(target.read_bytes(), COUNTS_KIND))
     for row in data["runs"].values():
         row["counts"].update(nodes="eight", statuses=[1, 2], problems=[{"nope": 1}])
-    target.write_bytes(sealed(json.dumps(data).encode()))
+    target.write_bytes(sealed(msgspec.msgpack.encode(data)))
     code, again, err = runs_json(ws, cache)
     assert code == 0 and counts_of(again) == counts_of(sound), err
 
@@ -209,7 +257,7 @@ def test_wrong_typed_counts_under_a_good_checksum_are_counted_again(
 def test_run_counts_on_dev_zero_costs_no_memory(small_ckpt: Path, tmp_path: Path) -> None:
     ws, cache = workspace_of(small_ckpt, tmp_path), tmp_path / "cache"
     cache.mkdir()
-    (cache / "run-counts.json").symlink_to("/dev/zero")
+    (cache / COUNTS_FILE).symlink_to("/dev/zero")
     m = run_measured("runs", str(ws), env={"ARI_MEM_TUI_CACHE": str(cache)})
     assert m.returncode == 0 and "it is a device" in m.stderr  # was a MemoryError
     assert m.peak_mib < bare_peak_mib(small_ckpt) + 256, m.peak_mib
@@ -221,37 +269,55 @@ def good_segment(cache: VectorCache, keys: list[str]) -> None:
 
 
 def named_like_ours(folder: Path, data: bytes) -> Path:
-    path = folder / f"seg-{cachefile.checksum(data)}.npz"
+    body = data.partition(b"\n")[2]
+    path = folder / f"seg-{cachefile.checksum(body)}.vec"
     path.write_bytes(data)
     return path
 
 
-def deflated_segment(folder: Path) -> Path:
-    """A segment whose checksum holds but whose arrays are deflated (a zip bomb's shape)."""
-    target = folder / "tmp.npz"
-    np.savez_compressed(target, keys=np.array(["b" * 40]), vecs=np.zeros((1, DIM), np.float32))
-    data = target.read_bytes()
-    target.unlink()
+def packed_segment(keys: bytes, dim: int, vecs: bytes) -> bytes:
+    return cachefile.pack(vector_cache.KIND, Segment(memoryview(keys), dim, memoryview(vecs)))
+
+
+def short_segment(folder: Path) -> Path:
+    """A segment whose checksum holds but whose vectors are fewer than its keys."""
+    data = packed_segment(bytes(20), DIM, bytes(4 * DIM - 4))
     return named_like_ours(folder, data)
 
 
 def foreign_segment(folder: Path) -> Path:
-    """Stored arrays with a good checksum, but vectors of another width."""
-    target = folder / "tmp.npz"
-    np.savez(target, keys=np.array(["c" * 40]), vecs=np.zeros((1, DIM + 1), np.float32))
-    data = target.read_bytes()
-    target.unlink()
+    """A sound segment with a good checksum, but vectors of another width."""
+    data = packed_segment(bytes(20), DIM + 1, np.zeros(DIM + 1, "<f4").tobytes())
     return named_like_ours(folder, data)
 
 
+def nan_segment(folder: Path) -> Path:
+    data = packed_segment(bytes(20), DIM, np.full(DIM, np.nan, "<f4").tobytes())
+    return named_like_ours(folder, data)
+
+
+def misnamed_segment(folder: Path) -> Path:
+    """A sound segment of ours under another checksum's name (copied in from elsewhere)."""
+    data = packed_segment(bytes(20), DIM, np.ones(DIM, "<f4").tobytes())
+    path = folder / f"seg-{'c' * 64}.vec"
+    path.write_bytes(data)
+    return path
+
+
+def another_users_segment(folder: Path) -> Path:
+    path = named_like_ours(folder, packed_segment(bytes(20), DIM, np.ones(DIM, "<f4").tobytes()))
+    os.chown(path, NOBODY, NOBODY)
+    return path
+
+
 def fifo_segment(folder: Path) -> Path:
-    path = folder / f"seg-{'d' * 64}.npz"
+    path = folder / f"seg-{'d' * 64}.vec"
     os.mkfifo(path)
     return path
 
 
 def flipped_segment(folder: Path) -> Path:
-    (seg,) = folder.glob("seg-*.npz")
+    (seg,) = folder.glob("seg-*.vec")
     data = bytearray(seg.read_bytes())
     data[len(data) // 2] ^= 1
     seg.write_bytes(bytes(data))
@@ -266,8 +332,11 @@ def old_named_segment(folder: Path) -> Path:
 
 SEGMENT_DAMAGE = {
     "fifo": (fifo_segment, "it is a FIFO"),
-    "deflated": (deflated_segment, "not the two stored arrays"),
-    "foreign-width": (foreign_segment, "shape (1, 5) for 1 keys"),
+    "short": (short_segment, "12 bytes of vectors for 1 keys"),
+    "foreign-width": (foreign_segment, "5-dimensional rows, not 4"),
+    "nan": (nan_segment, "NaN or infinite"),
+    "misnamed": (misnamed_segment, "its name is not its checksum"),
+    "another-user": (another_users_segment, "not written by this user alone"),
     "old-name": (old_named_segment, "older version"),
 }
 
@@ -303,7 +372,7 @@ def test_a_segment_over_cache_mib_is_not_read(
 ) -> None:
     monkeypatch.setenv("ARI_MEM_TUI_MAX_CACHE_MIB", "1")
     cache = VectorCache(tmp_path, "minilm", DIM)
-    big = cache.dir / f"seg-{'e' * 64}.npz"
+    big = cache.dir / f"seg-{'e' * 64}.vec"
     with big.open("wb") as handle:
         handle.truncate(2 << 20)  # sparse: costs no disk, and is never read
     cachefile.take_notes()
@@ -318,7 +387,7 @@ def test_merged_segments_are_verifiable_and_lose_no_vector(tmp_path: Path) -> No
     for i in range(0, 40, 2):  # 20 segments: past MERGE_ABOVE, merged on the next load
         good_segment(cache, keys[i : i + 2])
     assert sorted(cache.load()[0]) == keys
-    merged = list(cache.dir.glob("seg-*.npz"))
+    merged = list(cache.dir.glob("seg-*.vec"))
     assert len(merged) == 1
     cachefile.take_notes()
     assert sorted(VectorCache(tmp_path, "minilm", DIM).load()[0]) == keys
@@ -480,15 +549,13 @@ def test_a_big_segment_without_the_wanted_keys_is_not_read(
     """A ranker asks for its pool's keys: a big segment (another run's vectors) whose keys name
     none of them is skipped unread, its bytes not even checked; one that names one is read
     and checked, and set aside when damaged."""
-    from ari_mem_tui.search import vector_cache
-
     monkeypatch.setattr(vector_cache, "PEEK_ABOVE", 0)  # every segment counts as big
     cache = VectorCache(tmp_path, "minilm", DIM)
     ours, theirs = [f"{i:040x}" for i in range(3)], [f"{i:040x}" for i in range(100, 160)]
     good_segment(cache, ours)
-    (mine,) = cache.dir.glob("seg-*.npz")
+    (mine,) = cache.dir.glob("seg-*.vec")
     good_segment(cache, theirs)
-    (other,) = set(cache.dir.glob("seg-*.npz")) - {mine}
+    (other,) = set(cache.dir.glob("seg-*.vec")) - {mine}
     data = bytearray(other.read_bytes())
     data[-200] ^= 1  # in the vectors: the keys still read, the checksum fails
     other.write_bytes(bytes(data))

@@ -339,7 +339,7 @@ def test_a_live_writers_temporary_file_is_left_alone(run, index_root) -> None:
     assert folder is not None
     live = folder / (index.TEMP_PREFIX + "live")
     live.write_bytes(b"being written")
-    fd = os.open(folder / index.LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # a writer at work
         assert index.sweep(run) == 0

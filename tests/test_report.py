@@ -121,7 +121,7 @@ def test_saw_with_the_default_embedder_waits_for_minilm(capsys, ckpt_dir, tmp_pa
     code, out, _ = run_cli(capsys, "saw", str(ckpt_dir), "node_0004", "--json")
     assert code == 0
     assert json.loads(out)["embedder"] == "minilm"
-    assert list((tmp_path / "cache" / "vectors" / "minilm").glob("seg-*.npz"))
+    assert list((tmp_path / "cache" / "vectors" / "minilm").glob("seg-*.vec"))
 
 
 def test_saw_human_output_never_interprets_memory_text(capsys, ckpt_dir):

@@ -7,8 +7,12 @@ without being asked. The equality with a real Letta server is the live suite's
 
 from __future__ import annotations
 
+import functools
+import gzip
 import json
 import socket
+import tracemalloc
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -262,6 +266,86 @@ def test_the_key_goes_in_the_header_and_nowhere_else():
     assert KEY not in str(exc.value) and "Incorrect API key provided: ***" in str(exc.value)
 
 
+def test_tls_against_a_plain_port_fails_at_once():
+    """Issue 31 §8: a handshake that cannot succeed is not retried until the deadline (it was,
+    for 23 s)."""
+    clock = Clock()
+    with fake_embeddings() as fake:
+        tls = fake.url.replace("http://", "https://")
+        with pytest.raises(EndpointFailed) as exc:
+            EmbeddingClient(tls, "m", sleep=clock.sleep, clock=clock).embed(["a"], clock.now + 600)
+    line = str(exc.value)
+    assert exc.value.kind == "misconfigured" and clock.slept == [] and "\n" not in line
+    assert "TLS handshake" in line and "plain http" in line
+
+
+def test_a_key_holding_a_line_break_fails_at_once_and_sends_nothing():
+    clock = Clock()
+    with fake_embeddings() as fake:
+        with pytest.raises(EndpointFailed) as exc:
+            EmbeddingClient(
+                fake.url, "m", api_key=f"{KEY}\r\nX-Injected: 1", sleep=clock.sleep, clock=clock
+            ).embed(["a"], clock.now + 600)
+        assert fake.requests == []
+    assert exc.value.kind == "misconfigured" and clock.slept == []
+    assert "line break" in str(exc.value) and KEY not in str(exc.value)
+
+
+def test_an_illegal_header_is_never_retried(monkeypatch):
+    """Past the key's own check (a header value httpx refuses for any other reason): the
+    request cannot be sent, so it is not sent again until the deadline."""
+    clock = Clock()
+    with fake_embeddings() as fake:
+        bad = EmbeddingClient(fake.url, "m", sleep=clock.sleep, clock=clock)
+        bad._http.headers["X-Bad"] = "a\r\nb"
+        with pytest.raises(EndpointFailed) as exc:
+            bad.embed(["a"], clock.now + 600)
+        assert fake.requests == []
+    assert (
+        exc.value.kind == "misconfigured"
+        and clock.slept == []
+        and "cannot be asked" in str(exc.value)
+    )
+
+
+@functools.cache
+def gzip_bomb(mib: int) -> bytes:
+    """`mib` MiB of zeros, gzipped (about 1 KB a MiB)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    zeros = bytes(1 << 20)
+    return b"".join([*(packer.compress(zeros) for _ in range(mib)), packer.flush()])
+
+
+def test_a_gzip_bomb_is_cut_where_its_output_passes_the_cap():
+    """Issue 31 §8: the decoded size is capped as the raw size is. httpx inflates each piece
+    whole before it is counted (a 64 KiB piece of this bomb is 64 MB); here it is inflated
+    only up to what the cap still allows."""
+    bomb = gzip_bomb(256)
+    with fake_embeddings() as fake:
+        fake.script = [(200, {"Content-Encoding": "gzip"}, bomb)]
+        tracemalloc.start()
+        try:
+            with pytest.raises(EndpointFailed) as exc:
+                client(fake).embed(["a"], 10**9)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+    assert exc.value.kind == "wrong-shape" and "more than 196,608 bytes" in str(exc.value)
+    assert peak < 8 << 20, peak
+
+
+def test_a_gzipped_answer_within_the_cap_is_read():
+    with fake_embeddings() as fake:
+        status, headers, body = fake.answer({"input": ["a", "b"]})
+        fake.script = [(status, {**headers, "Content-Encoding": "gzip"}, gzip.compress(body))]
+        got = client(fake).embed(["a", "b"], 10**9)
+        assert np.allclose(got[1], fake.vector("b"))
+        fake.script = [(status, {**headers, "Content-Encoding": "br"}, body)]
+        with pytest.raises(EndpointFailed, match="an encoding this tool does not read"):
+            client(fake).embed(["a", "b"], 10**9)
+        assert fake.requests[0]["headers"]["Accept-Encoding"] == "gzip, deflate"
+
+
 # ---------------------------------------------------------------- the ranker
 
 
@@ -360,22 +444,97 @@ def test_equal_distances_keep_pool_order_and_a_zero_vector_ranks_last(tmp_path):
         assert "near-tie" in ranking.note  # said: Postgres does not promise this order
 
 
-def test_vectors_are_cached_by_model_and_text_never_by_url(tmp_path):
+def test_vectors_are_cached_by_endpoint_model_dimension_and_text(tmp_path):
     ckpt = run_ckpt()
     with fake_embeddings() as fake, fake_embeddings() as other_host:
         ranker_over(ckpt, fake, tmp_path)
         first = len(fake.requests)
         assert first >= 1
-        # another URL, same model: nothing sent
-        again = ranker_over(ckpt, other_host, tmp_path)
-        assert other_host.requests == [] and again.usable
-        assert endpoint_dims(tmp_path / "cache", "fake-model") == [fake.dim]
-        folder = endpoint_folder("fake-model", fake.dim)
+        again = ranker_over(ckpt, fake, tmp_path)  # the same endpoint and model: nothing sent
+        assert len(fake.requests) == first and again.usable
+        assert endpoint_dims(tmp_path / "cache", fake.url, "fake-model") == [fake.dim]
+        folder = endpoint_folder(fake.url, "fake-model", fake.dim)
         assert (tmp_path / "cache" / "vectors" / folder).is_dir()
         assert "127.0.0.1" not in folder and str(fake.dim) in folder
+        # another URL, same model name: its own vectors, asked for
+        ranker_over(ckpt, other_host, tmp_path)
+        assert len(other_host.requests) == first
         # another model: asked again
         ranker_over(ckpt, fake, tmp_path, model="other-model")
         assert len(fake.requests) > first
+
+
+def test_the_endpoint_s_identity_leaves_out_credentials_query_and_spelling():
+    base = endpoint_folder("http://127.0.0.1:8080/v1", "m", 8)
+    for same in (
+        "http://user:secret@127.0.0.1:8080/v1/",
+        "HTTP://127.0.0.1:8080/v1?key=sk-123#x",
+    ):
+        assert endpoint_folder(same, "m", 8) == base
+    for other in ("http://127.0.0.1:8081/v1", "https://127.0.0.1:8080/v1", "http://h:8080/v1"):
+        assert endpoint_folder(other, "m", 8) != base
+    assert endpoint_folder("https://api.openai.com:443/v1", "m", 8) == endpoint_folder(
+        "https://api.openai.com/v1", "m", 8
+    )
+
+
+QUERY = "kernel cache tile"
+
+
+def window_of(ranker, query: str = QUERY) -> list[str]:
+    return [e.id for e in ranker.rank(query, top_k=5).window]
+
+
+def test_a_poisoned_cache_of_the_same_model_name_is_not_used(tmp_path):
+    """Issue 29 §3: another endpoint serving the same model name filled the cache with its
+    vectors; this endpoint's ranking is its own (asked for), never the other's labelled as
+    the run's."""
+    ckpt = run_ckpt()
+    texts = [passage_text(e, "0123456789ab") for e in ckpt.entries]
+    with fake_embeddings(salt="poison") as poisoner, fake_embeddings() as fake:
+        theirs = window_of(ranker_over(ckpt, poisoner, tmp_path))
+        ranker = ranker_over(ckpt, fake, tmp_path)
+        assert fake.requests  # not answered from the other endpoint's vectors
+        want = cosine_order(fake, texts, QUERY, [True] * len(texts))[:5]
+        assert window_of(ranker) == [ckpt.entries[i].id for i in want]
+        assert window_of(ranker) != theirs  # (the poison would have shown)
+        assert ranker.rank(QUERY, top_k=5).used == "run:fake-model"
+
+
+def reversed_index(data: list[dict]) -> list[dict]:
+    count = len(data)
+    return [{**item, "index": count - 1 - i} for i, item in enumerate(data)]
+
+
+def test_an_answer_with_reversed_index_fields_is_refused_in_one_line():
+    with fake_embeddings(mangle=reversed_index) as fake:
+        with pytest.raises(EndpointFailed) as exc:
+            client(fake).embed(["a", "b", "c"], 10**9)
+        assert len(fake.requests) == 1  # not retried: an endpoint that misorders may again
+    line = str(exc.value)
+    assert exc.value.kind == "wrong-shape" and "\n" not in line
+    assert "index fields are not 0…2 in order: a misbehaving endpoint" in line
+    unnumbered = lambda data: [{**d, "index": None} for d in data]
+    with fake_embeddings(mangle=unnumbered) as fake, pytest.raises(EndpointFailed, match="index"):
+        client(fake).embed(["a", "b"], 10**9)
+
+
+def test_reversed_index_fields_leave_the_ranking_to_a_labelled_stand_in(tmp_path):
+    """Mapped by position, each vector would sit on another text: a wrong ranking labelled
+    the run's. Refused, the stand-in answers, labelled as one, with the endpoint's line."""
+    ckpt = run_ckpt()
+    with fake_embeddings(mangle=reversed_index) as fake:
+        plan = plan_endpoint(EmbedOptions(url=fake.url, model="fake-model"), None, env={})
+        bm25 = BM25Ranker(Pool(ckpt.entries), tmp_path / "c")
+        ranker = RunModelRanker(
+            LettaAsOfPool(ckpt.entries), [passage_text(e, "0123456789ab") for e in ckpt.entries],
+            plan, deadline=60, cache_dir=tmp_path / "c", background=False,
+            stand_in=lambda: bm25, client=EmbeddingClient(fake.url, "fake-model"),
+        )  # fmt: skip
+    assert "a misbehaving endpoint" in ranker.error
+    ranking = ranker.rank(QUERY, top_k=5)
+    assert ranking.used == "bm25" and "misbehaving endpoint" in ranking.note
+    assert not list((tmp_path / "c" / "vectors").rglob("seg-*"))  # nothing of it cached
 
 
 def test_endpoint_segments_are_checksummed_and_a_damaged_one_is_rebuilt_and_said_once(tmp_path):
@@ -383,18 +542,20 @@ def test_endpoint_segments_are_checksummed_and_a_damaged_one_is_rebuilt_and_said
     checkpoint/cachefile.py): segments named by their checksum; a flipped byte is a miss."""
     ckpt = run_ckpt()
     cachefile.take_notes()
-    with fake_embeddings() as fake, fake_embeddings() as again:
+    with fake_embeddings() as fake:
         first = ranker_over(ckpt, fake, tmp_path).rank("kernel cache tile", top_k=5)
-        folder = tmp_path / "cache" / "vectors" / endpoint_folder("fake-model", fake.dim)
-        segments = sorted(folder.glob("seg-*.npz"))
+        asked = len(fake.requests)
+        folder = tmp_path / "cache" / "vectors" / endpoint_folder(fake.url, "fake-model", fake.dim)
+        segments = sorted(folder.glob("seg-*.vec"))
         assert segments
         for seg in segments:
-            assert seg.name == f"seg-{cachefile.checksum(seg.read_bytes())}.npz"
+            body = cachefile.unseal(seg.read_bytes(), "vectors/1")
+            assert seg.name == f"seg-{cachefile.checksum(body)}.vec"
         data = bytearray(segments[0].read_bytes())
         data[len(data) // 2] ^= 0xFF
         segments[0].write_bytes(bytes(data))
-        rebuilt = ranker_over(ckpt, again, tmp_path)
-        assert again.requests  # the damaged segment's vectors were asked for again
+        rebuilt = ranker_over(ckpt, fake, tmp_path)
+        assert len(fake.requests) > asked  # the damaged segment's vectors were asked for again
         assert [e.id for e in rebuilt.rank("kernel cache tile", top_k=5).window] == [
             e.id for e in first.window
         ]

@@ -1,12 +1,23 @@
-"""The tool's own files (caches and settings), read as warily as a checkpoint's.
+"""The tool's own files (caches and settings), read as warily as a checkpoint's, in one format.
 
 A cache dir is ours, but anything can end up in it: a FIFO or a symlink to /dev/zero, a file cut
-short by a full disk, a flipped bit, another run's body under this run's name. So every file of
-ours is opened only when it is a regular file (never blocking), read under a size limit
-(checkpoint/limits.py: `cache-mib`, `config-kib`), decoded with a depth limit, and a cached body
-carries a checksum that is checked against its key before the body is used. Whatever fails is a
-cache miss: the caller rebuilds, and the user is told once (`tell`, collected by the CLI and the
-TUI through `take_notes`), never an error.
+short by a full disk, a flipped bit, another run's body under this run's name, another user's
+file. So every file of ours is opened only when it is a regular file (never blocking), read
+under a size limit (checkpoint/limits.py: `cache-mib`, `config-kib`), decoded with a depth
+limit, and a cached body carries a checksum that is checked against its key before the body is
+used; a cache file is used only when this user wrote it and nobody else may write it (as the run
+index). Whatever fails is a cache miss: the caller rebuilds, and the user is told once (`tell`,
+collected by the CLI and the TUI through `take_notes`), never an error.
+
+The one format of a cache file (`pack` / `read_packed`): a header line `ari-mem-tui KIND
+sha256=HEX`, then a msgpack body of that checksum, decoded into the caller's typed struct (an
+array's bytes are a `memoryview` into what was read: no copy). The vector segments, the BM25
+indexes, the run counts and the kept audit are such files; the run index (checkpoint/index.py)
+keeps its own sectioned layout, checked by CRC, because it is mapped rather than read.
+
+Every write and touch of a cache is optional: one that fails (a read-only or full file system,
+another user's folder) leaves the answer as it was, and `cannot_cache` says once per command
+what could not be cached and what that costs.
 
 This module is the one reader of such files; the run index (checkpoint/index.py), the vector and
 BM25 caches (search/), the run counts (workspace.py), the settings (tui/config.py) and the
@@ -18,10 +29,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -29,24 +41,38 @@ from ari_mem_tui.checkpoint.jsonfile import MAX_DEPTH, depth_exceeds, read_regul
 from ari_mem_tui.checkpoint.limits import current
 
 SEAL = "ari-mem-tui"  # first word of a sealed file's header line
+FOREIGN = "not written by this user alone"  # (the run index's words for the same refusal)
+T = TypeVar("T")
 
 
 class CacheMiss(Exception):
     """A file of ours that cannot be used; `str(exc)` says why, in a few words."""
 
 
+class Foreign(CacheMiss):
+    """A cache file another user wrote, or may write: never used (it could hold anything)."""
+
+
 # ---------------------------------------------------------------- reading
-def read_file(path: Path | str, limit: int | None = None, limit_name: str = "cache-mib") -> bytes:
-    """The bytes of a file of ours: a regular file within `limit` (default: `cache-mib`).
+def read_file(
+    path: Path | str, limit: int | None = None, limit_name: str = "cache-mib", own: bool = False
+) -> bytes:
+    """The bytes of a file of ours: a regular file within `limit` (default: `cache-mib`), and
+    with `own` one this user wrote that nobody else may write (Foreign otherwise).
     FileNotFoundError when it is not there (a plain miss); CacheMiss for anything else."""
     limit = current().cache_bytes if limit is None else limit
     try:
-        return read_regular(path, limit, limit_name)
+        return read_regular(path, limit, limit_name, _owned if own else None)
     except FileNotFoundError:
         raise
     except (OSError, RuntimeError) as exc:  # EINVAL: a FIFO or device; EFBIG; EACCES; ELOOP
         why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise CacheMiss(why) from None
+
+
+def _owned(info: os.stat_result) -> None:
+    if info.st_uid != os.geteuid() or info.st_mode & 0o022:
+        raise Foreign(FOREIGN)
 
 
 def read_config(path: Path | str) -> bytes:
@@ -104,7 +130,69 @@ def unseal(data: bytes, kind: str) -> bytes:
 
 
 def read_sealed(path: Path | str, kind: str, limit: int | None = None) -> bytes:
-    return unseal(read_file(path, limit), kind)
+    """The checked body of a sealed file of ours (this user's alone: `read_file`'s `own`)."""
+    return unseal(read_file(path, limit, own=True), kind)
+
+
+# ---------------------------------------------------------------- the one format
+def pack(kind: str, value: Any) -> bytes:
+    """`value` (a msgspec struct; bytes for an array) as a cache file of `kind`: sealed
+    msgpack."""
+    return seal(kind, msgspec.msgpack.encode(value))
+
+
+def unpack(data: bytes, kind: str, into: type[T]) -> T:
+    """The value of a packed file of `kind`, checked: its seal, then its type (`into`, whose
+    `memoryview` fields are views of `data`), then its depth; else CacheMiss."""
+    body = unseal(data, kind)
+    try:
+        value = msgspec.msgpack.decode(body, type=into)
+    except RecursionError:
+        raise CacheMiss(f"nested deeper than {MAX_DEPTH} levels") from None
+    except msgspec.ValidationError as exc:  # (a DecodeError too: before it)
+        raise CacheMiss(f"not what this tool writes ({str(exc)[:80]})") from None
+    except msgspec.DecodeError:
+        raise CacheMiss("not readable msgpack") from None
+    if depth_exceeds(value):  # (an untyped part: a struct's fields are not walked)
+        raise CacheMiss(f"nested deeper than {MAX_DEPTH} levels")
+    return value
+
+
+def read_packed(path: Path | str, kind: str, into: type[T], limit: int | None = None) -> T:
+    """A packed file of ours, read as `read_sealed` reads and checked as `unpack` checks."""
+    return unpack(read_file(path, limit, own=True), kind, into)
+
+
+_BIN_SIZE = {0xC4: 1, 0xC5: 2, 0xC6: 4}  # msgpack's bin 8/16/32: bytes of the length
+
+
+def peek_first(path: Path | str, kind: str) -> bytes | None:
+    """The first field (bytes) of a packed array-like struct of `kind`, read without the rest
+    and UNCHECKED: a peek that decides whether the whole is worth reading, never what is used
+    (the full read checks everything). None when the file does not start as such a file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        head = os.pread(fd, 256, 0)
+        line, newline, rest = head.partition(b"\n")
+        if not newline or line.split(b" ")[:2] != [SEAL.encode(), kind.encode()]:
+            return None
+        if len(rest) < 2 or not 0x91 <= rest[0] <= 0x9F or rest[1] not in _BIN_SIZE:
+            return None
+        width = _BIN_SIZE[rest[1]]
+        size = int.from_bytes(rest[2 : 2 + width], "big")
+        if len(rest) < 2 + width or size > current().cache_bytes:
+            return None
+        data = os.pread(fd, size, len(line) + 1 + 2 + width)
+        return data if len(data) == size else None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 # ---------------------------------------------------------------- writing
@@ -120,6 +208,39 @@ def write_atomic(path: Path, data: bytes) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def write_optional(path: Path, data: bytes, what: str, cost: str, verb: str = "cached") -> bool:
+    """`write_atomic`, when it can be: a failure (read-only, full, not ours) is `cannot_cache`'s
+    one note, and False; the caller's answer is the same either way."""
+    try:
+        write_atomic(path, data)
+    except OSError as exc:
+        cannot_cache(what, path.parent, exc, cost, verb)
+        return False
+    return True
+
+
+def touch(path: Path) -> None:
+    """Mark a cache file as recently used (pruning keeps it), when it can be: on a read-only
+    cache, or another user's, nothing is lost by not marking it, and nothing is said."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def writable(folder: Path | str) -> bool:
+    """Whether this user may write in `folder` (read-only mounts included)."""
+    return os.access(folder, os.W_OK)
+
+
+def remove(path: Path) -> None:
+    """Remove a cache file of ours, when it can be (a read-only cache keeps it)."""
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass
 
 
 def inside(path: Path | str, root: Path | str) -> bool:
@@ -160,8 +281,29 @@ def tell(note: str) -> None:
 
 def rebuilt(what: str, path: Path | str, why: object) -> None:
     """The one note for a cache file that was not used: what, where, why, and that it is
-    rebuilt."""
-    tell(f"{what} {path} not used ({why}): rebuilt")
+    rebuilt, when its folder can be written (else the write's `cannot_cache` note says what
+    that costs)."""
+    where = os.path.dirname(path) or "."
+    tell(f"{what} {path} not used ({why})" + (": rebuilt" if writable(where) else ""))
+
+
+_cannot: set[str] = set()
+
+
+def cannot_cache(
+    what: str, where: Path | str, why: BaseException | str, cost: str, verb: str = "cached"
+) -> None:
+    """The one note for a cache that cannot be written (a read-only or full file system,
+    another user's folder): what, where, why, and what it costs, e.g. `cannot_cache("run
+    index", folder, exc, "every open reads the run's files (12.8 s)")`; `verb` for what is
+    no cache ("saved": the settings). Said once per `what` in a process: a command's hundred
+    failed writes are one line."""
+    reason = why.strerror if isinstance(why, OSError) and why.strerror else str(why)
+    with _lock:
+        if what in _cannot:
+            return
+        _cannot.add(what)
+    tell(f"{what} cannot be {verb} in {where} ({reason}): {cost}")
 
 
 def take_notes() -> list[str]:

@@ -25,8 +25,8 @@ section's CRC, seeded with the key, is checked before anything is used, so a fli
 another run's body under this run's header is a miss: the run is loaded from its files and the
 index rewritten, and the user is told once (checkpoint/cachefile.py `tell`, as for every cache).
 
-One writer at a time: a writer holds an advisory lock (`flock` on `.lock` in the run's folder)
-while its temporary `.index-XXXX` file exists, and renames it into place. A writer that died
+One writer at a time: a writer holds an advisory lock (`flock` on the run's index folder) while
+its temporary `.index-XXXX` file exists, and renames it into place. A writer that died
 half-way (a crash, kill -9, a full disk) leaves that temporary file behind; the next open that
 finds one and can take the lock at once (so no writer is alive) removes it: only files of this
 user named as ours, only in the index's own folder (never inside a checkpoint).
@@ -62,7 +62,7 @@ from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint.access_log import access_files
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS
-from ari_mem_tui.checkpoint.cachefile import rebuilt
+from ari_mem_tui.checkpoint.cachefile import cannot_cache, rebuilt
 from ari_mem_tui.checkpoint.cow import CowLog, joined_rows, stored_current, stored_rejected
 from ari_mem_tui.checkpoint.limits import MIB, current, hint
 from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, known_calls, trace_calls_of
@@ -93,7 +93,6 @@ CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
 INDEX_FILE = "index.bin"
 OLD_FILES = ("index.msgpack",)  # earlier formats' names, removed when an index is written
-LOCK_FILE = ".lock"  # held (flock) by the one writer while its temporary file exists
 TEMP_PREFIX = ".index-"  # a writer's temporary file, renamed into place when whole
 MAGIC = b"ARIMTIX\x00"
 ALIGN = 64
@@ -382,21 +381,20 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         with _writer(folder):
             _write(folder, key, ckpt.run_id, _sections(ckpt))
-    except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
+    except OSError as exc:  # a read-only or full cache, another user's folder: said once
+        cannot_cache("run index", folder, exc, "every open of the run reads its files")
+        return False
+    except (TypeError, OverflowError, ValueError, msgspec.EncodeError):
         return False  # (UnicodeEncodeError is a ValueError)
     return True
 
 
 @contextlib.contextmanager
 def _writer(folder: Path, wait: bool = True) -> Iterator[None]:
-    """Held by the one writer of `folder`'s index (an advisory lock on its `.lock` file: the
-    kernel lets it go when its holder ends, however it ends). `wait=False`: BlockingIOError
-    when another holds it."""
-    fd = os.open(
-        folder / LOCK_FILE,
-        os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
-        0o600,
-    )
+    """Held by the one writer of `folder`'s index (an advisory lock on the folder itself: the
+    kernel lets it go when its holder ends, however it ends; no file is made for it).
+    `wait=False`: BlockingIOError when another holds it."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         yield

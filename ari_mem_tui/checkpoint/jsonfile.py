@@ -9,6 +9,7 @@ import os
 import stat
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +92,16 @@ def too_big(size: int, limit: int, name: str = "file-mib") -> str:
     )
 
 
-def read_regular(path: Path | str, limit: int, name: str = "file-mib") -> bytes:
+def read_regular(
+    path: Path | str,
+    limit: int,
+    name: str = "file-mib",
+    check: Callable[[os.stat_result], None] | None = None,
+) -> bytes:
     """The bytes of `path` when it is a regular file of at most `limit` bytes (the limit
     `name`), else OSError saying why: EFBIG for the size, EINVAL for a FIFO, a device or a
     directory, which is never opened (a FIFO would block the read forever, /dev/zero never end).
+    `check` is given the opened file's stat before a byte is read (the tool's caches: whose).
 
     Stat'ed before it is opened, then opened without blocking and checked again (something
     swapped in between is caught), and never read past the limit, even while it grows."""
@@ -108,6 +115,8 @@ def read_regular(path: Path | str, limit: int, name: str = "file-mib") -> bytes:
             raise OSError(errno.EINVAL, f"it is {file_kind(info.st_mode)}, not a regular file")
         if info.st_size > limit:
             raise OSError(errno.EFBIG, too_big(info.st_size, limit, name))
+        if check is not None:
+            check(info)
         data = _read_upto(handle, info.st_size + 1)
         if len(data) > info.st_size:  # it grew while read: on, as far as the limit allows
             data += _read_upto(handle, limit + 1 - len(data))

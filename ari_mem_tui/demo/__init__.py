@@ -35,6 +35,7 @@ import os
 import random
 import re
 import shutil
+import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Protocol
@@ -444,9 +445,14 @@ def demo_checkpoint(nodes: int = 40, seed: int = 7, record: Recorder | None = No
     recorded_with = record.embedding_config if record is not None else KEYWORDS
     if is_current_demo(target, recorded_with):
         return target
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = root / f".demo-n{nodes}-s{seed}.tmp-{os.getpid()}"
-    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".demo-n{nodes}-s{seed}.tmp-"))
+    except OSError as exc:  # a read-only or full cache: the demo all the same, elsewhere
+        elsewhere = Path(tempfile.mkdtemp(prefix="ari-mem-tui-demo-"))
+        cost = f"it is generated again every time (this time in {elsewhere})"
+        cachefile.cannot_cache("demo checkpoint", root, exc, cost)
+        return write_demo(elsewhere, nodes=nodes, seed=seed, record=record)
     try:
         write_demo(tmp, nodes=nodes, seed=seed, record=record)
     except BaseException:

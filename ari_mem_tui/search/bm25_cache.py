@@ -1,26 +1,25 @@
 """On-disk cache of BM25 indexes, outside any checkpoint: a run's lexical index is built once.
 
-Layout: `<root>/bm25/<key>/`, one bm25s index per pool, where the key is a hash of everything
-the index depends on (every text, in pool order, the cut the ranker makes, bm25s' version,
-the tokenizer settings and FORMAT): a pool that differs in one character gets another key. A folder
-appears atomically (saved under a temp name, then renamed) with a manifest holding its key,
-the checksum of each of its files and the stop words a query drops, and is read memory-mapped, so a reopen costs milliseconds
-instead of a tokenize-and-index pass (about 10 s on 200,000 entries). Before use every file must
-be a regular file within `cache-mib` whose bytes match the manifest, the manifest's key this
-key, and the arrays must describe an index of this pool (checkpoint/cachefile.py); anything
-else is removed and rebuilt, said once. A stored index is read with numpy and json alone
-(`StoredIndex`): bm25s and scipy under it cost ~0.2 s of import, a warm `saw` needs neither. The KEEP most recently used folders are kept; older ones
-are removed. Anything that goes wrong (no cache dir, a damaged folder, a full disk) only costs
-the build: the ranker never fails on it.
+Layout: `<root>/bm25/<key>.idx`, one index per pool, where the key is a hash of everything the
+index depends on (every text, in pool order, the cut the ranker makes, bm25s' version, the
+tokenizer settings and FORMAT): a pool that differs in one character gets another key. A file is
+one cache file of the tool's one format (checkpoint/cachefile.py: a sealed msgpack body) holding
+its key, bm25s's parameters, the stop words a query drops, the vocabulary and the three CSC
+arrays, and appears atomically (written to a temp file, then renamed), so a reopen costs
+milliseconds instead of a tokenize-and-index pass (about 10 s on 200,000 entries). Before use
+it must be a regular file of this user's within `cache-mib` whose bytes match its checksum, its
+key this key, and its arrays must describe an index of this pool; anything else is removed and
+rebuilt, said once. A stored index is read with numpy alone (`StoredIndex`, its arrays views of
+the bytes read): bm25s and scipy under it cost ~0.2 s of import, a warm `saw` needs neither. The
+KEEP most recently used indexes are kept (a use touches the file); older ones are removed.
+Anything that goes wrong (no cache dir, a damaged file, a read-only or full disk) only costs
+the build, said once with its time: the ranker never fails on it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 import shutil
-import tempfile
 import time
 from array import array
 from collections.abc import Callable, Sequence
@@ -28,24 +27,18 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 
 from ari_mem_tui.checkpoint import cachefile
 from ari_mem_tui.model.columns import Texts, utf8
 
-FORMAT = 2  # 2: the manifest holds the stop words (a query is tokenised without bm25s)
+FORMAT = 3  # 2: the manifest holds the stop words; 3: one cache file (the tool's one format)
+KIND = f"bm25/{FORMAT}"
+SUFFIX = ".idx"
 KEEP = 8  # indexes kept; each is about a fifth of its texts' size
-MANIFEST = "manifest.ari-mem-tui.json"
-MANIFEST_BYTES = 1 << 16
 # bm25s's methods that score a document by its own terms alone (no non-occurrence array)
 TERM_METHODS = ("robertson", "lucene", "atire")
-FILES = (  # what bm25s saves for our (Robertson) index, and all it loads
-    "params.index.json",
-    "vocab.index.json",
-    "data.csc.index.npy",
-    "indices.csc.index.npy",
-    "indptr.csc.index.npy",
-)
 
 
 def pool_key(texts: Texts | Sequence[str], settings: str) -> str:
@@ -86,47 +79,61 @@ def cached_index(
     cache dir `root` lies inside `checkpoint`)."""
     if cachefile.refuse_inside(root, checkpoint):
         return build()
-    folder = root / "bm25" / key
-    if os.path.lexists(folder):
-        try:
-            stored = _load(folder, key, docs)
-            os.utime(folder)  # recently used: kept by the pruning below
-            return stored, stored.stopwords
-        except cachefile.CacheMiss as exc:
-            cachefile.rebuilt("BM25 index", folder, exc)
-            _remove(folder)
+    path = root / "bm25" / f"{key}{SUFFIX}"
+    try:
+        stored = _load(path, key, docs)
+    except FileNotFoundError:
+        pass
+    except cachefile.CacheMiss as exc:
+        cachefile.rebuilt("BM25 index", path, exc)
+        _remove(path)
+    else:
+        cachefile.touch(path)  # recently used: kept by the pruning below (when it can be)
+        return stored, stored.stopwords
+    started = time.monotonic()
     retriever, stopwords = build()
     if retriever is not None:
-        _store(retriever, folder, key, stopwords)
+        _store(retriever, path, key, stopwords, time.monotonic() - started)
     return retriever, stopwords
 
 
+class Stored(msgspec.Struct, array_like=True):
+    """A stored index: its key, bm25s's parameters, the stop words, the vocabulary, and the CSC
+    arrays (`data`, `indices`, `indptr`) as bytes of the dtypes named."""
+
+    key: str
+    method: str
+    num_docs: int
+    stopwords: list[str]
+    vocab: dict[str, int]
+    dtypes: tuple[str, str, str]
+    data: memoryview
+    indices: memoryview
+    indptr: memoryview
+
+
 class StoredIndex:
-    """A stored bm25s index as the ranker reads a retriever (`scores`, `vocab_dict`, `dtype`,
-    `get_tokens_ids`), from bm25s's own files: its `load` reads these same files with numpy
-    and json. Only methods that score a document by its own terms are read here (no
+    """A stored index as the ranker reads a bm25s retriever (`scores`, `vocab_dict`, `dtype`,
+    `get_tokens_ids`). Only methods that score a document by its own terms are stored (no
     `nonoccurrence_array`: BM25L and BM25+ are rebuilt by bm25s instead)."""
 
     nonoccurrence_array = None
 
-    def __init__(self, folder: Path, manifest: dict[str, Any]) -> None:
-        params = cachefile.decode_json(cachefile.read_file(folder / "params.index.json"))
-        vocab = cachefile.decode_json(cachefile.read_file(folder / "vocab.index.json"))
-        if not isinstance(params, dict) or params.get("method") not in TERM_METHODS:
+    def __init__(self, stored: Stored) -> None:
+        if stored.method not in TERM_METHODS:
             raise cachefile.CacheMiss("its parameters are not those of this ranker")
-        self.dtype = str(params.get("dtype", "float32"))
-        if self.dtype not in ("float32", "float64"):
-            raise cachefile.CacheMiss(f"its dtype {self.dtype!r} is not a float")
-        self.vocab_dict = vocab
-        self.scores = {
-            name: np.load(folder / f"{name}.csc.index.npy", mmap_mode="r", allow_pickle=False)
-            for name in ("data", "indices", "indptr")
+        if stored.dtypes[0] not in ("float32", "float64") or any(
+            kind not in ("int32", "int64") for kind in stored.dtypes[1:]
+        ):
+            raise cachefile.CacheMiss(f"arrays of type {', '.join(stored.dtypes)[:60]}")
+        self.dtype = stored.dtypes[0]
+        self.vocab_dict = stored.vocab
+        self.scores: dict[str, Any] = {
+            name: _array(getattr(stored, name), kind)
+            for name, kind in zip(("data", "indices", "indptr"), stored.dtypes, strict=True)
         }
-        self.scores["num_docs"] = params.get("num_docs")
-        words = manifest.get("stopwords")
-        if not isinstance(words, list) or not all(type(w) is str for w in words):
-            raise cachefile.CacheMiss("its manifest holds no stop words")
-        self.stopwords: list[str] = words
+        self.scores["num_docs"] = stored.num_docs
+        self.stopwords: list[str] = stored.stopwords
 
     def get_tokens_ids(self, tokens: list[str]) -> list[int]:
         """The ids of the tokens in the vocabulary, in query order (others are left out)."""
@@ -134,43 +141,33 @@ class StoredIndex:
         return [vocab[token] for token in tokens if token in vocab]
 
 
-def _load(folder: Path, key: str, docs: int) -> StoredIndex:
-    """The index in `folder`, when every check of the module's docstring holds; else CacheMiss."""
-    if folder.is_symlink() or not folder.is_dir():
-        raise cachefile.CacheMiss("not a folder")
-    try:
-        manifest = cachefile.decode_json(cachefile.read_file(folder / MANIFEST, MANIFEST_BYTES))
-        if not isinstance(manifest, dict) or manifest.get("key") != key:
-            raise cachefile.CacheMiss("its manifest is for another pool")
-        sums = manifest.get("files")
-        if not isinstance(sums, dict) or set(sums) != set(FILES):
-            raise cachefile.CacheMiss("its manifest lists other files")
-        for name in FILES:
-            if cachefile.checksum(cachefile.read_file(folder / name)) != sums[name]:
-                raise cachefile.CacheMiss(f"{name} damaged: its checksum does not match")
-    except FileNotFoundError as exc:
-        raise cachefile.CacheMiss(f"{Path(exc.filename or '?').name} missing") from None
-    try:
-        stored = StoredIndex(folder, manifest)
-        _check_arrays(stored, docs)
-    except cachefile.CacheMiss:
-        raise
-    except Exception as exc:  # noqa: BLE001 - whatever numpy makes of bad bytes
-        raise cachefile.CacheMiss(f"unreadable ({type(exc).__name__})") from None
-    return stored
+def _array(data: memoryview, kind: str) -> np.ndarray:
+    size = np.dtype(kind).itemsize
+    if len(data) % size:
+        raise cachefile.CacheMiss("an array cut short")
+    return np.frombuffer(data, dtype=np.dtype(kind).newbyteorder("<"))
+
+
+def _load(path: Path, key: str, docs: int) -> StoredIndex:
+    """The index in `path`, when every check of the module's docstring holds; else CacheMiss
+    (FileNotFoundError: none stored)."""
+    stored = cachefile.read_packed(path, KIND, Stored)
+    if stored.key != key:
+        raise cachefile.CacheMiss("it is the index of another pool")
+    index = StoredIndex(stored)
+    _check_arrays(index, docs)
+    return index
 
 
 def _check_arrays(retriever: Any, docs: int) -> None:
     """CacheMiss unless the arrays are an index of `docs` texts that a query can read within
-    bounds: a column pointer per vocabulary word (bm25s keeps as many as words, the last
-    word's end being the data's), rows below `docs`, finite scores."""
+    bounds: a column pointer per vocabulary word and one past the last (bm25s keeps as many as
+    words, its empty token last), rows below `docs`, finite scores."""
     scores, vocab = retriever.scores, retriever.vocab_dict
     data, indices, indptr = scores["data"], scores["indices"], scores["indptr"]
-    ids = list(vocab.values()) if isinstance(vocab, dict) else None
     ok = (
         scores.get("num_docs") == docs
-        and ids is not None
-        and all(type(i) is int and 0 <= i < len(indptr) for i in ids)
+        and _vocab_fits(vocab, len(indptr))
         and indptr.ndim == indices.ndim == data.ndim == 1
         and len(indptr) >= 1
         and indptr[0] == 0
@@ -183,39 +180,52 @@ def _check_arrays(retriever: Any, docs: int) -> None:
         raise cachefile.CacheMiss("its arrays do not describe an index of this pool")
 
 
-def _remove(folder: Path) -> None:
-    if folder.is_symlink() or not folder.is_dir():
-        folder.unlink(missing_ok=True)
+def _vocab_fits(vocab: Any, pointers: int) -> bool:
+    """Every word's postings within the column pointers: a word's end at its id + 1, so only
+    bm25s's empty token ("", never a query's) may take the last pointer."""
+    if not isinstance(vocab, dict):
+        return False
+    return all(type(i) is int and 0 <= i + bool(word) < pointers for word, i in vocab.items())
+
+
+def _remove(path: Path) -> None:
+    if path.is_dir() and not path.is_symlink():  # (a folder in its place: an older version)
+        shutil.rmtree(path, ignore_errors=True)
     else:
-        shutil.rmtree(folder, ignore_errors=True)
+        cachefile.remove(path)
 
 
-def _store(retriever: Any, folder: Path, key: str, stopwords: list[str]) -> None:
-    try:
-        folder.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=".tmp-"))
-    except OSError:
-        return
-    try:
-        retriever.save(str(tmp), show_progress=False)
-        sums = {name: cachefile.checksum(cachefile.read_file(tmp / name)) for name in FILES}
-        manifest = json.dumps({"key": key, "files": sums, "stopwords": stopwords}).encode()
-        (tmp / MANIFEST).write_bytes(manifest)
-        os.replace(tmp, folder)  # fails if another process stored it first: theirs is kept
-    except (OSError, ValueError, cachefile.CacheMiss):
-        shutil.rmtree(tmp, ignore_errors=True)
-        return
-    _prune(folder.parent)
+def _store(retriever: Any, path: Path, key: str, stopwords: list[str], seconds: float) -> None:
+    """Store a built index, when it can be: a read-only or full cache says once what it costs
+    (the build, again on every run), and the answer is the same."""
+    scores = retriever.scores
+    arrays = [np.ascontiguousarray(scores[name]) for name in ("data", "indices", "indptr")]
+    stored = Stored(
+        key=key,
+        method=str(getattr(retriever, "method", "lucene")),
+        num_docs=int(scores["num_docs"]),
+        stopwords=list(stopwords),
+        vocab={str(word): int(i) for word, i in retriever.vocab_dict.items()},
+        dtypes=tuple(str(a.dtype) for a in arrays),  # type: ignore[arg-type]
+        data=memoryview(arrays[0].astype(arrays[0].dtype.newbyteorder("<"), copy=False)),
+        indices=memoryview(arrays[1].astype(arrays[1].dtype.newbyteorder("<"), copy=False)),
+        indptr=memoryview(arrays[2].astype(arrays[2].dtype.newbyteorder("<"), copy=False)),
+    )
+    cost = f"it is built again on every run ({seconds:.1f} s this time)"
+    if cachefile.write_optional(path, cachefile.pack(KIND, stored), "BM25 index", cost):
+        _prune(path.parent)
 
 
 def _prune(root: Path) -> None:
+    """Keep the KEEP most recently used indexes; remove older ones, an older version's folders
+    and a crashed save's temp files (an hour old: a live save is left alone)."""
     try:
-        folders = [p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")]
-        folders.sort(key=lambda p: p.stat().st_mtime, reverse=True)
-        for old in folders[KEEP:]:
-            shutil.rmtree(old, ignore_errors=True)
-        for stray in root.glob(".tmp-*"):  # a crash mid-save; an hour leaves a live save alone
+        found = [p for p in root.iterdir() if not p.name.startswith(".")]
+        found.sort(key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in found[KEEP:] + [p for p in found[:KEEP] if not p.name.endswith(SUFFIX)]:
+            _remove(old)
+        for stray in root.glob(".*.tmp"):
             if time.time() - stray.stat().st_mtime > 3600:
-                shutil.rmtree(stray, ignore_errors=True)
+                cachefile.remove(stray)
     except OSError:
         pass

@@ -3,11 +3,14 @@
 Letta's OpenAI client posts `{"model", "input": [texts], "encoding_format": "base64"}` to
 `{endpoint}/embeddings` (the openai package asks for base64 unless told otherwise), reads the
 vectors in the order of `data`, as little-endian float32, and replaces an empty or blank text by
-" " first. This client does the same, in batches, with retries and backoff on 429 and 5xx
-(Retry-After honoured), within ONE wall-clock deadline for everything it is asked, and reads
-at most what the batch can honestly need. Every failure is one `EndpointFailed` line that names
-the endpoint without credentials and never holds the API key (model/secrets.py masks it
-in every form).
+" " first. This client does the same, in batches, with retries and backoff on 429, 5xx and
+connection trouble (Retry-After honoured; tenacity runs the loop), within ONE wall-clock
+deadline for everything it is asked. An error that cannot heal (a TLS handshake against a plain
+port, a header value HTTP cannot carry, an answer that is not embeddings) fails at once. It
+reads at most what the batch can honestly need, decoded size included (a gzip bomb is cut
+where its output passes the cap), and takes the vectors only when their `index` fields are
+0…n−1 in order. Every failure is one `EndpointFailed` line that names the endpoint without
+credentials and never holds the API key (model/secrets.py masks it in every form).
 """
 
 from __future__ import annotations
@@ -16,12 +19,16 @@ import base64
 import binascii
 import email.utils
 import json
+import ssl
 import time
+import zlib
 from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
 import numpy as np
+from tenacity import RetryCallState, Retrying, retry_if_exception_type, wait_exponential
 
 from ari_mem_tui.model.secrets import mask, remember, safe_url, url_secrets
 from ari_mem_tui.search.run_model import MAX_EMBEDDING_DIM
@@ -41,7 +48,9 @@ class EndpointFailed(Exception):
     """The endpoint could not give the vectors: `str(exc)` is one line, key masked.
 
     `kind`: "offline" (unreachable, timed out), "rate-limited", "deadline", "refused" (a 4xx),
-    "wrong-dimension", "wrong-shape" (an answer that is not embeddings), "stopped".
+    "misconfigured" (TLS against a plain port, a key HTTP cannot carry: never retried),
+    "wrong-dimension", "wrong-shape" (an answer that is not embeddings, or not in order),
+    "stopped".
     """
 
     def __init__(self, line: str, kind: str) -> None:
@@ -83,7 +92,13 @@ class EmbeddingClient:
             raise EndpointFailed(
                 "the API key cannot be sent: it holds characters other than ASCII", "refused"
             )
+        if api_key and not api_key.isprintable():  # CR, LF, NUL: no header may hold them
+            raise EndpointFailed(
+                "the API key cannot be sent: it holds a line break or another control character",
+                "misconfigured",
+            )
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        headers["Accept-Encoding"] = "gzip, deflate"  # what `_read` decodes under its cap
         # no redirects: a 30x must not carry the key elsewhere
         self._http = httpx.Client(headers=headers, follow_redirects=False)
 
@@ -117,33 +132,42 @@ class EmbeddingClient:
     def _batch(
         self, batch: list[str], deadline_at: float, stop: Callable[[], bool] | None
     ) -> np.ndarray:
-        """One batch, retried on 429 / 5xx / connection trouble with backoff, in the deadline."""
-        wait = BACKOFF_FIRST
-        for attempt in range(1, MAX_ATTEMPTS + 1):
-            left = deadline_at - self._clock()
-            if left <= 0:
-                raise EndpointFailed(
-                    f"{self.shown} did not answer in time (the deadline passed)", "deadline"
-                )
-            try:
-                return self._post(batch, deadline_at)
-            except _Retry as retry:
-                pause = retry.wait if retry.wait is not None else wait
-                wait = min(wait * 2, BACKOFF_MAX)
-                if attempt == MAX_ATTEMPTS:
-                    raise EndpointFailed(
-                        f"{self.shown} {retry.why}, {MAX_ATTEMPTS} times in a row", retry.kind
-                    ) from None
-                if self._clock() + pause >= deadline_at:
-                    after = f" (it asks to wait {pause:g} s)" if retry.wait is not None else ""
-                    raise EndpointFailed(
-                        f"{self.shown} {retry.why}{after}, and the deadline comes first",
-                        retry.kind,
-                    ) from None
-                if stop is not None and stop():
-                    raise EndpointFailed("stopped before the vectors were ready", "stopped")
-                self._sleep(pause)
-        raise AssertionError("unreachable")  # the loop returns or raises
+        """One batch, retried on 429 / 5xx / connection trouble with backoff (doubling from
+        BACKOFF_FIRST to BACKOFF_MAX, or the Retry-After asked for), in the deadline: a pause
+        that would pass it is not taken, and the failure is said at once."""
+        if deadline_at - self._clock() <= 0:
+            raise EndpointFailed(
+                f"{self.shown} did not answer in time (the deadline passed)", "deadline"
+            )
+        backoff = wait_exponential(multiplier=BACKOFF_FIRST, max=BACKOFF_MAX)
+
+        def pause(state: RetryCallState) -> float:
+            asked = _retry_of(state).wait
+            return asked if asked is not None else backoff(state)
+
+        def give_up(state: RetryCallState) -> bool:
+            late = self._clock() + state.upcoming_sleep >= deadline_at
+            return state.attempt_number >= MAX_ATTEMPTS or late or bool(stop and stop())
+
+        def failed(state: RetryCallState) -> np.ndarray:
+            retry = _retry_of(state)
+            if state.attempt_number >= MAX_ATTEMPTS:
+                line = f"{self.shown} {retry.why}, {MAX_ATTEMPTS} times in a row"
+            elif self._clock() + state.upcoming_sleep >= deadline_at:
+                after = f" (it asks to wait {retry.wait:g} s)" if retry.wait is not None else ""
+                line = f"{self.shown} {retry.why}{after}, and the deadline comes first"
+            else:
+                raise EndpointFailed("stopped before the vectors were ready", "stopped")
+            raise EndpointFailed(line, retry.kind)
+
+        retrying = Retrying(
+            retry=retry_if_exception_type(_Retry),
+            wait=pause,
+            stop=give_up,
+            sleep=self._sleep,
+            retry_error_callback=failed,
+        )
+        return retrying(self._post, batch, deadline_at)
 
     # ---- one request -----------------------------------------------------------------------
 
@@ -160,7 +184,17 @@ class EmbeddingClient:
                 status, headers = resp.status_code, resp.headers
         except httpx.TimeoutException:
             raise _Retry("did not answer in time", "offline") from None
+        except (httpx.LocalProtocolError, httpx.UnsupportedProtocol, httpx.InvalidURL) as exc:
+            raise EndpointFailed(  # (cannot heal: the request itself cannot be sent)
+                f"{self.shown} cannot be asked ({self._cause(exc)})", "misconfigured"
+            ) from None
         except httpx.HTTPError as exc:
+            if _caused_by(exc, ssl.SSLError):  # (cannot heal: no TLS there, or a bad certificate)
+                raise EndpointFailed(
+                    f"{self.shown} failed its TLS handshake ({self._cause(exc)}): is the"
+                    " endpoint plain http, or its certificate not trusted?",
+                    "misconfigured",
+                ) from None
             raise _Retry(f"cannot be reached ({self._cause(exc)})", "offline") from None
         if status == 429:
             raise _Retry("is rate-limiting (HTTP 429)", "rate-limited", retry_after(headers))
@@ -174,12 +208,18 @@ class EmbeddingClient:
         return self._vectors(body, len(batch))
 
     def _read(self, resp: httpx.Response, limit: int, deadline_at: float) -> bytes:
-        """The answer's bytes, at most `limit` of them, before the deadline (a server dripping
-        a byte at a time resets httpx's read timeout on every byte)."""
-        chunks, size = [], 0
-        for chunk in resp.iter_bytes():
+        """The answer's bytes, decoded (gzip, deflate), at most `limit` of them before and after
+        decoding, before the deadline (a server dripping a byte at a time resets httpx's read
+        timeout on every byte). The raw bytes are decoded here, each piece only up to what the
+        cap still allows: httpx's own decoder inflates a whole piece first (a 1 GiB gzip bomb
+        peaked at 187 MB)."""
+        decoder = self._decoder(resp.headers.get("content-encoding", ""))
+        chunks, raw_size, size = [], 0, 0
+        for raw in resp.iter_raw():
+            raw_size += len(raw)
+            chunk = raw if decoder is None else decoder.decompress(raw, limit + 1 - size)
             size += len(chunk)
-            if size > limit:
+            if size > limit or raw_size > limit:
                 raise EndpointFailed(
                     f"{self.shown} sent more than {limit:,} bytes in one answer: more than"
                     " any batch of embeddings needs",
@@ -190,36 +230,65 @@ class EmbeddingClient:
             chunks.append(chunk)
         return b"".join(chunks)
 
+    def _decoder(self, encoding: str) -> Any:
+        """A decoder of the answer's Content-Encoding: none for identity, zlib for gzip and
+        deflate (zlib-wrapped, as HTTP names it); any other is refused in one line."""
+        name = encoding.strip().lower()
+        if name in ("", "identity"):
+            return None
+        if name in ("gzip", "x-gzip"):
+            return zlib.decompressobj(16 + zlib.MAX_WBITS)
+        if name == "deflate":
+            return zlib.decompressobj()
+        raise EndpointFailed(
+            f"{self.shown} answered in an encoding this tool does not read"
+            f" ({mask(name)[:40]!r}; it asks for gzip or deflate)",
+            "wrong-shape",
+        )
+
     def _vectors(self, body: bytes, count: int) -> np.ndarray:
-        """The answer's vectors, checked: `count` of them, one dimension, finite."""
-
-        def wrong(what: str, kind: str = "wrong-shape") -> EndpointFailed:
-            return EndpointFailed(f"{self.shown} answered {what}", kind)
-
+        """The answer's vectors, checked: `count` of them, in order, one dimension, finite."""
         try:
             document = json.loads(body)
         except (ValueError, RecursionError):
-            raise wrong("something that is not JSON") from None
+            raise self._wrong("something that is not JSON") from None
         data = document.get("data") if isinstance(document, dict) else None
         if not isinstance(data, list) or len(data) != count:
             got = len(data) if isinstance(data, list) else "no"
-            raise wrong(f"{got} embeddings for {count} texts")
+            raise self._wrong(f"{got} embeddings for {count} texts")
         rows = [_vector(item) for item in data]
         if any(row is None for row in rows):
-            raise wrong("an embedding that is neither base64 float32 nor a list of numbers")
-        dims = {len(row) for row in rows}
-        if len(dims) != 1:
-            raise wrong(f"embeddings of several dimensions ({sorted(dims)})", "wrong-dimension")
-        dim = dims.pop()
-        if not 0 < dim <= MAX_EMBEDDING_DIM:
-            raise wrong(f"{dim}-dimensional embeddings (Letta takes 1–4096)", "wrong-dimension")
-        if self.dim is not None and dim != self.dim:
-            raise wrong(f"{dim}-dimensional embeddings, not {self.dim}", "wrong-dimension")
+            raise self._wrong("an embedding that is neither base64 float32 nor a list of numbers")
+        dim = self._dimension({len(row) for row in rows})
+        order = [item.get("index") for item in data]
+        if any(type(i) is not int for i in order) or order != list(range(count)):
+            raise self._wrong(  # (mapped by position they would sit on other texts: never used)
+                f"embeddings whose index fields are not 0…{count - 1} in order: a misbehaving"
+                " endpoint"
+            )
         matrix = np.stack(rows)
         if not np.isfinite(matrix).all():
-            raise wrong("embeddings with NaN or infinite values")
+            raise self._wrong("embeddings with NaN or infinite values")
         self.dim = dim
         return matrix
+
+    def _dimension(self, dims: set[int]) -> int:
+        """The answer's one dimension, when it is one, Letta's range and the expected one."""
+        if len(dims) != 1:
+            raise self._wrong(
+                f"embeddings of several dimensions ({sorted(dims)})", "wrong-dimension"
+            )
+        dim = dims.pop()
+        if not 0 < dim <= MAX_EMBEDDING_DIM:
+            raise self._wrong(
+                f"{dim}-dimensional embeddings (Letta takes 1–4096)", "wrong-dimension"
+            )
+        if self.dim is not None and dim != self.dim:
+            raise self._wrong(f"{dim}-dimensional embeddings, not {self.dim}", "wrong-dimension")
+        return dim
+
+    def _wrong(self, what: str, kind: str = "wrong-shape") -> EndpointFailed:
+        return EndpointFailed(f"{self.shown} answered {what}", kind)
 
     def _detail(self, body: bytes) -> str:
         """The server's own reason, short, one line, without the key."""
@@ -241,6 +310,23 @@ class EmbeddingClient:
         if "refused" in text.lower():
             return "connection refused"
         return mask(text.splitlines()[0][:120])
+
+
+def _retry_of(state: RetryCallState) -> _Retry:
+    exc = state.outcome.exception() if state.outcome is not None else None
+    assert isinstance(exc, _Retry)  # (only a _Retry is retried)
+    return exc
+
+
+def _caused_by(exc: BaseException, kind: type[BaseException]) -> bool:
+    seen: BaseException | None = exc
+    for _ in range(16):  # (a chain is short; a cycle must not loop)
+        if seen is None:
+            return False
+        if isinstance(seen, kind):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _vector(item: object) -> np.ndarray | None:

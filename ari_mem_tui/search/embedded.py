@@ -618,7 +618,11 @@ class EmbeddingRanker:
     ) -> None:
         try:
             self.cache = VectorCache(
-                cache_root(self._cache_dir), minilm.MODEL_NAME, minilm.DIM, self._checkpoint
+                cache_root(self._cache_dir),
+                minilm.MODEL_NAME,
+                minilm.DIM,
+                self._checkpoint,
+                "MiniLM embeds the texts not in it again on every run",
             )
             missing, texts = self._plan()
             if missing and before_compute is not None:

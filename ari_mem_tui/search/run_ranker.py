@@ -13,7 +13,8 @@ rebuilt byte for byte (checkpoint/passages.py, as `letta-restore` writes it) and
 through the same endpoint and model; the zero padding changes no cosine, so vectors are kept at
 their own dimension. Ties (equal distances) keep pool order, where Postgres keeps none.
 
-Vectors come from the on-disk cache first (keyed by model, dimension and text), the rest from
+Vectors come from the on-disk cache first (keyed by the endpoint's URL without credentials, the
+model, the dimension and the exact text, footer included), the rest from
 the endpoint in batches, in a background thread, within one deadline. Until they are ready
 BM25 answers; if the endpoint fails (offline, rate-limited, wrong dimension, not an embeddings
 answer) the failure is one line (`error`) and the local MiniLM ranker answers, labelled.
@@ -286,7 +287,7 @@ class RunModelRanker:
         assert plan is not None and self._client is not None
         dim = plan.dim
         if dim is None:
-            dims = endpoint_dims(self._cache_dir, plan.model)
+            dims = endpoint_dims(self._cache_dir, plan.url, plan.model)
             dim = dims[0] if len(dims) == 1 else None
         if dim is None:
             return {}
@@ -301,8 +302,10 @@ class RunModelRanker:
     def _open_cache(self, dim: int) -> None:
         if self._cache is None:
             assert self.plan is not None
-            folder = endpoint_folder(self.plan.model, dim)
-            self._cache = VectorCache(self._cache_dir, folder, dim, self._checkpoint)
+            plan = self.plan
+            folder = endpoint_folder(plan.url, plan.model, dim)  # (another endpoint: another)
+            cost = f"the texts not in it are sent to {plan.shown_url} again on every run"
+            self._cache = VectorCache(self._cache_dir, folder, dim, self._checkpoint, cost)
 
     def _remember(self, keys: list[str], vecs: np.ndarray) -> None:
         if len(keys):

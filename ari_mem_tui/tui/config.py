@@ -83,11 +83,8 @@ def save_setting(key: str, value: Any) -> bool:
     except Unreadable:
         return False
     settings[key] = value
-    try:
-        cachefile.write_atomic(config_path(), json.dumps(settings, indent=2).encode())
-    except OSError:
-        return False
-    return True
+    data, cost = json.dumps(settings, indent=2).encode(), "a setting lasts until the TUI quits"
+    return cachefile.write_optional(config_path(), data, "settings", cost, "saved")
 
 
 def export_dir(checkpoint: Path, requested: Path | None = None) -> Path:
