@@ -105,6 +105,8 @@ def kept(path: Path) -> RunSummary | None:
         return None
     except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
         cachefile.rebuilt("run summary", where, exc)
+        if not isinstance(exc, cachefile.Foreign):  # (said once: the next listing has none)
+            cachefile.remove(where)
         return None
 
 

@@ -24,7 +24,7 @@ import msgspec
 from platformdirs import user_config_path
 
 from ari_mem_tui import run_summary
-from ari_mem_tui.checkpoint import cachefile
+from ari_mem_tui.checkpoint import cachefile, index
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, GzipLines
 from ari_mem_tui.checkpoint.jsonfile import usable_file
 from ari_mem_tui.checkpoint.paths import RUN_FILES, is_run, not_a_folder
@@ -176,13 +176,23 @@ def _stamp(name: str) -> float | None:
 
 
 def _disk_usage(path: Path) -> tuple[int, float | None]:
-    """Bytes and newest mtime of every file under `path` (symlinks not followed)."""
+    """Bytes and newest mtime of every file under `path` (symlinks not followed; a folder that
+    cannot be listed counts nothing). scandir, not os.walk: a thousand runs' listing spent a
+    fifth of its time in os.walk's own steps."""
     total, newest = 0, None
-    for root, dirs, files in os.walk(path, onerror=lambda _e: None):
-        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(root, d))]
-        for name in files:
+    folders = [path]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as found:
+                entries = list(found)
+        except OSError:
+            continue
+        for entry in entries:
             try:
-                stat = os.lstat(os.path.join(root, name))
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append(entry.path)
+                    continue
+                stat = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
             total += stat.st_size
@@ -298,9 +308,7 @@ class CountCache:
 
     @classmethod
     def load(cls) -> CountCache:
-        from ari_mem_tui.search.vector_cache import cache_root  # noqa: PLC0415 - ~0.25 s
-
-        path = cache_root() / COUNTS_FILE
+        path = index.cache_dir() / COUNTS_FILE
         data: Any = {}
         try:
             data = cachefile.read_packed(path, COUNTS_KIND, dict[str, Any])

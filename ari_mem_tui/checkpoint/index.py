@@ -106,13 +106,19 @@ class Damaged(Exception):
     """The index cannot be used as it is; `str(exc)` says why, in a few words."""
 
 
+def cache_dir() -> Path:
+    """$ARI_MEM_TUI_CACHE, else the user's cache dir: where every cache of the tool lives (as
+    search/vector_cache.py `cache_root` says, without its numpy)."""
+    cache = os.environ.get(CACHE_ENV)
+    return Path(cache).expanduser() if cache else Path(user_cache_dir("ari-mem-tui"))
+
+
 def index_root() -> Path | None:
     """Where indexes live (None: switched off with ARI_MEM_TUI_INDEX=off)."""
     chosen = os.environ.get(INDEX_ENV)
     if chosen:
         return None if chosen.strip().lower() == "off" else Path(chosen).expanduser()
-    cache = os.environ.get(CACHE_ENV)
-    return (Path(cache).expanduser() if cache else Path(user_cache_dir("ari-mem-tui"))) / "index"
+    return cache_dir() / "index"
 
 
 def index_dir(ckpt: Path) -> Path | None:
