@@ -455,7 +455,7 @@ class AuditStore:
             key, report = msgspec.msgpack.decode(cachefile.read_sealed(where, STORE_KIND))
             if key != msgspec.msgpack.decode(msgspec.msgpack.encode(now)):
                 return None  # other files (or code): audited again, and kept again
-            return AuditReport.model_validate(report)
+            return AuditReport.from_data(report)
         except FileNotFoundError:
             return None
         except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
@@ -474,7 +474,7 @@ class AuditStore:
         if not self._unchanged(key):
             return False  # changed while it was read: the next open audits again
         try:
-            body = msgspec.msgpack.encode([key, report.model_dump()])
+            body = msgspec.msgpack.encode([key, report.as_data()])
             cachefile.write_atomic(where, cachefile.seal(STORE_KIND, body))
         except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
             return False  # (a lone surrogate in a text cannot be encoded: not kept)

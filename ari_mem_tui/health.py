@@ -17,9 +17,11 @@ from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Container, Mapping
 from datetime import UTC, datetime
+from itertools import chain
 from math import isnan
 from typing import Any
 
+import networkx as nx
 import numpy as np
 
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
@@ -239,13 +241,9 @@ class Lineages:
         if self._walked:
             return
         self._walked = True
-        graph, order = self.ckpt.graph, []
-        for root in self.ckpt.roots:
-            if root in graph and root not in self._tin:
-                for node_id in graph.preorder(root):
-                    self._tin[node_id] = len(order)
-                    order.append(node_id)
-        size = self._size
+        graph, order = self.ckpt.graph, list(self.ckpt.tree_order())  # (networkx's preorder)
+        self._tin.update((node_id, number) for number, node_id in enumerate(order))
+        size = self._size  # subtree sizes, children before parents: one pass, linear
         for node_id in reversed(order):
             size[node_id] = 1 + sum(size.get(c, 0) for c in graph.successors(node_id))
 
@@ -418,27 +416,24 @@ class Lineages:
 
         counts: dict[str, int] = {}
         on_path = untimed = 0
-        for root in ckpt.roots:
-            if root not in graph:
+        walks = (nx.dfs_labeled_edges(graph, root) for root in ckpt.roots if root in graph)
+        for _parent, node_id, how in chain.from_iterable(walks):  # entering, then leaving
+            if how not in ("forward", "reverse"):
                 continue
-            stack: list[tuple[str, bool]] = [(root, True)]
-            while stack:
-                node_id, entering = stack.pop()
-                own = self._own_eligible(node_id)
-                sign = 1 if entering else -1
-                if entering:
-                    node = ckpt.nodes.get(node_id)
-                    if node is not None and type(node.ancestor_ids) is ParentChain:
-                        started, _ = start_time(ckpt, node)
-                        counts[node_id] = on_path if started is None else untimed + before(started)
-                    stack.append((node_id, False))
-                    stack.extend((c, True) for c in reversed(list(graph.successors(node_id))))
-                for row in own:
-                    if isnan(ts[row]):  # (no ts)
-                        untimed += sign
-                    else:
-                        add(ts[row], sign)
-                on_path += sign * len(own)
+            entering = how == "forward"
+            own = self._own_eligible(node_id)
+            sign = 1 if entering else -1
+            if entering:
+                node = ckpt.nodes.get(node_id)
+                if node is not None and type(node.ancestor_ids) is ParentChain:
+                    started, _ = start_time(ckpt, node)
+                    counts[node_id] = on_path if started is None else untimed + before(started)
+            for row in own:
+                if isnan(ts[row]):  # (no ts)
+                    untimed += sign
+                else:
+                    add(ts[row], sign)
+            on_path += sign * len(own)
         return counts
 
 

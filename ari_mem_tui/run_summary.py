@@ -100,7 +100,7 @@ def kept(path: Path) -> RunSummary | None:
         now = msgspec.msgpack.decode(msgspec.msgpack.encode([source_key(), files_key(path)]))
         if stored.key != now:
             return None
-        return RunSummary.model_validate(stored.summary)
+        return RunSummary.from_data(stored.summary)
     except FileNotFoundError:
         return None
     except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
@@ -116,7 +116,7 @@ def keep(path: Path, before: list[Any], summary: RunSummary) -> bool:
     where = _where(path)
     if where is None or files_key(path) != before:
         return False
-    data = cachefile.pack(SUMMARY_KIND, _Stored([source_key(), before], summary.model_dump()))
+    data = cachefile.pack(SUMMARY_KIND, _Stored([source_key(), before], summary.as_data()))
     cost = "`runs` shows its counts alone until it is opened again (or `runs --scan`)"
     return cachefile.write_optional(where, data, "run summary", cost)
 

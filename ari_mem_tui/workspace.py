@@ -209,7 +209,7 @@ def _count_or_say(path: Path) -> Counts:
         why = f"cannot read it ({exc.strerror or type(exc).__name__})"
         name = Path(exc.filename).name if exc.filename else path.name
         problem = Problem(file=name, what="not counted", why=why, severity="error")
-        return Counts(problems=[problem.model_dump()])
+        return Counts(problems=[problem.as_data()])
 
 
 def _count(path: Path) -> Counts:
@@ -253,7 +253,7 @@ def _count(path: Path) -> Counts:
                     why=lines.stop.reason,
                 )
             )
-    found.problems = [p.model_dump() for p in problems]
+    found.problems = [p.as_data() for p in problems]
     return found
 
 
@@ -280,7 +280,7 @@ def _apply_counts(info: RunInfo, found: Counts) -> None:
         info.run_id = found.run_id
     if found.tree_created is not None:
         info.created, info.created_source = found.tree_created, "tree.json created_at"
-    info.problems = [Problem.model_validate(p) for p in found.problems]
+    info.problems = [Problem.from_data(p) for p in found.problems]
 
 
 def _checked(counts: Any) -> Counts | None:
@@ -289,7 +289,7 @@ def _checked(counts: Any) -> Counts | None:
     try:
         found = msgspec.convert(counts, Counts)
         for problem in found.problems:
-            Problem.model_validate(problem)
+            Problem.from_data(problem)
     except (msgspec.ValidationError, ValueError):
         return None
     return found

@@ -46,7 +46,7 @@ t, cpu = time.perf_counter(), time.process_time()
 report = audit(ckpt)
 wall, cpu = time.perf_counter() - t, time.process_time() - cpu
 after = rss()
-dump = json.dumps(report.model_dump(), sort_keys=True).encode()
+dump = json.dumps(report.as_data(), sort_keys=True).encode()
 print(json.dumps({"wall": wall, "cpu": cpu, "rss_before": before[0], "rss_added": after[0] - before[0],
                   "file_added": after[1] - before[1],
                   "digest": hashlib.sha256(dump).hexdigest()[:16],

@@ -130,7 +130,7 @@ def _reference(path: Path) -> tuple[dict, list]:
     """The report and rejected rows as they were made from the whole log and every call."""
     ckpt = load_checkpoint(path)
     ckpt.writes, ckpt.trace_calls  # noqa: B018 - built before the audit, as it used to
-    return audit(ckpt).model_dump(), [w for w in ckpt.writes if not w.accepted]
+    return audit(ckpt).as_data(), [w for w in ckpt.writes if not w.accepted]
 
 
 def assert_same_audit(path: Path, index_root: Path) -> None:
@@ -140,7 +140,7 @@ def assert_same_audit(path: Path, index_root: Path) -> None:
         opened.append(load_checkpoint(path, use_index=True))
     assert index.load(path) is not None  # (the later two were reopened from it)
     for ckpt in opened:
-        assert audit(ckpt).model_dump() == report
+        assert audit(ckpt).as_data() == report
         assert "_pending_writes" in ckpt.__dict__  # the audit built no accepted row
         assert "_pending_trace_calls" in ckpt.__dict__  # and parsed only the read calls
         assert ckpt.rejected_writes() == rejected  # the same rows, fields and order

@@ -183,7 +183,7 @@ def test_nodes_tree_memory_fallback_is_partial(tmp_path):
     ckpt = load_checkpoint(tmp_path)
     [entry] = ckpt.entries
     assert (entry.node_id, entry.partial, entry.source) == ("a", True, "nodes_tree.json")
-    assert "memory" not in (ckpt.nodes["a"].model_extra or {})
+    assert "memory" not in (ckpt.nodes["a"].extra_fields or {})
     assert any("not a list" in p.why for p in ckpt.problems)
 
 

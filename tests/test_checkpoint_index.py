@@ -61,7 +61,7 @@ def _same(fresh, again):
         assert again.node_writes(node_id) == fresh.writes_by_node.get(node_id, [])
     assert list(fresh.nodes) == list(again.nodes)
     for node_id, node in fresh.nodes.items():
-        assert again.nodes[node_id].model_dump() == node.model_dump()
+        assert again.nodes[node_id].as_data() == node.as_data()
     assert again.entries == fresh.entries and again.access_events == fresh.access_events
     assert again.writes == fresh.writes and again.problems == fresh.problems
     assert again.core == fresh.core and again.roots == fresh.roots
@@ -135,7 +135,7 @@ def test_a_reopen_reads_only_the_trace_logs_that_hold_what_the_audit_reads(
         trace_log, "some_trace_calls", lambda nodes, tools: read.extend(nodes) or scan(nodes, tools)
     )
     again = load_checkpoint(demo_ckpt, use_index=True)
-    assert audit(again).model_dump() == expected.model_dump()
+    assert audit(again).as_data() == expected.as_data()
     calls = fresh.read_tool_calls()
     assert sorted(read) == sorted(node_id for node_id, kept in calls.items() if kept)
     assert 0 < len(read) < len(calls) and again.rejected_writes()

@@ -215,7 +215,7 @@ def test_the_cow_log_is_built_when_first_read_and_counted_before(tmp_path):
             False,
         ),
         ('{"llm_model": "gpt"}', None, False),
-        ('{"letta_embedding_config": ["not", "a", "string"]}', None, False),
+        ('{"letta_embedding_config": ["not", "a", "string"]}', None, True),  # named
         ('["a", "list"]', None, False),
         ('{"letta_embedding_config": "' + "x" * 5000 + '"}', "x" * 199 + "…", False),
         ('{"letta_embedding_config": "[red]h[/x]"', None, True),  # cut short: not JSON

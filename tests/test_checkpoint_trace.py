@@ -222,14 +222,14 @@ def test_the_tree_readers_scan_gives_the_calls_a_second_decode_gives(tmp_path):
         nodes = tree.load_tree(tmp_path, [], scan).nodes
         assert all((n._trace.scanned is not None) == bool(scan) for n in nodes.values())
         found, count = some_trace_calls(nodes, tools)
-        return {k: [c.model_dump() for c in v] for k, v in found.items()}, count, nodes
+        return {k: [c.as_data() for c in v] for k, v in found.items()}, count, nodes
 
     plain, count, _ = calls(None)
     scanned, scanned_count, nodes = calls(scanner(READ_TOOLS))
     assert (scanned, scanned_count) == (plain, count) and plain["b"] and plain["d"]
     assert all(node.take_trace_scan() is None for node in nodes.values())  # (taken)
     again, again_count = some_trace_calls(nodes, READ_TOOLS)
-    assert ({k: [c.model_dump() for c in v] for k, v in again.items()}, again_count) == (
+    assert ({k: [c.as_data() for c in v] for k, v in again.items()}, again_count) == (
         plain,
         count,
     )

@@ -32,7 +32,7 @@ def test_current_tree_loads_into_graph_and_models(tmp_path):
 def test_unknown_node_keys_are_kept(tmp_path):
     write_tree(tmp_path, [node("root", hypothesis="h1", score=0.3)])
     ckpt = load_checkpoint(tmp_path)
-    assert ckpt.nodes["root"].model_extra["hypothesis"] == "h1"
+    assert ckpt.nodes["root"].extra_fields["hypothesis"] == "h1"
 
 
 def test_nodes_tree_json_is_the_fallback_and_gives_the_goal(tmp_path):
@@ -240,10 +240,10 @@ def _tree_as_read(tmp_path, monkeypatch, plain: bool):
             patch.setattr(tree, "_plain_nodes", lambda _raw, _fields: None)
         result = tree.load_tree(tmp_path, problems)
     nodes = {
-        node_id: (node.model_dump(), node.trace_log, node.artifacts)
+        node_id: (node.as_data(), node.trace_log, node.artifacts)
         for node_id, node in result.nodes.items()
     }
-    return nodes, [p.model_dump() for p in problems]
+    return nodes, [p.as_data() for p in problems]
 
 
 def test_plain_nodes_read_as_structs_equal_the_per_key_reader(tmp_path, monkeypatch):
@@ -267,4 +267,4 @@ def test_a_node_with_a_key_ari_does_not_write_takes_the_per_key_reader(tmp_path)
     raw = tree._TOP((tmp_path / "tree.json").read_bytes())["nodes"]
     assert tree._plain_nodes(raw) is None
     ckpt = load_checkpoint(tmp_path)
-    assert ckpt.nodes[nodes[1]["id"]].model_extra == {"custom_field": {"a": [1, 2]}}
+    assert ckpt.nodes[nodes[1]["id"]].extra_fields == {"custom_field": {"a": [1, 2]}}

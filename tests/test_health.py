@@ -167,7 +167,7 @@ def test_scopes_from_parent_links_count_as_the_written_lists_do(small_ckpt, tmp_
     a = compute_health(written, make_ranker(written, "bm25"), all_entries=True)
     b = compute_health(rebuilt, make_ranker(rebuilt, "bm25"), all_entries=True)
     assert sum(n.eligible for n in a.nodes) > 0 and a.entries.by_descendants > 0
-    assert [n.model_dump() for n in a.nodes] == [n.model_dump() for n in b.nodes]
+    assert [n.as_data() for n in a.nodes] == [n.as_data() for n in b.nodes]
     assert a.all_entries == b.all_entries and a.entries == b.entries
 
 

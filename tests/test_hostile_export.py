@@ -25,7 +25,7 @@ def _ckpt(tmp_path: Path) -> Checkpoint:
 
 
 def _replay(node_id: str):
-    return sample_replay().model_copy(update={"node_id": node_id})
+    return sample_replay().replaced(node_id=node_id)
 
 
 def test_every_id_gets_its_own_two_files(tmp_path: Path) -> None:

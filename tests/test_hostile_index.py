@@ -246,7 +246,7 @@ def test_integers_past_64_bits_and_surrogate_keys_are_indexed(run, index_root) -
     assert [e.limit for e in again.access_events if e.limit == -BIG] == [-BIG]
     assert summary_json(again) == summary_json(fresh)
     for node_id, fresh_node in fresh.nodes.items():
-        assert again.nodes[node_id].model_dump() == fresh_node.model_dump()
+        assert again.nodes[node_id].as_data() == fresh_node.as_data()
 
 
 # ---- issue 31, item 9: the key covers every byte of the files read whole ----

@@ -327,7 +327,7 @@ def test_rebuilt_ancestors_are_lazy_and_equal_to_lists(tmp_path: Path) -> None:
     assert "n2" in node.ancestor_ids and "n4" not in node.ancestor_ids
     assert not ckpt.nodes["n0"].ancestor_ids
     assert ckpt.lineage("n2") == ["n0", "n1", "n2"]
-    assert node.model_dump(mode="json")["ancestor_ids"] == ["n0", "n1", "n2", "n3"]
+    assert node.as_data()["ancestor_ids"] == ["n0", "n1", "n2", "n3"]
     assert type(node.ancestor_ids).__name__ == "ParentChain"
 
 

@@ -18,10 +18,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 # never needed by a command that ranks nothing: the model runtime and its tokenizer, the
-# lexical ranker (and scipy under it), the TUI, the Letta client and its HTTP stack, networkx,
-# pydantic (which only the Letta client uses: no record of ours is a pydantic model)
+# lexical ranker (and scipy under it), the TUI, the Letta client and its HTTP stack
 NOT_FOR_SUMMARY = (
-    "pydantic",
     "onnxruntime",
     "tokenizers",
     "bm25s",
@@ -29,7 +27,6 @@ NOT_FOR_SUMMARY = (
     "textual",
     "letta_client",
     "httpx",
-    "networkx",
 )
 
 
@@ -71,6 +68,7 @@ def test_summary_and_audit_import_no_ranker_tui_or_letta(
         names = imported(command, str(small_ckpt), "--no-letta", env=env)
         assert not names & set(NOT_FOR_SUMMARY), sorted(names & set(NOT_FOR_SUMMARY))
         assert "numpy" not in names  # nothing of theirs ranks: no array is needed
+        assert {"networkx", "pydantic"} <= names  # the tree model; the output and settings models
 
 
 def test_saw_with_bm25_loads_no_model_runtime_and_reads_its_index_without_bm25s(
@@ -82,8 +80,7 @@ def test_saw_with_bm25_loads_no_model_runtime_and_reads_its_index_without_bm25s(
     for _ in range(2):
         names = imported("saw", str(small_ckpt), node, "--embedder", "bm25", "--json")
         assert "Stemmer" in names  # the ranker asked for
-        assert not names & {"onnxruntime", "tokenizers", "textual", "letta_client", "networkx"}
-        assert "pydantic" not in names
+        assert not names & {"onnxruntime", "tokenizers", "textual", "letta_client"}
     assert not names & {"bm25s", "scipy"}  # the index stored by the first
 
 
@@ -102,7 +99,7 @@ def test_the_first_demo_records_with_minilm_without_loading_the_model(tmp_path: 
         assert marker["recorded_with"].endswith("all-MiniLM-L6-v2-int8")
         node = json.loads((out / "tree.json").read_text())["nodes"][3]["id"]
         names = imported("saw", str(out), node, "--json")
-        assert not names & {"tokenizers", "onnxruntime", "pydantic"}
+        assert not names & {"tokenizers", "onnxruntime"}
     finally:
         if old is None:
             os.environ.pop("ARI_MEM_TUI_CACHE", None)
@@ -120,4 +117,4 @@ def test_saw_reads_the_config_files_ranker_without_loading_textual(small_ckpt: P
     node = json.loads((small_ckpt / "tree.json").read_text())["nodes"][1]["id"]
     names = imported("saw", str(small_ckpt), node, "--json")
     assert "Stemmer" in names and "onnxruntime" not in names  # the config's ranker, BM25
-    assert not names & {"textual", "letta_client", "networkx"}
+    assert not names & {"textual", "letta_client"}

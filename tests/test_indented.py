@@ -30,7 +30,9 @@ values = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(values, st.integers(min_value=0, max_value=3))
 def test_the_same_text_as_json_dumps(value, level) -> None:
-    expected = json.dumps(value, indent=2, ensure_ascii=False)
+    """json.dumps's text, but NaN and ±Infinity written `null` (JSON has no such numbers)."""
+    as_json = json.loads(json.dumps(value), parse_constant=lambda _word: None)
+    expected = json.dumps(as_json, indent=2, ensure_ascii=False)
     if level:  # as a value nested `level` deep: every line after the first indented more
         expected = expected.replace("\n", "\n" + "  " * level)
     assert indented(value, level) == expected
@@ -48,3 +50,19 @@ def test_the_errors_are_json_dumps_errors() -> None:
         indented({(1, 2): 1})
     with pytest.raises(TypeError, match="not JSON serializable"):
         indented({"a": object()})
+
+
+def test_nan_and_infinity_are_written_null_and_read_by_a_strict_parser() -> None:
+    value = {"n": float("nan"), "big": [float("inf"), -float("inf"), 1.5], (1.0): float("nan")}
+    text = indented(value)
+    assert text == json.dumps(
+        {"n": None, "big": [None, None, 1.5], "1.0": None}, indent=2, ensure_ascii=False
+    )
+    assert "NaN" not in text and "Infinity" not in text
+
+
+def test_a_circular_reference_is_still_jsons_error() -> None:
+    loop: list = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular reference"):
+        indented(loop)

@@ -19,9 +19,7 @@ HOSTILE = "[red]not markup[/red] \x1b[2J cleared? \x07"
 def write_checkpoint(path: Path, ckpt) -> Path:
     """Write a hand-built Checkpoint as ARI's files (tree.json + memory_backup.jsonl.gz)."""
     path.mkdir(parents=True, exist_ok=True)
-    nodes = [
-        n.model_dump(mode="json", exclude={"scope_reconstructed"}) for n in ckpt.nodes.values()
-    ]
+    nodes = [n.as_data(exclude={"scope_reconstructed"}) for n in ckpt.nodes.values()]
     (path / "tree.json").write_text(json.dumps({"run_id": "20260101000000_t", "nodes": nodes}))
     lines = [
         json.dumps(

@@ -277,7 +277,7 @@ def test_lazy_replay_ranks_equal_the_eager_ones():
                 assert all(m.global_rank is None for m in lazy.missed)
             lazy.resolve_ranks()
             assert not lazy.ranks_pending
-            assert lazy.model_dump() == eager.model_dump()
+            assert lazy.as_data() == eager.as_data()
     assert seen_missed > 4
 
 

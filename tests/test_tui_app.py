@@ -261,7 +261,7 @@ def test_theme_is_remembered_between_runs(tiny: Path) -> None:
             return app.theme
 
     asyncio.run(first())
-    assert config.load_settings()["theme"] == "nord"
+    assert config.load_settings().theme == "nord"
     assert asyncio.run(second()) == "nord"
 
 

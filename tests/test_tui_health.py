@@ -142,7 +142,7 @@ async def test_after_a_reload_h_refills_the_same_view_with_the_new_run(starved):
         assert screen is first
         assert screen.run_data is app.run_data and screen.result is not old_result
         assert app.health_result == (app.run_data, screen.result)
-        assert screen.result.model_dump() == old_result.model_dump()  # the same files
+        assert screen.result.as_data() == old_result.as_data()  # the same files
         title = text_of(screen.query_one("#health-title"))
         assert "4 nodes searched, 2 starved (50%)" in title
         assert screen.query_one("#health-views", ContentSwitcher).current == "health-plots"

@@ -257,7 +257,7 @@ async def test_pane_titles_carry_filter_find_pool_query_and_scope(tiny: Path) ->
         assert title_of(tree) == "Tree"
         minilm = SimpleNamespace(name="minilm", error=None)  # chosen, vectors not ready
         fidelity = ranker_fidelity(minilm, "bm25")
-        stand_in = hits.replay.model_copy(update={"fallback": True, "fidelity": fidelity})
+        stand_in = hits.replay.replaced(fallback=True, fidelity=fidelity)
         assert hits_title(stand_in).plain.endswith("stand-in: bm25, minilm not ready")
         await press(pilot, "a")
         assert title_of(hits).startswith("Hits · b1000001 · today's pool · query at start")

@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import networkx as nx
 import pytest
 from rich.text import Text
 
 from ari_mem_tui.checkpoint import Checkpoint
-from ari_mem_tui.model import Hit, MemoryEntry, Node, Replay, Tier, TierLine
+from ari_mem_tui.model import Hit, MemoryEntry, Node, Replay, Tier, TierLine, set_depths, tree_graph
 from ari_mem_tui.render.dossier import dossier_json, dossier_markdown, export_dossier
 from ari_mem_tui.render.report import saw_json
 from ari_mem_tui.render.text import clean, node_label, preview, safe_text
@@ -63,7 +62,7 @@ def test_node_label_has_no_markup_from_the_file() -> None:
 def big_checkpoint(n: int, chain: int = 0) -> Checkpoint:
     """A run of `n` nodes: a wide bushy tree, plus a single-child chain `chain` long."""
     nodes: dict[str, Node] = {}
-    graph = nx.DiGraph()
+    edges: list[tuple[str, str]] = []
 
     def add(node_id: str, parent: str | None) -> None:
         ancestors = [*nodes[parent].ancestor_ids, parent] if parent else []
@@ -75,9 +74,8 @@ def big_checkpoint(n: int, chain: int = 0) -> Checkpoint:
             status="success",
             label="improve",
         )
-        graph.add_node(node_id)
         if parent:
-            graph.add_edge(parent, node_id)
+            edges.append((parent, node_id))
 
     add("root", None)
     for i in range(1, n):
@@ -86,6 +84,8 @@ def big_checkpoint(n: int, chain: int = 0) -> Checkpoint:
     for i in range(chain):
         add(f"c{i:06d}", previous)
         previous = f"c{i:06d}"
+    graph = tree_graph(nodes, edges)  # as the tree reader makes it
+    set_depths(graph)
     return Checkpoint(path=Path("/nonexistent"), nodes=nodes, graph=graph, roots=["root"])
 
 
@@ -129,7 +129,7 @@ def sample_replay() -> Replay:
         query="q [x]",
         query_source="custom",
         params={"limit": 5, "overfetch": 200, "top_k": 200},
-        pool={"size": 3},
+        pool={"size": 3, "node_scope": 3, "react_step": 0, "window": None},
         hits=[hit],
         eligible=1,
         missed=[],
@@ -152,18 +152,16 @@ def test_dossier_markdown_escapes_table_cells() -> None:
 
 def test_an_empty_tier_shows_no_message_header() -> None:
     # ARI emits no message for an empty tier: showing its header would claim one was sent
-    replay = sample_replay().model_copy(
-        update={
-            "tiers": [
-                Tier(key="1c", title="Metric contract", header="METRIC-CORRECTNESS CONTRACT"),
-                Tier(
-                    key="1b",
-                    title="Ancestor conclusions",
-                    header="[Established conclusions from ancestor nodes (1):]",
-                    lines=[TierLine(text="RESULT SUMMARY of R")],
-                ),
-            ]
-        }
+    replay = sample_replay().replaced(
+        tiers=[
+            Tier(key="1c", title="Metric contract", header="METRIC-CORRECTNESS CONTRACT"),
+            Tier(
+                key="1b",
+                title="Ancestor conclusions",
+                header="[Established conclusions from ancestor nodes (1):]",
+                lines=[TierLine(text="RESULT SUMMARY of R")],
+            ),
+        ]
     )
     shown = tiers_text(replay).plain
     md = dossier_markdown(replay, big_checkpoint(3))
@@ -228,13 +226,13 @@ def test_dossier_names_are_short_node_and_run_ids(tmp_path: Path) -> None:
 def test_settings_survive_a_broken_file(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv(config.CONFIG_ENV, str(tmp_path))
     (tmp_path / "config.json").write_text("{not json", encoding="utf-8")
-    assert config.load_settings() == {}
+    assert config.load_settings() == config.Settings()
     # a file the user broke by hand (a typo among their remaps) is not replaced by one setting
     assert not config.save_setting("theme", "nord")
     assert (tmp_path / "config.json").read_text(encoding="utf-8") == "{not json"
     (tmp_path / "config.json").unlink()
     assert config.save_setting("theme", "nord")
-    assert config.load_settings() == {"theme": "nord"}
+    assert config.load_settings() == config.Settings(theme="nord")
 
 
 def test_a_metric_is_shown_as_the_run_wrote_it() -> None:

@@ -48,7 +48,7 @@ def test_an_empty_tier_says_no_message_once() -> None:
     """GIVEN an empty tier whose note already says "no message emitted" WHEN the Saw tab and the
     dossier show it THEN the words appear once, not twice."""
     tier = Tier(key="1c", title="Metric contract", header="H", note="no file: no message emitted")
-    replay = sample_replay().model_copy(update={"tiers": [tier]})
+    replay = sample_replay().replaced(tiers=[tier])
     for text in (tiers_text(replay).plain, dossier_markdown(replay, big_checkpoint(3))):
         assert text.count("no message emitted") == 1, text
 

@@ -29,7 +29,7 @@ from ari_mem_tui.checkpoint.jsonlines import (
 )
 from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.checkpoint.problems import FileProblems
-from ari_mem_tui.checkpoint.values import as_float, as_int, short
+from ari_mem_tui.checkpoint.values import as_float, as_int, nonfinite, nonfinite_why, short
 from ari_mem_tui.model import Entries, Problem, StringTable
 from ari_mem_tui.model.columns import KIND_CODE, KINDS, EntryBuilder, fields_of, take_entries
 
@@ -525,6 +525,9 @@ def _read_record(
     if parsed.notes:
         sink.add(where, "read the record with defaults", "; ".join(parsed.notes), "info")
     if parsed.record["kind"] == "core_seed":
+        odd = nonfinite(parsed.record["context"], "context")
+        if odd:  # (json reads NaN, Infinity and 1e400; a JSON output writes null for them)
+            sink.add(where, "kept the core_seed's context as read", nonfinite_why(odd))
         if result.core_seed is not None:
             sink.add(
                 where,

@@ -36,7 +36,7 @@ AUTO_ENTRY = re.compile(r"^Tool ([A-Za-z_][\w.:-]*): ")
 
 
 def _row(**fields: Any) -> CowWrite:
-    return CowWrite.model_validate(fields)
+    return CowWrite.from_data(fields)
 
 
 def _written(entry: EntryView, event: EventView | None) -> tuple[str, float | None]:

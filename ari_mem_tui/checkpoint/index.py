@@ -77,8 +77,9 @@ from ari_mem_tui.model import (
     JsonStrings,
     Node,
     Problem,
-    RunGraph,
     StringTable,
+    set_depths,
+    tree_graph,
 )
 from ari_mem_tui.model.columns import Groups, OptInts, ResultRows, Texts
 
@@ -447,7 +448,7 @@ def _sections(ckpt: Checkpoint) -> Iterator[Section]:
     for node in ckpt.nodes.values():
         # rebuilt ancestors are not stored: the edges give them again, lazily
         exclude = _LAZY | _REBUILT if node.scope_reconstructed else _LAZY
-        nodes.append(node.model_dump(exclude=exclude))
+        nodes.append(node.as_data(exclude=exclude))
     body = {
         "tree_source": ckpt.tree_source,
         "experiment_goal": ckpt.experiment_goal,
@@ -455,14 +456,14 @@ def _sections(ckpt: Checkpoint) -> Iterator[Section]:
         "edges": list(ckpt.graph.edges),
         "nodes": nodes,
         "lazy": lazy,
-        "core": ckpt.core.model_dump(),
+        "core": ckpt.core.as_data(),
         "letta_embedding_config": ckpt.letta_embedding_config,
         "access_summary": ckpt.access_summary,
         "trace_call_count": ckpt.trace_call_count(),
         "write_counts": list(ckpt.write_counts()),
         "read_calls": known_calls(ckpt.read_tool_calls()),
         "rejected": _rejected(ckpt),
-        "problems": [p.model_dump() for p in ckpt.problems],
+        "problems": [p.as_data() for p in ckpt.problems],
         "side": side,
     }
     yield "body", [_pack(body)]
@@ -541,14 +542,14 @@ def _rejected(ckpt: Checkpoint) -> bytes | None:
     if not isinstance(log, CowLog):
         return None
     rows, order = stored_rejected(log)
-    return _pack([[row.model_dump() for row in rows], order])
+    return _pack([[row.as_data() for row in rows], order])
 
 
 def _stored_rejected(data: bytes | None) -> tuple[list[CowWrite], list[int]] | None:
     if data is None:
         return None
     rows, order = msgspec.msgpack.decode(data, ext_hook=_unpack_ext)
-    return [CowWrite.model_validate(row) for row in rows], order
+    return [CowWrite.from_data(row) for row in rows], order
 
 
 def _write(folder: Path, key: list[Any], run_id: str | None, sections: Iterable[Section]) -> None:
@@ -830,18 +831,15 @@ def _rebuild(path: Path, run_id: str | None, sections: dict[str, memoryview]) ->
         trace = JsonStrings(lazy[trace_at : trace_at + trace_size])
         node = Node.restore(fields, trace, JsonList(lazy[art_at : art_at + art_size]))
         ckpt.nodes[node.id] = node
-    graph = RunGraph()
-    graph.add_nodes_from(ckpt.nodes)
-    graph.add_edges_from(body["edges"])
+    graph = tree_graph(ckpt.nodes, map(tuple, body["edges"]))
+    set_depths(graph)  # (the edges stored are the tree's: acyclic)
     ckpt.graph, ckpt.roots = graph, body["roots"]
-    parent: dict[str, str | None] = dict.fromkeys(ckpt.nodes)
-    parent.update((child, up) for up, child in body["edges"])
     rebuilt = [nid for nid, node in ckpt.nodes.items() if node.scope_reconstructed]
-    link_ancestors(ckpt.nodes, parent, rebuilt)
-    ckpt.core = CoreBlocks.model_validate(body["core"])
+    link_ancestors(ckpt.nodes, graph, rebuilt)
+    ckpt.core = CoreBlocks.from_data(body["core"])
     ckpt.letta_embedding_config = body["letta_embedding_config"]
     ckpt.access_summary = body["access_summary"]
-    ckpt.problems = [Problem.model_validate(p) for p in body["problems"]]
+    ckpt.problems = [Problem.from_data(p) for p in body["problems"]]
     strings = StringTable.mapped(
         sections["strings"],
         _column(sections, "strings.offsets", "q"),

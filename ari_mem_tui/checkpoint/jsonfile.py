@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 import errno
 import json
+import math
 import os
 import stat
 import sys
@@ -16,6 +17,7 @@ from typing import Any
 import msgspec
 
 from ari_mem_tui.checkpoint.limits import current, hint, mib
+from ari_mem_tui.checkpoint.values import nonfinite, nonfinite_why
 from ari_mem_tui.model import Problem
 from ari_mem_tui.model.words import plural
 
@@ -178,8 +180,14 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
         return True, _depth_checked(value, data, name, problems), ""
     text = decode_utf8(data, name, problems)
     long_ints: list[int] = []
+    odd: list[str] = []  # NaN, Infinity, 1e400: json reads them (as floats), msgspec does not
     try:
-        value = json.loads(text, parse_int=lambda digits: _bounded_int(digits, long_ints))
+        value = json.loads(
+            text,
+            parse_int=lambda digits: _bounded_int(digits, long_ints),
+            parse_float=lambda digits: _noted_float(digits, odd),
+            parse_constant=lambda word: _noted_float(word, odd),
+        )
     except json.JSONDecodeError as exc:
         return False, None, f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
     except ValueError as exc:
@@ -195,7 +203,20 @@ def _parse(path: Path, name: str, problems: list[Problem]) -> tuple[bool, Any, s
                 why=f"integers over {sys.get_int_max_str_digits():,} digits cannot be read",
             )
         )
+    if odd:  # named where they are: a JSON output writes null in their place
+        problems.append(
+            Problem(file=name, what="kept the numbers as read", why=nonfinite_why(nonfinite(value)))
+        )
     return True, _depth_checked(value, text, name, problems), ""
+
+
+def _noted_float(digits: str, odd: list[str]) -> float:
+    """json's float for `digits` (or NaN, Infinity, -Infinity), noted in `odd` when it is no
+    finite number."""
+    value = float(digits)
+    if not math.isfinite(value):
+        odd.append(digits)
+    return value
 
 
 def _bounded_int(digits: str, long_ints: list[int]) -> int | None:

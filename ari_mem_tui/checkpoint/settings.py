@@ -1,4 +1,5 @@
-"""`settings.json`: the run's settings as ARI's dashboard saved them; one key is read here.
+"""`settings.json`: the run's settings as ARI's dashboard saved them, read through a pydantic
+model (`RunSettings`); and the field-by-field reading every settings file of the tool shares.
 
 ARI's dashboard saves its whole settings form into the checkpoint's `settings.json`
 (ari-core/ari/viz/api_settings.py `_api_save_settings`, `json.dumps(data, indent=2)`) and hands
@@ -11,22 +12,72 @@ launched from the command line has no such file), so it only names the recording
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ConfigDict, StrictStr, ValidationError
 
 from ari_mem_tui.checkpoint.jsonfile import read_json, usable_file
+from ari_mem_tui.checkpoint.values import short
 from ari_mem_tui.model import Problem
 
 SETTINGS_FILE = "settings.json"
 HANDLE_CHARS = 200  # a handle is a short "<provider>/<model>"; a longer value is cut
 
+Settings = TypeVar("Settings", bound=BaseModel)
+
+
+def checked_fields(
+    model: type[Settings], data: Mapping[str, Any]
+) -> tuple[Settings, list[tuple[str, str]]]:
+    """`data` (a settings file's object) as `model`, each field checked on its own: a field
+    not of its type, or an entry of a table field that is not (`keys.copy`), is left out and
+    named, with why (one line each for the caller); every other field is read."""
+    data = {key: dict(value) if isinstance(value, dict) else value for key, value in data.items()}
+    bad: list[tuple[str, str]] = []
+    while True:
+        try:
+            return model.model_validate(data), bad
+        except ValidationError as exc:
+            errors = exc.errors()
+        dropped = False
+        for error in errors:
+            *path, last = error["loc"] or ("",)
+            holder: Any = data
+            for part in path:
+                holder = holder.get(part) if isinstance(holder, dict) else None
+            if isinstance(holder, dict) and last in holder:
+                del holder[last]
+                dropped = True
+                field = ".".join(map(str, error["loc"]))
+                got = short(repr(error["input"]), 40)
+                bad.append((field, f"{error['msg'][:1].lower()}{error['msg'][1:]}, not {got}"))
+        if not dropped:  # (an error no field names: nothing of the file is used)
+            return model.model_validate({}), bad
+
+
+class RunSettings(BaseModel):
+    """The fields of ARI's settings.json this tool reads; the others are not looked at."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    letta_embedding_config: StrictStr | None = None
+    """The Letta embedding handle the run's agent was made with ("<provider>/<model>")."""
+
 
 def letta_embedding_config(path: Path, problems: list[Problem]) -> str | None:
-    """The `letta_embedding_config` of `path`/settings.json, or None (no file, key or string)."""
+    """The `letta_embedding_config` of `path`/settings.json, or None (no file, key or string;
+    a value of another type is a problem naming the field)."""
     if not usable_file(path / SETTINGS_FILE, SETTINGS_FILE, problems):
         return None
     document = read_json(path / SETTINGS_FILE, SETTINGS_FILE, problems, retry=False)
-    value = document.get("letta_embedding_config") if isinstance(document, dict) else None
-    if not isinstance(value, str) or not value.strip():
+    if not isinstance(document, dict):
         return None
-    value = value.strip()
+    settings, bad = checked_fields(RunSettings, document)
+    for field, why in bad:
+        problems.append(Problem(file=SETTINGS_FILE, where=field, what="ignored the field", why=why))
+    value = (settings.letta_embedding_config or "").strip()
+    if not value:
+        return None
     return value if len(value) <= HANDLE_CHARS else value[: HANDLE_CHARS - 1] + "…"

@@ -243,7 +243,7 @@ def _build(found: list[dict[str, Any]], tools: Collection[str] | None) -> list[T
         if raw is not None:
             decoded = decode_result(raw) if _decode_eagerly(tool, raw) else None
             values.update(result=decoded, ok=_write_ok(tool, decoded, raw))
-        calls.append(TraceCall.model_validate(values))
+        calls.append(TraceCall.from_data(values))
     return calls
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import networkx as nx
 from msgspec import UNSET, UnsetType, ValidationError
 
 from ari_mem_tui.checkpoint.jsonfile import (
@@ -36,7 +37,8 @@ from ari_mem_tui.model import (
     Node,
     ParentChain,
     Problem,
-    RunGraph,
+    set_depths,
+    tree_graph,
 )
 
 SIDE_FILE_BYTES = 1 << 20  # trace logs past this size are kept in a mapped file, not in memory
@@ -65,7 +67,7 @@ class TreeResult:
     document: Any = None  # the parsed document of that file
     run_id: str | None = None
     nodes: dict[str, Node] = field(default_factory=dict)
-    graph: RunGraph = field(default_factory=RunGraph)
+    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
     roots: list[str] = field(default_factory=list)
     node_memory: dict[str, Any] = field(default_factory=dict)  # nodes_tree.json `memory` arrays
 
@@ -493,7 +495,7 @@ def build_node(
         clean["label"] = normalize_label(label)
         legacy.note("label written as an enum repr; read as the plain label", node_id)
     try:
-        node = Node.model_validate(clean)
+        node = Node.from_data(clean)
     except ValidationError as exc:  # defensive: the type checks above should prevent this
         problems.append(
             Problem(file=name, where=f"node {node_id}", what="skipped a node", why=str(exc))
@@ -505,65 +507,40 @@ def build_node(
 # ---- the graph ----
 
 
-def break_cycles(
-    parent: dict[str, str | None], order: dict[str, int], name: str, problems: list[Problem]
-) -> None:
-    """Cut every parent_id cycle at its earliest-created node, which becomes a root."""
-    done: set[str] = set()
-    for start in parent:
-        while True:
-            path: list[str] = []
-            on_path: dict[str, int] = {}
-            current: str | None = start
-            while current is not None and current not in done and current not in on_path:
-                on_path[current] = len(path)
-                path.append(current)
-                current = parent.get(current)
-            if current is not None and current in on_path:
-                cycle = path[on_path[current] :]
-                cut = min(cycle, key=order.__getitem__)
-                parent[cut] = None
-                problems.append(
-                    Problem(
-                        file=name,
-                        where=f"node {cut}",
-                        what="treated the node as a root",
-                        why="parent_id cycle: "
-                        + " → ".join(cycle[:8])
-                        + (" …" if len(cycle) > 8 else ""),
-                        severity="error",
-                    )
-                )
-                continue
-            done.update(path)
-            break
+def cut_cycles(graph: nx.DiGraph, name: str, problems: list[Problem]) -> None:
+    """Cut every parent_id cycle of `graph` (each a strongly connected component: a node has
+    one parent, so such a component is one cycle) at its earliest-created node, which becomes
+    a root, and name the cycle (`nx.find_cycle`) in a problem."""
+    order = {node_id: i for i, node_id in enumerate(graph)}  # (the graph keeps creation order)
+    cycles = [
+        members
+        for members in nx.strongly_connected_components(graph)
+        if len(members) > 1 or graph.has_edge(*[next(iter(members))] * 2)
+    ]
+    for members in sorted(cycles, key=lambda found: min(map(order.__getitem__, found))):
+        cut = min(members, key=order.__getitem__)
+        downwards = [parent for parent, _child in nx.find_cycle(graph, source=cut)]
+        at = downwards.index(cut)
+        path = [cut, *reversed(downwards[at + 1 :] + downwards[:at])]  # cut's parent_id first
+        graph.remove_edge(path[1] if len(path) > 1 else cut, cut)
+        problems.append(
+            Problem(
+                file=name,
+                where=f"node {cut}",
+                what="treated the node as a root",
+                why="parent_id cycle: " + " → ".join(path[:8]) + (" …" if len(path) > 8 else ""),
+                severity="error",
+            )
+        )
 
 
-def _depths(parent: dict[str, str | None]) -> dict[str, int]:
-    """Depth of every node along the (acyclic) parent links, without recursion."""
-    depth: dict[str, int] = {}
-    for start in parent:
-        chain: list[str] = []
-        current: str | None = start
-        while current is not None and current not in depth:
-            chain.append(current)
-            current = parent[current]
-        base = -1 if current is None else depth[current]
-        for node_id in reversed(chain):
-            base += 1
-            depth[node_id] = base
-    return depth
-
-
-def link_ancestors(
-    nodes: dict[str, Node], parent: dict[str, str | None], reconstructed: Iterable[str]
-) -> None:
-    """Give each `reconstructed` node its ancestors as a ParentChain over the (acyclic) parent
-    links: no node's list is materialised, so a 20,000-deep chain costs O(n), not O(n²)."""
-    depth = _depths(parent)
+def link_ancestors(nodes: dict[str, Node], graph: nx.DiGraph, reconstructed: Iterable[str]) -> None:
+    """Give each `reconstructed` node its ancestors as a ParentChain over the (acyclic) tree:
+    no node's list is materialised, so a 20,000-deep chain costs O(n), not O(n²)."""
+    depth = graph.nodes
     for node_id in reconstructed:
         node = nodes[node_id]
-        node.ancestor_ids = ParentChain(parent, node_id, depth[node_id])  # type: ignore[assignment]
+        node.ancestor_ids = ParentChain(graph, node_id, depth[node_id]["depth"])  # type: ignore[assignment]
         node.scope_reconstructed = True
 
 
@@ -593,11 +570,12 @@ def check_scope(node: Node, name: str, problems: list[Problem]) -> None:
         )
 
 
-def build_graph(
-    nodes: dict[str, Node], has_scope: set[str], name: str, problems: list[Problem]
-) -> tuple[RunGraph, list[str]]:
-    order = {node_id: i for i, node_id in enumerate(nodes)}
-    parent: dict[str, str | None] = {}
+def _parent_edges(
+    nodes: dict[str, Node], name: str, problems: list[Problem]
+) -> list[tuple[str, str]]:
+    """(parent, child) of each node whose parent_id is a node of the tree (node order); one
+    whose parent is not in the tree is a root, said in a problem."""
+    edges = []
     for node_id, node in nodes.items():
         pid = node.parent_id
         if pid is not None and pid not in nodes:
@@ -609,15 +587,29 @@ def build_graph(
                     why=f"parent {pid!r} is not in the tree",
                 )
             )
-            pid = None
-        parent[node_id] = pid
-    break_cycles(parent, order, name, problems)
-    depth = _depths(parent)
-    link_ancestors(nodes, parent, (n for n in nodes if n not in has_scope))
+        elif pid is not None:
+            edges.append((pid, node_id))
+    return edges
+
+
+def build_graph(
+    nodes: dict[str, Node], has_scope: set[str], name: str, problems: list[Problem]
+) -> tuple[nx.DiGraph, list[str]]:
+    """The tree from each node's parent_id (a parent not in the tree: the node is a root; a
+    cycle: cut), its roots in creation order; each node's depth where the file had none, and
+    ancestor_ids where it had none (from the tree)."""
+    graph = tree_graph(nodes, _parent_edges(nodes, name, problems))
+    try:
+        set_depths(graph)
+    except nx.NetworkXUnfeasible:  # a broken tree: parent_id cycles
+        cut_cycles(graph, name, problems)
+        set_depths(graph)
+    reconstructed = [n for n in nodes if n not in has_scope]
+    link_ancestors(nodes, graph, reconstructed)
     missing_depth = 0
     for node_id, node in nodes.items():
         if node.depth is None:
-            node.depth = depth[node_id]
+            node.depth = graph.nodes[node_id]["depth"]
             missing_depth += 1
         check_scope(node, name, problems)
     if missing_depth:
@@ -629,7 +621,6 @@ def build_graph(
                 severity="info",
             )
         )
-    reconstructed = [n for n in nodes if n not in has_scope]
     if reconstructed:
         problems.append(
             Problem(
@@ -640,10 +631,7 @@ def build_graph(
                 severity="info",
             )
         )
-    graph = RunGraph()
-    graph.add_nodes_from(nodes)
-    graph.add_edges_from((pid, cid) for cid, pid in parent.items() if pid is not None)
-    roots = [node_id for node_id, pid in parent.items() if pid is None]
+    roots = [node_id for node_id, degree in graph.in_degree() if degree == 0]
     if len(roots) > 1:
         shown = ", ".join(roots[:5]) + (" …" if len(roots) > 5 else "")
         problems.append(

@@ -52,3 +52,31 @@ def short(text: str, limit: int = 80) -> str:
     """A one-line excerpt for problem messages."""
     flat = " ".join(str(text).split())
     return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def nonfinite(value: Any, prefix: str = "") -> list[str]:
+    """Where decoded JSON `value` holds a number JSON has no form for (NaN, Infinity: what
+    `json` reads from `NaN`, `Infinity` or `1e400`), each as `path = value` (`context.n =
+    NaN`, `nodes[2].metrics.x = Infinity`), in document order. Iterative: any depth."""
+    found: list[str] = []
+    stack: list[tuple[str, Any]] = [(prefix, value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                found.append(f"{path or 'the value'} = {_JSON_WORD.get(item, 'NaN')}")
+        elif isinstance(item, dict):
+            items = [(f"{path}.{key}" if path else str(key), v) for key, v in item.items()]
+            stack.extend(reversed(items))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(item))))
+    return found
+
+
+_JSON_WORD = {math.inf: "Infinity", -math.inf: "-Infinity"}  # (NaN is no key: never equal)
+
+
+def nonfinite_why(found: list[str]) -> str:
+    """A problem's `why` for `nonfinite`'s findings: the first few, and the rule."""
+    shown = "; ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return f"{shown}: no JSON number; JSON output writes null there"

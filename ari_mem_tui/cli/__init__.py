@@ -349,6 +349,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_letta_options(p_health)
     add_limit_options(p_health)
 
+    p_schema = sub.add_parser(
+        "schema",
+        help="the JSON Schema of an output (summary, saw, audit, runs, health, dossier)",
+        description=(
+            "Print the JSON Schema of the output NAME (what its --json holds, field by field);"
+            " without NAME, list the names. docs/schema/NAME.json holds the same text."
+        ),
+    )
+    p_schema.add_argument("name", nargs="?", metavar="NAME", help="an output's name")
+
     p_serve = sub.add_parser(
         "serve", help="serve the TUI on a run or workspace to a web browser (textual-serve)"
     )
@@ -517,5 +527,6 @@ COMMANDS = {
     "export": "cmd_export",
     "health": "cmd_health",
     "serve": "cmd_serve",
+    "schema": "cmd_schema",
     "open": "cmd_open",
 }

@@ -370,6 +370,21 @@ def cmd_health(args: argparse.Namespace) -> int:
     return EXIT_FINDINGS if report.starved else EXIT_OK
 
 
+def cmd_schema(args: argparse.Namespace) -> int:
+    """The JSON Schema of one output, or the outputs' names, one a line, with what each is."""
+    from ari_mem_tui.render.outputs import OUTPUTS, json_schema
+
+    if args.name is None:
+        for name, model in OUTPUTS.items():
+            sys.stdout.write(f"{name:8} {(model.__doc__ or '').splitlines()[0]}\n")
+        return EXIT_OK
+    if args.name not in OUTPUTS:
+        say(f"no output is named {args.name!r}; the outputs: {', '.join(OUTPUTS)}")
+        return EXIT_UNREADABLE
+    sys.stdout.write(json_text(json_schema(args.name)) + "\n")
+    return EXIT_OK
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     from ari_mem_tui.tui.serve import ServeError, exposure_warning, listen, serve
     from ari_mem_tui.workspace import scan
@@ -634,6 +649,7 @@ __all__ = [
     "cmd_open",
     "cmd_runs",
     "cmd_saw",
+    "cmd_schema",
     "cmd_serve",
     "cmd_summary",
     "letta_options",

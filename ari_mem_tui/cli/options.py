@@ -35,15 +35,15 @@ def settle_embedder(args: argparse.Namespace) -> None:
     lack the config's ranker (demo and serve never send anything) takes "auto"."""
     from ari_mem_tui.tui.config import load_settings  # noqa: PLC0415 - only when it matters
 
-    settings = load_settings() if args.embedder is None else {}
-    chosen = settings.get("embedder")
+    if args.embedder is not None:
+        return
+    settings = load_settings()
     allowed = EMBEDDERS if hasattr(args, "embed_url") else LOCAL_EMBEDDERS
-    if args.embedder is None:
-        args.embedder = chosen if chosen in allowed else EMBEDDERS[0]
-    if args.embedder == "run" and settings:
+    args.embedder = settings.embedder if settings.embedder in allowed else EMBEDDERS[0]
+    if args.embedder == "run":
         for key in ("embed_url", "embed_model"):
-            value = settings.get(key)
-            if getattr(args, key, None) is None and isinstance(value, str) and value:
+            value = getattr(settings, key)
+            if getattr(args, key, None) is None and value:
                 setattr(args, key, value)
 
 

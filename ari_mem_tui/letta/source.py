@@ -18,7 +18,7 @@ from typing import Any
 
 from ari_mem_tui.checkpoint.entry_ids import EntryIds
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
-from ari_mem_tui.checkpoint.values import as_float
+from ari_mem_tui.checkpoint.values import as_float, nonfinite, nonfinite_why
 from ari_mem_tui.letta.api import (
     MAX_ROWS,
     PAGE_SIZE,
@@ -249,6 +249,16 @@ def read_core(conn: LettaConnection, agent_id: str, problems: list[Problem]) -> 
             why = "not a JSON object"
         if isinstance(decoded, dict):
             context = decoded
+            odd = nonfinite(context, "ari_context")
+            if odd:  # (json reads NaN, Infinity and 1e400; a JSON output writes null there)
+                problems.append(
+                    Problem(
+                        file=f"letta:{conn.url}",
+                        where="block ari_context",
+                        what="kept the experiment context as read",
+                        why=nonfinite_why(odd),
+                    )
+                )
         else:
             problems.append(
                 Problem(

@@ -1,8 +1,7 @@
 """Every noun of the tool: the records read from ARI's files and the `Checkpoint` that holds them."""
 
-from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError, Run
+from ari_mem_tui.model.checkpoint import Checkpoint, NodeRefError, Run, set_depths, tree_graph
 from ari_mem_tui.model.columns import Entries, EntryView, Events, EventView, StringTable
-from ari_mem_tui.model.graph import RunGraph
 from ari_mem_tui.model.records import (
     NODE_LABELS,
     NODE_STATUSES,
@@ -53,9 +52,10 @@ __all__ = [
     "RecordedSearch",
     "Replay",
     "Run",
-    "RunGraph",
     "StringTable",
     "Tier",
     "TierLine",
     "TraceCall",
+    "set_depths",
+    "tree_graph",
 ]

@@ -1,13 +1,21 @@
-"""The `Checkpoint` aggregate: one run, everything the readers found, and the problems met."""
+"""The `Checkpoint` aggregate: one run, everything the readers found, and the problems met.
+
+The run's tree is a networkx `DiGraph` (`Checkpoint.graph`, made by `tree_graph`): its walks
+are networkx's, each iterative (no recursion: a run can be a chain 20,000 nodes deep) and
+linear in what it visits.
+"""
 
 from __future__ import annotations
 
 import difflib
 from array import array
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
+
+import networkx as nx
 
 from ari_mem_tui.model.columns import (
     Entries,
@@ -18,7 +26,6 @@ from ari_mem_tui.model.columns import (
     recode_entries,
     recode_events,
 )
-from ari_mem_tui.model.graph import RunGraph
 from ari_mem_tui.model.records import (
     CoreBlocks,
     CowWrite,
@@ -39,6 +46,26 @@ class NodeRefError(LookupError):
     """A node reference (full id or suffix) that names no node, or several."""
 
 
+def tree_graph(nodes: Mapping[str, Node], edges: Iterable[tuple[str, str]]) -> nx.DiGraph:
+    """The run's tree: `nodes` in their order (creation order), parent → child `edges` (each
+    parent's children in the order given: the tree's), and each node's attribute `node`, its
+    record (what the tree widget labels and filters by). `set_depths` adds `depth`."""
+    graph = nx.DiGraph()
+    graph.add_nodes_from((node_id, {"node": node}) for node_id, node in nodes.items())
+    graph.add_edges_from(edges)
+    return graph
+
+
+def set_depths(graph: nx.DiGraph) -> None:
+    """Each node's attribute `depth`: its depth in the tree as drawn (a root 0), in one
+    topological walk. nx.NetworkXUnfeasible when the graph has a cycle (a broken tree:
+    checkpoint/tree.py cuts them, then calls this again)."""
+    nodes, pred = graph.nodes, graph.pred
+    for node_id in nx.topological_sort(graph):
+        parent = next(iter(pred[node_id]), None)
+        nodes[node_id]["depth"] = 0 if parent is None else nodes[parent]["depth"] + 1
+
+
 @dataclass
 class Checkpoint:
     path: Path
@@ -46,7 +73,8 @@ class Checkpoint:
     tree_source: str | None = None  # the file the tree came from
     experiment_goal: str = ""
     nodes: dict[str, Node] = field(default_factory=dict)  # creation order
-    graph: RunGraph = field(default_factory=RunGraph)  # parent -> child edges
+    # parent -> child edges, node attributes `node` and `depth` (`tree_graph`, `set_depths`)
+    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
     roots: list[str] = field(default_factory=list)
     # node_scope then react, file order: columns (model/columns.py); a list of MemoryEntry
     # records assigned here is turned into columns
@@ -189,7 +217,8 @@ class Checkpoint:
         return accepted, len(self.writes) - accepted
 
     def lineage(self, node_id: str) -> list[str]:
-        """root → … → node (inclusive), from the node's ancestor_ids."""
+        """root → … → node (inclusive), from the node's ancestor_ids: the scope ARI read with
+        (rebuilt from the tree where the file had none: `Node.ancestor_ids`, a ParentChain)."""
         return [*self.nodes[node_id].ancestor_ids, node_id]
 
     def children(self, node_id: str) -> list[str]:
@@ -205,11 +234,52 @@ class Checkpoint:
     def tree_path(self, node_id: str) -> list[str]:
         """root → … → node as the tree draws it. `lineage` is the scope ARI read with: its
         ancestor_ids may name nodes the tree does not hold (a parent missing from tree.json)."""
-        path, seen = [node_id], {node_id}
-        while (parent := self.tree_parent(path[-1])) is not None and parent not in seen:
-            path.append(parent)
-            seen.add(parent)
-        return path[::-1]
+        if node_id not in self.graph:
+            return [node_id]
+        upwards = nx.dfs_preorder_nodes(self.graph.reverse(copy=False), node_id)  # node, parent …
+        return list(upwards)[::-1]
+
+    def tree_order(self) -> Iterator[str]:
+        """Every node of the tree once, depth first from each root, children in order."""
+        graph = self.graph
+        return chain.from_iterable(
+            nx.dfs_preorder_nodes(graph, root) for root in self.roots if root in graph
+        )
+
+    def with_tree_ancestors(self, node_ids: Iterable[str]) -> set[str]:
+        """`node_ids` and every node above one of them in the tree: each walks up the tree
+        until it meets a node an earlier one passed (linear in the tree, however deep)."""
+        found: set[str] = set()
+        graph = self.graph
+        for node_id in node_ids:
+            if node_id in found or node_id not in graph:
+                continue
+            upwards = nx.dfs_preorder_nodes(graph.reverse(copy=False), node_id)
+            for step in upwards:  # node, parent, …: stop where an earlier walk went on
+                if step in found:
+                    break
+                found.add(step)
+        return found
+
+    def descendants(self, node_id: str) -> set[str]:
+        """The nodes below `node_id` in the tree (they started after it: it saw none of their
+        memory)."""
+        return nx.descendants(self.graph, node_id) if node_id in self.graph else set()
+
+    def common_ancestor(self, a: str, b: str) -> str | None:
+        """The deepest node of the tree above (or at) both `a` and `b`; None on different
+        roots."""
+        if a not in self.graph or b not in self.graph:
+            return None
+        return nx.lowest_common_ancestor(self.graph, a, b)
+
+    def shared_scope(self, a: str, b: str) -> list[str]:
+        """The nodes whose memory both `a` and `b` could read (in both scopes, root first):
+        the lineage through their common ancestor, itself included unless it is `a` or `b`
+        (a node reads its ancestors, not itself)."""
+        theirs = set(self.nodes[b].ancestor_ids) if b in self.nodes else set()
+        mine = self.nodes[a].ancestor_ids if a in self.nodes else []
+        return [node_id for node_id in mine if node_id in theirs]
 
 
 class EntriesById(Mapping[str, EntryView]):

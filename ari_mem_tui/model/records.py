@@ -5,17 +5,24 @@ Every reader (checkpoint files, Letta server) produces these objects, and everyt
 optional, because ARI's files in the wild lack fields often (legacy trees, resumed runs,
 half-written files).
 
-The records are plain dataclasses (`Record`) and msgspec Structs, not pydantic models: pydantic's
-import and model building were ~0.1 s of every command's start, a third of a small run's
-`summary`. Input is checked where it arrives, by the readers and by msgspec (`model_validate`),
-and `model_dump` turns a record into the plain data that JSON output and the run index hold.
+The records are plain dataclasses (`Record`) and msgspec Structs, not pydantic models, and their
+methods are not named as pydantic's: a big run holds hundreds of thousands of entries and access
+events (kept as columns, model/columns.py; `MemoryEntry` and `AccessEvent` are a row's record
+form), and as pydantic models they would cost an order of magnitude more (200k entries: msgspec
+Structs 24 MB and 0.8 s, pydantic models 293 MB and 7.5 s, measured 2026-12-06 with tracemalloc
+on, load average 17: the ratios, not the times, are the point). The small records follow the
+same rule: the run index restores a 10k-node run's nodes without a validation pass, and the
+replay builds a node's hits per key press. Input is checked where it arrives, by the readers and
+by msgspec (`from_data`), and `as_data` turns a record into the plain data that the run index
+holds and that JSON output is built from: the JSON outputs are pydantic models
+(render/outputs.py), which check that data at the edge.
 """
 
 from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import MISSING, dataclass, field, fields
 from typing import Any, ClassVar, Literal, overload
 
@@ -28,7 +35,7 @@ EntryKind = Literal["node_scope", "react_step"]
 
 
 def _plain(value: Any) -> Any:
-    """What `model_dump` makes of a value msgspec does not know: a sequence (a node's
+    """What `as_data` makes of a value msgspec does not know: a sequence (a node's
     `ParentChain`) as its list, a numpy scalar as its Python number."""
     if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
         return list(value)
@@ -62,7 +69,7 @@ def _dumped(data: dict[str, Any], exclude: Collection[str]) -> dict[str, Any]:
 
 
 class Record:
-    """The base of the model's dataclasses, with the pydantic-style methods the code calls.
+    """The base of the model's dataclasses: their plain data, checked construction, a copy.
 
     `FLOATS` and `INTS` name the number fields whose value is made a Python float / int at
     construction (a JSON 1 is a score of 1.0, a numpy rank a plain int), as pydantic did."""
@@ -78,16 +85,15 @@ class Record:
                 if value is not None and type(value) is not kind:
                     setattr(self, name, kind(value))
 
-    def model_dump(self, mode: str = "python", exclude: Collection[str] = ()) -> dict[str, Any]:  # noqa: ARG002
-        """Every field as plain data (records as dicts, sequences as lists), in field order.
-        `mode` is pydantic's argument: "json" is the same here, every value is JSON's already."""
+    def as_data(self, exclude: Collection[str] = ()) -> dict[str, Any]:
+        """Every field as plain data (records as dicts, sequences as lists), in field order."""
         data = msgspec.to_builtins(self, enc_hook=_plain)
         for name in exclude:
             data.pop(name, None)
         return data
 
     @classmethod
-    def model_validate(cls, data: Any) -> Any:
+    def from_data(cls, data: Any) -> Any:
         """The record a dict describes, each field checked against its type (a JSON "3" may be
         an int 3); msgspec.ValidationError names the field that is not."""
         if isinstance(data, cls):
@@ -103,14 +109,14 @@ class Record:
         """Equal dumps (a dataclass compares its fields instead: the same, without the dump)."""
         if type(other) is not type(self):
             return NotImplemented
-        return self.model_dump() == other.model_dump()  # type: ignore[attr-defined]
+        return self.as_data() == other.as_data()  # type: ignore[attr-defined]
 
     __hash__ = None  # type: ignore[assignment]
 
-    def model_copy(self, update: Mapping[str, Any] | None = None) -> Any:
-        """A shallow copy, with `update`'s fields replaced (not checked)."""
+    def replaced(self, **changes: Any) -> Any:
+        """A shallow copy, with the fields `changes` names replaced (not checked)."""
         twin = copy.copy(self)
-        for name, value in (update or {}).items():
+        for name, value in changes.items():
             setattr(twin, name, value)
         return twin
 
@@ -171,18 +177,20 @@ class JsonList(JsonStrings):
 
 
 class ParentChain(Sequence[str]):
-    """A node's ancestor ids (root first), read off the run's parent links when asked.
+    """A node's ancestor ids (root first), read off the run's tree (its graph's parent links)
+    when asked.
 
     A tree without `ancestor_ids` gets these instead of lists: a 20,000-deep chain would
     otherwise hold 200 million ids (quadratic). Length and parent are O(1); iterating and
     `in` walk the links, O(depth), and nothing is kept. Behaves like the list it stands for.
     """
 
-    __slots__ = ("_len", "_parent", "_start")
+    __slots__ = ("_len", "_pred", "_start")
 
-    def __init__(self, parent: Mapping[str, str | None], node_id: str, length: int) -> None:
-        self._parent = parent  # child id -> parent id (None for a root); acyclic
-        self._start = parent.get(node_id)
+    def __init__(self, graph: Any, node_id: str, length: int) -> None:
+        """`graph`: the run's networkx DiGraph, a forest (each node one parent at most)."""
+        self._pred = graph.pred  # node id -> {parent id: …}
+        self._start = next(iter(self._pred[node_id]), None)
         self._len = length
 
     def __len__(self) -> int:
@@ -192,10 +200,10 @@ class ParentChain(Sequence[str]):
         return self._start is not None
 
     def _up(self) -> Iterator[str]:
-        current, parent = self._start, self._parent
+        current, pred = self._start, self._pred
         while current is not None:
             yield current
-            current = parent.get(current)
+            current = next(iter(pred[current]), None)
 
     def __iter__(self) -> Iterator[str]:
         chain = list(self._up())
@@ -267,7 +275,7 @@ _NODE_DEFAULTS = {
 class Node(Record):
     """One BFTS node, as `tree.json` holds it (§2.2), plus what the loader learnt about it.
 
-    The fields are `NodeFields`'; keys the file has beyond them are kept in `model_extra`
+    The fields are `NodeFields`'; keys the file has beyond them are kept in `extra_fields`
     (ARI's trees carry more than §2.2 lists). `trace_log` and `artifacts` are kept as the
     file's bytes until first read (`JsonStrings`, `JsonList`): a big run's tree.json is mostly
     trace lines, which nothing needs until a node is looked at.
@@ -292,17 +300,17 @@ class Node(Record):
     original_direction: str | None
     node_report_path: str | None
     scope_reconstructed: bool
-    model_extra: dict[str, Any]
+    extra_fields: dict[str, Any]
 
     def __init__(self, **data: Any) -> None:
         """A node from its fields, each checked against its type (msgspec.ValidationError
-        names the field that is not); other keys go to `model_extra`."""
+        names the field that is not); other keys go to `extra_fields`."""
         trace = data.pop("trace_log", _ABSENT)
         artifacts = data.pop("artifacts", _ABSENT)
         known = {name: data.pop(name) for name in NODE_FIELDS if name in data}
         typed = msgspec.convert(known, NodeFields, strict=False)
         self.__dict__.update(zip(NODE_FIELDS, msgspec.structs.astuple(typed), strict=True))
-        self.model_extra = data
+        self.extra_fields = data
         # a list of strings, or the JsonStrings the reader left undecoded (None: [])
         self._trace: list[str] | JsonStrings | None = None
         # a list, or the JsonList the reader left undecoded (None: [])
@@ -313,7 +321,7 @@ class Node(Record):
             self._artifacts = _artifacts_value(artifacts)
 
     @classmethod
-    def model_validate(cls, data: Any) -> Node:
+    def from_data(cls, data: Any) -> Node:
         return data if isinstance(data, cls) else cls(**data)
 
     @classmethod
@@ -324,16 +332,16 @@ class Node(Record):
         values = node.__dict__
         for name in NODE_FIELDS:  # (the rebuilt ancestors are not stored)
             values[name] = fields.pop(name) if name in fields else _NODE_DEFAULTS[name]()
-        values["model_extra"] = fields  # what is left: the file's other keys
+        values["extra_fields"] = fields  # what is left: the file's other keys
         values["_trace"], values["_artifacts"] = trace, artifacts
         return node
 
-    def model_dump(self, mode: str = "python", exclude: Collection[str] = ()) -> dict[str, Any]:  # noqa: ARG002
+    def as_data(self, exclude: Collection[str] = ()) -> dict[str, Any]:
         """The fields, then the file's other keys, then `artifacts` and `trace_log` (decoded
         only when not excluded), as plain data."""
         values = self.__dict__
         data = {name: values[name] for name in NODE_FIELDS}
-        data.update(self.model_extra)
+        data.update(self.extra_fields)
         if "artifacts" not in exclude:
             data["artifacts"] = self.artifacts
         if "trace_log" not in exclude:
@@ -559,7 +567,7 @@ class TraceCall(Record):
         self._decode: Any = None  # result_raw -> result, when left to it
 
     @classmethod
-    def model_validate(cls, values: dict[str, Any]) -> TraceCall:
+    def from_data(cls, values: dict[str, Any]) -> TraceCall:
         """A call from the reader's values (trace_log.py builds each of its type)."""
         return cls(**values)
 
@@ -577,7 +585,7 @@ class TraceCall(Record):
             return self._decode(self.result_raw) if self.result_raw is not None else None
         return self._result
 
-    def model_dump(self, mode: str = "python", exclude: Collection[str] = ()) -> dict[str, Any]:  # noqa: ARG002
+    def as_data(self, exclude: Collection[str] = ()) -> dict[str, Any]:
         data = {name: getattr(self, name) for name in self.FIELDS}
         data["result"] = self.result
         return _dumped(data, exclude)

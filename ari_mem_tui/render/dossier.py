@@ -19,14 +19,12 @@ from ari_mem_tui.audit import audit, findings_by_node
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.findings import findings_markdown
-from ari_mem_tui.render.report import saw_json
 from ari_mem_tui.render.text import (
     clean,
     fmt_iso,
     fmt_ts,
     json_text,
     pretty_json,
-    schema,
     short_id,
 )
 from ari_mem_tui.render.words import (
@@ -38,8 +36,6 @@ from ari_mem_tui.render.words import (
     query_words,
 )
 from ari_mem_tui.search.tiers import NO_MESSAGE
-
-DOSSIER_VERSION = 2  # 2: `schema` and `schema_version` in place of `dossier_version`
 
 
 def _cell(value: object, width: int = 160) -> str:
@@ -221,15 +217,17 @@ def _writes_section(replay: Replay) -> list[str]:
 def dossier_json(replay: Replay, ckpt: Checkpoint) -> dict[str, Any]:
     """The dossier as a JSON-ready dict, for scripts: `replay` has the shape of `saw --json`."""
     node = ckpt.nodes.get(replay.node_id)
-    return {
-        **schema("dossier", DOSSIER_VERSION),
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    data = {
         "checkpoint": str(ckpt.path),
         "run_id": ckpt.run_id,
-        "node": node.model_dump(mode="json") if node is not None else None,
+        "node": node.as_data() if node is not None else None,
         "lineage": ckpt.lineage(replay.node_id) if node is not None else [],
-        "replay": saw_json(replay),
-        "findings": [f.model_dump(mode="json") for f in node_findings(replay, ckpt)],
+        "replay": replay.as_data(),
+        "findings": [f.as_data() for f in node_findings(replay, ckpt)],
     }
+    return outputs.output(outputs.DossierOutput, data)
 
 
 NAME_CHARS = 60  # readable part of an id in a file name, at most

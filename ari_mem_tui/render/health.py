@@ -14,7 +14,7 @@ from rich.text import Text
 
 from ari_mem_tui.health import by_depth_ranges
 from ari_mem_tui.model.health import Bucket, EntryUse, Health, NodeHealth
-from ari_mem_tui.render.text import clean, preview, schema, short_id
+from ari_mem_tui.render.text import clean, preview, short_id
 from ari_mem_tui.render.words import plural
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -203,4 +203,6 @@ def render_health(console: Console, h: Health) -> None:
 
 
 def health_json(h: Health) -> dict[str, Any]:
-    return {**schema("health", 1), **h.model_dump(mode="json")}
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    return outputs.output(outputs.HealthOutput, h.as_data())

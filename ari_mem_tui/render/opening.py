@@ -22,14 +22,9 @@ class Opening(NamedTuple):
 
 
 def tree_order(ckpt: Checkpoint) -> Iterator[str]:
-    """Every node once, depth first from each root, children in the tree's order (walked
-    iteratively: a run can be a chain thousands of nodes deep)."""
-    seen: set[str] = set()
-    for root in ckpt.roots:
-        for node_id in ckpt.graph.preorder(root):
-            if node_id not in seen:
-                seen.add(node_id)
-                yield node_id
+    """Every node once, depth first from each root, children in the tree's order (networkx's
+    walk, iterative: a run can be a chain thousands of nodes deep)."""
+    return ckpt.tree_order()
 
 
 def opening_node(ckpt: Checkpoint, findings_by_node: Mapping[str, list] | None = None) -> Opening:

@@ -367,7 +367,7 @@ def _health(health: Health) -> dict[str, list[Any]]:
     out = _empty("health")
     keys = [column for column, _ in SCHEMAS["health"] if column not in ("run_id", "ranker")]
     for row in health.nodes:
-        data = row.model_dump()
+        data = row.as_data()
         for key in keys:
             out[key].append(_finite(data.get(key)))
         out["ranker"].append(health.ranker)

@@ -15,7 +15,7 @@ from rich.text import Text
 
 from ari_mem_tui.audit import AuditReport, Finding
 from ari_mem_tui.model import CowWrite, Hit, Replay
-from ari_mem_tui.render.text import clean, fmt_ts, preview, schema, short_id
+from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
     cut_note,
@@ -39,33 +39,9 @@ WRITES_SHOWN = 20  # rows of the writes table, beyond the rejected ones
 
 
 def saw_json(result: Replay) -> dict[str, Any]:
-    data = {**schema("saw", 1), **result.model_dump(mode="json")}
-    data["writes"] = [
-        {
-            k: w[k]
-            for k in (
-                "ts",
-                "current_node",
-                "target_node",
-                "tool",
-                "accepted",
-                "reason",
-                "source",
-                "entry_id",
-                "text",
-            )
-        }
-        for w in data["writes"]
-    ]
-    core = data["core"]
-    data["core"] = {
-        "persona": core["persona"],
-        "human": core["human"],
-        "ari_context": core["ari_context"],
-        "source": core["source"],
-        "approximate": core["approximate"],
-    }
-    return data
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    return outputs.output(outputs.SawOutput, result.as_data())
 
 
 def fidelity_line(r: Replay) -> Text:
@@ -276,7 +252,9 @@ def writes_shown(writes: list[CowWrite]) -> list[CowWrite]:
 
 
 def audit_json(report: AuditReport, source: str) -> dict[str, Any]:
-    return {**schema("audit", 1), **report.model_dump(mode="json"), "memory_source": source}
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    return outputs.output(outputs.AuditOutput, {**report.as_data(), "memory_source": source})
 
 
 def render_audit(console: Console, report: AuditReport, source: str = "") -> None:

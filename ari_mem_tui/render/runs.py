@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ari_mem_tui.model.workspace import RunInfo, RunSummary, Workspace
-from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview, schema
+from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview
 from ari_mem_tui.render.words import plural
 
 RUN_COLUMNS = (
@@ -127,7 +127,9 @@ def when(ts: float | None) -> str:
 
 
 def runs_json(ws: Workspace) -> dict[str, Any]:
-    return {**schema("runs", 1), **ws.model_dump(mode="json")}
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    return outputs.output(outputs.RunsOutput, ws.as_data())
 
 
 def render_runs(console: Console, ws: Workspace) -> None:

@@ -16,7 +16,6 @@ from rich.text import Text
 from ari_mem_tui.checkpoint.load import checkpoint_hash
 from ari_mem_tui.model import Checkpoint, Problem
 from ari_mem_tui.render.text import clean as clean_text
-from ari_mem_tui.render.text import schema
 from ari_mem_tui.render.words import plural
 
 
@@ -51,8 +50,9 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
 
 
 def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
-    return {
-        **schema("summary", 1),
+    from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
+
+    data = {
         "path": str(ckpt.path),
         "memory_source": source or f"files: {ckpt.path}",
         "checkpoint_hash": ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
@@ -65,8 +65,9 @@ def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
         },
         "counts": counts(ckpt),
         "access_summary": ckpt.access_summary,
-        "problems": [p.model_dump() for p in ckpt.problems],
+        "problems": [p.as_data() for p in ckpt.problems],
     }
+    return outputs.output(outputs.SummaryOutput, data)
 
 
 def loaded(ckpt: Checkpoint) -> bool:

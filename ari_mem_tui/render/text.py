@@ -79,15 +79,6 @@ _JSON_UNSAFE = re.compile(
 )
 
 
-SCHEMA_PREFIX = "ari-mem-tui/"
-
-
-def schema(name: str, version: int) -> dict[str, Any]:
-    """The first two fields of every JSON output: which document it is and the version of its
-    shape (raised when a field changes meaning or goes; README, JSON output, lists them)."""
-    return {"schema": SCHEMA_PREFIX + name, "schema_version": version}
-
-
 def json_text(value: Any) -> str:
     """`value` as indented JSON that is safe to print: C0 (by json itself), C1, bidi controls and
     lone surrogates escaped as \\uXXXX, everything else as the UTF-8 text it is."""

@@ -5,9 +5,9 @@ One place, so the CLI, the Hits pane and the dossier never describe the same res
 
 from __future__ import annotations
 
-from ari_mem_tui.model import Hit, Replay
+from ari_mem_tui.model import Checkpoint, Hit, Replay
 from ari_mem_tui.model.words import plural
-from ari_mem_tui.render.text import clean, fmt_ts
+from ari_mem_tui.render.text import clean, fmt_ts, short_id
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS
 
 MARK_WORDS = {
@@ -128,3 +128,28 @@ def differences_words(replay: Replay) -> str:
     if not n:
         return "same entries, ranks, global ranks and scores as the recording"
     return f"{plural(n, 'difference')} (entries differing in entry, rank, global rank or score)"
+
+
+def shared_memory_words(ckpt: Checkpoint, a: str, b: str) -> str:
+    """What two nodes could both read: the memory of the nodes in both scopes (the lineage
+    through their common ancestor; a node reads its ancestors', not its own)."""
+    shared = ckpt.shared_scope(a, b)
+    if not shared:
+        return "no memory both could read (no node is in both scopes)"
+    entries = sum(len(ckpt.entries_by_node.rows(node_id)) for node_id in shared)
+    nodes = short_id(shared[0])  # (as the lineage above names them)
+    if len(shared) > 1:
+        nodes = f"{len(shared)} nodes, {nodes} … {short_id(shared[-1])}"
+    return f"memory both could read: {plural(entries, 'entry', 'entries')} of {nodes}"
+
+
+def unseen_words(ckpt: Checkpoint, node_id: str) -> str:
+    """What `d` dims: the nodes outside the node's scope, its descendants (they started after
+    it) told apart from other branches."""
+    scope = {n for n in ckpt.nodes[node_id].ancestor_ids if n in ckpt.nodes}
+    unseen = len(ckpt.nodes) - len(scope) - 1
+    below = len(ckpt.descendants(node_id))
+    return (
+        f"dimming the {plural(unseen, 'node')} {clean(node_id, False)}'s search could not see:"
+        f" {below} below it (they started after it), {unseen - below} on other branches"
+    )

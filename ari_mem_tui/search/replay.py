@@ -152,7 +152,7 @@ def replay(
 
     eligible = eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, before)
     if windowless:  # the backend's answer IS the pre-filtered one: nothing beyond a window
-        missed, exact, pending = [], [hit.model_copy() for hit in hits], None
+        missed, exact, pending = [], [hit.replaced() for hit in hits], None
         notes.append(WINDOWLESS_NOTE)
     else:
         missed, exact, pending = _beyond_window(eligible, ranking, limit, exact_ranks)

@@ -27,6 +27,7 @@ from ari_mem_tui.checkpoint import Checkpoint, cachefile
 from ari_mem_tui.model import Replay
 from ari_mem_tui.model.secrets import mask
 from ari_mem_tui.render.text import preview
+from ari_mem_tui.render.words import unseen_words
 from ari_mem_tui.run import EmbedOptions, Run
 from ari_mem_tui.search.run_model import KEY_ENV
 from ari_mem_tui.tui import config, keys, workers
@@ -105,10 +106,10 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.open_useful = open_useful
         self.remember_theme = False  # not while the initial theme is being applied
         settings = config.load_settings()
-        self._wanted_theme = theme or settings.get("theme") or DEFAULT_THEME
+        self._wanted_theme = theme or settings.theme or DEFAULT_THEME
         self.keymap = config.keymap(settings)  # the user's remaps: {key id: keys}, tui/keys.py
         # `q` asks first (lazygit's confirmOnQuit): for people who type into the wrong window
-        self.confirm_quit = config.flag(settings, "confirm_quit")
+        self.confirm_quit = settings.confirm_quit
         self._remember_after_start = remember_theme
         if title:
             self.sub_title = title
@@ -351,7 +352,13 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
     def action_toggle_dim(self) -> None:
         tree = self.tree_widget
         tree.set_dim_unseen(not tree.dim_unseen)
-        self.notify("dimming nodes outside the search scope" if tree.dim_unseen else "dimming off")
+        node, ckpt = tree.selected_id, tree.ckpt
+        if not tree.dim_unseen or ckpt is None or node not in ckpt.nodes:
+            self.notify(
+                "dimming nodes outside the search scope" if tree.dim_unseen else "dimming off"
+            )
+            return
+        self.notify(unseen_words(ckpt, node))
 
     def action_toggle_missed(self) -> None:
         self.action_tab("hits")

@@ -14,19 +14,9 @@ from textual.widgets import Static
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
 from ari_mem_tui.render.text import clean, preview, short_id
-from ari_mem_tui.render.words import pool_words, ranker_short
+from ari_mem_tui.render.words import pool_words, ranker_short, shared_memory_words
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
-
-
-def common_ancestor(ckpt: Checkpoint, a: str, b: str) -> str | None:
-    """The deepest node on both lineages (a node counts as its own ancestor here)."""
-    common = None
-    for x, y in zip(ckpt.lineage(a), ckpt.lineage(b), strict=False):
-        if x != y:
-            break
-        common = x
-    return common
 
 
 def lineage_text(ckpt: Checkpoint, node_id: str, common: str | None) -> Text:
@@ -112,7 +102,8 @@ class CompareScreen(Screen[None]):
             column.scroll_home(animate=False)
 
     def _head(self) -> Text:
-        common = common_ancestor(self.ckpt, self.a.node_id, self.b.node_id)
+        a, b = self.a.node_id, self.b.node_id
+        common = self.ckpt.common_ancestor(a, b)
         head = Text("Compare  ", style="bold")
         if common is None:
             head.append("no common ancestor (different roots)", style="yellow")
@@ -123,12 +114,13 @@ class CompareScreen(Screen[None]):
             head.append(f" (depth {len(shared) - 1}; shared lineage: ")
             head.append(" › ".join(short_id(n) for n in shared), style="bright_black")
             head.append(")")
+        head.append(f"\n{shared_memory_words(self.ckpt, a, b)}", style="bright_black")
         head.append("\n◆ marks what only that side has", style="bright_black")
         return head
 
     def _title(self, side: str) -> Text:
         mine = self.a if side == "A" else self.b
-        common = common_ancestor(self.ckpt, self.a.node_id, self.b.node_id)
+        common = self.ckpt.common_ancestor(self.a.node_id, self.b.node_id)
         title = Text(
             f"{side} (marked) " if side == "A" else f"{side} (current) ", style="bold reverse"
         )

@@ -1,4 +1,5 @@
-"""The run's node tree, drawn from `Checkpoint.graph` and filled lazily.
+"""The run's node tree, drawn from `Checkpoint.graph` (networkx: children in the tree's order,
+each line's label from the node's `node` attribute) and filled lazily.
 
 Textual rebuilds every visible line on each add/expand, and a ~1000-deep expanded chain blows
 the recursion limit, so: children are added only when their parent is expanded, and a run of
@@ -128,7 +129,7 @@ class RunTree(Tree[Item]):
         label = self._labels.get((node_id, width))
         if label is None:
             assert self.ckpt is not None
-            node = self.ckpt.nodes[node_id]
+            node = self.ckpt.graph.nodes[node_id]["node"]
             writes = len(self.ckpt.entries_by_node.rows(node_id))
             tiny = self.size.width < FULL_LABELS_FROM
             label = self._labels[node_id, width] = node_label(node, writes, width, tiny)

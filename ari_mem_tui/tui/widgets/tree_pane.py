@@ -95,14 +95,12 @@ class TreePane(Vertical):
             tree.load(ckpt, None)
             return
         matched = {
-            n.id
-            for n in ckpt.nodes.values()
+            node_id
+            for node_id, n in ckpt.graph.nodes(data="node")
             if (not flt.statuses or (n.status or "") in flt.statuses)
             and (not flt.labels or (n.label or "") in flt.labels)
         }
-        visible = set(matched)
-        for node_id in matched:
-            visible.update(ckpt.nodes[node_id].ancestor_ids)
+        visible = ckpt.with_tree_ancestors(matched)  # (a match's line needs its parents')
         tree.matched_ids = matched
         tree.load(ckpt, visible)
 
