@@ -12,8 +12,12 @@ recorded hits are what the node really got, so no ranker is needed and the count
 `health` gives for those nodes. A node that searched without a recording is counted apart
 (`unjudged`): only a replay could say, and that is `health`'s work.
 
-The replay check is search/check.py's (kept beside the run index by its CheckStore); until a
-check is kept the summary says "unchecked" (None).
+The replay check is search/check.py's, kept beside the run index by its CheckStore: the last
+one kept for these files that compared a search (reproduced of checked, its verdict, its
+ranker), read when the summary is made, and told to a kept summary when a check is kept later
+(`note_check`: the TUI checks in the background after the first hits, `summary --embedder` on a
+reopen). Until then the summary says "unchecked" (None); a stand-in's check, which compares
+nothing, leaves it as it is.
 
 Keyed by what no edit of the run's files can keep: every file a load reads, as (name, inode,
 size, mtime_ns, ctime_ns), stat'ed only (an edit changes the inode's ctime, which no one can
@@ -41,7 +45,7 @@ from ari_mem_tui.model.workspace import RunSummary
 LIMIT = 5  # ARI's hits per start-up search (search/replay.py DEFAULT_LIMIT)
 
 SUMMARY_FILE = "run-summary.bin"  # beside index.bin
-SUMMARY_KIND = "run-summary-2"  # the cache file's kind: a new layout takes a new number
+SUMMARY_KIND = "run-summary-3"  # the cache file's kind: a new layout takes a new number
 _SOURCES = [Path(__file__), Path(__file__).parent / "audit.py", Path(__file__).parent / "health.py"]
 _source_key: str | None = None
 
@@ -121,8 +125,8 @@ def keep(path: Path, before: list[Any], summary: RunSummary) -> bool:
     return cachefile.write_optional(where, data, "run summary", cost)
 
 
-def summarize(ckpt: Checkpoint, report: AuditReport) -> RunSummary:
-    """The summary of a loaded run and its audit."""
+def summarize(ckpt: Checkpoint, report: AuditReport, check: Any = None) -> RunSummary:
+    """The summary of a loaded run, its audit and its kept replay check (or None)."""
     summary = RunSummary(made=time.time(), nodes=len(ckpt.nodes), entries=len(ckpt.entries))
     summary.leaks, summary.scope_violations = len(report.leaks), len(report.scope_violations)
     summary.rejected_writes, summary.unattributed = (
@@ -131,9 +135,7 @@ def summarize(ckpt: Checkpoint, report: AuditReport) -> RunSummary:
     )
     summary.problems = len(ckpt.problems)
     summary.judged, summary.starved, summary.unjudged = starved_nodes(ckpt)
-    found = replay_check(ckpt.path, ckpt.run_id)
-    if found is not None:
-        summary.replay_checked, summary.replay_reproduced, summary.replay_word = found
+    with_check(summary, check)
     return summary
 
 
@@ -162,40 +164,40 @@ def starved_nodes(ckpt: Checkpoint, limit: int = LIMIT) -> tuple[int, int, int]:
     return judged, starved, unjudged
 
 
-def replay_check(path: Path, run_id: str | None = None) -> tuple[int, int, str] | None:
-    """(checked, reproduced, verdict) of the replay check kept beside the run index for these
-    files (search/check_store.py: the `trust` work, read where it exists), else None."""
-    try:
-        from ari_mem_tui.search import check_store  # type: ignore[attr-defined]  # noqa: PLC0415 - only where it exists
-    except ImportError:
-        return None
-    folder = index.index_dir(Path(path))
-    if folder is None:
-        return None
-    try:
-        key, body = msgspec.msgpack.decode(
-            cachefile.read_sealed(folder / check_store.STORE_FILE, check_store.STORE_KIND)
-        )
-        files = index.run_key(Path(path), run_id)
-        if key[0] != msgspec.msgpack.decode(msgspec.msgpack.encode(files)):
-            return None  # (kept for other files)
-        return int(body["checked"]), int(body["reproduced"]), str(body.get("word", ""))
-    except (OSError, cachefile.CacheMiss, msgspec.DecodeError, KeyError, TypeError, ValueError):
-        return None
+def with_check(summary: RunSummary, check: Any) -> bool:
+    """Put a replay check (search/check.py's ReplayCheck) in `summary`; False, left as it is,
+    when there is none or it compared no search (a stand-in's, MiniLM's not asked for)."""
+    if check is None or not check.checked:
+        return False
+    summary.replay_checked, summary.replay_reproduced = check.checked, check.reproduced
+    summary.replay_word, summary.replay_ranker = check.word, check.ranker
+    return True
+
+
+def note_check(path: Path, check: Any) -> bool:
+    """Tell the summary kept for the run's files as they are now of a replay check just kept
+    for them (run_check.py); False (nothing written) when none is kept or the check compared
+    no search."""
+    summary = kept(path)
+    if summary is None or not with_check(summary, check):
+        return False
+    return keep(path, files_key(path), summary)
 
 
 def summary_maker(
-    ckpt: Checkpoint, before: list[Any], store: AuditStore | None
+    ckpt: Checkpoint, before: list[Any], store: AuditStore | None, checks: Any = None
 ) -> Callable[[AuditReport | None], bool]:
     """What makes and keeps the summary of a run read from its files whose key (`files_key`)
     was `before` when the load began, run once the answer is out: with the audit when the
-    caller has it, else the kept one (or a new one, then kept too)."""
+    caller has it, else the kept one (or a new one, then kept too), and the replay check
+    kept by `checks` (search/check_store.CheckStore) when there is one."""
 
     def make(report: AuditReport | None = None) -> bool:
         if report is None:
             report, new = kept_or_audit(ckpt, store)
             if new and store is not None:
                 store.save(ckpt, report)
-        return keep(ckpt.path, before, summarize(ckpt, report))
+        check = checks.latest(ckpt) if checks is not None else None
+        return keep(ckpt.path, before, summarize(ckpt, report, check))
 
     return make

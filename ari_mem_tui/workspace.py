@@ -11,7 +11,6 @@ mtime, so listing a hundred runs again is instant.
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import time
@@ -29,7 +28,7 @@ from ari_mem_tui.checkpoint.backup import BACKUP_FILE, GzipLines
 from ari_mem_tui.checkpoint.jsonfile import usable_file
 from ari_mem_tui.checkpoint.paths import RUN_FILES, is_run, not_a_folder
 from ari_mem_tui.checkpoint.tree import read_tree_document
-from ari_mem_tui.checkpoint.values import parse_iso
+from ari_mem_tui.checkpoint.values import as_float, parse_iso
 from ari_mem_tui.model import Problem
 from ari_mem_tui.model.workspace import RunInfo, Workspace
 
@@ -393,13 +392,13 @@ def recent_runs() -> list[dict[str, Any]]:
     rows = data.get("runs") if isinstance(data, dict) else None
     if not isinstance(rows, list):
         return []
+    # `opened` a finite float: an integer past a float's range raised OverflowError (exit 3)
     good = [
-        r
+        {**r, "opened": opened}
         for r in rows
         if isinstance(r, dict)
         and isinstance(r.get("path"), str)
-        and isinstance(r.get("opened"), (int, float))
-        and math.isfinite(r["opened"])
+        and (opened := as_float(r.get("opened"))) is not None
     ]
     return sorted(good, key=lambda r: -r["opened"])
 
@@ -479,16 +478,18 @@ def summarize_run(path: str) -> tuple[str, Any]:
     read or kept. Never raises (one bad run must not end a scan of a thousand)."""
     from ari_mem_tui.audit import AuditStore  # noqa: PLC0415
     from ari_mem_tui.checkpoint.load import load_checkpoint  # noqa: PLC0415
+    from ari_mem_tui.search.check_store import CheckStore  # noqa: PLC0415
 
     run = Path(path)
     try:
         before = run_summary.files_key(run)
         store = AuditStore.before_load(run)
+        checks = CheckStore.before_load(run, only_if_kept=True)  # (a replay check, if any)
         # the run index when one is there; none written (`defer_index` drops the write)
         ckpt = load_checkpoint(run, use_index=True, defer_index=lambda _write: None)
         if ckpt.tree_source is None:
             return path, None
-        made = run_summary.summary_maker(ckpt, before, store)
+        made = run_summary.summary_maker(ckpt, before, store, checks)
         if not made(None):
             return path, None
         return path, run_summary.kept(run)

@@ -13,6 +13,14 @@ The cases are built at run time in a temp folder, from small inputs (nothing big
 - `caches-dev-zero`: the small demo run whose BM25 index and run counts are symlinks to
   /dev/zero, beside a FIFO vector segment (damaged again before every run: each run
   meets them, refuses them and rebuilds);
+- `audit-chain-20k`: a 20,000-deep chain without ancestor_ids whose every node searched its
+  parent's memory (an LLM call in its trace_log, judged against the rebuilt lineage) and read
+  its child's (an access-log read no reader can be found for: 20,000 unattributed reads, each
+  a row of the text audit); `audit` as text and as `--json`, and the ratio of their medians
+  (issue 31: 77.8 s against 8.0 s);
+- `numbers-past-range`: every number of the small demo's tree, nodes tree, access log and
+  backup past some range, in turn (1e308, -1e308, 10**400, 2**64, 5e-324); `score-1e308`:
+  one recorded score of 1e308 (issue 31 item 2); each also with `health`;
 - `tui-chain-20k`: the TUI (Textual headless, 120×40, BM25) on the 20,000-deep chain, scored
   so that it opens on the deepest node: time until the run is shown, then `q` until the app has
   ended, and the child's peak RSS.
@@ -149,6 +157,74 @@ def chain(folder: Path, depth: int = 20_000, name: str = "chain-20k") -> Path:
     return ckpt
 
 
+def chain_reads(folder: Path, depth: int = 20_000) -> Path:
+    """A chain whose every node read twice: its parent's memory by an LLM search (trace_log),
+    its child's by a get_node_memory logged under it, which no trace call explains."""
+    ckpt = folder / "audit-chain-20k"
+    ckpt.mkdir()
+    nodes, events = [], []
+    for i in range(depth):
+        args = {"query": "q", "ancestor_ids": [f"n{i - 1}"] if i else [], "limit": 5}
+        found = {"results": [{"entry_id": f"p{i - 1}", "node_id": f"n{i - 1}", "text": "x"}]}
+        nodes.append(
+            {"id": f"n{i}", "parent_id": f"n{i - 1}" if i else None, "status": "success",
+             "trace_log": [f"→ search_memory({json.dumps(args)})",
+                           "  ← " + str({"result": json.dumps(found if i else {"results": []})})]}
+        )  # fmt: skip
+        events.append(
+            {"ts": 1.78e9 + i, "node_id": f"n{i}", "op": "read", "collection": "node_scope",
+             "query": "inherit:get_node_memory", "ancestor_ids": [f"n{i + 1}"], "limit": 0,
+             "results": []}
+        )  # fmt: skip
+    (ckpt / "tree.json").write_text(json.dumps({"run_id": "deep", "nodes": nodes}))
+    (ckpt / "memory_access.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    return ckpt
+
+
+# ---------------------------------------------------------------- numbers past every range
+PAST_RANGE = [1e308, -1e308, 10**400, 2**64, 5e-324]  # 10**400: an integer no float holds
+
+
+def numbers_past_range(folder: Path) -> Path:
+    """Issue 31 item 2: the small demo with every number of its tree, nodes tree, access log
+    and backup past some range, in turn: scores, ts, metrics, limits, steps, depths, sizes."""
+    sys.path.insert(0, str(ROOT))  # the fuzzer's damage (tests/fuzz/damage.py)
+    from tests.fuzz.damage import past_range
+
+    ckpt = demo(folder, "numbers-past-range")
+    count = [0]
+    for name in ("tree.json", "nodes_tree.json"):
+        path = ckpt / name
+        path.write_text(json.dumps(past_range(json.loads(path.read_text()), PAST_RANGE, count)))
+    log = ckpt / "memory_access.jsonl"
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps(past_range(e, PAST_RANGE, count)) + "\n" for e in lines))
+    backup = ckpt / "memory_backup.jsonl.gz"
+    records = [json.loads(line) for line in gzip.decompress(backup.read_bytes()).splitlines()]
+    body = "".join(json.dumps(past_range(r, PAST_RANGE, count)) + "\n" for r in records)
+    backup.write_bytes(gzip.compress(body.encode()))
+    return ckpt
+
+
+def score_1e308(folder: Path) -> Path:
+    """Issue 31 item 2 as it was seen: one access-log result's score 1e308 (every replay and
+    health exited 3)."""
+    ckpt = demo(folder, "score-1e308")
+    log = ckpt / "memory_access.jsonl"
+    events = [json.loads(line) for line in log.read_text().splitlines()]
+    searches = (
+        e
+        for e in events
+        if e.get("op") == "read" and e.get("results") and not e["query"].startswith("inherit")
+    )
+    next(searches)["results"][0]["score"] = 1e308
+    log.write_text("".join(json.dumps(e) + "\n" for e in events))
+    return ckpt
+
+
+NUMBER_CASES = {"numbers-past-range": numbers_past_range, "score-1e308": score_1e308}
+
+
 def fitted_exponent(sizes: list[int], seconds: list[float]) -> float:
     """The slope of log(seconds) on log(size), least squares: 1 linear, 2 quadratic."""
     xs = [math.log(n) for n in sizes]
@@ -273,6 +349,8 @@ def commands(name: str, ckpt: Path) -> list[list[str]]:
             ["saw", str(ckpt), node, "--embedder", "minilm", "--no-letta"],
             ["runs", str(ckpt.parent)],
         ]
+    if name == "audit-chain-20k":
+        return [["audit", str(ckpt), "--no-letta"], ["audit", str(ckpt), "--json", "--no-letta"]]
     if name == "chain-20k":
         node = "n19999"
     else:
@@ -282,6 +360,8 @@ def commands(name: str, ckpt: Path) -> list[list[str]]:
         ["audit", str(ckpt)],
         ["saw", str(ckpt), node, "--embedder", "bm25"],
     ]
+    if name in NUMBER_CASES:
+        base.append(["health", str(ckpt), "--embedder", "bm25"])
     if name == "memory-200mib":
         loose = ["--max", "gzip-ratio=100000"]
         base += [
@@ -329,8 +409,10 @@ def main() -> int:
         "preview-100mib": preview_100mib,
         "tree-nuls-1gib": tree_nuls,
         "chain-20k": chain,
+        "audit-chain-20k": chain_reads,
         "caches-dev-zero": caches_dev_zero,
         "tui-chain-20k": scored_chain,
+        **NUMBER_CASES,
     }
     print(f"load average {os.getloadavg()[0]:.1f}; {args.repeat} runs per command")
     print(f"{'case':16} {'command':90} {'exit':>4} {'peak MiB':>9} {'median s':>9} {'max s':>7}")
@@ -354,6 +436,7 @@ def main() -> int:
                 )
                 worst_rss, worst_s = max(worst_rss, peak), max(worst_s, shown)
                 continue
+            medians = []
             for command in commands(name, ckpt):
                 damage = damage_caches if name == "caches-dev-zero" else lambda: None
                 runs = [(damage(), measure(command))[1] for _ in range(args.repeat)]
@@ -367,6 +450,11 @@ def main() -> int:
                     f" {statistics.median(times):9.2f} {max(times):7.2f}"
                 )
                 worst_rss, worst_s = max(worst_rss, peak), max(worst_s, max(times))
+                medians.append(statistics.median(times))
+            if name == "audit-chain-20k":  # the same audit, as text and as --json
+                print(
+                    f"{'':16} {'audit: text ÷ --json (medians)':90} {medians[0] / medians[1]:>24.2f}"
+                )
         if not args.no_chains and (not args.only or args.only in "health-chains"):
             chain_health(folder, args.repeat)
         for name, run_cases in (("storage", storage_cases), ("endpoint", endpoint_cases)):

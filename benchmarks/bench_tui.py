@@ -3,7 +3,7 @@ with `--keys`, every key of the help's table from press to paint.
 
     python benchmarks/bench_tui.py [--runs 5] [--big-nodes 10000] [--big-entries 20000]
                                    [--embedder bm25|minilm] [--no-tree-first]
-    python benchmarks/bench_tui.py --keys [--repeat 5] [--size 120x40] [--ckpt DIR]
+    python benchmarks/bench_tui.py --keys [--repeat 5] [--size 120x40] [--ckpt DIR] [--only ID]
 
 `--keys` opens the demo (or DIR) as `ari-mem-tui CKPT` does, waits until its memory, vectors and
 first hits are in, then presses each key of the help's key table (tui/keys.py, and Textual's own
@@ -157,7 +157,7 @@ def bench(name: str, path: Path, embedder: str, runs: int, presses: int, tree_fi
 SKIPPED = {"quit": "leaves the app: nothing left to paint"}
 # keys that switch something on and off: timed twice as often, so each state is timed and the
 # app is left as it was for the keys after (whole-run writes left on would slow every one)
-TOGGLES = {"writes_scope", "wide", "tree", "dim", "missed", "as_of", "follow"}
+TOGGLES = {"writes_scope", "wide", "tree", "dim", "missed", "as_of", "follow", "maximise"}
 NAMED_CHARS = {
     "question_mark": "?",
     "slash": "/",
@@ -166,6 +166,9 @@ NAMED_CHARS = {
     "enter": "\r",
     "tab": "\t",
     "escape": "\x1b",
+    "plus": "+",
+    "up": None,
+    "down": None,
 }
 
 
@@ -236,6 +239,8 @@ def key_plan(app: AriMemApp) -> list[tuple[str, str, str]]:
             if keys.TABLE in key.scopes and keys.TREE not in key.scopes
             else "text"
             if keys.TEXT in key.scopes
+            else "query"
+            if keys.QUERY in key.scopes
             else "table"
             if key_id in ("focus_tree", "back")
             else "tree"
@@ -256,7 +261,14 @@ async def place(app: AriMemApp, where: str) -> None:
         app.action_focus_tree()
     elif where == "table":
         app.action_tab("hits")
-        app.query_one("#hits-table").focus()
+        table = app.query_one("#hits-table")
+        for _ in range(200):  # until it has the focus (a refill can leave it no stop a moment)
+            table.focus()
+            await quiet(app)
+            if app.focused is table:
+                break
+    elif where == "query":
+        app.action_focus_query()
     else:
         app.action_tab("saw")
         app.query_one("#saw-pane").focus()
@@ -264,15 +276,61 @@ async def place(app: AriMemApp, where: str) -> None:
 
 
 async def prepare(app: AriMemApp, key_id: str) -> None:
-    """What a key needs first: a find to step through, a mark to compare with."""
+    """What a key needs first: a find to step through, a mark to compare with, a view to go
+    back (or forward) to, a filter to clear, queries to recall."""
     if key_id in ("find_next", "find_prev"):
         pane = app.tree_pane
         pane.find_text, pane.find_matches, pane.find_index = "e", pane.find_nodes("e"), -1
     elif key_id == "compare":
         app.tabs.marked_id = next(n for n in app.ckpt.nodes if n != app.current_id)
+    elif key_id in ("history_back", "history_forward"):
+        app.jump_to(next(n for n in app.ckpt.nodes if n != app.current_id))  # a jump: b's view
+        await quiet(app)
+        if key_id == "history_forward":
+            app.action_history_back()  # … and B's
+            await quiet(app)
+        app.action_focus_tree()
+    elif key_id == "table_clear":
+        app.query_one("#hits-table").set_filter("e")  # Esc clears it (else: back to the tree)
+    elif key_id in ("query_older", "query_newer"):
+        box = app.query_one("#query-input")
+        box.queries, box._at = ["warmup", "schedule"], 2 - (key_id == "query_newer")
 
 
-async def time_keys(path: Path, embedder: str, repeat: int, size: tuple[int, int]) -> dict:
+def check_effect(app: AriMemApp, key_id: str) -> None:
+    """The new keys did what they are timed for (a key that did nothing is fast)."""
+    from ari_mem_tui.tui.tables import TableFilter
+
+    if key_id == "table_filter":
+        boxes = [(box.display, box.has_focus) for box in app.query(TableFilter)]
+        assert any(d for d, _ in boxes), f"/ opened no filter box: {app.focused!r} {boxes}"
+    elif key_id == "table_sort":
+        assert app.query_one("#hits-table").view.sort_column is not None, "S sorted nothing"
+    elif key_id == "table_clear":
+        assert not app.query_one("#hits-table").view.needle, "Esc left the filter"
+    elif key_id == "maximise":
+        pass  # (a toggle: on, then off)
+
+
+async def tidy(app: AriMemApp, key_id: str) -> None:
+    """Leave the app as the next key expects it: no filter box open, no filter kept."""
+    from ari_mem_tui.tui.tables import TableFilter, VimTable
+
+    for box in app.query(TableFilter):
+        if box.display:
+            box.action_cancel()
+    for table in app.query(VimTable):
+        if table.view.active:
+            table.set_filter("")
+            table.view = type(table.view)()
+    if key_id.startswith("query_"):
+        app.query_one("#query-input").value = ""
+    await quiet(app)
+
+
+async def time_keys(
+    path: Path, embedder: str, repeat: int, size: tuple[int, int], only: set[str] | None = None
+) -> dict:
     def opener(progress) -> Run:  # as `cmd_open` builds it
         options = RunOptions(checkpoint=path, embedder=embedder, index_behind=True)
         return open_run(options, progress.step, progress, progress.tree)
@@ -290,14 +348,17 @@ async def time_keys(path: Path, embedder: str, repeat: int, size: tuple[int, int
         await pilot.pause(0.5)
         await quiet(app)
         for key_id, key, where in key_plan(app):
-            if key_id in SKIPPED:
+            if key_id in SKIPPED or (only and key_id not in only):
                 continue
             for _ in range(2 * repeat if key_id in TOGGLES else repeat):
                 await place(app, where)
                 await prepare(app, key_id)
                 await quiet(app)
                 timings.setdefault(f"{key_id} ({key})", []).append(await press_timed(app, key))
+                await drained(app, rounds=8)  # what it caused, to the end (`v`: a view, late)
+                check_effect(app, key_id)
                 await close_views(app)
+                await tidy(app, key_id)
                 app.clear_notifications()
     return timings
 
@@ -306,9 +367,11 @@ def ms(seconds: float) -> str:
     return f"{1000 * seconds:.1f} ms"
 
 
-def keys_report(path: Path, embedder: str, repeat: int, size: tuple[int, int]) -> None:
+def keys_report(
+    path: Path, embedder: str, repeat: int, size: tuple[int, int], only: set[str] | None = None
+) -> None:
     before = os.getloadavg()
-    timings = asyncio.run(time_keys(path, embedder, repeat, size))
+    timings = asyncio.run(time_keys(path, embedder, repeat, size, only))
     after = os.getloadavg()
     print(
         f"every key, press to paint ({size[0]}×{size[1]}, {embedder}, {repeat} presses each; "
@@ -335,6 +398,12 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=5, help="--keys: presses of each key")
     parser.add_argument("--size", default="120x40", help="--keys: terminal columns x rows")
     parser.add_argument("--ckpt", type=Path, help="--keys: this run instead of the demo")
+    parser.add_argument(
+        "--only",
+        action="append",
+        metavar="KEY_ID",
+        help="--keys: only these keys (ids, repeatable)",
+    )
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--presses", type=int, default=8)
     parser.add_argument("--big-nodes", type=int, default=10_000)
@@ -354,7 +423,8 @@ def main() -> int:
     if args.keys:
         path = args.ckpt or demo_checkpoint(record=MiniLMRecorder())
         size = tuple(int(x) for x in args.size.split("x"))
-        keys_report(path, args.embedder or "minilm", args.repeat, size)  # type: ignore[arg-type]
+        only = set(args.only) if args.only else None
+        keys_report(path, args.embedder or "minilm", args.repeat, size, only)  # type: ignore[arg-type]
         return 0
     args.embedder = args.embedder or "bm25"
 

@@ -1,14 +1,17 @@
 """Make every screenshot in `screenshots/` from the current app, in one run: the SVGs of the main
 views of the default demo run, a PNG of each, and `browser.png` (the demo served to Chromium,
-scripts/browser_screenshot.py).
+in a browser's frame: scripts/browser_screenshot.py).
 
     python scripts/screenshots.py [--out screenshots] [--embedder minilm|bm25] [--no-browser]
 
-Generates (or reuses) the cached demo checkpoint, opens the TUI headless at 120×36, waits for
-the vectors and every search, and saves one SVG per main view, and beside each a PNG rendered by
-headless Chromium, which keeps every space and draws wide characters (rsvg-convert drops runs of
-spaces). Debian packages: chromium, fonts-firacode, fonts-noto-cjk; without Chromium only the
-SVGs are written, and the script says so.
+Generates (or reuses) the cached demo checkpoint, as `ari-mem-tui demo` does, opens the TUI
+headless at 120×36 (hits.png 120×64, its findings whole) where `ari-mem-tui CKPT` opens it (the first node with an audit finding),
+waits for the vectors and every search, and saves one SVG per view, each showing what its
+name says (checked here: the script stops when a view lacks it), and beside each a PNG drawn by
+headless Chromium, which keeps every space and draws wide characters (rsvg-convert drops runs
+of spaces). Fira Code, the SVG's font, draws ✓ as √: the SVGs take ✓ and ✗ from DejaVu Sans
+Mono. Debian packages: chromium, chromium-driver, fonts-firacode, fonts-noto-cjk,
+fonts-dejavu-core; without Chromium only the SVGs are written, and the script says so.
 """
 
 from __future__ import annotations
@@ -30,8 +33,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ari_mem_tui.demo import read_marker
 from ari_mem_tui.run import Run, RunOptions, open_run
 from ari_mem_tui.tui.app import AriMemApp
+from ari_mem_tui.tui.tables import TableFilter, VimTable
 
 SIZE = (120, 36)
+TALL = (120, 64)  # hits.png: the opening node's hits, findings and preview, none under another
+SOURCE = "files: ~/.cache/ari-mem-tui/demo-n40-s7"  # as the status line says it on any machine
+# ✓ and ✗ from DejaVu Sans Mono: Fira Code's ✓ reads as a square root (√)
+MARKS_FONT = """
+    @font-face {
+        font-family: "ari-marks";
+        src: local("DejaVu Sans Mono"), local("DejaVuSansMono");
+        unicode-range: U+2713, U+2717;
+    }
+"""
 
 
 def other_branch_node(run: Run, target: str) -> str:
@@ -53,18 +67,6 @@ def other_branch_node(run: Run, target: str) -> str:
     return max(candidates)[2] if candidates else target
 
 
-def hero(app: AriMemApp) -> str | None:
-    """The first node (tree order) that both read outside its lineage and had a write
-    rejected: every kind of finding on one screen."""
-    from ari_mem_tui.render.opening import tree_order
-
-    marks = app.tree_widget.findings
-    ckpt = app.ckpt
-    if ckpt is None:
-        return None
-    return next((n for n in tree_order(ckpt) if len(marks.get(n, ())) == 2), None)
-
-
 async def settle(app: AriMemApp, pilot) -> None:
     """Until loaded, vectors ready (MiniLM, not its BM25 stand-in) and no worker runs."""
     while True:
@@ -79,15 +81,30 @@ async def settle(app: AriMemApp, pilot) -> None:
     await pilot.pause()
 
 
+def check(ok: bool, what: str) -> None:
+    """A picture must show what its name says: stop, naming what is missing."""
+    if not ok:
+        raise SystemExit(f"screenshots: {what}")
+
+
+def readable_row(table: VimTable) -> int:
+    """The first row whose text is prose, not a tool's JSON (the preview below shows it)."""
+    for index, (_, cells) in enumerate(table.shown_rows):
+        text = str(cells[-1] or "")
+        if "{" not in text[:80]:
+            return index
+    return 0
+
+
 async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
     args = RunOptions(checkpoint=path, embedder=embedder)
 
     def opener(_progress) -> Run:
         run = open_run(args)
-        run.source_label = "files: ~/.cache/ari-mem-tui/demo-n40-s7"
+        run.source_label = SOURCE
         return run
 
-    # as `ari-mem-tui CKPT` opens: on the first node with an audit finding (the hero)
+    # as `ari-mem-tui CKPT` opens: on the first node with an audit finding
     app = AriMemApp(
         opener, theme="textual-dark", remember_theme=False, blink=False, open_useful=True
     )
@@ -101,6 +118,11 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
                 await pilot.pause(0.1)
             await settle(app, pilot)
 
+        def save(name: str) -> None:
+            file = out / f"{name}.svg"
+            app.save_screenshot(filename=file.name, path=str(out))
+            saved.append(file)
+
         await settle(app, pilot)
         opened = None
         while opened != app.current_id:  # until the audit has moved it to its finding
@@ -108,22 +130,32 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
             await pilot.pause(0.5)
             await settle(app, pilot)
         assert app.run_data is not None and app.current_id is not None
-        target = hero(app) or app.current_id
+        target = app.current_id  # where the app opens
         other = other_branch_node(app.run_data, target)
+        hits = app.query_one("#hits-pane")
 
-        def save(name: str) -> None:
-            file = out / f"{name}.svg"
-            app.save_screenshot(filename=file.name, path=str(out))
-            saved.append(file)
-
-        # compare: mark a node of another branch first, then the target
+        # compare: mark a node of another branch first, then come back to the target
         app.jump_to(other)
         await settle(app, pilot)
         await keys("m")
         app.jump_to(target)
         await settle(app, pilot)
+        check(bool(app.tabs.findings.get(target)), f"{target} opened on has no finding")
+        await keys("1")
+        await pilot.resize_terminal(*TALL)  # the findings (the read, what it returned) whole
+        await settle(app, pilot)
+        findings = app.query_one("#hits-findings")
+        hits.scroll_home(animate=False)
+        await settle(app, pilot)
+        preview = app.query_one("#hits-preview")
+        check(
+            hits.scroll_y == 0 and findings.region.bottom <= preview.region.y,
+            f"the hits' findings are cut: {findings.region}, the preview at {preview.region}",
+        )
+        save("hits")
+        await pilot.resize_terminal(*SIZE)
+        await settle(app, pilot)
         for key, name in (
-            ("1", "hits"),
             ("2", "saw"),
             ("3", "core"),
             ("4", "writes"),
@@ -132,21 +164,60 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
         ):
             await keys(key)
             save(name)
-        await keys("1", "M")  # missed entries shown
+        # a table questioned: the whole run's writes, `/` ✗ (the rejected ones and their logs),
+        # `S S` (by time, newest first); the title counts and names both
+        await keys("4", "w", "right_square_bracket", "slash")
+        app.query_one(TableFilter).insert_text_at_cursor("✗")  # (typed: no key name for it)
+        await keys("enter", "S", "S")
+        writes = app.query_one("#writes-table", VimTable)
+        check(0 < writes.row_count < writes.total_rows, "the writes' filter kept no row or all")
+        save("writes-filter")
+        await keys("escape", "w", "left_square_bracket")
+        await keys("1", "M")  # missed entries shown, the list in sight
+        missed = app.query_one("#missed-table", VimTable)
+        check(missed.row_count > 0, f"{target} has no missed entry to show")
+        missed.focus()
+        hits.scroll_to_widget(app.query_one("#missed-title"), animate=False, top=True)
+        await settle(app, pilot)
         save("hits-missed")
+        await keys("M", "left_square_bracket")
         await keys("d", "c")  # dim what the search could not see; compare with the mark
         save("compare")
         await keys("escape", "question_mark")
         save("help")
-        # the demo's one node whose recorded search a replay cannot match (a late insert)
+        await keys("escape")
+        # the demo's one node whose recorded search a replay cannot match (a late insert):
+        # wide (`z`), so the diff column says what moved in words, on a row of prose
         planted = (read_marker(path) or {}).get("recordings_differ") or []
-        if planted:
-            await keys("escape")
-            app.jump_to(planted[0])
-            await settle(app, pilot)
-            await keys("1", "M")  # the missed list off again: the recording below the hits
-            save("hits-marks")
+        check(bool(planted), "the demo plants no node whose recording differs")
+        app.jump_to(planted[0])
+        await settle(app, pilot)
+        await keys("1", "z")
+        table = app.query_one("#hits-table", VimTable)
+        table.focus()
+        table.move_cursor(row=readable_row(table))
+        await settle(app, pilot)
+        hits.scroll_home(animate=False)  # the query and pool above the table, in sight
+        await settle(app, pilot)
+        diffs = [table.get_row_at(i)[5].plain for i in range(table.row_count)]
+        check(any("→" in d and "…" not in d for d in diffs), f"no diff in words: {diffs}")
+        save("hits-marks")
+        await keys("z")
     return saved
+
+
+def with_marks_font(svg: Path) -> None:
+    """The SVG's ✓ and ✗ drawn from DejaVu Sans Mono (Fira Code first for everything else)."""
+    text = svg.read_text(encoding="utf-8")
+    if "ari-marks" in text:
+        return
+    text = text.replace("<style>", "<style>" + MARKS_FONT, 1)
+    text = re.sub(
+        r"font-family: Fira Code, monospace;",
+        'font-family: "ari-marks", Fira Code, monospace;',
+        text,
+    )
+    svg.write_text(text, encoding="utf-8")
 
 
 def png_of(svg: Path) -> Path | None:
@@ -190,13 +261,14 @@ def main() -> int:
     path = demo_checkpoint(record=MiniLMRecorder())  # as `ari-mem-tui demo` makes it
     args.out.mkdir(parents=True, exist_ok=True)
     for file in asyncio.run(shoot(path, args.out, args.embedder)):
+        with_marks_font(file)
         png = png_of(file)
         print(file, png or "(no PNG: Chromium not found)")
     if args.no_browser:
         return 0
     import browser_screenshot  # beside this script; needs chromium-driver
 
-    return browser_screenshot.main()
+    return browser_screenshot.main(path)
 
 
 if __name__ == "__main__":

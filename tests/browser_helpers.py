@@ -54,10 +54,11 @@ def free_port() -> int:
 
 @contextmanager
 def served(
-    path: Path, env_dir: Path, embedder: str = "bm25"
+    path: Path, env_dir: Path, embedder: str = "bm25", port: int | None = None
 ) -> Iterator[tuple[str, subprocess.Popen]]:
-    """`ari-mem-tui serve path` on a free loopback port; yields (url, the server process)."""
-    port = free_port()
+    """`ari-mem-tui serve path` on `port` (default: a free loopback port); yields (url, the
+    server process)."""
+    port = port or free_port()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH")) if p)
     env["ARI_MEM_TUI_CONFIG_DIR"] = str(env_dir / "config")

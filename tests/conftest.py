@@ -35,11 +35,40 @@ def pytest_configure(config: pytest.Config) -> None:
 LEFTOVER_WAIT_S = 30.0  # at most this long for an ended test's thread workers' bulk work
 
 
+# what the host's terminal says about itself: none of it may change what a test sees (run inside
+# tmux, the clipboard toast said tmux drops OSC 52; NO_COLOR and TERM=dumb change snapshots and
+# Rich's output; COLUMNS the width of a CLI's text)
+HOST_TERMINAL = (
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "TEXTUAL_THEME",
+    "TEXTUAL_DRIVER",
+    "COLUMNS",
+    "LINES",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+)
+TEST_TERMINAL = {
+    "TERM": "xterm-256color",
+    "COLORTERM": "truecolor",
+    "LANG": "C.UTF-8",
+    "LC_ALL": "C.UTF-8",
+}
+
+
 @pytest.fixture(autouse=True)
 def _scrub_terminal_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A developer's NO_COLOR or TEXTUAL_THEME must not change what tests see."""
-    monkeypatch.delenv("NO_COLOR", raising=False)
-    monkeypatch.delenv("TEXTUAL_THEME", raising=False)
+    """Every test sees the same terminal, as Posting's test set-up gives its tests one: the
+    host's tmux or screen, NO_COLOR, TERM=dumb, LANG=C, a theme or a width are set aside (and
+    with them from the CLI's child processes, which inherit this environment). A test about
+    one of them sets it itself."""
+    for name in HOST_TERMINAL:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in TEST_TERMINAL.items():
+        monkeypatch.setenv(name, value)
 
 
 @pytest.fixture(autouse=True)

@@ -13,12 +13,13 @@ import pytest
 
 from ari_mem_tui.audit import audit
 from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.checkpoint.tool_entries import stored_read
 from ari_mem_tui.cli import main
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.in_memory import InMemoryRanker, keyword_score
 from ari_mem_tui.search.replay import replay
-from tests.ari_like import generate_in_memory, texts
+from tests.ari_like import generate_in_memory, second_hand, texts
 from tests.ari_like.run import PLAN
 from tests.tui_app_helpers import app_with, settle, wait_for
 
@@ -70,8 +71,10 @@ def test_every_start_up_search_replays_exactly_by_default(generated, run):
         assert result.as_of_source == "start-up search"
         assert result.recorded is not None and result.recorded.backend == "in_memory"
         assert result.recorded.differences == 0 and result.fidelity.note == ""
-        assert result.fidelity.exact is True
-        assert result.fidelity.label == "exact: ARI's in-memory backend rule"
+        assert result.fidelity.exact is True and result.fidelity.verified is True
+        assert result.fidelity.label == (
+            "exact: ARI's in-memory backend rule, its recorded search reproduced"
+        )
         assert not any(h.mark for h in [*result.hits, *result.recorded.hits])
         assert result.missed == [] and result.pool["window"] is None
         assert all(h.global_rank == -1 for h in result.hits)  # no global rank: none exists
@@ -86,9 +89,13 @@ def test_saw_json_by_default_is_the_recording(generated, capsys):
     data = json.loads(capsys.readouterr().out)
     assert data["embedder"] == "in-memory" and data["windowless"] is True
     assert data["recorded"]["differences"] == 0 and data["fidelity"]["note"] == ""
-    assert data["fidelity"]["exact"] is True
-    assert data["fidelity"]["label"] == "exact: ARI's in-memory backend rule"
-    assert any("no global window" in note for note in data["notes"])
+    assert data["fidelity"]["exact"] is True and data["fidelity"]["verified"] is True
+    assert data["fidelity"]["label"] == (
+        "exact: ARI's in-memory backend rule, its recorded search reproduced"
+    )
+    assert data["params"] == {"limit": 5, "overfetch": None, "top_k": None}  # no window
+    assert any("no ranking of the whole pool" in note for note in data["notes"])
+    assert not any("window" in note for note in data["notes"])
     want = [score for _, _, score in generated.planted.startup[node_id]]
     assert [h["score"] for h in data["hits"]] == want
 
@@ -105,7 +112,7 @@ def test_another_ranker_is_told_apart_and_pointed_at_the_rule(generated, run):
     assert result.fidelity.exact is False
     assert result.fidelity.label == (
         "stand-in: local BM25 (the run recorded with ARI's in-memory backend (keyword-overlap"
-        " scores, no window ranks))"
+        " scores, no global ranks))"
     )
 
 
@@ -177,12 +184,31 @@ def test_audit_finds_every_planted_finding_and_nothing_else(generated, run):
         (f["kind"], f["node"], tuple(f["targets"]), f["tool"]) for f in generated.planted.findings
     }
     assert found == planted  # both directions: every planted one found, no other one
-    assert len(planted) == 4 and {k for k, *_ in planted} == {
+    assert len(planted) == 6 and {k for k, *_ in planted} == {
         "leak",
         "scope_violation",
         "rejected_write",
     }
     assert report.unattributed == []
+
+
+def test_the_planted_second_hand_leak_is_found_and_a_quoted_ancestor_is_not(generated, run):
+    """GIVEN D1's kept search of C's memory (a branch beside its parent's) and its kept search
+    of its own lineage, and D1's descendants inheriting both at their start WHEN audited THEN
+    the first is tainted (origin C) and every descendant received C's memory second-hand, the
+    chain timed in order; the second quotes D1's ancestors only and is not flagged."""
+    ckpt = run.checkpoint
+    report = audit(ckpt)
+    tainted, readers = second_hand.expected(generated.planted)
+    assert second_hand.found(report, ckpt) == (tainted, readers) and len(readers) == 3
+    for f in report.second_hand:
+        assert f.leak_ts is not None and f.leak_ts <= f.entry_ts < f.ts, f
+        assert f.ref.endswith("(inherit-burst)") and f.tool == "get_node_memory"
+    writer = ckpt.nodes[generated.planted.second_hand["writer"]]
+    lineage = generated.planted.second_hand["lineage_text"]
+    quoted = stored_read(lineage, {"tool": "search_memory"}).quoted
+    assert quoted and all(q.node_id in writer.ancestor_ids for q in quoted)
+    assert all(ckpt.entries_by_id[t.entry_id].text != lineage for t in report.tainted)
 
 
 def test_an_auto_entry_quoting_a_refusal_is_not_a_rejected_write(generated, run):
@@ -413,3 +439,50 @@ def test_the_pool_line_adds_up_when_the_backend_searches_node_scope_only(generat
     bm25 = replay(run.checkpoint, node_id, make_ranker(run.checkpoint, "bm25")).pool
     assert bm25["size"] == bm25["node_scope"] + bm25["react_step"]
     assert pool_parts(bm25) == f"{bm25['node_scope']} node-scope, {bm25['react_step']} react"
+
+
+def test_an_in_memory_run_is_said_in_its_own_words(generated, run, capsys):
+    """ARI's in-memory rule has no window and no top_k: no view of such a run speaks of one.
+    Compare shows an unknown global rank as `?` and the keyword scores to three places, as
+    Hits does; the empty direction's query is named for what it is; Tier 2 says what ARI
+    dropped and why."""
+    from ari_mem_tui.health import compute_health
+    from ari_mem_tui.render.dossier import dossier_markdown
+    from ari_mem_tui.render.health import headline
+    from ari_mem_tui.render.words import query_words
+    from ari_mem_tui.tui.screens.compare import side_text
+    from ari_mem_tui.tui.widgets.hits import diagnostics_text, no_hits_words
+
+    node_id = generated.planted.nodes["A1a"]
+    result = replay(run.checkpoint, node_id, run.ranker)
+    assert main(["saw", str(generated.path), node_id]) == 0
+    said = capsys.readouterr().out
+    dossier = dossier_markdown(result, run.checkpoint)
+    diagnostics = diagnostics_text(result).plain
+    for text in (said, dossier, diagnostics, *result.notes):
+        assert "window" not in text and "top_k" not in text, text
+    assert '- params: {"limit": 5}' in dossier
+    assert diagnostics.endswith("every ancestor entry scored (ARI's in-memory rule) · eligible"
+                                f" {result.eligible}")  # fmt: skip
+    health = compute_health(run.checkpoint, run.ranker)
+    assert "top_k" not in headline(health).plain and "window" not in headline(health).plain
+    side = side_text(result, result, "A").plain
+    [first] = [line for line in side.splitlines() if line.strip().startswith("1 g")]
+    want = result.hits[0]
+    score = (
+        f"{want.score:.3f}" if round(want.score * 100) != want.score * 100 else f"{want.score:.2f}"
+    )
+    assert first.split()[:3] == ["1", "g?", score]
+    empty = replay(run.checkpoint, generated.planted.empty_direction, run.ranker)
+    assert (
+        query_words(empty) == "the experiment goal (the node's eval_summary was empty at its start)"
+    )
+    unmatched = replay(run.checkpoint, node_id, run.ranker, query="zzz-nothing-shares-this")
+    assert unmatched.hits == [] and no_hits_words(unmatched).startswith(
+        "no hits: no ancestor entry shares a whitespace-separated word with the query"
+    )
+    tier_2 = next(t for t in result.tiers if t.key == "2")  # A1a: 2 of its 5 hits were in 1b
+    assert len(result.recorded.hits) == 5 and len(tier_2.lines) == 3
+    assert tier_2.note.endswith(
+        "dropped 2 hits: their first 120 characters are already in Tier 1b (ARI skips those)"
+    )

@@ -21,7 +21,8 @@ from ari_mem_tui.cli import main
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.backends import run_backend
 from ari_mem_tui.search.replay import replay
-from tests.ari_like import LETTA_EMBEDDING, record_letta_run
+from tests.ari_like import LETTA_EMBEDDING, record_letta_run, second_hand
+from tests.ari_like.files import copy_run
 from tests.ari_like.run import RUN_ID
 
 pytestmark = pytest.mark.letta_live
@@ -34,7 +35,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory):
         pytest.fail("needs LETTA_LIVE_URL in live phase 'up' (scripts/letta/live-tests.sh)")
     # where ARI runs a checkpoint: <workspace>/checkpoints/<run_id> (its hash is of this path)
     path = tmp_path_factory.mktemp("workspace") / "checkpoints" / RUN_ID
-    return url, record_letta_run(url, path)
+    return url, record_letta_run(url, path, web=True)  # launched from ARI's web UI
 
 
 def test_live_letta_mode_replays_equal_every_recorded_start_up_search(recorded):
@@ -69,7 +70,7 @@ def test_live_file_mode_through_the_embed_server_equals_every_recorded_start_up_
     url, run = recorded
     ckpt = load_checkpoint(run.path)
     assert ckpt.letta_embedding_config == LETTA_EMBEDDING
-    exact = f"exact: the run's embedding model ({LETTA_EMBEDDING})"
+    exact = f"exact: the run's embedding model ({LETTA_EMBEDDING}), its recorded search reproduced"
     with only_the_embedding_endpoint() as refused:
         # the guard holds: a Letta-mode saw cannot reach the server inside it
         assert (
@@ -115,9 +116,12 @@ def test_live_recorded_run_audits_to_the_planted_findings_only(recorded):
         for f in [*report.leaks, *report.scope_violations, *report.rejected_writes]
     }
     planted = {(f["kind"], f["node"], tuple(f["targets"]), f["tool"]) for f in run.planted.findings}
-    assert found == planted and len(planted) == 4
+    assert found == planted and len(planted) == 6
     assert report.unattributed == []
     assert run.planted.quoting_entries, "the search for a refusal found its passage"
+    # the planted second-hand leak: D1's kept search of C, inherited by its descendants
+    tainted, readers = second_hand.expected(run.planted)
+    assert second_hand.found(report, ckpt) == (tainted, readers) and len(readers) == 3
 
 
 def test_live_recording_is_reusable_from_its_path(recorded):
@@ -129,3 +133,64 @@ def test_live_recording_is_reusable_from_its_path(recorded):
     assert Path(run.path).name == RUN_ID
     opened = open_run(RunOptions(checkpoint=run.path, letta=letta_args(url), index=False))
     assert opened.source_label.endswith(f"agent ari_agent_{checkpoint_hash(run.path)}")
+
+
+# ---------------------------------------------------------------- a copy of the run (issue 29)
+
+
+def live_summary(capsys, path: Path, *more: str) -> dict:
+    assert main(["summary", str(path), "--json", *more]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_live_a_moved_copy_finds_its_hash_in_its_files_and_reproduces_every_search(
+    recorded, tmp_path, capsys
+):
+    """(a) GIVEN the run copied elsewhere, keeping its stdout log (which names where it ran),
+    WHEN it is summarised from its files with the run's model through the embedding server,
+    THEN the hash of that path is found there and checked, and every recorded search the
+    replay can rebuild is reproduced: exact; in Letta mode (no --checkpoint-hash) the run's
+    agent is found the same way and every search reproduced through the server."""
+    _url, run = recorded
+    copy = copy_run(run.path, tmp_path / "copy", keep=("run_log",))
+    with only_the_embedding_endpoint():
+        data = live_summary(capsys, copy, "--embedder", "run", "--embed-url", embed_url())
+    found = data["checkpoint_hash_source"]
+    assert found["found"] is True and found["source"].startswith("ari_run_")
+    assert found["hash"] == checkpoint_hash(run.path) and found["reproduced"] == found["probes"]
+    check = data["replay_check"]
+    assert check["word"] == "exact" and check["checked"] == check["reproduced"]
+    assert check["checked"] >= len(run.planted.startup) and check["differs"] == []
+
+
+def test_live_a_copy_naming_nowhere_is_a_stand_in_that_counts_what_differs(
+    recorded, tmp_path, capsys
+):
+    """(b) GIVEN a copy that names nowhere, THEN no view calls its replays exact: the run's
+    model is a stand-in (footer hash unknown), and `replay_check` counts the nodes that
+    differ; `saw` says the same of a node, with the candidates tried said once."""
+    _url, run = recorded
+    copy = copy_run(run.path, tmp_path / "copy")
+    with only_the_embedding_endpoint():
+        data = live_summary(capsys, copy, "--embedder", "run", "--embed-url", embed_url())
+        node_id = run.planted.nodes["A1a"]
+        argv = [str(copy), node_id, "--embedder", "run", "--embed-url", embed_url()]
+        saw = saw_json(capsys, *argv)
+    assert data["checkpoint_hash_source"]["found"] is False
+    check = data["replay_check"]
+    assert check["word"] == "stand-in" and check["reproduced"] < check["checked"]
+    assert set(check["differs"]) & set(run.planted.startup)
+    assert saw["fidelity"]["exact"] is False and saw["fidelity"]["word"] == "stand-in"
+
+
+def test_live_letta_mode_finds_a_moved_run_s_agent_by_reproducing_its_searches(
+    recorded, tmp_path, capsys
+):
+    url, run = recorded
+    copy = copy_run(run.path, tmp_path / "copy")  # names nowhere: the server's agents are tried
+    data = live_summary(capsys, copy, "--letta-url", url)
+    found = data["checkpoint_hash_source"]
+    assert found["hash"] == checkpoint_hash(run.path) and found["found"] is True
+    assert found["source"].startswith("the server's agent ari_agent_")
+    check = data["replay_check"]
+    assert check["word"] == "exact" and check["checked"] == check["reproduced"]

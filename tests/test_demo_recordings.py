@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from ari_mem_tui import demo
+from ari_mem_tui import demo, run_summary
+from ari_mem_tui.checkpoint import index
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.cli import main
 from ari_mem_tui.demo import write_demo
@@ -76,7 +77,7 @@ def test_every_replay_agrees_with_its_recording_except_the_planted_late_insert(r
         assert result.embedder == "minilm" and result.as_of_source == "start-up search"
         assert result.recorded.backend == "letta" and LETTA_HANDLE in result.recorded.ranker
         assert result.fidelity.note == ""  # recorded and replayed by the same embedder
-        assert result.fidelity.exact is True
+        assert result.fidelity.own is True  # the run's own ranker: exact only where checked
         event, _ = recorded_startup_search(ckpt, ckpt.nodes[node_id])
         if late_inserts(ckpt, event.ts):
             expected.append(node_id)
@@ -84,7 +85,16 @@ def test_every_replay_agrees_with_its_recording_except_the_planted_late_insert(r
         if result.recorded.differences:
             differ.append(node_id)
             assert any(marks)
+            fidelity = result.fidelity
+            assert (fidelity.word, fidelity.exact, fidelity.verified) == (
+                "not reproduced",
+                False,
+                False,
+            )
+            assert fidelity.cause.startswith("1 entry stamped before the search reached the")
+            assert "(likely cause: 1 entry stamped before" in fidelity.label
         else:
+            assert (result.fidelity.word, result.fidelity.exact) == ("exact", True)
             agree.append(node_id)
             assert not any(marks), node_id
             assert [(h.entry_id, h.global_rank) for h in result.hits] == [
@@ -253,3 +263,57 @@ def test_a_failing_recorder_leaves_no_half_written_cached_demo(_isolated_cache: 
     root = demo.cache_root()
     assert not (root / "demo-n5-s9").exists()
     assert not list(root.glob(".demo-n5-s9.tmp-*"))
+
+
+def summary_json(capsys, path: str, *more: str) -> dict:
+    assert main(["summary", path, "--json", *more]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_the_demo_s_check_names_its_one_late_insert(recorded, tmp_path, capsys, index_root):
+    """The demo's handle is this tool's MiniLM: its own ranker. `summary` does not make
+    MiniLM's vectors unasked (it says how to check); asked, every recorded search is replayed,
+    and the one node whose recording a late insert changed is the one that differs, with
+    that cause; the check is kept, and a plain `summary` reads it back."""
+    import shutil
+
+    run = tmp_path / "demo"
+    shutil.copytree(recorded[0], run)
+    unasked = summary_json(capsys, str(run))["replay_check"]
+    first_summary = run_summary.kept(run)
+    assert unasked["word"] == "run's ranker, unchecked" and unasked["checked"] == 0
+    assert unasked["note"].startswith("not checked: summary --embedder minilm checks")
+    asked = summary_json(capsys, str(run), "--embedder", "minilm")
+    check = asked["replay_check"]
+    marker = json.loads((run / demo.MARKER).read_text(encoding="utf-8"))
+    # the demo re-records its start-up searches with MiniLM; its LLM's own searches keep the
+    # generator's keyword ranking, which MiniLM does not reproduce: said apart
+    startup = check["by_kind"]["start-up"]
+    assert check["word"] == "not reproduced" and startup["checked"] >= 30
+    assert startup["reproduced"] == startup["checked"] - 1
+    assert set(marker["recordings_differ"]) <= set(check["differs"])
+    assert check["by_kind"]["other"]["checked"] > 0
+    again = summary_json(capsys, str(run))["replay_check"]
+    assert again == check
+    # the run's summary (`runs`): its first open's said unchecked; a check kept later is told
+    # to it, and a summary made again (`runs --scan`) reads the kept check
+    assert first_summary is not None and first_summary.replay_checked is None
+    told = run_summary.kept(run)
+    assert told is not None and told.made == first_summary.made
+    wanted = (check["checked"], check["reproduced"], check["word"], check["ranker"])
+    assert _replay_fields(told) == wanted and check["checked"] > 0
+    (index.index_dir(run) / run_summary.SUMMARY_FILE).unlink()
+    assert main(["runs", str(run), "--scan", "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["runs"]
+    remade = run_summary.kept(run)
+    assert remade is not None and remade.made > told.made and _replay_fields(remade) == wanted
+    assert listed["summary"]["replay_ranker"] == check["ranker"] == "minilm"
+
+
+def _replay_fields(summary) -> tuple:
+    return (
+        summary.replay_checked,
+        summary.replay_reproduced,
+        summary.replay_word,
+        summary.replay_ranker,
+    )

@@ -82,7 +82,8 @@ def test_one_of_a_runs_files_given_for_the_run_names_the_run(
 def test_audit_counts_every_kind_and_its_help_says_when_it_exits_1(small_ckpt: Path) -> None:
     proc = run_cli("audit", str(small_ckpt), "--no-letta")
     assert proc.returncode == 1, proc.stderr
-    assert proc.stdout.rstrip().splitlines()[-1] == "2 leaks, 1 scope violation, 1 rejected write"
+    last = proc.stdout.rstrip().splitlines()[-1]
+    assert last == "2 leaks, 1 scope violation, 2 second-hand leaks, 1 rejected write"
     assert "Rejected writes (copy-on-write): 1" in proc.stdout
     help_text = " ".join(run_cli("audit", "--help").stdout.split())
     assert "Exit status: 0 no leaks and no scope violations, 1 some" in help_text
@@ -132,6 +133,9 @@ def every_json(small_ckpt: Path, tmp_path: Path) -> dict[str, dict]:
         "audit": ("audit", str(small_ckpt)),
         "health": ("health", str(small_ckpt), "--embedder", "bm25"),
         "runs": ("runs", str(ws)),
+        "compare": ("compare", str(small_ckpt), "9755", "1e2f", "--embedder", "bm25"),
+        "writes": ("writes", str(small_ckpt)),
+        "export": ("export", str(small_ckpt), "9755", "--embedder", "bm25", "--out", str(tmp_path)),
     }.items():
         proc = run_cli(*args, "--json", env=env)
         clean_stderr(proc.stderr)
@@ -164,7 +168,7 @@ def test_every_json_output_names_its_schema_and_gives_times_as_numbers(
         assert list(data)[:2] == ["schema", "schema_version"], name
         assert data["schema"] == f"ari-mem-tui/{name}" and data["schema_version"] == 1
         times = times_in(data)
-        assert times or name == "summary", name
+        assert times or name in ("summary", "export"), name  # (export: the files' names)
         for where, value in times:  # epoch seconds, UTC: never a string
             assert value is None or isinstance(value, (int, float)), (name, where, value)
     assert isinstance(outputs["audit"]["leaks"][0]["ts"], float)

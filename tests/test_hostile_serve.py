@@ -23,7 +23,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from ari_mem_tui.tui.serve_sessions import COLUMNS, FRAME_BYTES, ROWS, clamp
+from ari_mem_tui.tui.serve_sessions import COLUMNS, FRAME_BYTES, ROWS, clamp, data_limit
 from tests.hostile_helpers import ROOT, wait_for_page
 
 GONE_S = 30  # a process still there after this long is left running: never a speed bound
@@ -109,6 +109,17 @@ def test_sizes_are_clamped_to_a_screen() -> None:
     assert clamp(120, COLUMNS, 80) == 120
 
 
+@pytest.mark.parametrize("mib", [4096, 2**44, 10**30])
+def test_a_session_bound_past_the_kernels_range_still_starts_the_app(mib: int) -> None:
+    """`--max session-mib=1e30` (a whole number, as --max takes): setrlimit refused the bytes
+    (OverflowError in the child's preexec hook), so no session could start; past what the
+    kernel holds there is no bound."""
+    done = subprocess.run(
+        [sys.executable, "-c", "pass"], preexec_fn=data_limit(mib), check=False, timeout=GONE_S
+    )
+    assert done.returncode == 0
+
+
 async def test_hostile_clients_are_bounded_and_every_app_ends(serving) -> None:
     proc, url = serving("sessions=2")
     async with aiohttp.ClientSession() as client:
@@ -161,7 +172,10 @@ async def test_hostile_clients_are_bounded_and_every_app_ends(serving) -> None:
         assert proc.wait(GONE_S) == 0
         assert await until(lambda: not Path(f"/proc/{orphan}").exists())
         await last.close()
-    assert b"Traceback" not in proc.stderr.read()
+    err = proc.stderr.read()
+    assert b"Traceback" not in err
+    # the client past the cap: one line, as every refused request
+    assert err.count(b"refused GET /ws from 127.0.0.1: HTTP 503 Service Unavailable\n") == 1
 
 
 async def test_a_session_past_its_memory_bound_ends_alone(serving) -> None:
@@ -182,3 +196,38 @@ async def test_a_session_past_its_memory_bound_ends_alone(serving) -> None:
     assert proc.poll() is None
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(GONE_S) == 0
+
+
+def raw_request(port: int, request: bytes) -> str:
+    """The status line the server answers `request` with (bytes sent as they are)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=GONE_S) as sock:
+        sock.sendall(request)
+        answer = sock.recv(4096)
+    return answer.split(b"\r\n", 1)[0].decode().split(" ", 1)[1]  # (HTTP/1.0 for unread)
+
+
+def test_a_refused_request_is_one_line_without_headers_or_locals(serving) -> None:
+    """Issue 31 item 6: textual-serve logged each bad request as Rich tracebacks with every
+    frame's locals, the request's headers among them (8 blocks in one run). Now one line each
+    on stderr, naming client, method, path and status or what HTTP could not read."""
+    proc, url = serving()
+    port = int(url.rsplit(":", 1)[1])
+    secret = "Bearer sk-hostile-0123456789"
+    requests = [
+        f"GET /ws HTTP/1.1\r\nHost: x\r\nAuthorization: {secret}\r\n\r\n".encode(),  # no Upgrade
+        b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",  # a request line over 8 KiB
+        f"GET / HTTP/1.1\r\nHost: x\r\nX-Big: {secret}{'b' * 9000}\r\n\r\n".encode(),
+        b"GET /gone%1b[2J HTTP/1.1\r\nHost: x\r\nUser-Agent: " + secret.encode() + b"\r\n\r\n",
+    ]
+    statuses = [raw_request(port, request) for request in requests]
+    assert statuses == ["400 Bad Request"] * 3 + ["404 Not Found"]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(GONE_S) == 0
+    out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+    assert out == ""
+    assert err.splitlines()[1:] == [
+        "ari-mem-tui: serve: refused GET /ws from 127.0.0.1: HTTP 400 Bad Request",
+        "ari-mem-tui: serve: refused a request from 127.0.0.1: LineTooLong (HTTP 400)",
+        "ari-mem-tui: serve: refused a request from 127.0.0.1: LineTooLong (HTTP 400)",
+        "ari-mem-tui: serve: refused GET /gone%1b[2J from 127.0.0.1: HTTP 404 Not Found",
+    ]

@@ -345,7 +345,13 @@ def test_live_file_mode_through_the_embed_server_equals_letta_mode(tmp_path, cap
             assert got["embedder"] == "run:text-embedding-3-small" and not got["fallback"]
             assert hits_of(got) == hits_of(want), (nid, now)
             assert got["hits"], nid
-            assert got["fidelity"]["exact"] is True, got["fidelity"]
+            # the demo's recordings are MiniLM's, not this server's: both modes are the run's
+            # own ranker here, and say alike what the recording showed (never exact where it
+            # differs; unchecked on today's pool)
+            fidelity = got["fidelity"]
+            assert fidelity["own"] is True and fidelity["word"] == want["fidelity"]["word"]
+            assert fidelity["verified"] == want["fidelity"]["verified"], (nid, now)
+            assert (fidelity["exact"] is True) == (got["recorded"]["differences"] == 0 and not now)
     assert len(letta) == 2 * len(nodes) >= 16
 
 
@@ -384,7 +390,8 @@ def test_live_file_mode_through_the_embed_server_equals_every_recorded_search(tm
         assert not any(h["mark"] for h in data["hits"] + data["recorded"]["hits"]), node_id
         assert data["fidelity"]["exact"] is True and data["fidelity"]["note"] == ""
         assert data["fidelity"]["label"] == (
-            "exact: the run's embedding model (openai/text-embedding-3-small)"
+            "exact: the run's embedding model (openai/text-embedding-3-small), its recorded"
+            " search reproduced"
         )
 
 

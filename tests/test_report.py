@@ -228,6 +228,8 @@ def test_audit_exit_codes_and_json(capsys, ckpt_dir, tmp_path, monkeypatch):
         "leaks",
         "rejected_writes",
         "unattributed",
+        "second_hand",
+        "tainted",
         "memory_source",
     }
     code, _, err = run_cli(capsys, "audit", str(tmp_path / "missing"))

@@ -396,13 +396,16 @@ def test_the_ranker_embeds_each_passage_s_letta_text_and_orders_by_cosine_distan
         assert sorted(range(len(texts)), key=lambda i: ranks[i])[:5] == want
 
 
-def test_as_of_keeps_what_letta_s_end_datetime_keeps(tmp_path):
+def test_as_of_keeps_what_was_there_before_the_search(tmp_path):
+    """The pool as of a search is what was stamped strictly before it (ARI stamps the read
+    event once the search returned), in Letta's microseconds; an entry without ts is not in
+    it (a restore stamps it with the restore's time)."""
     ckpt = run_ckpt()
     with fake_embeddings() as fake:
         ranker = ranker_over(ckpt, fake, tmp_path)
-        cut = ckpt.entries[4].ts  # inclusive: created_at <= end_datetime
+        cut = ckpt.entries[5].ts  # entry 5's own moment: not before it
         ranking = ranker.rank("kernel", top_k=100, before_ts=cut)
-        kept = [e.ts is not None and e.ts <= cut for e in ckpt.entries]
+        kept = [e.ts is not None and e.ts < cut for e in ckpt.entries]
         texts = [passage_text(e, "0123456789ab") for e in ckpt.entries]
         assert [ckpt.entries.index(e) for e in ranking.window] == cosine_order(
             fake, texts, "kernel", kept
@@ -414,7 +417,8 @@ def test_as_of_keeps_what_letta_s_end_datetime_keeps(tmp_path):
         [make_entry(0, "n", "t", ts=10.0000004), make_entry(1, "n", "u", ts=10.0000006)]
     )
     assert micros(10.0000004) == 10_000_000 and micros(None) > micros(4e9)
-    assert pool.size_before(10.0) == 1 and list(pool.kept(slice(None), 10.000001)) == [True, True]
+    assert pool.size_before(10.0) == 0 and pool.size_before(10.000001) == 1
+    assert list(pool.kept(slice(None), 10.000001)) == [True, False]  # (u rounds to 10.000001)
 
 
 def test_a_blank_query_finds_nothing_as_letta_s_search_does(tmp_path):

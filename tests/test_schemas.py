@@ -96,6 +96,11 @@ def _outputs(capsys, run: Path, nodes: list[str], embedder: list[str]) -> list[A
     for node in nodes:
         found.append(cli_json(capsys, "saw", str(run), node, *embedder, "--no-letta"))
     found.append(cli_json(capsys, "saw", str(run), nodes[-1], "--now", *embedder, "--no-letta"))
+    no_letta = ("--embedder", "bm25", "--no-letta")
+    found.append(cli_json(capsys, "compare", str(run), nodes[1], nodes[-1], *no_letta))
+    found.append(cli_json(capsys, "writes", str(run), "--no-letta"))  # the whole run's
+    found.append(cli_json(capsys, "writes", str(run), nodes[-1], "--no-letta"))
+    found.append(cli_json(capsys, "export", str(run), nodes[-1], *no_letta))  # (export dir)
     opened = open_run(RunOptions(checkpoint=run, embedder="bm25"))
     for node in (nodes[0], nodes[-1]):  # a dossier, as the TUI's `e` writes it
         result = replay(opened.checkpoint, node, opened.ranker)

@@ -440,8 +440,11 @@ def test_the_fidelity_names_the_recordings_embedder_from_settings_json():
     ckpt.letta_embedding_config = LETTA_HANDLE
     same = replay(ckpt, "node_0001", NamedRanker("minilm"))
     assert same.fidelity.note == "" and same.recorded.differences == 0
-    assert same.fidelity.exact is True
-    assert same.fidelity.label == f"exact: local MiniLM, the run's embedding model ({LETTA_HANDLE})"
+    assert same.fidelity.exact is True and same.fidelity.verified is True
+    assert same.fidelity.label == (
+        f"exact: local MiniLM, the run's embedding model ({LETTA_HANDLE}), its recorded search"
+        " reproduced"
+    )
     assert f"this tool's minilm ({LETTA_HANDLE}) per settings.json" in same.recorded.ranker
     stand_in = replay(ckpt, "node_0001", NamedRanker("bm25"))
     assert "replayed with local BM25: different rankers" in stand_in.fidelity.note
@@ -453,7 +456,9 @@ def test_the_fidelity_names_the_recordings_embedder_from_settings_json():
     assert other.fidelity.note.endswith("--letta-url on the same server, and they should vanish")
     letta = replay(ckpt, "node_0001", NamedRanker("letta:http://x"))
     assert letta.fidelity.note == "" and letta.fidelity.exact is True
-    assert letta.fidelity.label == "exact: ranked by the Letta server (http://x)"
+    assert letta.fidelity.label == (
+        "exact: ranked by the Letta server (http://x), its recorded search reproduced"
+    )
     # an in-memory recording is no Letta server's: the handle does not apply to it
     ckpt.letta_embedding_config = LETTA_HANDLE
     ckpt.access_events = [startup_read([{**rows[0], "score": 0.25}, {**rows[1], "score": 0.25}])]
@@ -464,19 +469,21 @@ def test_the_fidelity_names_the_recordings_embedder_from_settings_json():
 
 def test_the_in_memory_rule_is_exact_on_in_memory_runs_only():
     """ARI's in-memory backend rule is the run's own ranking on a run that backend recorded,
-    with or without a recording to compare (the run's files decide then); on a Letta run it is
-    a stand-in, and on a run whose backend the files do not show, unverified. No embedder, no
-    server, stands in exactly for the in-memory backend."""
+    with or without a recording to compare (the run's files decide then): "run's ranker,
+    unchecked" until a recording checks it; on a Letta run it is a stand-in, and on a run whose
+    backend the files do not show, unverified. No embedder, no server, stands in exactly for
+    the in-memory backend."""
     from types import SimpleNamespace
 
     from ari_mem_tui.search.fidelity import ranker_fidelity
 
     rule = SimpleNamespace(name="in-memory")
     own = ranker_fidelity(rule, "in-memory", "in_memory")
-    assert own.exact is True and own.label == "exact: ARI's in-memory backend rule"
-    assert own.note == "" and own.short == "exact: in-memory"
+    assert own.own is True and own.exact is None  # its own, nothing checked yet
+    assert own.label == "run's ranker, unchecked: ARI's in-memory backend rule"
+    assert own.note == "" and own.short == "unchecked: in-memory"
     unrecorded = ranker_fidelity(rule, "in-memory", "unknown", run="in_memory")
-    assert unrecorded.exact is True and unrecorded.label == own.label
+    assert unrecorded.own is True and unrecorded.label == own.label
     on_letta = ranker_fidelity(rule, "in-memory", "letta", recorded="a Letta server's embedder")
     assert on_letta.exact is False and on_letta.label == "stand-in: ARI's in-memory backend rule"
     assert on_letta.note.startswith(

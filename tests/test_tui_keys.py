@@ -16,6 +16,7 @@ from ari_mem_tui.tui.screens.entry import EntryScreen
 from ari_mem_tui.tui.screens.help import HelpScreen, keys_table
 from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES
+from ari_mem_tui.tui.widgets.hits import QueryInput
 from ari_mem_tui.tui.widgets.run_tree import RunTree
 from tests.tui_app_helpers import make_app, press, settle
 from tests.tui_helpers import IDS
@@ -26,7 +27,7 @@ def test_bindings_palette_and_help_list_the_same_ids() -> None:
     actions and the help its keys THEN all of them are the registry's entries, nothing else."""
     with_keys = {k.id for k in keys.KEYS if k.keys}
     views = [HelpScreen, EntryScreen, CompareScreen]  # their own Esc/q keys have no id
-    bound = [*AriMemApp.BINDINGS, *RunTree.BINDINGS, *VimTable.BINDINGS]
+    bound = [*AriMemApp.BINDINGS, *RunTree.BINDINGS, *VimTable.BINDINGS, *QueryInput.BINDINGS]
     bound += [b for tab in {*TAB_CLASSES.values()} for b in tab.BINDINGS]
     bound += [b for view in views for b in view.BINDINGS if b.id]
     assert {b.id for b in bound} == with_keys
@@ -74,8 +75,10 @@ async def test_a_remapped_key_works_and_the_old_one_no_longer_fires(
     monkeypatch.setenv(config.EXPORT_ENV, str(tmp_path / "exports"))
     app = make_app(tiny)
     async with app.run_test(size=(120, 40)) as pilot:
-        await settle(pilot)
+        # said as the app mounts; read before the load, which on a busy machine can take
+        # longer than the toast stays (5 s)
         assert any("no key called nonsense" in n.message for n in app._notifications)
+        await settle(pilot)
         assert app.current_id == IDS["R"]
         await press(pilot, "m")
         assert app.tabs.marked_id is None  # m no longer marks: bound to nothing, it is text

@@ -93,3 +93,19 @@ def test_help_screen(snap_compare, tiny_fixed: Path) -> None:
         await tabs_drawn(pilot)
 
     assert snap_compare(app, terminal_size=(100, 32), run_before=run_before)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=list(SIZES))
+def test_a_questioned_table(snap_compare, tiny_fixed: Path, size: str) -> None:
+    """GIVEN the whole run's writes WHEN filtered (`/ note`) and sorted (`S S`: by time, newest
+    first) THEN the pane's title counts the rows and names the filter and the order."""
+    app = make_app(tiny_fixed, label="files: tiny")
+
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        await settle(pilot)
+        keys = ("4", "w", "right_square_bracket", "slash", *"note", "space", "enter", "S", "S")
+        await press(pilot, *keys)
+        await tabs_drawn(pilot)
+
+    assert snap_compare(app, terminal_size=SIZES[size], run_before=run_before)

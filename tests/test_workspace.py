@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -108,19 +109,28 @@ def test_cli_runs_in_a_narrow_terminal_says_which_columns_it_left_out(
     left_out = {
         80: "created, done, failed, entries, size, last change: in a wider terminal",
         120: "created, size, last change: in a wider terminal",
-        160: None,
+        170: None,
     }
     for columns, words in left_out.items():
         monkeypatch.setenv("COLUMNS", str(columns))
         assert main(["runs", str(root)]) == 0
         out = capsys.readouterr().out
-        header = next(line for line in out.splitlines() if line.split()[:1] == ["run"])
+        lines = out.splitlines()
+        header = next(line for line in lines if line.split()[:1] == ["run"])
         assert ("last change" in header) is (words is None)
         assert ("entries" in header) is (columns > 110)
         assert all(
             c in header for c in ("nodes", "leaks", "scope", "rejected", "starved", "replay")
         )
         assert words is None or words in " ".join(out.split())
+        rows = [line for line in lines if any(run[:14] in line for run in RUNS)]
+        assert len(rows) == len(RUNS)
+        for row in rows:  # times whole with their zone where shown; no count or time cut
+            times = re.findall(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC", row)
+            assert len(times) == (2 if words is None else 0), row
+            assert "…" not in row[row.index("  ") :], row  # (only the run's name is cut)
+        if columns > 80:  # (at 80 columns a long path wraps, at a space)
+            assert lines[0].endswith("newest first")  # not padded to the table's width
 
 
 def test_cli_runs_of_a_folder_without_runs_is_one_line_and_exit_2(capsys, tmp_path):

@@ -74,14 +74,22 @@ def goal_text(goal: str) -> str:
     return goal if len(goal) <= GOAL_CHARS else goal[:GOAL_CHARS] + "\n...[truncated]"
 
 
-def startup_query(node: Node, goal: str) -> str | None:
-    """The query ARI's working-context builder used at the node's start (§5.8):
-    `(eval_summary or goal_text or "experiment result")[:200]`; None when the direction is
-    lost (the start-up search is then found by its scope, see `Attributor`)."""
+def ari_query(summary: str | None, field: str, goal: str) -> tuple[str, str]:
+    """ARI's search query (§5.8): `(eval_summary or goal_text or "experiment result")[:200]`
+    on the eval_summary `summary` (read from `field`), and the field that gave it ("goal",
+    "default" when the earlier ones were empty). The one place the rule is written."""
+    for source, text in ((field, summary), ("goal", goal_text(goal))):
+        if text:
+            return text[:QUERY_CHARS], source
+    return DEFAULT_QUERY, "default"
+
+
+def startup_query(node: Node, goal: str) -> tuple[str, str] | None:
+    """(query, field) ARI's working-context builder searched with at the node's start: the
+    rule on the eval_summary it had then (its direction); None when the files lost the
+    direction (the start-up search is then found by its scope, see `Attributor`)."""
     direction, field = start_direction(node)
-    if not field:
-        return None
-    return (direction or goal_text(goal) or DEFAULT_QUERY)[:QUERY_CHARS]
+    return ari_query(direction, field, goal) if field else None
 
 
 def read_key(event: AccessEvent) -> tuple | None:
@@ -143,11 +151,11 @@ class Attributor:
             ancestors = node.ancestor_ids
             if not ancestors:  # the root's search short-circuits and is never logged
                 continue
-            query = startup_query(node, goal)
-            if query is None:
+            found = startup_query(node, goal)
+            if found is None:
                 self.lost.append(nid)
             else:
-                self.startup.setdefault((query, ancestors[-1], len(ancestors)), []).append(nid)
+                self.startup.setdefault((found[0], ancestors[-1], len(ancestors)), []).append(nid)
         self.calls: dict[tuple, dict[str, deque]] = {}
         for nid, calls in trace_calls.items():
             for call in calls:

@@ -31,7 +31,14 @@ from ari_mem_tui.checkpoint.limits import current, hint, mib
 from ari_mem_tui.checkpoint.problems import FileProblems
 from ari_mem_tui.checkpoint.values import as_float, as_int, nonfinite, nonfinite_why, short
 from ari_mem_tui.model import Entries, Problem, StringTable
-from ari_mem_tui.model.columns import KIND_CODE, KINDS, EntryBuilder, fields_of, take_entries
+from ari_mem_tui.model.columns import (
+    KIND_CODE,
+    KINDS,
+    EntryBuilder,
+    fields_of,
+    json_value,
+    take_entries,
+)
 
 BACKUP_FILE = "memory_backup.jsonl.gz"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -388,7 +395,7 @@ class _Checked(tuple):
             "kind": KINDS[kind],
             "node_id": node_id,
             "text": text,
-            "metadata": msgspec.json.decode(meta),
+            "metadata": json_value(meta),
             "ts": ts,
             "step": step,
         }

@@ -22,11 +22,9 @@ from collections.abc import Sequence
 from itertools import repeat
 from typing import Any
 
-import msgspec
-
 from ari_mem_tui.checkpoint.values import as_int
 from ari_mem_tui.model import Events, Problem
-from ari_mem_tui.model.columns import KIND_CODE, NONE, PREFIX_CHARS, EntryBuilder
+from ari_mem_tui.model.columns import KIND_CODE, NONE, PREFIX_CHARS, EntryBuilder, json_value
 
 PREVIEW_CHARS = PREFIX_CHARS  # ARI_MEMORY_ACCESS_PREVIEW_CHARS default
 JOIN_TOLERANCE_S = 2.0  # event ts − entry ts: the Letta round-trip, with room to spare
@@ -263,7 +261,7 @@ def _same_metadata(rows: EntryBuilder, row: int, meta: Any) -> bool:
 
 
 def _decode(data: bytes) -> Any:
-    return msgspec.json.decode(data)
+    return json_value(data)  # (msgspec alone refused an integer of 4,301 digits: exit 3)
 
 
 def _event_meta(events: Events, row: int) -> Any:

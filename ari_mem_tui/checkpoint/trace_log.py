@@ -105,6 +105,16 @@ def _envelope_text(raw: str) -> str | None:
     return body if repr(body) == literal else None
 
 
+def result_text(raw: str) -> str | None:
+    """The tool's text inside a result line's envelope (`{'result': '…'}`), or None when the
+    line holds no such envelope (an error, another shape, a repr too large to read)."""
+    inner = _envelope_text(raw)
+    if inner is None and len(raw) <= MAX_LITERAL_CHARS:
+        value = _literal(raw)
+        inner = value.get("result") if isinstance(value, dict) else None
+    return inner if isinstance(inner, str) else None
+
+
 def _literal(raw: str) -> Any:
     try:
         return ast.literal_eval(raw)

@@ -176,6 +176,13 @@ def add_limit_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_run_options(parser: argparse.ArgumentParser) -> None:
+    """What a command that replays a search takes: the ranker, a Letta server, the limits."""
+    add_ranker_options(parser)
+    add_letta_options(parser)
+    add_limit_options(parser)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ari-mem-tui",
@@ -271,14 +278,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     p_audit = sub.add_parser(
         "audit",
-        help="audit a run: scope leaks, violations, rejected writes (exit 1 on leaks or"
-        " violations)",
+        help="audit a run: scope leaks, violations, second-hand leaks, rejected writes (exit 1"
+        " on leaks or violations)",
         description=(
             "Audit a run: reads that returned memory from outside the reader's lineage (leaks),"
-            " searches whose scope is not the reader's lineage (scope violations), writes ARI's"
-            " copy-on-write guard rejected, and problems in the files. Exit status: 0 no leaks"
-            " and no scope violations, 1 some (rejected writes alone do not count: they are the"
-            " guard working), 2 the run cannot be read."
+            " searches whose scope is not the reader's lineage (scope violations), reads of an"
+            " entry that kept a leak's result (second-hand leaks), writes ARI's copy-on-write"
+            " guard rejected, and problems in the files. Exit status: 0 no leaks and no scope"
+            " violations, 1 some (rejected writes alone do not count: they are the guard"
+            " working; nor do second-hand leaks: each follows from a leak), 2 the run cannot"
+            " be read."
         ),
     )
     add_checkpoint_arg(p_audit)
@@ -286,9 +295,14 @@ def build_parser() -> argparse.ArgumentParser:
     add_letta_options(p_audit)
     add_limit_options(p_audit)
 
-    p_load = sub.add_parser("summary", help="load a checkpoint and print what it holds")
+    p_load = sub.add_parser(
+        "summary",
+        help="load a checkpoint and print what it holds, and how far its replays reproduce"
+        " its recorded searches",
+    )
     add_checkpoint_arg(p_load)
     p_load.add_argument("--json", action="store_true", help="machine-readable output")
+    add_ranker_options(p_load)
     add_letta_options(p_load)
     add_limit_options(p_load)
 
@@ -310,26 +324,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_limit_options(p_runs)
 
-    p_export = sub.add_parser(
-        "export",
-        help="write a run, or every run of a workspace, as Parquet tables (--parquet DIR)",
-    )
-    p_export.add_argument(
-        "checkpoint",
-        type=Path,
-        metavar="RUN|WORKSPACE",
-        help="a run's checkpoint folder, or a workspace (or its checkpoints/ folder) of runs",
-    )
-    p_export.add_argument(
-        "--parquet",
-        type=Path,
-        metavar="DIR",
-        required=True,
-        help="write DIR/<run id>/{nodes,entries,reads,search_results,findings,health}.parquet"
-        " (docs/schema/parquet.md; needs the parquet extra: pip install 'ari-mem-tui[parquet]')",
-    )
-    add_limit_options(p_export)
-
     p_health = sub.add_parser(
         "health",
         help="memory health of a run: nodes starved of their ancestors' memory (exit 1 if any)",
@@ -349,9 +343,73 @@ def build_parser() -> argparse.ArgumentParser:
     add_letta_options(p_health)
     add_limit_options(p_health)
 
+    p_compare = sub.add_parser(
+        "compare",
+        help="two nodes side by side: their start-up searches and context (the TUI's m, then c)",
+    )
+    add_checkpoint_arg(p_compare)
+    p_compare.add_argument("node_a", metavar="A", help=NODE_HELP)
+    p_compare.add_argument("node_b", metavar="B", help="the other node, named as A is")
+    p_compare.add_argument("--json", action="store_true", help="machine-readable output")
+    add_run_options(p_compare)
+
+    p_export = sub.add_parser(
+        "export",
+        help="write a node's dossier (Markdown + JSON), as the TUI's e writes it; or with"
+        " --parquet DIR a run, or every run of a workspace, as Parquet tables",
+    )
+    p_export.add_argument(
+        "checkpoint",
+        type=Path,
+        metavar="RUN|WORKSPACE",
+        help=CHECKPOINT_HELP + "; with --parquet also a workspace (or its checkpoints/ folder)",
+    )
+    p_export.add_argument(
+        "node", metavar="NODE", nargs="?", help=NODE_HELP + " (the dossier's; none with --parquet)"
+    )
+    p_export.add_argument(
+        "--parquet",
+        type=Path,
+        metavar="DIR",
+        help="write DIR/<run id>/{nodes,entries,reads,search_results,findings,health}.parquet"
+        " from the run's files (docs/schema/parquet.md; needs the parquet extra: pip install"
+        " 'ari-mem-tui[parquet]')",
+    )
+    p_export.add_argument(
+        "--out",
+        type=Path,
+        help="the folder (default: as e, $ARI_MEM_TUI_EXPORT_DIR, else the config file's"
+        " export_dir, else the user's data dir; never the checkpoint)",
+    )
+    p_export.add_argument("--json", action="store_true", help="name the files as JSON")
+    add_run_options(p_export)
+
+    p_writes = sub.add_parser(
+        "writes", help="the copy-on-write log of a node, or of the whole run (the Writes tab)"
+    )
+    add_checkpoint_arg(p_writes)
+    p_writes.add_argument("node", metavar="NODE", nargs="?", help=NODE_HELP + "; none: the run")
+    out = p_writes.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="machine-readable output")
+    out.add_argument(
+        "--csv", action="store_true", help="the table's rows as CSV, every column whole"
+    )
+    p_writes.add_argument(
+        "--filter", default="", metavar="TEXT", help="only rows holding TEXT (!TEXT: without)"
+    )
+    p_writes.add_argument(
+        "--sort",
+        metavar="COLUMN",
+        help="sort by a column: time, result, by, tool, reason, source, text (as S in the TUI)",
+    )
+    p_writes.add_argument("--desc", action="store_true", help="with --sort: the largest first")
+    add_letta_options(p_writes)
+    add_limit_options(p_writes)
+
     p_schema = sub.add_parser(
         "schema",
-        help="the JSON Schema of an output (summary, saw, audit, runs, health, dossier)",
+        help="the JSON Schema of an output (summary, saw, audit, runs, health, dossier, compare,"
+        " writes, export)",
         description=(
             "Print the JSON Schema of the output NAME (what its --json holds, field by field);"
             " without NAME, list the names. docs/schema/NAME.json holds the same text."
@@ -524,9 +582,11 @@ COMMANDS = {
     "audit": "cmd_audit",
     "letta-restore": "cmd_letta_restore",
     "runs": "cmd_runs",
-    "export": "cmd_export",
     "health": "cmd_health",
     "serve": "cmd_serve",
     "schema": "cmd_schema",
     "open": "cmd_open",
+    "compare": "cmd_compare",
+    "export": "cmd_export",
+    "writes": "cmd_writes",
 }

@@ -22,6 +22,7 @@ from ari_mem_tui.cli.exits import (
     EXIT_OK,
     EXIT_REFUSED,
     EXIT_UNREADABLE,
+    console,
 )
 from ari_mem_tui.cli.options import embed_options, letta_options, run_options
 from ari_mem_tui.model import Checkpoint, NodeRefError, Run
@@ -158,9 +159,16 @@ def _tell_failure(ranker: object) -> str:
     return error
 
 
+def _say_hash(ranker: object) -> None:
+    """Where the footer hash the run's model embeds with came from, and what checked it: said
+    once, on stderr, before the output, when it was searched for (not when given or named)."""
+    finding = getattr(ranker, "hash_finding", None)
+    if finding is not None and finding.found is not None:  # (searched for: found, or not)
+        say(finding.line())
+
+
 # ---------------------------------------------------------------- saw / audit / summary
 def cmd_saw(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from ari_mem_tui.render.report import render_saw, saw_json
     from ari_mem_tui.search.replay import replay
@@ -184,6 +192,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
+    _say_hash(run.ranker)
     result = replay(
         ckpt,
         node_id,
@@ -196,12 +205,11 @@ def cmd_saw(args: argparse.Namespace) -> int:
     if args.json:
         print(json_text(saw_json(result)))
     else:
-        render_saw(Console(), result, run.source_label)
+        render_saw(console(), result, run.source_label)
     return EXIT_OK
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from ari_mem_tui.audit import kept_or_audit
     from ari_mem_tui.render.report import audit_json, render_audit
@@ -219,30 +227,143 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if args.json:
         print(json_text(audit_json(report, run.source_label)))
     else:
-        render_audit(Console(), report, run.source_label)
+        render_audit(console(), report, run.source_label)
     return EXIT_FINDINGS if report.has_findings else EXIT_OK
 
 
 def cmd_summary(args: argparse.Namespace) -> int:
     """What the checkpoint holds; with --letta-url, memory and core blocks from the server.
     An unreadable checkpoint is still summarised (its problems say why), then exit 2."""
-    from rich.console import Console
 
     from ari_mem_tui.render.summary import loaded, render, summary_json
     from ari_mem_tui.run import open_run
+    from ari_mem_tui.run_check import replay_check
 
-    run = open_run(run_options(args, rank=False))  # a Letta failure is one line, in main()
+    options = run_options(args, rank=False)
+    run = open_run(options)  # a Letta failure is one line, in main()
+    check = None
+    if loaded(run.checkpoint):  # (the check kept for these files, else made now and kept)
+        check = replay_check(run, options, say=say, wait=wait_for_vectors)
     _after_answer(run)
     if args.json:
-        sys.stdout.write(json_text(summary_json(run.checkpoint, run.source_label)) + "\n")
+        data = summary_json(run.checkpoint, run.source_label, check)
+        sys.stdout.write(json_text(data) + "\n")
     else:
-        render(run.checkpoint, Console(highlight=False), run.source_label)
+        render(run.checkpoint, console(highlight=False), run.source_label, check)
     return EXIT_OK if loaded(run.checkpoint) else EXIT_UNREADABLE
+
+
+# ---------------------------------------------------------------- compare / export / writes
+def _nodes(run: Run, *refs: str) -> list[str] | None:
+    """The nodes named (any unique part of an id), or None after a one-line message."""
+    try:
+        return [run.checkpoint.resolve_node(ref) for ref in refs]
+    except NodeRefError as exc:
+        say(exc)
+        return None
+
+
+def _replays(run: Run, node_ids: list[str], embedder: str | None) -> list:
+    """Each node's default start-up search, as the TUI's compare and `e` make it."""
+    from ari_mem_tui.search.replay import replay
+
+    if embedder != "bm25":
+        wait_for_vectors(run.ranker)
+    return [replay(run.checkpoint, node_id, run.ranker) for node_id in node_ids]
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from ari_mem_tui.render.compare import compare_json, render_compare
+
+    run = _open(args)
+    ids = _nodes(run, args.node_a, args.node_b) if run is not None else None
+    if run is None or ids is None:
+        return EXIT_UNREADABLE
+    a, b = _replays(run, ids, args.embedder)
+    if args.json:
+        sys.stdout.write(json_text(compare_json(run.checkpoint, a, b)) + "\n")
+    else:
+        render_compare(console(highlight=False), run.checkpoint, a, b)
+    return EXIT_OK
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    """The node's dossier, the two files `e` writes, into --out (else the export folder); with
+    --parquet, every run named as Parquet tables (`_export_parquet`)."""
+    if args.parquet is not None:
+        if args.node is not None or args.out is not None or args.json:
+            say(
+                "export --parquet writes whole runs: no NODE, --out or --json (those are a"
+                " node's dossier: export RUN NODE)"
+            )
+            return EXIT_UNREADABLE
+        return _export_parquet(args)
+    if args.node is None:
+        say("export needs NODE (a node's dossier) or --parquet DIR (the runs as Parquet tables)")
+        return EXIT_UNREADABLE
+    from ari_mem_tui.render import outputs
+    from ari_mem_tui.render.dossier import export_dossier
+    from ari_mem_tui.tui.config import export_dir
+
+    run = _open(args)
+    ids = _nodes(run, args.node) if run is not None else None
+    if run is None or ids is None:
+        return EXIT_UNREADABLE
+    (replayed,) = _replays(run, ids, args.embedder)
+    out_dir = args.out or export_dir(run.checkpoint.path)
+    try:
+        md_path, json_path = export_dossier(run.checkpoint, replayed, out_dir)
+    except (OSError, ValueError) as exc:  # the checkpoint itself, an unwritable folder
+        say(f"cannot write the dossier: {exc}")
+        return EXIT_UNREADABLE
+    if args.json:
+        files = {"node_id": ids[0], "markdown": str(md_path), "json": str(json_path)}
+        sys.stdout.write(json_text(outputs.output(outputs.ExportOutput, files)) + "\n")
+    else:
+        print(clean(str(md_path), False))
+        print(clean(str(json_path), False))
+    return EXIT_OK
+
+
+def cmd_writes(args: argparse.Namespace) -> int:
+    """The CoW log of NODE, else of the whole run: the Writes tab's table (--filter, --sort:
+    the TUI's `/` and `S`, render/table.py), or all of every write (--json, --csv)."""
+    from ari_mem_tui.render.table import TableView
+    from ari_mem_tui.render.writes import (
+        WRITE_COLUMNS,
+        node_or_run_writes,
+        render_writes,
+        write_rows,
+        writes_csv,
+        writes_json,
+    )
+
+    column = (args.sort or "").strip()
+    if column and column not in WRITE_COLUMNS:
+        say(f"--sort {column!r}: no such column; the columns: {', '.join(WRITE_COLUMNS)}")
+        return EXIT_UNREADABLE
+    run = _open(args, rank=False)
+    if run is None:
+        return EXIT_UNREADABLE
+    ids = _nodes(run, args.node) if args.node else [None]
+    if ids is None:
+        return EXIT_UNREADABLE
+    node_id = ids[0]
+    writes = node_or_run_writes(run.checkpoint, node_id)
+    view = TableView(args.filter, column or None, args.desc)
+    if args.json:
+        if view.active:  # the rows the table would show, in its order, every field
+            writes = [writes[int(key)] for key, _ in view.apply(WRITE_COLUMNS, write_rows(writes))]
+        sys.stdout.write(json_text(writes_json(run.checkpoint, node_id, writes)) + "\n")
+    elif args.csv:
+        sys.stdout.write(writes_csv(writes, view))
+    else:
+        render_writes(console(highlight=False), node_id, writes, view)
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------- runs / health
 def cmd_runs(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from ari_mem_tui.render.runs import render_runs, runs_json
     from ari_mem_tui.workspace import recent_workspace, scan
@@ -258,7 +379,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     elif not ws.runs:
         say("no recently opened runs yet: give a workspace folder (ari-mem-tui runs DIR)")
     else:
-        render_runs(Console(highlight=False), ws)
+        render_runs(console(highlight=False), ws)
     return EXIT_OK
 
 
@@ -292,7 +413,7 @@ def _scan_summaries(ws: object, jobs: int | None) -> None:
     say(f"made the summaries of {plural(made, 'run')}{tail}")
 
 
-def cmd_export(args: argparse.Namespace) -> int:
+def _export_parquet(args: argparse.Namespace) -> int:
     """`export RUN|WORKSPACE --parquet DIR`: every run as Parquet tables, one folder each."""
     from ari_mem_tui.checkpoint.cachefile import inside
     from ari_mem_tui.render.parquet import ParquetUnavailable, export
@@ -331,7 +452,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_health(args: argparse.Namespace) -> int:
-    from rich.console import Console
 
     from ari_mem_tui.health import compute_health
     from ari_mem_tui.render.health import health_json, render_health
@@ -363,10 +483,15 @@ def cmd_health(args: argparse.Namespace) -> int:
         all_entries=args.all_entries,
     )
     line.close()
+    if report.fidelity is not None:  # exact only as far as a kept replay check says (summary)
+        from ari_mem_tui.run_check import kept_check
+        from ari_mem_tui.search.fidelity import with_check
+
+        with_check(report.fidelity, kept_check(run, run.ranker))
     if args.json:
         sys.stdout.write(json_text(health_json(report)) + "\n")
     else:
-        render_health(Console(highlight=False), report)
+        render_health(console(highlight=False), report)
     return EXIT_FINDINGS if report.starved else EXIT_OK
 
 
@@ -643,7 +768,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 __all__ = [
     "cmd_audit",
+    "cmd_compare",
     "cmd_demo",
+    "cmd_export",
     "cmd_health",
     "cmd_letta_restore",
     "cmd_open",
@@ -652,5 +779,6 @@ __all__ = [
     "cmd_schema",
     "cmd_serve",
     "cmd_summary",
+    "cmd_writes",
     "letta_options",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable, Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from typing import Any, TypeVar
 
@@ -259,11 +259,17 @@ class LettaConnection:
     def search(
         self, agent_id: str, query: str, top_k: int, before_ts: float | None = None
     ) -> list[Any]:
-        """`passages.search` (ARI's route): the top_k passages in rank order (no scores)."""
+        """`passages.search` (ARI's route): the top_k passages in rank order (no scores).
+
+        `before_ts`: only passages created before it. ARI's searches ranked what was inserted
+        before them, and an entry stamped at the search's own logged moment came after it
+        (the read event is stamped once the search returned), while Letta's `end_datetime`
+        keeps `created_at <= end_datetime`: one microsecond earlier makes it `<`."""
         kwargs: dict[str, Any] = {"query": query, "top_k": top_k}
         if before_ts is not None:
             try:
-                kwargs["end_datetime"] = datetime.fromtimestamp(before_ts, tz=UTC)
+                moment = datetime.fromtimestamp(before_ts, tz=UTC)
+                kwargs["end_datetime"] = moment - timedelta(microseconds=1)
             except (OverflowError, OSError, ValueError):  # past any calendar: the whole pool
                 pass
         response = self.call(

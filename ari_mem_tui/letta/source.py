@@ -40,6 +40,7 @@ from ari_mem_tui.model import (
     StringTable,
 )
 from ari_mem_tui.model.columns import EntryBuilder
+from ari_mem_tui.model.origin import AGENT, GIVEN, THIS_PATH, HashFinding
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.rankers import Ranking
 from ari_mem_tui.search.run_model import AgentEmbedding
@@ -296,6 +297,7 @@ class LettaRanker:
         self.agent_id = agent_id
         self.ckpt = ckpt
         self.name = f"letta:{conn.url}"
+        self.hash_finding: HashFinding | None = None  # the agent's hash, and how it was found
 
     def rank(self, query: str, top_k: int, before_ts: float | None = None) -> Ranking:
         results = self.conn.search(self.agent_id, query, top_k, before_ts=before_ts)
@@ -393,7 +395,7 @@ def open_letta_run(
         conn = LettaConnection(options.url, api_key=options.api_key, timeout=options.timeout)
     agent_ref = agent_ref_for(ckpt, options)
     version = conn.health()
-    agent_id, name = conn.find_agent(agent_ref)
+    agent_id, name, finding = _agent(conn, ckpt, options, agent_ref)
     ckpt_hash = hash_for(ckpt, options, name)
     memory = read_letta_memory(conn, agent_id, progress=progress)
     mismatch = _hash_mismatch(memory.entries, ckpt_hash, conn.url)
@@ -410,11 +412,35 @@ def open_letta_run(
             ),
         )
     apply_letta_memory(ckpt, memory, ckpt_hash)
-    return Run(
-        checkpoint=ckpt,
-        ranker=LettaRanker(conn, agent_id, ckpt),
-        source_label=f"letta: {conn.url} agent {name}",
+    ranker = LettaRanker(conn, agent_id, ckpt)
+    ranker.hash_finding = finding or HashFinding(
+        hash=ckpt_hash,
+        source=GIVEN if options.checkpoint_hash else (AGENT if options.agent else THIS_PATH),
+        note=f"the server holds agent {name}",
     )
+    return Run(checkpoint=ckpt, ranker=ranker, source_label=f"letta: {conn.url} agent {name}")
+
+
+def _agent(
+    conn: LettaConnection, ckpt: Checkpoint, options: LettaOptions, ref: str
+) -> tuple[str, str, HashFinding | None]:
+    """The run's agent: the one named (or of this path's hash); when that is missing and none
+    was named, the candidate agent that reproduces the run's recorded searches
+    (letta/agent_hash.py), said where it came from; else the server's ARI agents are listed."""
+    from ari_mem_tui.letta.agent_hash import find_agent  # noqa: PLC0415 - a moved run only
+
+    try:
+        agent_id, name = conn.find_agent(ref)
+        return agent_id, name, None
+    except LettaUnavailable as missing:
+        if options.agent or options.checkpoint_hash or not str(missing).startswith("no agent"):
+            raise
+        found = find_agent(conn, ckpt)
+        if found is None:
+            raise LettaUnavailable(
+                f"{missing}; none of them reproduced this run's recorded searches"
+            ) from None
+        return found
 
 
 def apply_letta_memory(ckpt: Checkpoint, memory: LettaMemory, ckpt_hash: str) -> None:

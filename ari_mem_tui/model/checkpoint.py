@@ -246,6 +246,18 @@ class Checkpoint:
             nx.dfs_preorder_nodes(graph, root) for root in self.roots if root in graph
         )
 
+    def tree_numbers(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Each node's preorder number (`tree_order`) and subtree size: `a` is above `b` in the
+        tree iff tin[a] < tin[b] < tin[a] + size[a] (`TreeAbove`), an O(1) test where walking a
+        rebuilt scope (`ParentChain`) costs the depth. Linear in the tree; not kept."""
+        order = list(self.tree_order())
+        tin = {node_id: number for number, node_id in enumerate(order)}
+        size: dict[str, int] = {}
+        successors = self.graph.successors
+        for node_id in reversed(order):  # children before parents
+            size[node_id] = 1 + sum(size[child] for child in successors(node_id))
+        return tin, size
+
     def with_tree_ancestors(self, node_ids: Iterable[str]) -> set[str]:
         """`node_ids` and every node above one of them in the tree: each walks up the tree
         until it meets a node an earlier one passed (linear in the tree, however deep)."""
@@ -480,6 +492,23 @@ class Run:
     # where the audit of these files is kept for the next open (audit.AuditStore); None for a
     # Letta server's memory or with indexes off
     audit_store: Any = None
+    # where the replay check of these files is kept (search/check_store.CheckStore); None with
+    # indexes off
+    check_store: Any = None
     # makes and keeps the run's summary (run_summary.py), given the audit when known; None
     # when one is kept for these files already (or there is nowhere to keep it)
     save_summary: Callable[[Any], bool] | None = None
+
+
+class TreeAbove:
+    """`x in TreeAbove(tin, size, node)`: whether `x` is above `node` in the tree (a proper
+    ancestor), from `Checkpoint.tree_numbers`."""
+
+    __slots__ = ("_at", "_size", "_tin")
+
+    def __init__(self, tin: dict[str, int], size: dict[str, int], node_id: str) -> None:
+        self._tin, self._size, self._at = tin, size, tin.get(node_id, -1)
+
+    def __contains__(self, other: object) -> bool:
+        at = self._tin.get(other)  # type: ignore[arg-type]
+        return at is not None and at < self._at < at + self._size[other]  # type: ignore[index]

@@ -41,6 +41,7 @@ a load needs none of them, and a SHA-1 per entry was a tenth of its time.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import mmap
 import struct
@@ -68,6 +69,26 @@ NAN = math.nan
 
 _decode_json = msgspec.json.Decoder().decode
 _encode_json = msgspec.json.Encoder().encode
+DIGITS = 4300  # Python's limit for an int from a string: the readers read a longer one as null
+
+
+def json_value(raw: bytes | memoryview) -> Any:
+    """Stored JSON bytes (metadata as its line had it) as their value: msgspec in C, else json
+    for what msgspec refuses and the readers keep (an integer past 64 bits, a lone surrogate's
+    escape), an integer of more than 4,300 digits read as null as the readers read it. An
+    integer of 4,301 digits in one write's metadata made the run unreadable."""
+    try:
+        return _decode_json(raw)
+    except msgspec.MsgspecError:
+        pass
+    try:
+        return json.loads(bytes(raw), parse_int=_bounded_int)
+    except (ValueError, RecursionError):
+        return None
+
+
+def _bounded_int(digits: str) -> int | None:
+    return int(digits) if len(digits.lstrip("-")) <= DIGITS else None
 
 
 def content_id(kind: str, node_id: str, ts: float | None, text: str) -> str:
@@ -435,7 +456,7 @@ def _ts(value: float) -> float | None:
 def _json(raw: memoryview | None, side: Mapping[int, Any], row: int) -> Any:
     if row in side:
         return side[row]
-    return None if raw is None else _decode_json(raw)
+    return None if raw is None else json_value(raw)
 
 
 def json_bytes(value: Any) -> bytes | None:
@@ -446,7 +467,7 @@ def json_bytes(value: Any) -> bytes | None:
         return None
     try:
         return data if _decode_json(data) == value else None
-    except (msgspec.DecodeError, RecursionError):
+    except (msgspec.MsgspecError, RecursionError):
         return None
 
 

@@ -687,11 +687,17 @@ class RecordedSearch(Record):
 class RankerFidelity(Record):
     """Whether hits were ranked the way the run ranked them: the one answer every view shows.
 
-    `exact`: True when the ranker is the run's own (its Letta server, its embedding model, a
-    local model the run's settings name), False for a stand-in, None when the files cannot
-    tell (no embedding handle recorded). `label` says it in one line ("exact: the run's
-    embedding model (openai/text-embedding-3-small)", "stand-in: local MiniLM"); `note`, when
-    not exact, why the recording may differ and how to get the exact ranker.
+    Two questions, answered apart (search/fidelity.py says them in words, `word`):
+    `own`: whether the ranker is the run's own (its Letta server, its embedding model with the
+    run's footer hash, a local model the run's settings name, ARI's in-memory rule on a run
+    that backend recorded): True, False (a stand-in), None (the files cannot tell).
+    `verified`: whether the replay reproduced the node's recorded search (entries, order,
+    scores): True, False, None (no recording to check it against).
+    `exact` is True only when both are; False for a stand-in or a replay that differs; None
+    where nothing checked it. `label` says it in one line ("exact: the run's embedding model
+    (openai/text-embedding-3-small), its recorded search reproduced", "stand-in: local
+    MiniLM"); `note`, when not exact, why the recording may differ and how to get the exact
+    ranker; `cause`, when not reproduced, the likely cause.
     """
 
     exact: bool | None = False
@@ -700,10 +706,19 @@ class RankerFidelity(Record):
     ranker: str = ""  # what ranked the replay, in words (endpoint without credentials)
     recorded: str = ""  # what ranked the recording, in words ("" when none was recorded)
     note: str = ""
+    own: bool | None = False  # the ranker is the run's own (see above)
+    verified: bool | None = None  # the node's recorded search was reproduced (see above)
+    word: str = ""  # exact | run's ranker, unchecked | not reproduced | stand-in | unverified
+    cause: str = ""  # not reproduced: the likely cause, in words
+    # the run's embedding model only: the footer hash its texts were rebuilt with, and what
+    # checked it (a model.origin.HashFinding; typed loosely here: origin builds on this module)
+    hash: Any = None
 
     @property
     def kind(self) -> str:
-        """ "exact", "stand-in" or "unverified": a title's one word."""
+        """The verdict's one word (search/fidelity.py's words): "exact", "stand-in" …"""
+        if self.word:
+            return self.word
         return {True: "exact", False: "stand-in"}.get(self.exact, "unverified")  # type: ignore[arg-type]
 
 
@@ -718,7 +733,7 @@ class Replay(Record):
     # eval_summary today, e.g. the verdict) or "custom"; `query_field` says which field was used
     query_source: str
     query_field: str = ""  # "original_direction" | "eval_summary" | "goal" | "default" | ""
-    params: dict[str, int]  # limit, overfetch, top_k
+    params: dict[str, int | None]  # limit, overfetch, top_k (null: no window, in-memory)
     pool: dict[str, Any]  # size, node_scope, react_step, window composition, per branch
     hits: list[Hit]
     eligible: int

@@ -30,6 +30,7 @@ class RunSummary(Record):
     replay_checked: int | None = None  # recorded searches replayed and compared
     replay_reproduced: int | None = None  # of them, reproduced
     replay_word: str = ""  # its verdict, in search/fidelity.py's words
+    replay_ranker: str = ""  # what ranked the replays ("in-memory", "run:<model>" …)
 
 
 @dataclass(kw_only=True)

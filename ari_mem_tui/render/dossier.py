@@ -34,6 +34,7 @@ from ari_mem_tui.render.words import (
     mark_long,
     pool_words,
     query_words,
+    tier_badge,
 )
 from ari_mem_tui.search.tiers import NO_MESSAGE
 
@@ -102,13 +103,23 @@ def _findings_section(replay: Replay, ckpt: Checkpoint) -> list[str]:
 def _search_section(replay: Replay) -> list[str]:
     out = ["", f"## Search (replayed with {_cell(replay.embedder)})", ""]
     out += [f"- ranker: {_cell(replay.fidelity.label or replay.embedder, 300)}"]
+    if replay.fidelity.hash is not None:
+        out += [f"- checkpoint {_cell(replay.fidelity.hash.line(), 400)}"]
     if replay.fidelity.note:
         out += [f"- {_cell(replay.fidelity.note, 400)}"]
     out += [f"- query ({_cell(query_words(replay))}): {_cell(replay.query, 400)}"]
     out += [f"- {_cell(pool_words(replay))}"]
-    out += [f"- params: {_cell(json.dumps(replay.params))}"]
-    out += [f"- pool: {_cell(json.dumps(replay.pool, default=str), 400)}"]
-    missed = "none (no window)" if replay.windowless else len(replay.missed)
+    params, pool = replay.params, replay.pool
+    if replay.windowless:  # ARI's in-memory rule: no top_k, no window to describe
+        params = {"limit": params.get("limit")}
+        pool = {k: v for k, v in pool.items() if k != "window"}
+    out += [f"- params: {_cell(json.dumps(params))}"]
+    out += [f"- pool: {_cell(json.dumps(pool, default=str), 400)}"]
+    missed = (
+        "none (the backend scores every ancestor entry)"
+        if replay.windowless
+        else len(replay.missed)
+    )
     out += [f"- eligible ancestor entries: {replay.eligible}, missed: {missed}"]
     out += [""]
     out += _table(
@@ -166,7 +177,7 @@ def _tiers_section(replay: Replay) -> list[str]:
     if not replay.tiers:
         out.append("No context tiers.")
     for tier in replay.tiers:
-        badge = "exact" if tier.exact else "approximate"
+        badge = tier_badge(tier)
         out += [f"### Tier {tier.key}: {_cell(tier.title)} ({badge})", ""]
         if tier.note:
             out += [f"_{_cell(tier.note, 400)}_", ""]

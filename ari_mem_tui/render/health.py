@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.health import by_depth_ranges
 from ari_mem_tui.model.health import Bucket, EntryUse, Health, NodeHealth
-from ari_mem_tui.render.text import clean, preview, short_id
+from ari_mem_tui.render.table import CliTable, cli_table
+from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
 from ari_mem_tui.render.words import plural
+from ari_mem_tui.search.in_memory import NAME as IN_MEMORY
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 SHOWN_NODES = 20
@@ -49,7 +50,8 @@ def headline(h: Health) -> Text:
     text.append(
         f"{h.starved} starved ({pct(share)})", style="bold red" if h.starved else "bold green"
     )
-    text.append(f" · limit {h.limit}, window top_k {h.top_k}")
+    in_memory = h.ranker == IN_MEMORY  # ARI's in-memory rule: no top_k, no window
+    text.append(f" · limit {h.limit}" + ("" if in_memory else f", window top_k {h.top_k}"))
     text.append(f" · hits: {h.recorded} recorded, {h.replayed} replayed ({clean(h.ranker, False)})")
     if h.fidelity is not None:
         exact = h.fidelity.exact is True
@@ -111,13 +113,15 @@ def entry_cells(u: EntryUse, width: int = 60) -> list[Any]:
     ]
 
 
-def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> Table:
-    table = Table(title=Text(title), title_justify="left")
-    for column in columns:
-        table.add_column(column, no_wrap=True, overflow="ellipsis")
-    for cells in rows:
-        table.add_row(*[c if isinstance(c, Text) else Text(str(c)) for c in cells])
-    return table
+def time_label(bucket: Bucket) -> str:
+    """A time slice's start as every time is shown (`2026-05-28 21:52:06 UTC`): to the
+    second, so the ends of a short run's axis are not the same minute twice."""
+    return fmt_ts(bucket.start) if bucket.start is not None else bucket.label
+
+
+def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> CliTable:
+    """Ids, counts and verdicts whole at any width; only the text is cut (render/table.py)."""
+    return cli_table(title, columns, rows, flexible="text")
 
 
 def render_health(console: Console, h: Health) -> None:
@@ -135,7 +139,7 @@ def render_health(console: Console, h: Health) -> None:
         console.print(
             Text(
                 "Over time (slices of start time, "
-                f"{h.over_time[0].label} → {h.over_time[-1].label} UTC):",
+                f"{time_label(h.over_time[0])} → {time_label(h.over_time[-1])}):",
                 "bold",
             )
         )

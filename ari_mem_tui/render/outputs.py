@@ -59,11 +59,41 @@ class ProblemOut(Out):
     severity: Severity
 
 
+class CandidateOut(Out):
+    """A checkpoint hash the run may have had, and where its files name it."""
+
+    hash: str
+    source: str = Field(
+        description="Where: `this path`, `--checkpoint-hash`, `tree.json experiment_file`,"
+        " `ari_run_<ts>.log Checkpoint`, `meta.json checkpoint_dir`, `ari.log checkpoint=`,"
+        " `trace_log of NODE`, `the server's agent NAME`."
+    )
+    path: str = Field(description="The checkpoint path it is the hash of (empty: none named).")
+
+
+class HashFindingOut(Out):
+    """The checkpoint hash a replay rebuilds the footers with, and what checked it."""
+
+    hash: str
+    source: str = Field(description="Where it came from (as a candidate's `source`).")
+    path: str
+    found: bool | None = Field(
+        description="true: it reproduced recorded searches; false: no candidate did (the run's"
+        " hash is unknown); null: nothing checked it."
+    )
+    reproduced: int = Field(description="Recorded searches it reproduced, of `probes`.")
+    probes: int
+    tried: list[CandidateOut] = Field(description="The candidates tried, in order.")
+    note: str
+
+
 class FidelityOut(Out):
-    """Whether the ranking is the run's own (README: Exact rankings)."""
+    """Whether the ranking is the run's own, and what its recording showed (README: Exact
+    rankings; the words are search/fidelity.py's)."""
 
     exact: bool | None = Field(
-        description="True: the run's own ranker; false: a stand-in; null: the files cannot tell."
+        description="True only when the ranker is the run's own and the node's recorded search"
+        " was reproduced; false: a stand-in, or a difference; null: nothing checked it."
     )
     label: str
     short: str
@@ -72,6 +102,20 @@ class FidelityOut(Out):
         description="What ranked the recording, in words (empty when none was recorded)."
     )
     note: str
+    own: bool | None = Field(
+        description="The ranker is the run's own: true, false (a stand-in), null (unknown)."
+    )
+    verified: bool | None = Field(
+        description="The node's recorded search was reproduced: true, false, null (nothing to"
+        " check it with)."
+    )
+    word: str = Field(
+        description="exact, run's ranker, unchecked, not reproduced, stand-in or unverified."
+    )
+    cause: str = Field(description="Not reproduced: the likely cause (else empty).")
+    hash: HashFindingOut | None = Field(
+        description="The run's own model or server: the footer hash, and what checked it."
+    )
 
 
 class HitOut(Out):
@@ -129,8 +173,8 @@ class PoolOut(Out):
 
 class ParamsOut(Out):
     limit: int
-    overfetch: int
-    top_k: int
+    overfetch: int | None = Field(description="null: no window (ARI's in-memory rule).")
+    top_k: int | None = Field(description="null: no window (ARI's in-memory rule).")
 
 
 class RecordedOut(Out):
@@ -206,7 +250,9 @@ class PassageOut(Out):
 
 class FindingOut(Out):
     severity: Severity
-    kind: str = Field(description="problem, leak, scope_violation, rejected_write, unattributed.")
+    kind: str = Field(
+        description="problem, leak, scope_violation, rejected_write, unattributed, second_hand."
+    )
     node_id: str
     explanation: str
     ref: str = Field(description="Where it was seen.")
@@ -218,6 +264,35 @@ class FindingOut(Out):
     passages: list[PassageOut]
     text: str
     reason: str
+
+
+class SecondHandOut(FindingOut):
+    """A node that received another branch's memory second-hand: its read (the finding's
+    `tool`, `query`, `ref`, `ts`) returned an entry that keeps a leaking read's result."""
+
+    entry_id: str = Field(description="The tainted entry (our id).")
+    via_node: str = Field(description="The entry's writer, whose read leaked.")
+    origin_nodes: list[str] = Field(
+        description="Whose memory the entry quotes, outside the reader's lineage (= targets)."
+    )
+    entry_ts: float | None = Field(description="When the entry was written.")
+    entry_tool: str = Field(description="The read the entry keeps.")
+    leak_ref: str = Field(description="Where the leaking read was seen; empty: no record.")
+    leak_ts: float | None = Field(description="When it was made; null: a trace_log call.")
+
+
+class TaintedOut(Out):
+    """An entry that keeps a leaking read's result, quoting another branch's passages."""
+
+    entry_id: str
+    letta_id: str | None
+    node_id: str = Field(description="Its writer.")
+    ts: float | None
+    tool: str = Field(description="The read it keeps.")
+    origin_nodes: list[str]
+    read_ref: str = Field(description="Where the leaking read was seen; empty: no record.")
+    read_ts: float | None
+    passages: list[PassageOut] = Field(description="The passages it quotes, as far as it goes.")
 
 
 class Document(Out):
@@ -259,6 +334,28 @@ class CountsOut(Out):
     problems_by_severity: dict[str, int]
 
 
+class KindCheckOut(Out):
+    checked: int
+    reproduced: int
+
+
+class ReplayCheckOut(Out):
+    """Every recorded search a replay can rebuild, replayed with the chosen ranker and compared
+    (README: Exact rankings)."""
+
+    ranker: str
+    checked: int = Field(description="Recorded searches compared.")
+    reproduced: int = Field(description="Of them, reproduced: entries, order, ranks, scores.")
+    differs: list[str] = Field(description="Nodes whose recorded searches differ.")
+    by_kind: dict[str, KindCheckOut] = Field(
+        description="`start-up` searches and the `other` ones (the LLM's, the pipeline's) apart."
+    )
+    word: str = Field(description="The run's verdict: search/fidelity.py's words.")
+    label: str
+    note: str = Field(description="Why nothing was checked, or what was left out.")
+    complete: bool = Field(description="false: interrupted (and not kept).")
+
+
 class SummaryOutput(Document):
     """`ari-mem-tui summary CKPT --json`: what a checkpoint holds, with the problems met."""
 
@@ -266,7 +363,13 @@ class SummaryOutput(Document):
     schema_version: Literal[1] = 1
     path: str
     memory_source: str
-    checkpoint_hash: str
+    checkpoint_hash: str = Field(description="The hash a replay rebuilds the footers with.")
+    checkpoint_hash_source: HashFindingOut | None = Field(
+        description="Where the hash came from, and what checked it (null: not asked)."
+    )
+    replay_check: ReplayCheckOut | None = Field(
+        description="How far replays reproduce the run's recorded searches (null: unread run)."
+    )
     run_id: str | None
     tree_source: str | None = Field(description="The file the tree came from (null: no tree).")
     core: CoreSummaryOut
@@ -313,7 +416,8 @@ class SawOutput(Document):
 
 # ---------------------------------------------------------------- audit
 class AuditOutput(Document):
-    """`ari-mem-tui audit CKPT --json`: leaks, scope violations, rejected writes."""
+    """`ari-mem-tui audit CKPT --json`: leaks, scope violations, rejected writes, second-hand
+    leaks."""
 
     schema_: Literal["ari-mem-tui/audit"] = Field("ari-mem-tui/audit", alias="schema")
     schema_version: Literal[1] = 1
@@ -323,6 +427,13 @@ class AuditOutput(Document):
     rejected_writes: list[FindingOut]
     unattributed: list[FindingOut] = Field(
         description="Reads no reader could be established for: listed, never counted as findings."
+    )
+    second_hand: list[SecondHandOut] = Field(
+        description="Reads that handed a node another branch's memory in a tainted entry; not"
+        " in the exit code."
+    )
+    tainted: list[TaintedOut] = Field(
+        description="Entries that keep a leaking read's result, quoting another branch's memory."
     )
     memory_source: str
 
@@ -346,6 +457,10 @@ class RunSummaryOut(Out):
     replay_checked: int | None = Field(description="Recorded searches replayed; null: unchecked.")
     replay_reproduced: int | None = Field(description="Of them, reproduced; null: unchecked.")
     replay_word: str = Field(description="The replay check's verdict (search/fidelity.py's words).")
+    replay_ranker: str = Field(
+        description="What ranked the replays (in-memory, run:<model>, letta:<url> …); empty: "
+        "unchecked."
+    )
 
 
 class RunInfoOut(Out):
@@ -528,7 +643,83 @@ class DossierOutput(Document):
     node: NodeOut | None
     lineage: list[str]
     replay: SawOutput = Field(description="What `saw --json` prints for the node.")
-    findings: list[FindingOut]
+    findings: list[SecondHandOut | FindingOut]
+
+
+# ---------------------------------------------------------------- compare, writes, export
+class CompareSideOut(Out):
+    """One node of a comparison (`a`: the marked node, `b`: the current one, as in the TUI)."""
+
+    node_id: str
+    lineage_from_common: list[str] = Field(
+        description="The common ancestor → the node (the whole lineage: no common ancestor)."
+    )
+    only_here_hits: list[str] = Field(
+        description="Entry ids of this side's hits the other side lacks (`◆`)."
+    )
+    only_here_context: list[str] = Field(
+        description="Context lines this side was given and the other was not."
+    )
+    replay: SawOutput = Field(description="What `saw --json` prints for the node.")
+
+
+class CompareOutput(Document):
+    """`ari-mem-tui compare CKPT A B --json`: two nodes' start-up searches side by side."""
+
+    schema_: Literal["ari-mem-tui/compare"] = Field("ari-mem-tui/compare", alias="schema")
+    schema_version: Literal[1] = 1
+    path: str
+    common_ancestor: str | None = Field(description="null: the nodes have different roots.")
+    shared_lineage: list[str] = Field(description="The root → the common ancestor.")
+    a: CompareSideOut
+    b: CompareSideOut
+
+
+class CowRowOut(Out):
+    """One row of the copy-on-write log, every field (`saw`'s `writes` show fewer)."""
+
+    ts: float | None
+    current_node: str
+    target_node: str
+    tool: str
+    accepted: bool
+    reason: str | None
+    entry_id: str | None
+    letta_id: str | None = Field(description="The passage's id on a Letta server.")
+    text: str
+    metadata: dict[str, Any] | None
+    step: int | None = Field(description="The ReAct step that wrote it.")
+    source: str
+    logged_by: str | None = Field(
+        description="A rejected write's log: the entry in which ARI kept the refused call's result."
+    )
+
+
+class WritesOutput(Document):
+    """`ari-mem-tui writes CKPT [NODE] --json`: the copy-on-write log, as the Writes tab."""
+
+    BULK = ("writes",)
+
+    schema_: Literal["ari-mem-tui/writes"] = Field("ari-mem-tui/writes", alias="schema")
+    schema_version: Literal[1] = 1
+    path: str
+    node_id: str | None = Field(description="null: the whole run's log.")
+    scope: Literal["node", "run"]
+    count: int
+    rejected: int
+    writes: list[CowRowOut] = Field(
+        description="The rows `--filter` and `--sort` leave, in their order."
+    )
+
+
+class ExportOutput(Document):
+    """`ari-mem-tui export CKPT NODE --json`: the dossier's two files, written."""
+
+    schema_: Literal["ari-mem-tui/export"] = Field("ari-mem-tui/export", alias="schema")
+    schema_version: Literal[1] = 1
+    node_id: str
+    markdown: str = Field(description="The path of the dossier's Markdown half.")
+    json_: str = Field(alias="json", description="The path of the dossier's JSON half.")
 
 
 OUTPUTS: dict[str, type[Document]] = {
@@ -538,6 +729,9 @@ OUTPUTS: dict[str, type[Document]] = {
     "runs": RunsOutput,
     "health": HealthOutput,
     "dossier": DossierOutput,
+    "compare": CompareOutput,
+    "writes": WritesOutput,
+    "export": ExportOutput,
 }
 
 

@@ -57,6 +57,15 @@ def progress_brief(progress: Progress) -> str:
     return f"{head} · ETA {'estimating …' if eta is None else duration(eta)}"
 
 
+def progress_short(progress: Progress) -> str:
+    """The narrowest form, every number whole: `1,200/5,000 · 2 min`."""
+    if not progress.total:
+        return f"{progress.elapsed:.0f} s"
+    head = f"{progress.done:,}/{progress.total:,}"
+    eta = None if progress.finished else progress.eta()
+    return head if eta is None else f"{head} · {duration(eta)}"
+
+
 class StatusLine:
     """One line on a stream, rewritten in place on a terminal (each write covers the whole of
     the line before it: no stray characters when a shorter line follows a longer one), or

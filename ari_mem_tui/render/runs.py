@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ari_mem_tui.model.workspace import RunInfo, RunSummary, Workspace
+from ari_mem_tui.render.table import cli_table
 from ari_mem_tui.render.text import STATUS_GLYPHS, clean, fmt_ts, preview
 from ari_mem_tui.render.words import plural
 
@@ -18,15 +19,17 @@ RUN_COLUMNS = (
     *("run", "created", "nodes", "done", "failed", "entries"),
     *("leaks", "scope", "rejected", "starved", "replay", "size", "last change"),
 )
-# what a width leaves out: under 150 columns the dates and sizes, under 110 the counts the
-# summary does not hold (the run, its nodes and what its summary found stay; --json has all)
+# what a width leaves out: under WIDE_FROM columns the times and sizes (a time is 23 cells
+# whole), under MEDIUM_FROM the counts the summary does not hold (the run, its nodes and what
+# its summary found stay; --json has all); no cell but the run's name is ever cut
+WIDE_FROM, MEDIUM_FROM = 165, 110
 MEDIUM_DROPS = ("created", "size", "last change")
 NARROW_DROPS = (*MEDIUM_DROPS, "done", "failed", "entries")
 
 
 def shown_columns(width: int) -> list[str]:
     """The columns a table `width` cells wide shows."""
-    drops = () if width >= 150 else MEDIUM_DROPS if width >= 110 else NARROW_DROPS
+    drops = () if width >= WIDE_FROM else MEDIUM_DROPS if width >= MEDIUM_FROM else NARROW_DROPS
     return [column for column in RUN_COLUMNS if column not in drops]
 
 
@@ -119,11 +122,8 @@ def summary_legend(runs: list[RunInfo]) -> list[str]:
 
 
 def when(ts: float | None) -> str:
-    """Minutes are enough to tell runs apart; the year is kept (runs span years)."""
-    if ts is None:
-        return "–"
-    text = fmt_ts(ts)
-    return text[:16] if text[:4].isdigit() else text
+    """A run's time as every time is shown, its zone named (`2026-05-28 21:52:06 UTC`)."""
+    return fmt_ts(ts)
 
 
 def runs_json(ws: Workspace) -> dict[str, Any]:
@@ -133,53 +133,23 @@ def runs_json(ws: Workspace) -> dict[str, Any]:
 
 
 def render_runs(console: Console, ws: Workspace) -> None:
-    """The runs as a table, a line per run, columns as wide as their widest cell (the run's
-    name cut to fit the terminal). Laid out here, not by Rich's Table: a workspace of a
-    thousand runs took Rich two seconds to lay out, ten times the listing's own work."""
+    """The runs as a table, a line per run (render/table.py: times, counts and verdicts whole,
+    the run's name cut to fit), the columns a narrow terminal has no room for left out and
+    named."""
     shown = shown_columns(console.width)
     keep = [i for i, c in enumerate(RUN_COLUMNS) if c in shown]
     rows = []
     for run in ws.runs:
-        cells = run_cells(run, name_width=30 if console.width < 150 else 40)
-        rows.append(
-            [c if isinstance(c, Text) else Text(str(c)) for c in map(cells.__getitem__, keep)]
-        )
-    widths = [
-        max([_min_width(RUN_COLUMNS[i]), *(row[place].cell_len for row in rows)])
-        for place, i in enumerate(keep)
-    ]
-    room = console.width - 2 * (len(keep) - 1) - 1
-    widths[0] = max(8, min(widths[0], room - sum(widths[1:])))  # (the name gives way)
-    title = f"{plural(len(ws.runs), 'run')} in {clean(ws.path, False)}, newest first"
-    lines = [Text(title), Text()]
-    lines.append(_line([Text(RUN_COLUMNS[i], style="bold") for i in keep], widths))
-    lines.append(Text(" " + "─" * (sum(widths) + 2 * (len(keep) - 1))))
-    lines += [_line(row, widths) for row in rows]
-    console.print(Text("\n").join(lines), no_wrap=True, crop=True, highlight=False)
+        cells = run_cells(run, name_width=30 if console.width < WIDE_FROM else 40)
+        rows.append([cells[i] for i in keep])
+    title = Text(f"{plural(len(ws.runs), 'run')} in {clean(ws.path, False)}, newest first")
+    console.print(cli_table(title, list(shown), rows, flexible="run"))
     marks = _marks(ws.runs)
     if len(shown) < len(RUN_COLUMNS):
         dropped = ", ".join(c for c in RUN_COLUMNS if c not in shown)
         marks.append(f"{dropped}: in a wider terminal, or with --json")
     if marks:
         console.print(Text("   ".join(marks), style="dim"))
-
-
-def _line(cells: list[Text], widths: list[int]) -> Text:
-    """One line of the table: each cell cut or padded to its column (numbers to the right)."""
-    line = Text(" ")
-    for place, (cell, width) in enumerate(zip(cells, widths, strict=True)):
-        if place:
-            line.append("  ")
-        cell = cell.copy()
-        cell.truncate(width, overflow="ellipsis")
-        pad = " " * (width - cell.cell_len)
-        line.append_text(Text(pad) + cell if cell.justify == "right" else cell + Text(pad))
-    return line
-
-
-def _min_width(column: str) -> int:
-    """A column's narrowest: a time whole, a count's header whole, the run's name 8 cells."""
-    return 16 if column in ("created", "last change") else 8 if column == "run" else len(column)
 
 
 def _marks(runs: list[RunInfo]) -> list[str]:

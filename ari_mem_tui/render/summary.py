@@ -10,7 +10,6 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.checkpoint.load import checkpoint_hash
@@ -49,13 +48,19 @@ def counts(ckpt: Checkpoint) -> dict[str, Any]:
     }
 
 
-def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
+def summary_json(ckpt: Checkpoint, source: str = "", check: Any = None) -> dict[str, Any]:
+    """`check`: the run's replay check (search/check.py), `replay_check` in the JSON."""
     from ari_mem_tui.render import outputs  # noqa: PLC0415 - its models (~30 ms) where JSON is made
 
+    found = getattr(check, "hash", None)
     data = {
         "path": str(ckpt.path),
         "memory_source": source or f"files: {ckpt.path}",
-        "checkpoint_hash": ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
+        "checkpoint_hash": found.hash
+        if found
+        else ckpt.checkpoint_hash or checkpoint_hash(ckpt.path),
+        "checkpoint_hash_source": found.as_data() if found else None,
+        "replay_check": check_json(check),
         "run_id": ckpt.run_id,
         "tree_source": ckpt.tree_source,
         "core": {
@@ -70,60 +75,84 @@ def summary_json(ckpt: Checkpoint, source: str = "") -> dict[str, Any]:
     return outputs.output(outputs.SummaryOutput, data)
 
 
+def check_json(check: Any) -> dict[str, Any] | None:
+    """The replay check as `summary --json` has it: every search's result left out (the text
+    names the nodes that differ; `saw NODE` shows each)."""
+    if check is None:
+        return None
+    data = check.as_data()
+    data.pop("searches", None)
+    data.pop("hash", None)  # (`checkpoint_hash_source`)
+    keys = ("ranker", "checked", "reproduced", "differs", "by_kind", "word", "label", "note")
+    keys += ("complete",)
+    return {key: data[key] for key in keys}
+
+
 def loaded(ckpt: Checkpoint) -> bool:
     return ckpt.path.is_dir() and ckpt.tree_source is not None
 
 
-def render(ckpt: Checkpoint, console: Console, source: str = "") -> None:
+def render(ckpt: Checkpoint, console: Console, source: str = "", check: Any = None) -> None:
     numbers = counts(ckpt)
     title = Text("checkpoint ")
     title.append(clean(str(ckpt.path)), style="bold")
     console.print(title)
-    facts = Table.grid(padding=(0, 2))
-    facts.add_column(style="dim")
-    facts.add_column(overflow="fold")
-    facts.add_row("run id", Text(clean(ckpt.run_id or "?")))
-    facts.add_row("tree from", Text(clean(ckpt.tree_source or "no tree")))
-    facts.add_row("hash", Text(ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
+    facts: list[tuple[str, str | Text]] = [
+        ("run id", clean(ckpt.run_id or "?")),
+        ("tree from", clean(ckpt.tree_source or "no tree")),
+    ]
+    found = getattr(check, "hash", None)
+    if found is not None:
+        facts.append(("hash", clean(found.line().removeprefix("hash "))))
+    else:
+        facts.append(("hash", ckpt.checkpoint_hash or checkpoint_hash(ckpt.path)))
     own = f"files: {ckpt.path}"  # the header named the path: not again
-    facts.add_row(
-        "memory", Text(clean("the checkpoint's files" if source in ("", own) else source))
+    facts.append(("memory", clean("the checkpoint's files" if source in ("", own) else source)))
+    facts.append(("nodes", f"{numbers['nodes']} ({plural(numbers['roots'], 'root')})"))
+    entries = (
+        f"{numbers['entries']} ({numbers['node_scope']} node_scope, {numbers['react_step']} "
+        f"react_step, {numbers['partial_entries']} partial)"
     )
-    facts.add_row("nodes", Text(f"{numbers['nodes']} ({plural(numbers['roots'], 'root')})"))
-    facts.add_row(
-        "entries",
-        Text(
-            f"{numbers['entries']} ({numbers['node_scope']} node_scope, {numbers['react_step']} "
-            f"react_step, {numbers['partial_entries']} partial)"
-        ),
+    events = (
+        f"{numbers['events']} in the access log ({numbers['reads']} reads, "
+        f"{numbers['write_events']} writes)"
     )
-    facts.add_row(
-        "events",
-        Text(
-            f"{numbers['events']} in the access log ({numbers['reads']} reads, "
-            f"{numbers['write_events']} writes)"
-        ),
+    # node-memory writes judged by ARI's copy-on-write rule; rejected ones are in trace_log
+    # only, so the two write counts can differ
+    writes = (
+        f"{numbers['writes']} to node memory ({numbers['accepted_writes']} accepted, "
+        f"{numbers['rejected_writes']} rejected by copy-on-write)"
     )
-    facts.add_row(  # node-memory writes judged by ARI's copy-on-write rule; rejected ones
-        "writes",  # are in trace_log only, so the two write counts can differ
-        Text(
-            f"{numbers['writes']} to node memory ({numbers['accepted_writes']} accepted, "
-            f"{numbers['rejected_writes']} rejected by copy-on-write)"
-        ),
-    )
+    facts += [("entries", entries), ("events", events), ("writes", writes)]
     core = "seeded" if ckpt.core.seeded else "not seeded"
     if ckpt.core.source:
         core += f" from {clean(ckpt.core.source)}" + (
             " (approximate)" if ckpt.core.approximate else ""
         )
-    facts.add_row("core", Text(core))
-    facts.add_row("problems", Text(str(numbers["problems"])))
-    console.print(facts)
+    facts.append(("core", core))
+    if check is not None:
+        facts.append(("replays", check_text(check)))
+    facts.append(("problems", str(numbers["problems"])))
+    width = max(len(name) for name, _ in facts)
+    for name, value in facts:  # lines, not a grid: a grid pads each line with spaces
+        console.print(Text.assemble((f"{name:<{width}}  ", "dim"), value), soft_wrap=True)
     styles = {"error": "red", "warning": "yellow", "info": "dim"}
     for problem in ckpt.problems:
         line = Text(f"{problem.severity:7} ", style=styles[problem.severity])
         line.append(clean(problem_line(problem, ckpt)))
         console.print(line)
+
+
+def check_text(check: Any) -> Text:
+    """The replay check in a line: green only when it is exact, with its note when nothing
+    was checked."""
+    style = {"exact": "green", "stand-in": "yellow"}.get(check.word, "yellow")
+    if check.word == "not reproduced":
+        style = "bold red"
+    text = Text(clean(check.line()), style=style)
+    if check.note and not check.checked:
+        text.append(f"\n{clean(check.note)}", style="dim")
+    return text
 
 
 def problem_line(problem: Problem, ckpt: Checkpoint) -> str:

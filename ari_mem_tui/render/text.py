@@ -146,6 +146,18 @@ def score_text(score: float | None) -> Text:
     return Text(f"{score:.2f}", style=colour)
 
 
+def metric_text(value: float | None, rank: float) -> Text:
+    """A metric in a score's place: its shortest form in at most 6 cells, coloured by `rank`
+    (0.0 the run's worst, 1.0 its best) on the score's scale."""
+    if value is None:
+        return Text("  – ", style="bright_black")
+    shown = f"{value:.3g}"
+    if len(shown) > 6:
+        shown = f"{value:.0e}"
+    colour = "green" if rank >= 0.66 else "yellow" if rank >= 0.33 else "red"
+    return Text(f"{shown:>4}", style=colour)
+
+
 def short_id(node_id: str) -> str:
     """The last 8 characters (as ARI's dashboard shows), "root" for `node_<run>_root`."""
     if node_id.endswith("_root"):
@@ -163,8 +175,11 @@ LABEL_TINY = {
 }
 
 
-def node_label(node: Node, writes: int, width: int | None = None, tiny: bool = False) -> Text:
-    """The tree label of a node: glyph, short id, label, score, memory write count; in `width`
+def node_label(
+    node: Node, writes: int, width: int | None = None, tiny: bool = False, value: Text | None = None
+) -> Text:
+    """The tree label of a node: glyph, short id, label, score (or `value`, the run's main
+    metric where the run has no score: render/opening.py), memory write count; in `width`
     cells when given. A narrow tree never cuts a number (`0.5` for 0.52, `✎6` for ✎68 would
     read as other values): the label is shortened (`improve` → `imp`; `tiny`: always, so a
     narrow tree's rows read alike), then the write count, the label and the score are left
@@ -172,7 +187,7 @@ def node_label(node: Node, writes: int, width: int | None = None, tiny: bool = F
     glyph, colour = status_glyph(node.status)
     name = node.label or "?"
     head = Text.assemble((glyph, colour), " ", (short_id(node.id), "bold"))
-    score = Text.assemble(" ", score_text(node.score))
+    score = Text.assemble(" ", value if value is not None else score_text(node.score))
     count = Text(f" ✎{writes}", style="cyan") if writes else Text("")
     style = label_style(node.label)
     full = Text.assemble(" ", (f"{preview(LABEL_SHORT.get(name, name), 7):<7}", style))

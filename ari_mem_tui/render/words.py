@@ -5,7 +5,7 @@ One place, so the CLI, the Hits pane and the dossier never describe the same res
 
 from __future__ import annotations
 
-from ari_mem_tui.model import Checkpoint, Hit, Replay
+from ari_mem_tui.model import Checkpoint, Hit, Replay, Tier
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.render.text import clean, fmt_ts, short_id
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS
@@ -51,8 +51,11 @@ FIELD_WORDS = {
     ("start", "original_direction"): "its direction, original_direction",
     ("start", "eval_summary"): "eval_summary as stored today: no original_direction",
     ("now", "eval_summary"): "",
-    ("start", "goal"): "the experiment goal: no eval_summary",
-    ("now", "goal"): "the experiment goal: no eval_summary",
+}
+# where the goal stood in for an empty eval_summary, the goal is the query: said first
+GOAL_WORDS = {
+    "start": "the experiment goal (the node's eval_summary was empty at its start)",
+    "now": "the experiment goal (the node's eval_summary is empty now)",
 }
 
 
@@ -68,6 +71,8 @@ def query_words(replay: Replay) -> str:
     field = replay.query_field
     if not field or field == replay.query_source:
         return words
+    if field == "goal" and replay.query_source in GOAL_WORDS:
+        return GOAL_WORDS[replay.query_source]
     if field == "default":
         detail = 'ARI\'s fixed "experiment result": no eval_summary, no goal'
     else:
@@ -75,8 +80,14 @@ def query_words(replay: Replay) -> str:
     return f"{words} ({detail})" if detail else words
 
 
+SCORE_SHOWN = 1e6  # past it a score is shown as 1e+308, not its 309 digits
+
+
 def fmt_score(score: float) -> str:
-    """Rank scores are hundredths; keyword-overlap scores (0.125, 0.444…) keep three places."""
+    """Rank scores are hundredths; keyword-overlap scores (0.125, 0.444…) keep three places;
+    a score no ranker gives (a recorded 1e308: its hundredths are no float) in short form."""
+    if not -SCORE_SHOWN < score < SCORE_SHOWN:
+        return f"{score:.3g}"
     return f"{score:.2f}" if abs(score * 100 - round(score * 100)) < 1e-6 else f"{score:.3f}"
 
 
@@ -153,3 +164,12 @@ def unseen_words(ckpt: Checkpoint, node_id: str) -> str:
         f"dimming the {plural(unseen, 'node')} {clean(node_id, False)}'s search could not see:"
         f" {below} below it (they started after it), {unseen - below} on other branches"
     )
+
+
+def tier_badge(tier: Tier) -> str:
+    """A context tier's one word: "recorded" (Tier 2 from the access log's search itself),
+    "rebuilt" (from the run's files by ARI's rules, nothing missing), "approximate" (a part is
+    a guess, the note says which). Not "exact": nothing compares a tier with what ARI sent."""
+    if not tier.exact:
+        return "approximate"
+    return "recorded" if tier.key == "2" and "recorded" in (tier.note or "") else "rebuilt"

@@ -43,7 +43,8 @@ def recorded_backend(scores: list[float]) -> str:
     positive = [s for s in scores if s > 0]
     if not positive:
         return "letta-substring"
-    on_grid = all(abs(s * 100 - round(s * 100)) < ON_GRID and 0 <= s <= 1 for s in scores)
+    # the range first: a recorded 1e308 is a finite float whose hundredths are not (round(inf))
+    on_grid = all(0 <= s <= 1 and abs(s * 100 - round(s * 100)) < ON_GRID for s in scores)
     falling = all(a > b for a, b in pairwise(positive))
     zeros_last = scores[len(positive) :] == [0.0] * (len(scores) - len(positive))
     return "letta" if on_grid and falling and zeros_last else "in_memory"

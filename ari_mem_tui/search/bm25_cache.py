@@ -129,7 +129,7 @@ class StoredIndex:
         self.dtype = stored.dtypes[0]
         self.vocab_dict = stored.vocab
         self.scores: dict[str, Any] = {
-            name: _array(getattr(stored, name), kind)
+            name: cachefile.array(getattr(stored, name), kind)
             for name, kind in zip(("data", "indices", "indptr"), stored.dtypes, strict=True)
         }
         self.scores["num_docs"] = stored.num_docs
@@ -139,13 +139,6 @@ class StoredIndex:
         """The ids of the tokens in the vocabulary, in query order (others are left out)."""
         vocab = self.vocab_dict
         return [vocab[token] for token in tokens if token in vocab]
-
-
-def _array(data: memoryview, kind: str) -> np.ndarray:
-    size = np.dtype(kind).itemsize
-    if len(data) % size:
-        raise cachefile.CacheMiss("an array cut short")
-    return np.frombuffer(data, dtype=np.dtype(kind).newbyteorder("<"))
 
 
 def _load(path: Path, key: str, docs: int) -> StoredIndex:

@@ -12,10 +12,20 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 
-from ari_mem_tui.model import Checkpoint, Hit, MemoryEntry, Missed, Node, RecordedSearch, Replay
+from ari_mem_tui.model import (
+    Checkpoint,
+    Hit,
+    MemoryEntry,
+    Missed,
+    Node,
+    RankerFidelity,
+    RecordedSearch,
+    Replay,
+)
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.backends import event_scores, recorded_backend, run_backend
-from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
+from ari_mem_tui.search.causes import likely_cause
+from ari_mem_tui.search.fidelity import node_verdict, ranker_fidelity, recording_ranker
 from ari_mem_tui.search.index import replay_index
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.startup import (
@@ -31,7 +41,7 @@ OVERFETCH = 200  # ARI_MEMORY_LETTA_OVERFETCH default
 DEFAULT_LIMIT = 5
 WINDOWLESS_NOTE = (
     "ranked as ARI's in-memory backend does: only the reader's ancestors' entries, scored by "
-    "keyword overlap (no global window: no global ranks, nothing missed outside one)"
+    "keyword overlap (no ranking of the whole pool: no global ranks, nothing missed)"
 )
 
 
@@ -176,12 +186,14 @@ def replay(
                 "today's pool was ranked: entries written after the node started take window "
                 "ranks, so ranks and scores can differ from the recording"
             )
+    checked = (recorded, compared, embedder)
+    _check_itself(ckpt, ranker, fidelity, checked, scope, before, limit)
     result = Replay(
         node_id=node.id,
         query=query,
         query_source=query_source,
         query_field=query_field,
-        params={"limit": limit, "overfetch": OVERFETCH, "top_k": top_k},
+        params=_params(limit, top_k, windowless),
         pool=_pool_stats(ckpt, node, before, ranking),
         hits=hits,
         eligible=len(eligible),
@@ -328,17 +340,83 @@ def _branch_of(ckpt: Checkpoint, node_id: str) -> str:
     return lineage[1] if len(lineage) > 1 else lineage[0]
 
 
+def _params(limit: int, top_k: int, windowless: bool) -> dict[str, int | None]:
+    """The search's parameters; a backend without a window (ARI's in-memory one) has no
+    top_k or overfetch to speak of: null."""
+    if windowless:
+        return {"limit": limit, "overfetch": None, "top_k": None}
+    return {"limit": limit, "overfetch": OVERFETCH, "top_k": top_k}
+
+
+def _check_itself(
+    ckpt: Checkpoint,
+    ranker: Ranker,
+    fidelity: RankerFidelity,
+    checked: tuple[RecordedSearch | None, bool, str],
+    scope: set[str],
+    before: float | None,
+    limit: int,
+) -> None:
+    """`fidelity` with what the node's recording showed (`checked`: the recording, whether it
+    was compared, what ranked the replay), why nothing could be, or the likely cause of a
+    difference (search/fidelity.py's words)."""
+    recorded, compared, used = checked
+    why = unchecked_why(scope, recorded, compared, before, limit)
+    verified = None if why else recorded is not None and recorded.differences == 0
+    cause = ""
+    if verified is False and fidelity.own and recorded is not None:
+        cause = likely_cause(ckpt, ranker, used, before, recorded.ts)
+    node_verdict(fidelity, verified, cause, why)
+
+
+def unchecked_why(
+    scope: set[str],
+    recorded: RecordedSearch | None,
+    compared: bool,
+    before: float | None,
+    limit: int,
+) -> str:
+    """Why this replay cannot check itself against the node's recording ("" when it can)."""
+    if not scope:
+        return "a root: ARI searches nothing"
+    if recorded is None:
+        return "no recorded start-up search for this node"
+    if not compared:
+        return "its recorded search had another query"
+    if before is None:
+        return "today's pool, not the one its recorded search ranked"
+    if recorded.limit is not None and recorded.limit != limit:
+        return f"limit {limit}, its recorded search's {recorded.limit}"
+    return ""
+
+
 def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch | None:
     event, how = recorded_startup_search(ckpt, node)
     if event is None:
         return None
-    scores = event_scores(event.results)
+    recorded, unresolved = recorded_search(ckpt, event)
+    notes.append(f"recorded start-up search: {how}")
+    notes.extend(startup_notes(ckpt, node))
+    if recorded.backend == "in_memory":
+        notes.append(
+            "the recording's scores are keyword overlap (ARI's in-memory backend), not "
+            "1 − 0.01·rank: its global ranks are unknown"
+        )
+    if unresolved:
+        notes.append(f"{plural(unresolved, 'recorded hit')} could not be joined to an entry's text")
+    return recorded
+
+
+def recorded_search(ckpt: Checkpoint, event: object) -> tuple[RecordedSearch, int]:
+    """A recorded search read event as hits (joined to the run's entries by passage id), and
+    how many of them could not be joined."""
+    scores = event_scores(event.results)  # type: ignore[attr-defined]
     backend = recorded_backend(scores)
     if backend != "unknown" and run_backend(ckpt).in_memory:
         backend = "in_memory"  # one recording can look like Letta's (1.0, 0.5): the run decides
     hits: list[Hit] = []
     unresolved = 0
-    for i, (row, score) in enumerate(zip(event.results, scores, strict=True)):
+    for i, (row, score) in enumerate(zip(event.results, scores, strict=True)):  # type: ignore[attr-defined]
         letta_id = str(row.get("entry_id") or "")
         # Letta's score encodes the window position (score = 1 - 0.01 r; unknown once it is 0);
         # any other backend's score is shown as it is, its global rank unknown
@@ -359,23 +437,15 @@ def _recorded(ckpt: Checkpoint, node: Node, notes: list[str]) -> RecordedSearch 
             )
         else:
             hits.append(_hit(i + 1, global_rank, score, entry))
-    notes.append(f"recorded start-up search: {how}")
-    notes.extend(startup_notes(ckpt, node))
-    if backend == "in_memory":
-        notes.append(
-            "the recording's scores are keyword overlap (ARI's in-memory backend), not "
-            "1 − 0.01·rank: its global ranks are unknown"
-        )
-    if unresolved:
-        notes.append(f"{plural(unresolved, 'recorded hit')} could not be joined to an entry's text")
-    return RecordedSearch(
-        ts=event.ts,
-        query=event.query or "",
-        limit=event.limit,
+    recorded = RecordedSearch(
+        ts=event.ts,  # type: ignore[attr-defined]
+        query=event.query or "",  # type: ignore[attr-defined]
+        limit=event.limit,  # type: ignore[attr-defined]
         hits=hits,
         backend=backend,
         ranker=recording_ranker(backend, ckpt.letta_embedding_config),
     )
+    return recorded, unresolved
 
 
 COMPARED = ("rank", "global_rank", "score")

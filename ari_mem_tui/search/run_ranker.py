@@ -5,7 +5,8 @@ Letta 0.16.7's `passages.search` (services/helpers/agent_manager_helper.py
 `embedding_config`, pads it with zeros to 4096, and returns the passages
 `ORDER BY embedding <=> query` (pgvector cosine distance: float32 sums, `1 − dot/√(|a|²·|b|²)`
 clamped, NaN for a zero vector, which sorts last), `LIMIT top_k`, with no tie-break; with
-`end_datetime`, only passages `created_at <= end_datetime`. A blank query returns nothing, and
+`end_datetime`, only passages `created_at <= end_datetime` (a replay cuts strictly before the
+search's moment, `LettaAsOfPool`). A blank query returns nothing, and
 inserts are never chunked: each passage's vector is of its whole text, footer included.
 
 `RunModelRanker` does exactly that over the checkpoint's entries: each entry's passage text is
@@ -28,13 +29,17 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from math import isnan
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
+from ari_mem_tui.checkpoint.origin import hash_candidates
 from ari_mem_tui.checkpoint.passages import passage_text
 from ari_mem_tui.checkpoint.paths import checkpoint_hash
-from ari_mem_tui.model import Entries
+from ari_mem_tui.model import Checkpoint, Entries
+from ari_mem_tui.model.origin import AGENT, GIVEN, THIS_PATH, HashFinding
 from ari_mem_tui.model.words import plural
+from ari_mem_tui.search.check import recorded_searches
 from ari_mem_tui.search.embed_client import EmbeddingClient, EndpointFailed
 from ari_mem_tui.search.embedded import (
     BM25Ranker,
@@ -45,6 +50,7 @@ from ari_mem_tui.search.embedded import (
 )
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.search.rankers import ProgressFn, Ranker, Ranking
+from ari_mem_tui.search.run_hash import find_hash
 from ari_mem_tui.search.run_model import EmbedOptions, EndpointPlan, api_key
 from ari_mem_tui.search.vector_cache import (
     VectorCache,
@@ -75,7 +81,14 @@ def micros(ts: float | None) -> int:
 
 
 class LettaAsOfPool(Pool):
-    """The pool as of t by Letta's rule: `created_at <= end_datetime`, in microseconds.
+    """The pool as of t as a Letta server holds it, in microseconds: `created_at < t`.
+
+    ARI's searches ranked what was inserted before them; an entry stamped at the moment a
+    search's read event was stamped (after the search returned) came after it, in ARI's
+    backends (ari-skill-memory: the entry's `ts` and the read event's `ts` are both
+    `time.time()`, the event's taken once the search is done). So the cut is strict, as the
+    plain `Pool`'s and the in-memory rule's are; a Letta-mode replay asks the server for
+    `end_datetime` one microsecond earlier (its rule is `created_at <= end_datetime`).
 
     An entry without ts is restored without `created_at`: the server stamps it with the time of
     the restore, after any moment of the run, so it is outside every as-of pool (the plain
@@ -93,7 +106,7 @@ class LettaAsOfPool(Pool):
         us = self.us[idx]
         if before_ts is None:
             return np.ones(len(us), dtype=bool)
-        return (us <= micros(before_ts)) & (us != NEVER)
+        return (us < micros(before_ts)) & (us != NEVER)
 
     def size_before(self, before_ts: float | None) -> int:
         if before_ts is None:
@@ -101,7 +114,7 @@ class LettaAsOfPool(Pool):
         limit = micros(before_ts)
         if limit == NEVER:
             return 0
-        return int(np.searchsorted(self._sorted_us, limit, side="right"))
+        return int(np.searchsorted(self._sorted_us, limit, side="left"))
 
 
 class RunModelRanker:
@@ -123,14 +136,21 @@ class RunModelRanker:
         stand_in: Callable[[], Ranker],
         error: str | None = None,
         client: EmbeddingClient | None = None,
+        prepare: Callable[[RunModelRanker], None] | None = None,
+        hash_finding: HashFinding | None = None,
     ) -> None:
         self.pool, self.texts, self.plan = pool, list(texts), plan
+        # the footer hash the texts carry, and what checked it; `prepare` (run before the
+        # build, in its thread) finds it and makes the texts when they were not given
+        self.hash_finding = hash_finding
+        self._prepare = prepare
         self.name = f"run:{plan.model}" if plan else "run"
         self.handle = plan.handle if plan else None
         self.progress_label = (
             f"embedding memory texts through {plan.model} at {plan.shown_url}" if plan else ""
         )
         self.error = error  # one line: why the run's model does not answer
+        self.failure, self.failure_kind = "", ""  # the endpoint's reason in it, its kind
         self.notes: list[str] = []
         self._progress = Progress(unit="texts")  # the texts to send, n of N
         self._deadline = deadline
@@ -219,8 +239,11 @@ class RunModelRanker:
 
     def _build(self, progress: ProgressFn | None) -> None:
         try:
+            if self._prepare is not None:
+                self._prepare(self)
             self._fill(progress)
         except EndpointFailed as exc:
+            self.failure_kind = exc.kind
             self._fail(str(exc))
         except Exception as exc:  # noqa: BLE001 - a failing endpoint must not take the app down
             self._fail(f"{type(exc).__name__}: {exc}")
@@ -230,6 +253,7 @@ class RunModelRanker:
     def _fail(self, why: str) -> None:
         plan = self.plan
         where = f" ({plan.model} at {plan.shown_url})" if plan else ""
+        self.failure = why  # (the endpoint's reason alone)
         self.error = f"the run's embedding model{where} is unavailable: {why}"
         self._stand_in = self._make_stand_in()
         self._built.set()
@@ -414,32 +438,56 @@ def make_run_ranker(
 ) -> RunModelRanker:
     """The run ranker over `ckpt.entries` (a plan from `plan_endpoint`, or the `error` that
     kept it from being made: then the local MiniLM answers from the start). `prefetch`: every
-    node's start-up query is sent with the pool; without it (`saw`'s one node) only the query
-    asked for is, when it is asked for."""
+    node's start-up query, and every recorded search's, is sent with the pool; without it
+    (`saw`'s one node) only the query asked for is, when it is asked for.
+
+    The footers carry `--checkpoint-hash` when given, else a Letta agent's (its memory was
+    read from the server), else the hash the run's files and recorded searches show
+    (search/run_hash.py), found in the build's thread before the texts are made."""
     entries = getattr(ckpt, "entries", [])
     if not isinstance(entries, Entries):  # (a run's columns are read as they are)
         entries = list(entries)
-    ckpt_hash = options.checkpoint_hash or getattr(ckpt, "checkpoint_hash", None)
-    ckpt_hash = ckpt_hash or checkpoint_hash(getattr(ckpt, "path", "."))
-    queries = start_queries(ckpt) if prefetch else []
+    queries = _queries(ckpt) if prefetch else []
     path = getattr(ckpt, "path", None)
 
     def stand_in() -> Ranker:
         return EmbeddingRanker(Pool(entries), cache_dir=cache_dir, queries=queries, checkpoint=path)
 
-    ranker = RunModelRanker(
-        LettaAsOfPool(entries),
-        [passage_text(entry, ckpt_hash) for entry in entries],
-        plan,
-        api_key(),
-        deadline=options.deadline,
-        cache_dir=cache_dir,
-        checkpoint=path,
+    def build(
+        texts: Sequence[str], pool: Sequence, wanted: Sequence[str], **kwargs
+    ) -> RunModelRanker:
+        kwargs.setdefault("stand_in", stand_in)  # (a probe fails without one: None)
+        if kwargs["stand_in"] is None:
+            kwargs["stand_in"] = lambda: None
+        return RunModelRanker(
+            LettaAsOfPool(pool),
+            texts,
+            plan,
+            key,
+            deadline=options.deadline,
+            cache_dir=cache_dir,
+            checkpoint=path,
+            queries=wanted,
+            **kwargs,
+        )
+
+    key = api_key()
+    finding = _known_hash(ckpt, options)
+    texts: list[str] = []
+    prepare = None
+    if finding is not None:
+        texts = [passage_text(entry, finding.hash) for entry in entries]
+    elif plan is not None and error is None:
+        prepare = _hash_search(ckpt, entries, build)
+    ranker = build(
+        texts,
+        entries,
+        queries,
         background=background,
         progress=progress,
-        queries=queries,
-        stand_in=stand_in,
         error=error,
+        prepare=prepare,
+        hash_finding=finding,
     )
     partial = (
         entries.partial_count()
@@ -452,3 +500,47 @@ def make_run_ranker(
             " embedded: their vectors, and so their ranks, can differ from the run's"
         )
     return ranker
+
+
+def _queries(ckpt: object) -> list[str]:
+    """Every node's start-up query and every recorded search's: what the check replays."""
+    queries = start_queries(ckpt)
+    if isinstance(ckpt, Checkpoint):
+        queries += [event.query for event in recorded_searches(ckpt)]
+    return list(dict.fromkeys(queries))
+
+
+def _known_hash(ckpt: object, options: EmbedOptions) -> HashFinding | None:
+    """The hash given (--checkpoint-hash), or the Letta agent's; None: to be found."""
+    if options.checkpoint_hash:
+        return HashFinding(hash=options.checkpoint_hash, source=GIVEN)
+    agent_hash = getattr(ckpt, "checkpoint_hash", None)
+    if agent_hash:
+        return HashFinding(hash=agent_hash, source=AGENT)
+    if not isinstance(ckpt, Checkpoint):
+        here = checkpoint_hash(getattr(ckpt, "path", "."))
+        return HashFinding(hash=here, source=THIS_PATH, note="no run files to check it with")
+    return None
+
+
+def _hash_search(ckpt: Any, entries: Sequence, build: Callable[..., RunModelRanker]):
+    """What the build runs first: the run's hash found (search/run_hash.py), the texts made
+    with it."""
+
+    def prepare(ranker: RunModelRanker) -> None:
+        said = ranker.progress_label
+        ranker.progress_label = f"checking the run's footer hash ({said})"
+
+        def probe(candidate: str, pool: Sequence, queries: list[str]) -> RunModelRanker:
+            texts = [passage_text(entry, candidate) for entry in pool]
+            return build(
+                texts, pool, queries, background=False, client=ranker._client, stand_in=None
+            )
+
+        try:
+            ranker.hash_finding = find_hash(ckpt, hash_candidates(ckpt), probe)
+        finally:
+            ranker.progress_label = said
+        ranker.texts = [passage_text(entry, ranker.hash_finding.hash) for entry in entries]
+
+    return prepare

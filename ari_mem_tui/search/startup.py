@@ -1,20 +1,14 @@
 """Facts about a node's start: its search query, its start time, its recorded start-up search.
 
-ARI builds the start-up query from the node's direction (§5.8 Tier 2; the rule itself lives
-with the attribution, `checkpoint/attribution.py`, which needs it first). The pool a start-up
+ARI builds the start-up query from the node's direction (§5.8 Tier 2; the rule itself,
+`ari_query`, lives with the attribution, `checkpoint/attribution.py`, which needs it first). The pool a start-up
 search ranked is the one of the moment it ran: its own read event's ts when it was logged,
 else the first start-up read attributed to the node (§4.5), else its `created_at`.
 """
 
 from __future__ import annotations
 
-from ari_mem_tui.checkpoint.attribution import (
-    DEFAULT_QUERY,
-    QUERY_CHARS,
-    goal_text,
-    startup_query,
-)
-from ari_mem_tui.checkpoint.attribution import start_direction as direction_at_start
+from ari_mem_tui.checkpoint.attribution import ari_query, startup_query
 from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import AccessEvent, Checkpoint, Node
 from ari_mem_tui.search.index import replay_index
@@ -36,30 +30,24 @@ def query_source_name(which: str) -> str:
 
 
 def node_query(ckpt: Checkpoint, node: Node, which: str = "start") -> tuple[str, str]:
-    """(query, field used) for `which` = "start" or "now".
+    """(query, field used) for `which` = "start" or "now", by ARI's rule (`ari_query`).
 
-    ARI's start-up query is `(node.eval_summary or goal_text or "experiment result")[:200]`
-    with the eval_summary the node had at start: its direction (`original_direction`, even when
-    empty: then the goal). "now" uses the eval_summary the tree holds today (after evaluation:
-    the verdict). A direction the files lost (a resumed or old tree, `start_direction`) is taken
-    from the node's recorded start-up search, else the verdict stands in, and `query_field`
-    says so.
+    "start" is the query the node searched with: the rule on the eval_summary it had at
+    start, its direction (`original_direction`, even when empty: then the goal). "now" uses
+    the eval_summary the tree holds today (after evaluation: the verdict). A direction the
+    files lost (a resumed or old tree, `start_direction`) is taken from the node's recorded
+    start-up search, else the verdict stands in, and `query_field` says so.
     """
-    goal = goal_text(ckpt.experiment_goal or "")
+    goal = ckpt.experiment_goal or ""
     if query_source_name(which) == "now":
-        candidates = [("eval_summary", node.eval_summary), ("goal", goal)]
-    else:
-        direction, field = direction_at_start(node)
-        if not field:
-            event, _how = recorded_startup_search(ckpt, node)
-            if event is not None and event.query:
-                return event.query, "recorded search (direction lost)"
-            direction, field = node.eval_summary, "eval_summary (verdict: direction lost)"
-        candidates = [(field, direction), ("goal", goal)]
-    for source, text in candidates:
-        if text:
-            return text[:QUERY_CHARS], source
-    return DEFAULT_QUERY, "default"
+        return ari_query(node.eval_summary, "eval_summary", goal)
+    found = startup_query(node, goal)
+    if found is not None:
+        return found
+    event, _how = recorded_startup_search(ckpt, node)
+    if event is not None and event.query:
+        return event.query, "recorded search (direction lost)"
+    return ari_query(node.eval_summary, "eval_summary (verdict: direction lost)", goal)
 
 
 def start_time(ckpt: Checkpoint, node: Node) -> tuple[float | None, str | None]:
@@ -94,10 +82,10 @@ def recorded_startup_search(ckpt: Checkpoint, node: Node) -> tuple[AccessEvent |
             return event, "attributed by the loader (startup-search)"
     if not node.ancestor_ids:
         return None, ""
-    query = startup_query(node, ckpt.experiment_goal or "")
-    if query is None:
+    found = startup_query(node, ckpt.experiment_goal or "")
+    if found is None:
         return None, ""
-    for event in index.unattributed(query):
+    for event in index.unattributed(found[0]):
         if (event.ancestor_ids or []) == node.ancestor_ids and event.limit == 5:
             return event, "matched by query, scope and limit (§4.5)"
     return None, ""

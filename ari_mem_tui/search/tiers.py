@@ -7,6 +7,7 @@ why (Tier.exact + Tier.note).
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from ari_mem_tui.model import Checkpoint, Hit, Node, Replay, Tier, TierLine
@@ -31,6 +32,10 @@ def header_1b(n: int) -> str:
 
 def header_2(n: int) -> str:
     return f"[Related prior findings from ancestors ({n}):]"
+
+
+def _its(n: int) -> str:
+    return "its" if n == 1 else "their"
 
 
 def cap_core(value: Any, cap: int) -> tuple[str, bool]:
@@ -116,15 +121,20 @@ def tier_1b(ckpt: Checkpoint, node: Node, started: float | None) -> tuple[Tier, 
     tier = Tier(key="1b", title="Ancestor conclusions", header="")
     seen: set[str] = set()
     partial = 0
+    dropped: Counter[str] = Counter()
     for aid in node.ancestor_ids:
         entries = sorted(ckpt.entries_by_node.get(aid, []), key=lambda e: e.ts or 0.0)
         for entry in entries:
             if started is not None and entry.ts is not None and entry.ts >= started:
-                continue
+                continue  # not written yet at its start: not a drop, never there
             if entry.metadata.get("type") != "result_summary":
-                continue
+                continue  # the tier is the result summaries: the rest are Tier 2's to find
             text = entry.text.strip()
-            if not text or text[:DEDUPE_CHARS] in seen:
+            if not text:
+                dropped["empty"] += 1
+                continue
+            if text[:DEDUPE_CHARS] in seen:
+                dropped["dup"] += 1
                 continue
             seen.add(text[:DEDUPE_CHARS])
             partial += entry.partial
@@ -139,10 +149,26 @@ def tier_1b(ckpt: Checkpoint, node: Node, started: float | None) -> tuple[Tier, 
     if partial:
         tier.exact = False
         notes.append(f"{partial} entr{'y' if partial == 1 else 'ies'} known only by a preview")
+    notes += _dropped_1b(dropped)
     if not tier.lines:
         notes.append(f"no ancestor result summaries: {NO_MESSAGE}")
     tier.note = "; ".join(notes)
     return tier, seen
+
+
+def _dropped_1b(dropped: Counter[str]) -> list[str]:
+    """What Tier 1b dropped of the ancestors' result summaries, and why."""
+    notes = []
+    if dropped["dup"]:
+        summaries = plural(dropped["dup"], "result summary", "result summaries")
+        notes.append(
+            f"dropped {summaries}: {_its(dropped['dup'])} first {DEDUPE_CHARS} characters"
+            " repeat an earlier one's (ARI keeps the first)"
+        )
+    if dropped["empty"]:
+        empty = plural(dropped["empty"], "empty result summary", "empty result summaries")
+        notes.append(f"dropped {empty}")
+    return notes
 
 
 def tier_2(replayed: Replay, keys_1b: set[str]) -> Tier:
@@ -163,9 +189,14 @@ def tier_2(replayed: Replay, keys_1b: set[str]) -> Tier:
         tier.note = f"approximate: replayed with {replayed.embedder} (no recorded search)"
         if replayed.query_source == "custom":
             tier.note += " for a custom query"
+    dropped: Counter[str] = Counter()
     for hit in hits:
         text = hit.text.strip()
-        if not text or text[:DEDUPE_CHARS] in keys_1b:
+        if not text:
+            dropped["empty" if hit.text or not hit.entry_id else "unjoined"] += 1
+            continue
+        if text[:DEDUPE_CHARS] in keys_1b:
+            dropped["in 1b"] += 1
             continue
         tier.lines.append(
             TierLine(
@@ -175,6 +206,13 @@ def tier_2(replayed: Replay, keys_1b: set[str]) -> Tier:
             )
         )
     tier.header = header_2(len(tier.lines))
+    if dropped["in 1b"]:
+        tier.note += (
+            f"; dropped {plural(dropped['in 1b'], 'hit')}: {_its(dropped['in 1b'])} first"
+            f" {DEDUPE_CHARS} characters are already in Tier 1b (ARI skips those)"
+        )
+    if dropped["empty"]:
+        tier.note += f"; dropped {plural(dropped['empty'], 'empty hit')}"
     if not tier.lines:
         tier.note += f"; nothing left: {NO_MESSAGE}"
     return tier

@@ -253,10 +253,10 @@ class VectorCache:
             raise cachefile.CacheMiss(f"{body.dim}-dimensional rows, not {self.dim}")
         if len(body.vecs) != rows * self.dim * 4:
             raise cachefile.CacheMiss(f"{len(body.vecs):,} bytes of vectors for {rows} keys")
-        vecs = np.frombuffer(body.vecs, dtype="<f4").reshape(rows, self.dim)
+        vecs = cachefile.array(body.vecs, "float32").reshape(rows, self.dim)
         if not np.isfinite(vecs).all():
             raise cachefile.CacheMiss("values that no text gives (NaN or infinite)")
-        return _hex_keys(body.keys), vecs.astype(np.float32, copy=False)
+        return _hex_keys(body.keys), vecs
 
     def _set_aside(self, seg: Path) -> None:
         try:

@@ -34,11 +34,13 @@ from ari_mem_tui.tui import config, keys, workers
 from ari_mem_tui.tui.clipboard import copy_text
 from ari_mem_tui.tui.commands import ActionCommands, NodeCommands
 from ari_mem_tui.tui.follow import Follower
+from ari_mem_tui.tui.history import History
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.lifecycle import RunFactory, RunLifecycle
 from ari_mem_tui.tui.messages import ReplayKey
 from ari_mem_tui.tui.routing import Routing
 from ari_mem_tui.tui.screens.help import HelpScreen
+from ari_mem_tui.tui.tables import ExportTable, VimTable
 from ari_mem_tui.tui.typing_guard import PHRASE_GAP, TypingGuard
 from ari_mem_tui.tui.widgets.detail import (
     AuditPane,
@@ -120,6 +122,8 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self._audited: Checkpoint | None = None  # audited by its load (RunLoaded.audit)
         self._to_keep = None  # that audit, when made now: kept after the first hits
         self.health_result: tuple[Run, Any] | None = None  # (run, Health) of the Health view
+        self.history = History()  # the views jumps left (`b` back, `B` forward: routing.py)
+        self.last_csv: Path | None = None  # the last table written as CSV (`x`)
 
     def notify(self, message: str, *, markup: bool = False, **kwargs: Any) -> None:
         """Every toast is literal: most carry run data (ids, entry text, server errors), and
@@ -329,7 +333,12 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         self.query_one("#query-input", Input).focus()  # at once, as action_tab does
 
     def action_escape(self) -> None:
-        """Esc: from the tabs, back to the tree; in the tree, clear the find, else the filter."""
+        """Esc: a maximised pane back in its place; from the tabs, back to the tree; in the
+        tree, clear the find, else the filter."""
+        panes = self.query_one(Panes)
+        if panes.maximised:
+            panes.maximised = ""
+            return
         focused = self.focused
         if focused is not None and self.tabs in focused.ancestors_with_self:
             self.action_focus_tree()
@@ -342,6 +351,31 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
 
     def action_toggle_tree(self) -> None:
         self.query_one(Panes).toggle_tree()
+
+    def action_maximise(self) -> None:
+        """`+`: the focused pane (the tree, or the shown tab) fills the screen; `+` again, or
+        Esc: back (widgets/panes.py)."""
+        if not self.query_one(Panes).maximise(self.focused):
+            self.notify("focus a pane first ([ or ])")
+
+    def action_table(self, action: str) -> None:
+        """A table key from the palette: on the focused table, else the shown tab's."""
+        focused = self.focused
+        table = focused if isinstance(focused, VimTable) else None
+        if table is None and self.tabs.display:
+            pane = self.tabs.get_pane(self.tabs.active) if self.tabs.active else None
+            table = next(iter(pane.query(VimTable)), None) if pane is not None else None
+        if table is None:
+            self.notify("no table here", severity="warning")
+            return
+        table.focus()
+        getattr(table, f"action_{action}")()
+
+    def on_export_table(self, message: ExportTable) -> None:
+        """`x`: the table's rows as CSV, asked first (tui/table_export.py)."""
+        from ari_mem_tui.tui.table_export import ask_and_write  # noqa: PLC0415 - on first use
+
+        ask_and_write(self, message.table)
 
     def action_toggle_wide(self) -> None:
         """`z`: every table wide (all columns, long text, sideways scroll) or narrow (it fits);

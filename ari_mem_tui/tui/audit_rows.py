@@ -3,14 +3,16 @@ prints): one row per finding, problems first."""
 
 from __future__ import annotations
 
-from ari_mem_tui.audit import audit
+from ari_mem_tui.audit import SecondHand, audit
 from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.render.findings import chain_words
 from ari_mem_tui.tui.rows import AuditRow
 
 SECTIONS = (
     ("problems", "problem"),
     ("leaks", "leak"),
     ("scope_violations", "violation"),
+    ("second_hand", "second-hand"),
     ("rejected_writes", "rejected"),
     ("unattributed", "unattributed"),
 )
@@ -25,7 +27,10 @@ def audit_rows(ckpt: Checkpoint, report=None) -> tuple[list[AuditRow], str]:
     for attr, kind in SECTIONS:
         for finding in getattr(report, attr, []):
             node_id = finding.node_id if finding.node_id in ckpt.nodes else None
-            text = finding.explanation + (f"  [{finding.ref}]" if finding.ref else "")
+            text = finding.explanation
+            if isinstance(finding, SecondHand):  # how it travelled, with its times
+                text += " · " + chain_words(finding)
+            text += f"  [{finding.ref}]" if finding.ref else ""
             rows.append(AuditRow(finding.severity, kind, node_id, text))
     clean = not report.leaks and not report.scope_violations
     return rows, "no leaks or scope violations" if clean else ""

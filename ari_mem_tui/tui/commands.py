@@ -12,6 +12,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.markup import escape
 
 from ari_mem_tui.checkpoint import Checkpoint
+from ari_mem_tui.render.opening import nodes_matching
 from ari_mem_tui.render.text import clean, preview
 from ari_mem_tui.tui import keys
 
@@ -59,35 +60,51 @@ class ActionCommands(Provider):
 
 
 class NodeCommands(Provider):
-    """Jump to any node by id suffix, name or label."""
+    """Jump to any node by id or text (k9s's `:`): the nodes the tree's find finds, by id
+    first, then by name, direction, eval_summary or label (render/opening.py)."""
 
     MAX_HITS = 50
 
     async def search(self, query: str) -> Hits:
         app = cast(PaletteApp, self.app)
         ckpt = app.ckpt
-        query = query.strip()
-        if ckpt is None or len(query) < 2:
+        needle = query.strip().removeprefix("jump ").strip()
+        if ckpt is None or len(needle) < 2:
             return
-        matcher = self.matcher(query)
-        found = 0
-        lowered = query.lower()
-        for node in ckpt.nodes.values():
+        for rank, node_id in enumerate(nodes_matching(ckpt, needle)[: self.MAX_HITS]):
+            node = ckpt.nodes[node_id]
             title = f"jump {node.short_id} {node.label or ''} {preview(node.name or '', 40)}"
-            # cheap prefilter: a full fuzzy match over 10k nodes per key would lag
-            if lowered.split()[-1] not in title.lower():
-                continue
-            score = matcher.match(title)
-            if score <= 0:
-                continue
-            found += 1
+            # by id first, then by text, each in tree.json's order (scores above every
+            # action's fuzzy match of a few letters)
+            score = 1.0 - rank / (2 * self.MAX_HITS)
             # node data is never markup: a Text prompt is shown as-is, the help is escaped
             yield Hit(
                 score,
-                Text(title),
+                _lit(title, needle),
                 partial(app.jump_to, node.id),
                 text=title,
-                help=escape(clean(node.id, multiline=False)),
+                help=escape(clean(node.id, multiline=False) + _where(node, needle)),
             )
-            if found >= self.MAX_HITS:
-                return
+
+
+def _lit(title: str, needle: str) -> Text:
+    """The title as literal text (never markup: the fuzzy highlighter parses it), the needle
+    bold where the title holds it."""
+    text = Text(title)
+    at = title.lower().find(needle.lower())
+    if at >= 0:
+        text.stylize("bold reverse", at, at + len(needle))
+    return text
+
+
+def _where(node, needle: str) -> str:
+    """Where a text match was found: ` · direction: …the words around it…`."""
+    if needle.lower() in node.id.lower():
+        return ""
+    for name in ("name", "original_direction", "eval_summary", "label"):
+        value = getattr(node, name, None) or ""
+        at = value.lower().find(needle.lower())
+        if at >= 0:
+            start = max(0, at - 20)
+            return f" · {name}: " + preview(value[start:], 70)
+    return ""

@@ -22,6 +22,8 @@ from textual.keys import format_key
 # the text tabs (Saw, Core, Node)
 APP, TREE, TABLE, VIEW = "app", "tree", "table", "view"
 HITS, WRITES, TEXT = "hits", "writes", "text"
+QUERY = "query"  # the Hits tab's query box
+EVERY_PANE = (TREE, HITS, WRITES, TEXT, TABLE)
 
 # the detail tabs, in order: keys 1 to 6 switch to them
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
@@ -65,6 +67,20 @@ KEYS: tuple[Key, ...] = (
     Key("view", "v", "view_row", "View",
         "The row under the cursor in full: every field, the whole text (Enter too)",
         scopes=(TABLE,)),
+    Key("table_filter", "slash", "filter_rows", "Filter",
+        "Filter the table's rows by any text in them (k9s's /; `!text`: the rows without it); "
+        "the pane's title counts them, Esc clears", "Filter table rows", show=True,
+        scopes=(TABLE,)),
+    Key("table_clear", "escape", "clear_table_filter", "Clear filter",
+        "Clear the table's filter (Esc again: back to the tree)", scopes=(TABLE,)),
+    Key("table_sort", "S", "cycle_sort", "Sort",
+        "Sort the table: by its first column ↑, ↓, then the next column …, then its own order "
+        "again (the title says which); a click on a header sorts by that column",
+        "Sort table", scopes=(TABLE,)),
+    Key("table_csv", "x", "export_csv", "CSV",
+        "Write the rows the table shows (filtered, in its order) as CSV, every column in full "
+        "(asks first, naming the file: y writes)", "Export table as CSV",
+        scopes=(TABLE,)),
     Key("scroll_down", "j", "scroll('down')", "Down",
         "Scroll down the Saw, Core and Node tabs, the help, an entry, a comparison",
         scopes=(VIEW, TEXT)),
@@ -75,6 +91,11 @@ KEYS: tuple[Key, ...] = (
         "Focus the detail pane (the shown tab)", "Focus detail", footer=(TREE,)),
     Key("focus_query", "i", "focus_query", "Query",
         "Type a custom query in the Hits tab's query box", "Focus query box", footer=(HITS,)),
+    Key("query_older", "up", "history(-1)", "Older",
+        "In the query box: the custom query typed before (↑ again: older)", scopes=(QUERY,)),
+    Key("query_newer", "down", "history(1)", "Newer",
+        "In the query box: the next custom query, back to what was being typed",
+        scopes=(QUERY,)),
     Key("quit", "q,ctrl+c", "quit", "Quit",
         "Leave the app (at once, even while a load waits; asks first with \"confirm_quit\": "
         "true in the config file)", "Quit", show=True),
@@ -128,6 +149,14 @@ KEYS: tuple[Key, ...] = (
         panes=(TREE, HITS, WRITES, TEXT, TABLE)),
     Key("back", "escape", "escape", "Back",
         "Back to the tree; in the tree, clear the find, else the filter (the title drops it)"),
+    Key("history_back", "b,ctrl+o", "history_back", "Back",
+        "Back to the view before a jump (`o`, a find, the palette, a finding's node): its "
+        "node, tab and row", "History: back", panes=EVERY_PANE),
+    Key("history_forward", "B", "history_forward", "Forward",
+        "Forward again to the view `b` left", "History: forward", panes=EVERY_PANE),
+    Key("maximise", "plus", "maximise", "Maximise",
+        "Maximise the focused pane to the whole screen, and back (lazygit's +; Esc too)",
+        "Maximise pane", panes=EVERY_PANE),
     Key("health", "H", "health", "Health",
         "Memory health: starved nodes, crowded windows, entries never read", "Memory health"),
     Key("runs", "W", "runs", "Runs", "Back to the run picker of the workspace",
@@ -214,7 +243,10 @@ def palette_actions(keymap: Mapping[str, str]) -> list[tuple[str, str, str, str]
     for k in KEYS:
         if k.title:
             keys = keys_of(k, keymap)
-            out.append((k.id, k.title, f"{k.help} ({display(keys)})" if keys else k.help, k.action))
+            # a table's own key runs on the focused table, else the shown tab's (the app's
+            # `table` action): the palette itself has the focus while it is open
+            action = f"table({k.action!r})" if k.scopes == (TABLE,) else k.action
+            out.append((k.id, k.title, f"{k.help} ({display(keys)})" if keys else k.help, action))
     return out
 
 

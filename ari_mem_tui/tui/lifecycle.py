@@ -58,6 +58,7 @@ class RunLifecycle:
     initial_node: str | None
     open_useful: bool  # without a node asked for: open on a useful one (render/opening.py)
     current_id: str | None
+    history: Any  # the views jumps left (tui/history.py)
     loaded_count: int  # how many loads finished (tests and benchmarks wait on it)
     health_result: tuple[Run, Any] | None
     _pending: Run | None  # loaded; its audit (and index) not started yet
@@ -192,6 +193,7 @@ class RunLifecycle:
         self.run_data = self.tree_ckpt = None
         self.current_id = self.initial_node = None
         self.tabs.set_run(None)
+        self.history.clear()  # its views are of the run left
         self.tabs.params = self.tabs.params._replace(query=None)  # the same settings
         self.query_one(HitsPane).forget_query()
         self.status_bar.watch_vectors(None)

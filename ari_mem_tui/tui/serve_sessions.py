@@ -13,7 +13,12 @@ process's start and stop):
 - each app process runs without a shell, its data segment bounded (`--max session-mib=N`), so a
   runaway session ends with a MemoryError in its own process, not the machine's memory;
 - when its socket closes, an app is asked to quit, then terminated, then killed, seconds apart;
-  when the server stops, every app still running is too.
+  when the server stops, every app still running is too;
+- what is logged is one line per record, on stderr: a refused request (a bad upgrade, a request
+  line or header past aiohttp's 8 KiB, a session past the cap) names its client, method, path
+  and status, never its headers; an exception is its type (and, for a bug, its message), never
+  a traceback. textual-serve's own logging is Rich's traceback with every frame's locals, the
+  request's headers (an API key in `Authorization` included) among them.
 """
 
 from __future__ import annotations
@@ -29,9 +34,14 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from aiohttp import WSMsgType, web
+from aiohttp import WSMsgType, web, web_protocol
+from aiohttp.abc import AbstractAccessLogger
+from aiohttp.http_exceptions import HttpProcessingError
 from textual_serve.app_service import AppService
 from textual_serve.server import Server, to_int
+
+from ari_mem_tui.model.secrets import mask
+from ari_mem_tui.render.text import clean
 
 log = logging.getLogger("ari-mem-tui.serve")
 
@@ -41,6 +51,7 @@ FONT_SIZE = (6, 64)
 FRAME_BYTES = 64 * 1024  # a pasted text is typed as one stdin frame; far more is no typing
 STDIN_CHARS = 32 * 1024
 QUIT_WAIT_S = 2.0  # asked to quit, an app has this long before SIGTERM, then as long to SIGKILL
+LOGGED_CHARS = 120  # of a request's path (with its query) or an error's message, in a log line
 
 
 def clamp(value: Any, bounds: tuple[int, int], default: int) -> int:
@@ -54,11 +65,78 @@ def clamp(value: Any, bounds: tuple[int, int], default: int) -> int:
 def data_limit(mib: int) -> Callable[[], None]:
     """A child-process hook bounding its data segment (heap and private mappings) to `mib`."""
 
+    size = mib * 1024 * 1024
+    if size >= 1 << 63:  # past what the kernel holds (`--max session-mib=1e20`): no bound
+        size = resource.RLIM_INFINITY
+
     def limit() -> None:
-        size = mib * 1024 * 1024
         resource.setrlimit(resource.RLIMIT_DATA, (size, size))
 
     return limit
+
+
+def _cut(text: object, limit: int = LOGGED_CHARS) -> str:
+    """A client's or an error's text as a log line may hold it: one line, no escapes, no
+    credential, short."""
+    line = mask(clean(text, multiline=False))
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def describe(error: BaseException) -> str:
+    """An exception in a few words. A request HTTP cannot read (aiohttp's parser errors) by
+    its kind and status alone: their messages quote the offending bytes, a header's value
+    among them. Our own errors keep their message, cut short."""
+    name = type(error).__name__
+    if isinstance(error, HttpProcessingError):
+        return f"{name} (HTTP {error.code})"
+    if isinstance(error, web.HTTPException):
+        return f"{name} (HTTP {error.status})"
+    return f"{name}: {_cut(error)}" if str(error) else name
+
+
+class OneLine(logging.Formatter):
+    """Every record on one line: its message and, for an exception, `describe`; never the
+    traceback (textual-serve's handler printed each frame's locals, request headers included)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.name == "aiohttp.server" and message.startswith("Error handling request"):
+            message = "refused a request" + message.removeprefix("Error handling request")
+        if record.exc_info and record.exc_info[1] is not None:
+            message = f"{message}: {describe(record.exc_info[1])}"
+        return f"ari-mem-tui: serve: {_cut(message, 4 * LOGGED_CHARS)}"
+
+
+class RefusedRequests(AbstractAccessLogger):
+    """aiohttp's access log, kept to the requests the server refused (status 400 and up), one
+    line each: client, method, path, status; no header (its format logs User-Agent and
+    Referer). A request HTTP could not read, and a handler's failure (500), are said by the
+    server's own error line: logged here too, they would be two lines for one request."""
+
+    def log(self, request: web.BaseRequest, response: web.StreamResponse, _took: float) -> None:
+        if response.status < 400 or response.status == 500:
+            return
+        if request.message is web_protocol.ERROR:
+            return
+        self.logger.info(
+            "refused %s %s from %s: HTTP %s %s",
+            _cut(request.method),
+            _cut(request.raw_path),
+            request.remote,
+            response.status,
+            response.reason,
+        )
+
+
+def quiet_logging() -> None:
+    """One line per record on stderr, in place of textual-serve's Rich tracebacks with locals."""
+    handler = logging.StreamHandler()
+    handler.setFormatter(OneLine())
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
 
 
 class Session(AppService):
@@ -143,6 +221,9 @@ class GuardedServer(Server):
         self.memory_mib = memory_mib
         self.live: set[Session] = set()
 
+    def initialize_logging(self) -> None:
+        quiet_logging()
+
     def serve(self, debug: bool = False) -> None:
         """textual-serve's `serve`, on the socket bound already (a busy port or a bad host was
         refused before any banner) and without its banner, which prints the command as markup."""
@@ -158,6 +239,7 @@ class GuardedServer(Server):
             handle_signals=False,
             loop=loop,
             print=lambda *_args: None,
+            access_log_class=RefusedRequests,
         )
 
     async def on_startup(self, app: web.Application) -> None:
@@ -174,6 +256,8 @@ class GuardedServer(Server):
                 " (--max sessions=N)"
             )
         websocket = web.WebSocketResponse(heartbeat=15, max_msg_size=FRAME_BYTES)
+        if not websocket.can_prepare(request).ok:  # no Upgrade: a plain 400, said in one line
+            raise web.HTTPBadRequest(text="a websocket needs an Upgrade request")
         width = clamp(request.query.get("width", "80"), COLUMNS, 80)
         height = clamp(request.query.get("height", "24"), ROWS, 24)
         session: Session | None = None

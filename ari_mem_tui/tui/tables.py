@@ -1,5 +1,11 @@
 """A DataTable with vim keys, and a helper to fill it with safe cells.
 
+Every table can be questioned as in k9s: `/` filters its rows (a box above it; the count and
+the filter go into its pane's title; Esc clears it), `S` (or a click on a header) sorts it by a
+column, `x` writes the rows it shows as CSV. The filter, the order and the CSV are
+render/table.py's (the CLI's `writes --filter --sort --csv` call the same); a table keeps what
+it was filled with and shows it through its `view`, so a new fill (another node) keeps them.
+
 An empty table is no focus stop (Tab, `]`, 1–6 pass it by; one emptied under the focus passes
 it on to the next stop of its pane), and a pane that holds one table stands in for it while it
 is empty, so its tab still takes the focus, its keys and its lit border.
@@ -12,36 +18,75 @@ characters of text, scrolling sideways. A row's whole text is one key away in bo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Sequence
+from dataclasses import replace
 from typing import ClassVar, Self
 
 from rich.text import Text
-from textual.binding import BindingType
+from textual.actions import SkipAction
+from textual.binding import Binding, BindingType
 from textual.containers import ScrollableContainer, Vertical
+from textual.css.scalar import Unit
 from textual.geometry import Size
+from textual.message import Message
+from textual.reactive import var
 from textual.widget import Widget
 from textual.widgets import DataTable, Input
 
+from ari_mem_tui.render.table import TableView, next_sort, sorted_by
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.tui import keys
 
-MIN_TEXT = 16  # narrow: the text column is never cut below this (the table scrolls instead)
+MIN_TEXT = 4  # narrow: the text column is never cut below this (the table scrolls instead):
+# a few letters and its `…` beside an 80-column tree; wider, the pane clipped it with no `…`
 WIDE_TEXT = 200  # wide: characters of text shown; the whole text: Enter
-# what `fill` was last given: columns, rows, reserve, wide_only (to fill again on a change)
-Fill = tuple[list[str], list[tuple[str, list[object]]], bool, Collection[str]]
+Rows = Sequence[tuple[str, list[object]]]
+# what `fill` was last given: columns, rows, reserve, wide_only, limit (to fill again)
+Fill = tuple[list[str], Rows, bool, Collection[str], int | None]
+
+
+class LazyRows(Sequence[tuple[str, list[object]]]):
+    """A table's rows made as they are read, `make(index, item)` each: a table cut to its
+    first rows (the whole run's 2,000 writes, a 10,000-node run's health) makes only those,
+    unless its reader filters or sorts it; then every row is made, so the filter finds a row
+    past the cut too."""
+
+    def __init__(self, items: Sequence[object], make: Callable[[int, object], tuple[str, list]]):
+        self.items, self.make = items, make
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __getitem__(self, index):  # type: ignore[override]
+        if isinstance(index, slice):
+            return [self.make(i, self.items[i]) for i in range(*index.indices(len(self.items)))]
+        return self.make(index, self.items[index])
 
 
 class VimTable(DataTable):
-    """Row-cursor table: j/k/g/G move, like the tree."""
+    """Row-cursor table: j/k/g/G move, like the tree; `/` filters, `S` sorts, `x` exports."""
 
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.TABLE)
+    # what the reader asked of the rows: a filter, a column's order (render/table.py)
+    view: var[TableView] = var(TableView, init=False)
 
-    def __init__(self, **kwargs) -> None:
+    class ViewChanged(Message):
+        """The rows shown changed by the table's filter or order (its pane retitles)."""
+
+        def __init__(self, table: VimTable) -> None:
+            super().__init__()
+            self.table = table
+
+    def __init__(self, label: str = "", **kwargs) -> None:
         super().__init__(cursor_type="row", zebra_stripes=True, **kwargs)
+        self.label = label  # what a title calls the table beside its pane's main one ("missed")
         self._generation = 0  # row keys are fresh on every fill: DataTable caches by key
         self._last_fill: Fill | None = None
         self._filled_as: tuple[int, bool] = (0, False)  # (pane width, wide) of the last fill
         self._longest_text = 0  # cells of the last column's longest cell (or its header)
+        self.shown_rows: list[tuple[str, list[object]]] = []  # through the view, in its order
+        self.matched = 0  # rows the view keeps (more than are shown when a limit cuts them)
+        self.wanted_key: str | None = None  # the row the cursor goes to when a fill has it
 
     def on_mount(self) -> None:
         if hasattr(self.app, "wide_columns"):
@@ -57,6 +102,7 @@ class VimTable(DataTable):
         rows: Iterable[tuple[str, list[object]]],
         reserve: bool = False,
         wide_only: Collection[str] = (),
+        limit: int | None = None,
     ) -> None:
         """Replace everything; `rows` are (key, cells); str cells are made safe one-liners.
 
@@ -65,21 +111,20 @@ class VimTable(DataTable):
         wide, WIDE_TEXT characters. Its cells hold WIDE_TEXT characters either way and are cut
         (`…`) to the column as they are drawn, so a new width (a pane shown or hidden, the tree
         folding away) changes one column's width instead of filling the table again. Columns
-        named in `wide_only` are shown only when wide."""
-        rows = list(rows)
+        named in `wide_only` are shown only when wide. With `limit`, the first `limit` rows
+        that the reader's filter keeps, in its order, are shown (`rows` a LazyRows: only those
+        are made, when no filter or order is set)."""
+        if not isinstance(rows, Sequence):
+            rows = list(rows)
         super().clear(columns=True)  # not self.clear: that forgets what this fill is given
-        self._last_fill = (columns, rows, reserve, wide_only)
+        self._last_fill = (columns, rows, reserve, wide_only, limit)
         self._generation += 1
         pane, wide = self._pane_width(), self.wide
         self._filled_as = (pane, wide)
+        rows = self.shown_rows = self._through_view(columns, rows, limit)
         shown = [i for i, c in enumerate(columns) if wide or c not in wide_only]
         columns = [columns[i] for i in shown]
-        rows = [(key, [cells[i] for i in shown if i < len(cells)]) for key, cells in rows]
-        prepared: list[tuple[str, list[Text]]] = [
-            (key, [cell_text(c) for c in cells[:-1]] + [text_cell(cells[-1], reserve)])
-            for key, cells in rows
-            if cells
-        ]
+        prepared = prepared_rows(rows, shown, reserve)
         # explicit widths: DataTable's auto-width can paint rows before it measured them
         for index, column in enumerate(columns):
             width = max([len(column)] + [t[index].cell_len for _, t in prepared if index < len(t)])
@@ -89,7 +134,109 @@ class VimTable(DataTable):
             self._fit_text_column()
         for key, texts in prepared:
             self.add_row(*texts, key=f"{self._generation}|{key}")
+        self._go_to_wanted()
         self._settle_focus()
+
+    # ---- the reader's view: filter, order ----
+
+    def _through_view(self, columns: list[str], rows: Rows, limit: int | None) -> list:
+        """The rows to show: through the reader's filter and order (every row is made: they
+        look past the cut), then the first `limit`; `matched` counts what the filter kept."""
+        if self.view.active:
+            kept = self.view.apply(columns, list(rows))
+            self.matched = len(kept)
+        else:
+            kept = list(rows[:limit] if limit is not None else rows)
+            self.matched = len(rows)
+        return kept[:limit] if limit is not None else kept
+
+    @property
+    def columns_filled(self) -> list[str]:
+        """Every column of the last fill (the wide-only ones too), for the sort and the CSV."""
+        return list(self._last_fill[0]) if self._last_fill else []
+
+    @property
+    def total_rows(self) -> int:
+        return len(self._last_fill[1]) if self._last_fill else 0
+
+    def view_words(self) -> str:
+        """`3 of 12 rows · filter 'roof' · sorted by score ↓`, "" when nothing is asked."""
+        return self.view.words(self.matched, self.total_rows)
+
+    def watch_view(self) -> None:
+        """Show the rows through the new view, the cursor kept on its row when it is shown."""
+        if self._last_fill is not None:
+            keep = self.current_key
+            self.fill(*self._last_fill)
+            if keep is not None:
+                self.go_to_key(keep)
+        self.post_message(self.ViewChanged(self))
+
+    def set_filter(self, needle: str) -> None:
+        self.view = replace(self.view, needle=needle)
+
+    def action_filter_rows(self) -> None:
+        """`/`: the filter box above the table, holding the filter (typing filters at once)."""
+        box = self._filter_box()
+        box.value = self.view.needle
+        box.display = True
+        box.focus()
+
+    def _filter_box(self) -> TableFilter:
+        parent = self.parent
+        assert isinstance(parent, Widget)
+        for box in parent.query_children(TableFilter):
+            if box.table is self:
+                return box
+        box = TableFilter(self)
+        parent.mount(box, before=self)
+        return box
+
+    def action_clear_table_filter(self) -> None:
+        """Esc on a filtered table clears the filter; on one without, Esc does what it does
+        elsewhere (back to the tree, or closes the view)."""
+        if not self.view.needle.strip():
+            raise SkipAction
+        self.set_filter("")
+        self.notify("filter cleared")
+
+    def action_cycle_sort(self) -> None:
+        """`S`: the next order (render/table.py `next_sort`)."""
+        self.view = next_sort(self.view, self._sortable())
+
+    def on_data_table_header_selected(self, event: DataTable.HeaderSelected) -> None:
+        """A click on a column's header sorts by it (again: the other way; a third time: the
+        table's own order)."""
+        event.stop()
+        column = str(event.column_key.value or "")
+        if column in self.columns_filled:
+            self.view = sorted_by(self.view, column)
+
+    def _sortable(self) -> list[str]:
+        """The columns the sort key goes through: the ones shown, in their order."""
+        return [str(column.key.value) for column in self.ordered_columns]
+
+    def action_export_csv(self) -> None:
+        """`x`: the rows shown, as CSV (the app asks first, naming the file)."""
+        if not self.shown_rows:
+            self.notify("no rows to write", severity="warning")
+            return
+        self.post_message(ExportTable(self))
+
+    def go_to_key(self, key: str) -> bool:
+        """The cursor to the row filled with `key`, if it is shown."""
+        for index, (row_key, _) in enumerate(self.shown_rows):
+            if row_key == key:
+                self.move_cursor(row=index)
+                return True
+        return False
+
+    def _go_to_wanted(self) -> None:
+        """A row asked for before its rows came (going back in the history): the first fill
+        after the ask has it, if it is shown there."""
+        if self.wanted_key is not None:
+            self.go_to_key(self.wanted_key)
+            self.wanted_key = None
 
     def _fit_text_column(self) -> None:
         """Give the last column its width: narrow, what the others leave of the pane (2 cells
@@ -106,16 +253,29 @@ class VimTable(DataTable):
             width = min(longest, WIDE_TEXT)
         else:
             used = sum(c.width for c in order[:-1])
-            room = self._pane_width() - used - 2 * len(order) - 2
+            room = self._pane_width() - used - 2 * len(order) - self._scrollbar_room()
             width = min(longest, max(MIN_TEXT, room))
         text.width = width
         total = sum(c.get_render_width(self) for c in order)
         self.virtual_size = Size(total, self.virtual_size.height)
         self.notify_style_update()  # cells are cut to their column as drawn: draw them again
 
+    def _scrollbar_room(self) -> int:
+        """Cells kept for the vertical scrollbar: none when every row fits (the rows and the
+        header within the table's max height, else its height), as a short table never shows
+        one; else its size (kept whether shown or not while the height is unknown)."""
+        rows = len(self.shown_rows) + 1
+        limit = self.styles.max_height
+        if limit is not None and limit.unit == Unit.CELLS:
+            fits = rows <= limit.value
+        else:
+            fits = 0 < rows <= self.scrollable_content_region.height
+        return 0 if fits else self.styles.scrollbar_size_vertical
+
     def clear(self, columns: bool = False) -> Self:
         """Empty: also forget the last fill, which a resize or `z` would otherwise bring back."""
         self._last_fill = None
+        self.shown_rows, self.matched = [], 0
         super().clear(columns)
         self._settle_focus()
         return self
@@ -224,6 +384,18 @@ class VimTable(DataTable):
         return value.split("|", 1)[1] if value and "|" in value else value
 
 
+def prepared_rows(
+    rows: Iterable[tuple[str, list[object]]], shown: list[int], reserve: bool
+) -> list[tuple[str, list[Text]]]:
+    """Each row's cells of the `shown` columns as safe one-line texts (the last: the text)."""
+    out = []
+    for key, cells in rows:
+        kept = [cells[i] for i in shown if i < len(cells)]
+        if kept:
+            out.append((key, [cell_text(c) for c in kept[:-1]] + [text_cell(kept[-1], reserve)]))
+    return out
+
+
 def cell_text(value: object, width: int = 70) -> Text:
     if isinstance(value, Text):
         return value
@@ -237,6 +409,63 @@ def text_cell(value: object, reserve: bool) -> Text:
     text = cell_text(value, WIDE_TEXT if reserve else 70).copy()
     text.no_wrap, text.overflow = True, "ellipsis"
     return text
+
+
+class ExportTable(Message):
+    """`x` on a table: write the rows it shows as CSV (the app asks first)."""
+
+    def __init__(self, table: VimTable) -> None:
+        super().__init__()
+        self.table = table
+
+
+class TableFilter(Input):
+    """The filter box of one table, above it: what is typed filters the rows at once; Enter
+    keeps the filter and goes back to the table, Esc clears it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Clear filter")]
+    DEFAULT_CSS = "TableFilter { height: 3; }"
+
+    def __init__(self, table: VimTable) -> None:
+        super().__init__(placeholder="filter rows (Enter keeps, Esc clears; !text: without)")
+        self.table = table
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.table.set_filter(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._close()
+
+    def action_cancel(self) -> None:
+        self.table.set_filter("")
+        self._close()
+
+    def _close(self) -> None:
+        """Back to the table; a filter that kept no row leaves it no focus stop: the next."""
+        table = self.table
+        target = table if table.allow_focus() else next_stop(table)
+        self.display = False
+        if target is not None:
+            target.focus()
+
+
+def view_title(base: Text, tables: Iterable[VimTable], main: VimTable | None = None) -> Text:
+    """A pane's title with what its tables' readers asked (filter, order), each table but the
+    pane's `main` one named, right after the pane's name and node, where a narrow pane does not
+    cut it: `Hits · b1000001 · 3 of 12 rows · filter 'x' · as of start · …`."""
+    said = []
+    for table in tables:
+        words = table.view_words()
+        if words:
+            named = "" if table is main or not table.label else f"{table.label}: "
+            said.append(named + words)
+    if not said:
+        return base
+    parts = base.plain.split(" · ")
+    at = len(" · ".join(parts[:2])) if len(parts) > 2 else len(base.plain)
+    return Text.assemble(base[:at], (" · " + " · ".join(said), "bold"), base[at:])
 
 
 class TablePane(Vertical):

@@ -21,7 +21,9 @@ from collections.abc import Generator
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.ari_like import texts
+import pydantic_core
+
+from tests.ari_like import second_hand, texts
 from tests.ari_like.backends import Backend, Process, iso
 
 START = 1_781_946_000.0  # 2026-06-20 09:00:00 UTC: after ARI began logging inheritance reads
@@ -93,6 +95,8 @@ class Planted:
     japanese: str = ""
     # auto entries that quote a CoW error without being one: (node id, text)
     quoting_entries: list[tuple[str, str]] = field(default_factory=list)
+    # the planted second-hand leak (second_hand.py): writer, origin, kept texts, readers
+    second_hand: dict[str, Any] = field(default_factory=dict)
     # every read event's real reader, in access-log call order: (ts, query, reader)
     readers: list[tuple[float, str, str]] = field(default_factory=list)
     backend: str = ""
@@ -144,6 +148,18 @@ class SimNode:
         }
 
 
+def mcp_text(value: dict) -> str:
+    """The text an MCP client gets from a memory-skill tool returning `value`: FastMCP sends a
+    dict as JSON indented by pydantic_core (`to_json(value, fallback=str, indent=2)`)."""
+    return pydantic_core.to_json(value, fallback=str, indent=2).decode()
+
+
+def auto_text(tool: str, envelope: dict) -> str:
+    """The automatic entry of an LLM tool call (agent/loop.py): the envelope as
+    `json.dumps(..., ensure_ascii=False)` writes it, cut at 1000 characters."""
+    return f"Tool {tool}: " + json.dumps(envelope, ensure_ascii=False)[:1000]
+
+
 def node_name(node: SimNode) -> str:
     first = (node.direction or "").split(".")[0].split("\n")[0].strip()
     if len(first) > 48:
@@ -152,8 +168,18 @@ def node_name(node: SimNode) -> str:
 
 
 class Simulation:
-    def __init__(self, backend: Backend, clock: list[float], rng: random.Random) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        clock: list[float],
+        rng: random.Random,
+        workspace: str | None = None,
+    ) -> None:
         self.backend, self.clock, self.rng = backend, clock, rng
+        # the workspace root the run ran in, when its prompts named the nodes' work dirs
+        # (`<root>/experiments/<run_id>/<node>`, "cd here first"): the model's shell commands
+        # then start with that `cd` (agent/loop.py's work_dir hint)
+        self.workspace = workspace
         self.skill, self.core = Process("skill"), Process("core")
         self.planted = Planted(backend=backend.name)
         self.nodes: dict[str, SimNode] = {}  # by plan key, creation order
@@ -286,9 +312,9 @@ class Simulation:
         """One LLM tool call: executed, traced, and logged as the node's auto entry."""
         if tool in ("add_memory", "clear_node_memory"):
             out = self.guarded(node, tool, args)
-            envelope = {"result": json.dumps(out)}
+            envelope = {"result": mcp_text(out)}
         elif tool in ("search_memory", "get_node_memory", "bulk_get_node_memory"):
-            envelope = {"result": json.dumps(self.read(tool, args, node.id))}
+            envelope = {"result": mcp_text(self.read(tool, args, node.id))}
         elif tool == "run_bash":
             stdout, metrics = texts.bash_output(self.rng)
             node.metrics = {**metrics, "_scientific_score": round(self.rng.uniform(0.3, 0.9), 2)}
@@ -297,10 +323,10 @@ class Simulation:
             )
             envelope = {"result": stdout}
         else:
-            envelope = {"result": json.dumps({"ok": True, "path": args.get("filename", "spmv.c")})}
+            envelope = {"result": mcp_text({"ok": True, "path": args.get("filename", "spmv.c")})}
         node.trace_log.append(f"→ {tool}({json.dumps(args, ensure_ascii=False)[:4000]})")
         node.trace_log.append(f"  ← {envelope}")
-        text = f"Tool {tool}: " + json.dumps(envelope)[:1000]
+        text = auto_text(tool, envelope)
         self.write(node, text, {"step": step, "tool": tool})
         return envelope
 
@@ -358,6 +384,8 @@ class Simulation:
                 "ancestor_ids": scope,
                 "limit": 5,
             }
+        if what in second_hand.CALLS:
+            return second_hand.call(self, node, what)
         if what == "get_cousin":
             target = self.planted.nodes[call[1]]
             self.planted.findings.append(
@@ -379,6 +407,7 @@ class Simulation:
             calls.insert(self.rng.randint(1 if calls else 0, len(calls)), item)
         if ("run_bash",) not in calls:
             calls.append(("run_bash",))
+        calls[1:1] = second_hand.calls_of(node.plan.key)  # a planted step of its own, no draw
         return calls
 
     def run_node(self, node: SimNode) -> Generator[float, None, None]:
@@ -387,13 +416,17 @@ class Simulation:
         self.concurrency.append(self.running)
         yield from self.startup(node)
         for step, call in enumerate(self.steps(node)):
-            think = self.rng.uniform(3.0, 12.0)
+            planted = call[0] in second_hand.CALLS
+            think = second_hand.THINK_S if planted else self.rng.uniform(3.0, 12.0)
             yield node.plan.first_think if step == 0 and node.plan.first_think else think
             if call[0] in ("write_code", "read_file"):
                 self.llm_call(node, step, call[0], {"filename": "spmv.c"})
             elif call[0] == "run_bash":
                 yield self.rng.uniform(15.0, 60.0)
-                self.llm_call(node, step, "run_bash", {"command": "make && ./bench --all"})
+                command = "make && ./bench --all"
+                if self.workspace:
+                    command = f"cd {self.workspace}/experiments/{RUN_ID}/{node.id} && {command}"
+                self.llm_call(node, step, "run_bash", {"command": command})
             elif call[0] == "generate_ideas":
                 self.root_ideas(node, step)
             elif call[0] == "survey":
@@ -412,7 +445,7 @@ class Simulation:
 
     def note_quoting(self, node: SimNode, tool: str, envelope: dict) -> None:
         if tool == "search_memory" and "CoW violation" in envelope["result"]:
-            text = "Tool search_memory: " + json.dumps(envelope)[:1000]
+            text = auto_text("search_memory", envelope)
             self.planted.quoting_entries.append((node.id, text))
 
     def root_ideas(self, node: SimNode, step: int) -> None:
@@ -524,6 +557,7 @@ class Simulation:
             if order != wanted:
                 raise AssertionError(f"{elder_key}/{younger_key} started {order}, not {wanted}")
             self.planted.same_direction.append({"elder": elder, "younger": younger, "order": order})
+        second_hand.check(self)
         self.planted.empty_direction = self.nodes["C1"].id
         self.planted.japanese = self.nodes["C2"].id
         if max(self.concurrency) < WORKERS:

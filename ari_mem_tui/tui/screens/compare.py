@@ -1,4 +1,5 @@
-"""`m` then `c`: two nodes' hits and context side by side, aligned at their common ancestor."""
+"""`m` then `c`: two nodes' hits and context side by side, aligned at their common ancestor
+(the same words as `ari-mem-tui compare`, render/compare.py)."""
 
 from __future__ import annotations
 
@@ -13,55 +14,9 @@ from textual.widgets import Static
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import Replay
-from ari_mem_tui.render.text import clean, preview, short_id
-from ari_mem_tui.render.words import pool_words, ranker_short, shared_memory_words
+from ari_mem_tui.render.compare import compare_head, lineage_text, side_text
 from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
-
-
-def lineage_text(ckpt: Checkpoint, node_id: str, common: str | None) -> Text:
-    lineage = ckpt.lineage(node_id)
-    start = lineage.index(common) if common in lineage else 0
-    out = Text()
-    for position, nid in enumerate(lineage[start:]):
-        if position:
-            out.append(" › ", style="bright_black")
-        out.append(
-            short_id(nid), style="bold" if nid == node_id else ("cyan" if nid == common else "")
-        )
-    return out
-
-
-def side_text(replay: Replay, other: Replay, side: str) -> Text:
-    """One side: hits then tiers; what the other side lacks is marked `◆ only <side>`."""
-    other_ids = {h.entry_id for h in other.hits}
-    other_lines = {line.text for tier in other.tiers for line in tier.lines}
-    out = Text()
-    out.append(f"Hits ({len(replay.hits)})  ", style="bold")
-    out.append(f"query: {preview(replay.query, 60)}\n", style="bright_black")
-    out.append(
-        f"{pool_words(replay)} · {clean(ranker_short(replay), False)}\n", style="bright_black"
-    )
-    if not replay.hits:
-        out.append("  no hits\n", style="italic")
-    for hit in replay.hits:
-        unique = hit.entry_id not in other_ids
-        out.append("◆ " if unique else "  ", style=f"bold {'yellow' if side == 'A' else 'magenta'}")
-        out.append(f"{hit.rank:>2} g{hit.global_rank:<3} {hit.score:.2f} {short_id(hit.node_id)} ")
-        out.append(preview(hit.text, 120) + "\n", style="" if unique else "bright_black")
-    out.append("\nSaw\n", style="bold")
-    for tier in replay.tiers:
-        badge = "exact" if tier.exact else "approx."
-        out.append(f"Tier {tier.key} {clean(tier.title, False)} [{badge}] ", style="cyan")
-        out.append(f"{len(tier.lines)} lines\n", style="bright_black")
-        for line in tier.lines:
-            unique = line.text not in other_lines
-            out.append(
-                "◆ " if unique else "  ", style="bold yellow" if side == "A" else "bold magenta"
-            )
-            out.append(preview(line.text, 120), style="" if unique else "bright_black")
-            out.append(" ✂\n" if line.truncated else "\n", style="red")
-    return out
 
 
 class CompareScreen(Screen[None]):
@@ -102,21 +57,7 @@ class CompareScreen(Screen[None]):
             column.scroll_home(animate=False)
 
     def _head(self) -> Text:
-        a, b = self.a.node_id, self.b.node_id
-        common = self.ckpt.common_ancestor(a, b)
-        head = Text("Compare  ", style="bold")
-        if common is None:
-            head.append("no common ancestor (different roots)", style="yellow")
-        else:
-            head.append("common ancestor ")
-            head.append(short_id(common), style="bold cyan")
-            shared = self.ckpt.lineage(common)
-            head.append(f" (depth {len(shared) - 1}; shared lineage: ")
-            head.append(" › ".join(short_id(n) for n in shared), style="bright_black")
-            head.append(")")
-        head.append(f"\n{shared_memory_words(self.ckpt, a, b)}", style="bright_black")
-        head.append("\n◆ marks what only that side has", style="bright_black")
-        return head
+        return compare_head(self.ckpt, self.a.node_id, self.b.node_id)
 
     def _title(self, side: str) -> Text:
         mine = self.a if side == "A" else self.b

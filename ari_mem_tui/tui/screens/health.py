@@ -37,6 +37,7 @@ from ari_mem_tui.render.health import (
     node_cells,
     pct,
     starved_share,
+    time_label,
     worst_nodes,
 )
 from ari_mem_tui.render.progress import progress_brief
@@ -45,7 +46,7 @@ from ari_mem_tui.render.words import cut_note
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import HealthDone, HealthProgress, JumpToNode, OpenEntry
-from ari_mem_tui.tui.tables import VimTable
+from ari_mem_tui.tui.tables import LazyRows, VimTable, view_title
 
 NODE_ROWS = 300  # a DataTable of 10k rows takes over a second to fill: the worst first
 ENTRY_ROWS = 100
@@ -83,6 +84,7 @@ class HealthScreen(Screen[None]):
         self.result = result
         self.on_result = on_result
         self.progress_seen: tuple[int, int] = (0, 0)
+        self._titles: dict[str, Text] = {}  # a table's title before its filter and order
         self._node_progress = Progress(unit="nodes")
         self._cancel = threading.Event()
 
@@ -100,7 +102,7 @@ class HealthScreen(Screen[None]):
                         yield AxisLine(id=f"axis-{key}", classes="plot-axis")
                     yield Static("", id="health-legend")
                 with VerticalScroll(id="health-numbers"):
-                    yield Static(Text("By depth", style="bold"))
+                    yield Static(Text("By depth", style="bold"), id="health-depths-title")
                     yield VimTable(id="health-depths")
                     yield Static(Text("Nodes", style="bold"), id="health-nodes-title")
                     yield VimTable(id="health-nodes")
@@ -161,6 +163,12 @@ class HealthScreen(Screen[None]):
             result = compute_health(
                 run.checkpoint, run.ranker, progress=progress, cancelled=cancelled
             )
+            if result.fidelity is not None:  # exact as far as the run's replay check says
+                from ari_mem_tui.run_check import kept_check  # noqa: PLC0415
+                from ari_mem_tui.search.fidelity import with_check  # noqa: PLC0415
+
+                check = self.app.status_bar.check_of(run) or kept_check(run, run.ranker)
+                with_check(result.fidelity, check)
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             if not worker.is_cancelled:
                 self.post_message(HealthDone(None, exc))
@@ -227,37 +235,57 @@ class HealthScreen(Screen[None]):
         depths = self.query_one("#health-depths", VimTable)
         depths.fill(list(DEPTH_COLUMNS), [(b.label, depth_cells(b)) for b in h.by_depth])
         nodes = self.query_one("#health-nodes", VimTable)
-        worst = worst_nodes(h, NODE_ROWS)
-        nodes.fill(list(NODE_COLUMNS), [(r.node_id, node_cells(r)) for r in worst])
+        ranked = worst_nodes(h, len(h.nodes))  # the first NODE_ROWS shown; `/` filters them all
+        rows = LazyRows(ranked, lambda _, r: (r.node_id, node_cells(r)))  # type: ignore[attr-defined]
+        nodes.fill(list(NODE_COLUMNS), rows, limit=NODE_ROWS)
+        worst = ranked[:NODE_ROWS]
         unsearched = len(h.nodes) - h.searched
         skipped = f" ({unsearched} did not: a root, or not started)" if unsearched else ""
-        self.query_one("#health-nodes-title", Static).update(
+        self._title(
+            "health-nodes",
             Text(
                 f"Nodes: {h.searched} made a start-up search{skipped}, starved first"
                 f"{_cut(len(worst), h.searched)} (Enter: go to the node)",
                 style="bold",
-            )
+            ),
         )
         entries = self.query_one("#health-entries", VimTable)
         rows: list[tuple[str, list[Any]]] = []
+        # keyed by list and entry: one entry can be in both (retrieved by none, when few are:
+        # a DuplicateKey took the app down, found by the fuzzer)
         for use in h.top_entries[:ENTRY_ROWS]:
-            rows.append((use.entry_id, ["most", *entry_cells(use, 60)]))
+            rows.append((f"most|{use.entry_id}", ["most", *entry_cells(use, 60)]))
         for use in h.never_retrieved[:ENTRY_ROWS]:
-            rows.append((use.entry_id, ["never", *entry_cells(use, 60)]))
+            rows.append((f"never|{use.entry_id}", ["never", *entry_cells(use, 60)]))
         entries.fill(["", *ENTRY_COLUMNS], rows, reserve=True)
         e = h.entries
-        self.query_one("#health-entries-title", Static).update(
+        self._title(
+            "health-entries",
             Text(
                 f"Entries: most retrieved, then never retrieved by a descendant "
                 f"({e.never_by_descendant:,} of {e.total:,})"
                 f"{_cut(min(len(h.never_retrieved), ENTRY_ROWS), e.never_by_descendant)}"
                 "; Enter opens one",
                 style="bold",
-            )
+            ),
         )
+        self._title("health-depths", Text("By depth", style="bold"))
         shown = self.query_one("#health-views", ContentSwitcher).current == "health-numbers"
         if shown and not isinstance(self.focused, VimTable):
             nodes.focus()  # `n` came while computing: the table was empty, no focus stop
+
+    def _title(self, table_id: str, base: Text) -> None:
+        """A table's title, with its filter and order when set (`/`, `S`: tui/tables.py)."""
+        self._titles[table_id] = base
+        table = self.query_one(f"#{table_id}", VimTable)
+        self.query_one(f"#{table_id}-title", Static).update(view_title(base, [table], table))
+
+    @on(VimTable.ViewChanged)
+    def _view_changed(self, event: VimTable.ViewChanged) -> None:
+        event.stop()
+        table_id = event.table.id or ""
+        if table_id in self._titles:
+            self._title(table_id, self._titles[table_id])
 
     # ------------------------------------------------------------------ keys
     def action_back(self) -> None:
@@ -292,7 +320,7 @@ class HealthScreen(Screen[None]):
             self.dismiss(None)
             self.app.post_message(JumpToNode(key))
         elif event.data_table.id == "health-entries":
-            self.app.post_message(OpenEntry(key))
+            self.app.post_message(OpenEntry(key.split("|", 1)[1]))
 
 
 PLOTS = (
@@ -316,11 +344,11 @@ def _scale(values: list[float]) -> str:
 
 def _axis(key: str, h: Health) -> tuple[str, str, str]:
     """The x axis under a plot: its first bucket, what runs along it, its last bucket."""
-    buckets = h.by_depth if key.startswith("depth") else h.over_time
-    if not buckets:
-        return ("", "", "")
-    along = "depth →" if key.startswith("depth") else "start time (UTC) →"
-    return (buckets[0].label, along, buckets[-1].label)
+    if key.startswith("depth"):
+        buckets = h.by_depth
+        return (buckets[0].label, "depth →", buckets[-1].label) if buckets else ("", "", "")
+    slices = h.over_time  # each end a time as every time is shown, zone named, to the second
+    return (time_label(slices[0]), "start time →", time_label(slices[-1])) if slices else ("",) * 3
 
 
 class AxisLine(Widget):

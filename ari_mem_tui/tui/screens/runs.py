@@ -1,4 +1,5 @@
-"""The run picker: every run of a workspace, newest first; `/` filters, Enter opens one.
+"""The run picker: every run of a workspace, newest first; `/` filters (the table's own filter,
+tui/tables.py: the run's name, id and path, any cell), `S` sorts, Enter opens one.
 
 The list appears at once from what a directory listing gives (names, dates, sizes); node and
 entry counts, which need a read of each run's tree and backup, fill in from a worker (cached
@@ -16,11 +17,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import DataTable, Input, Static
+from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
-from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells, shown_columns
+from ari_mem_tui.render.runs import RUN_COLUMNS, WIDE_FROM, run_cells, shown_columns
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui.key_bar import KeyBar
@@ -29,18 +30,12 @@ from ari_mem_tui.tui.tables import VimTable
 from ari_mem_tui.workspace import CountCache, newest_first, run_info, scan
 
 
-def matches(run: RunInfo, needle: str) -> bool:
-    needle = needle.strip().lower()
-    return not needle or needle in f"{run.folder} {run.run_id} {run.path}".lower()
-
-
 class RunPickerScreen(Screen[Path | None]):
     """Dismisses with the chosen run's path, or None (Esc) when a run is already open."""
 
     DEFAULT_CSS = """
     RunPickerScreen #runs-main { height: 1fr; padding: 0 1; }
     RunPickerScreen #runs-title { height: auto; margin-bottom: 1; }
-    RunPickerScreen #runs-filter { height: 3; }
     RunPickerScreen #runs-table { height: 1fr; }
     RunPickerScreen #runs-status { height: 1; color: $text-muted; }
     """
@@ -55,18 +50,15 @@ class RunPickerScreen(Screen[Path | None]):
         self.can_go_back = can_go_back
         self.runs: list[RunInfo] = []
         self.counted = False
-        self.needle = ""
 
     def compose(self) -> ComposeResult:
         with Vertical(id="runs-main"):
             yield Static("", id="runs-title")
-            yield Input(placeholder="filter runs by name (Enter, Esc)", id="runs-filter")
             yield VimTable(id="runs-table")
             yield Static("", id="runs-status")
         yield KeyBar()
 
     def on_mount(self) -> None:
-        self.query_one("#runs-filter").display = False
         ws = scan(self.workspace, counts=False)
         self.runs = ws.runs
         self._title(ws)
@@ -76,36 +68,43 @@ class RunPickerScreen(Screen[Path | None]):
 
     def _title(self, ws: Workspace) -> None:
         text = Text(f"{plural(len(ws.runs), 'run')} in {clean(ws.path, False)}", style="bold")
-        text.append("   newest first · / filter · Enter open · Esc back", style="dim")
+        text.append("   newest first · / filter · S sort · Enter open · Esc back", style="dim")
         self.query_one("#runs-title", Static).update(text)
 
     def _fill(self) -> None:
         table = self.query_one("#runs-table", VimTable)
         keep = table.current_key
-        shown = [r for r in self.runs if matches(r, self.needle)]
         width = self.app.size.width
         columns = shown_columns(width)
         rows = []
-        for run in shown:
+        for run in self.runs:
             cells = run_cells(
                 run,
                 counted=self.counted or run.nodes is not None,
-                name_width=28 if width < 150 else 44,
+                name_width=28 if width < WIDE_FROM else 44,
             )
             keep_cells = [
                 cell for column, cell in zip(RUN_COLUMNS, cells, strict=True) if column in columns
             ]
-            rows.append((run.path, keep_cells))
-        table.fill(columns, rows)
-        keys = [r.path for r in shown]
-        if keep in keys:
-            table.move_cursor(row=keys.index(keep))
-        status = f"{len(shown)} of {len(self.runs)} shown"
-        if self.needle:
-            status += f" · filter {self.needle!r}"
+            rows.append((run.path, [*keep_cells, run.path]))  # the path: filtered on, shown wide
+        table.fill([*columns, "path"], rows, wide_only=("path",))
+        if keep is not None:
+            table.go_to_key(keep)
+        self._status()
+
+    def _status(self) -> None:
+        table = self.query_one("#runs-table", VimTable)
+        status = f"{len(table.shown_rows)} of {len(self.runs)} shown"
+        if table.view.active:
+            status += f" · {table.view_words()}"
         if not self.counted:
             status += " · counting nodes and entries …"
         self.query_one("#runs-status", Static).update(Text(clean(status, False)))
+
+    @on(VimTable.ViewChanged)
+    def _view_changed(self, event: VimTable.ViewChanged) -> None:
+        event.stop()
+        self._status()
 
     @work(thread=True, exclusive=True, group="runs", exit_on_error=False, description="runs")
     def _count(self) -> None:
@@ -130,28 +129,12 @@ class RunPickerScreen(Screen[Path | None]):
 
     # ------------------------------------------------------------------ keys
     def action_filter(self) -> None:
-        box = self.query_one("#runs-filter", Input)
-        box.display = True
-        box.value = self.needle
-        box.focus()
-
-    @on(Input.Changed, "#runs-filter")
-    def _filter_changed(self, event: Input.Changed) -> None:
-        self.needle = event.value
-        self._fill()
-
-    @on(Input.Submitted, "#runs-filter")
-    def _filter_done(self, event: Input.Submitted) -> None:
-        event.stop()
-        event.input.display = False
-        self.query_one("#runs-table").focus()
+        """`/` where the table has no focus: its filter all the same."""
+        self.query_one("#runs-table", VimTable).action_filter_rows()
 
     async def action_back(self) -> None:
-        box = self.query_one("#runs-filter", Input)
-        if box.display:
-            box.display = False
-            self.query_one("#runs-table").focus()
-            return
+        """Esc (a filtered table clears its filter first, tui/tables.py): back to the open run,
+        or, on the first list, quit."""
         if self.can_go_back:
             self.dismiss(None)
         else:

@@ -27,12 +27,21 @@ from ari_mem_tui.render.text import (
     short_id,
     status_glyph,
 )
-from ari_mem_tui.render.words import cut_note, plural, pool_words
+from ari_mem_tui.render.words import cut_note, plural, pool_words, tier_badge
+from ari_mem_tui.render.writes import (
+    REJECTED_SHOWN,
+    WRITE_COLUMNS,
+    WRITE_WIDE,
+    WRITES_SHOWN,
+    refusals,
+    refused_by,
+    write_row,
+)
 from ari_mem_tui.search.startup import startup_notes
 from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
 from ari_mem_tui.tui.rows import AuditRow, RowDetail
-from ari_mem_tui.tui.tables import TablePane, VimTable
+from ari_mem_tui.tui.tables import LazyRows, TablePane, VimTable
 from ari_mem_tui.tui.widgets.preview import Previewed, RowPreview
 
 # ---------------------------------------------------------------- Saw
@@ -45,9 +54,7 @@ def tiers_text(replay: Replay) -> Text:
         out.append("No working context was injected at start (no tiers).", style="italic")
         return out
     for tier in replay.tiers:
-        badge = (
-            (" exact ", "black on green") if tier.exact else (" approximate ", "black on yellow")
-        )
+        badge = (f" {tier_badge(tier)} ", "black on green" if tier.exact else "black on yellow")
         out.append_text(
             Text.assemble(
                 (f"Tier {tier.key} ", "bold"), (clean(tier.title, False), "bold cyan"), " ", badge
@@ -153,39 +160,7 @@ class CorePane(VerticalScroll):
 
 # ---------------------------------------------------------------- Writes
 
-# narrow (the default): when, accepted or not (a rejected write names its target: `✗ →b0000001`),
-# who wrote it (whole run only: in a node's log that is the node) and the text, which gets the
-# rest of the width; wide (`z`) adds the tool, the reason and the source. Every field: Enter.
-WRITE_COLUMNS = ["time", "result", "by", "tool", "reason", "source", "text"]
-WRITE_WIDE = ("tool", "reason", "source")
-REASON_WIDTH = 40  # wide: the rest of a rejection's reason is in the row's view (Enter)
-WRITES_SHOWN = 300  # rows of the Writes table: `w` fills it at a key (2,000 rows took 0.3 s)
-REJECTED_SHOWN = 20  # rejected writes spelled out above it
 ERROR_LOG_SHOWN = 2000  # characters of a node's error_log in the Node tab
-
-
-def write_row(write: CowWrite, refused: CowWrite | None = None) -> list[object]:
-    """The cells of WRITE_COLUMNS for one write; `refused`: the rejected write this accepted
-    one is the node's own log of (ARI stores a refused call's result as a memory entry)."""
-    writer = write.current_node or write.target_node
-    if write.accepted and refused is not None:
-        result = Text.assemble(("✓", "green"), (" log of ✗", "red"))
-    elif write.accepted:
-        result = Text("✓", style="green")
-    elif write.target_node != writer:
-        result = Text(f"✗ →{short_id(write.target_node)}", style="bold red")
-    else:
-        result = Text("✗", style="bold red")
-    reason = preview(write.reason, REASON_WIDTH) if write.reason else None
-    return [
-        fmt_ts(write.ts),
-        result,
-        short_id(writer),
-        write.tool,
-        reason,
-        write.source,
-        write.text,
-    ]
 
 
 def write_detail(write: CowWrite, refused: CowWrite | None = None) -> RowDetail:
@@ -246,7 +221,7 @@ class WritesPane(Previewed, TablePane):
             writes = list(ckpt.node_writes(node_id))
             scope = f"node {short_id(node_id)}"
         self.rows = writes
-        self.refusals = {w.logged_by: w for w in writes if not w.accepted and w.logged_by}
+        self.refusals = refusals(writes)
         rejected = sum(1 for w in writes if not w.accepted)
         whole = self.whole_run or node_id is None
         title = Text.assemble(
@@ -268,19 +243,21 @@ class WritesPane(Previewed, TablePane):
             )
         if len(writes) > WRITES_SHOWN:
             title.append(
-                f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first); "
+                f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first; / filters them"
+                " all); "
                 + ("w: one node's writes; " if whole else "")
                 + "every rejected one: `ari-mem-tui audit CKPT --json`",
                 style="yellow",
             )
         self.query_one("#writes-title", Static).update(title)
-        self.border_title = Text(f"Writes · {scope}")  # Text: never parsed as markup
         self.query_one("#writes-table", VimTable).fill(
             WRITE_COLUMNS,
-            ((str(i), write_row(w, self._refused(w))) for i, w in enumerate(writes[:WRITES_SHOWN])),
+            LazyRows(writes, lambda i, w: (str(i), write_row(w, self._refused(w)))),
             reserve=True,
             wide_only=WRITE_WIDE if whole else (*WRITE_WIDE, "by"),
+            limit=WRITES_SHOWN,  # the first (a filter, `/`, looks at every one)
         )
+        self.set_title(Text(f"Writes · {scope}"))  # Text: never parsed as markup
         self.update_preview()
 
     def row_detail(self, table_id: str, key: str) -> RowDetail | None:
@@ -292,7 +269,7 @@ class WritesPane(Previewed, TablePane):
 
     def _refused(self, write: CowWrite) -> CowWrite | None:
         """The rejected write that `write` (accepted) is the log of, if any."""
-        return self.refusals.get(write.entry_id) if write.accepted and write.entry_id else None
+        return refused_by(write, self.refusals)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         """Enter / `v`: the write in full (its whole text and reason, every field)."""
@@ -455,6 +432,7 @@ class NodePane(VerticalScroll):
 # the Audit title's nouns per row kind: "1 scope violation, 2 rejected writes"
 KIND_NOUNS = {
     "violation": "scope violation",
+    "second-hand": "second-hand leak",
     "rejected": "rejected write",
     "load": "load error",
     "search": "search error",
@@ -462,7 +440,13 @@ KIND_NOUNS = {
 }
 
 
-def kind_count(kind: str, n: int) -> str:
+# the same, shorter, for a title that would not fit on its line with the nouns above
+KIND_SHORT = {"violation": "violation", "second-hand": "2nd-hand", "rejected": "rejected"}
+
+
+def kind_count(kind: str, n: int, short: bool = False) -> str:
+    if short and kind in KIND_SHORT:
+        return f"{n:,} {KIND_SHORT[kind]}" if kind != "violation" else plural(n, "violation")
     return plural(n, KIND_NOUNS.get(kind, kind))
 
 
@@ -473,7 +457,7 @@ SEVERITY_SHORT = {"error": "err", "warning": "warn", "info": "info"}
 def _counts(rows: list[AuditRow]) -> tuple[int, int]:
     """(problems, findings) among the Audit pane's rows."""
     problems = sum(1 for r in rows if r.kind in ("problem", "load", "search"))
-    findings = sum(1 for r in rows if r.kind in ("leak", "violation", "rejected"))
+    findings = sum(1 for r in rows if r.kind in ("leak", "violation", "second-hand", "rejected"))
     return problems, findings
 
 
@@ -535,14 +519,7 @@ class AuditPane(Previewed, TablePane):
         """The title counts the rows by kind, each kind once, then gives the audit's verdict
         where the rows cannot; the border says "Audit" already, so the title is counts only."""
         self.rows = rows
-        counts: dict[str, int] = {}
-        for row in rows:
-            counts[row.kind] = counts.get(row.kind, 0) + 1
-        said = ", ".join(kind_count(k, n) for k, n in counts.items())
-        title = Text(said or "nothing found", style="bold")
-        if said and self.verdict:
-            title.append(" · " + self.verdict, style="bright_black")
-        self.query_one("#audit-title", Static).update(title)
+        self._title()
         self.query_one("#audit-table", VimTable).fill(
             ["sev", "kind", "node", "what"],
             (
@@ -562,7 +539,26 @@ class AuditPane(Previewed, TablePane):
             ),
             reserve=True,
         )
+        self.set_title(Text("Audit"))
         self.update_preview()
+
+    def _title(self) -> None:
+        """Each kind counted once, on one line: in shorter nouns where the pane is too narrow
+        for the full ones (80 columns with the tree beside it)."""
+        counts: dict[str, int] = {}
+        for row in self.rows:
+            counts[row.kind] = counts.get(row.kind, 0) + 1
+        said = ", ".join(kind_count(k, n) for k, n in counts.items())
+        room = self.query_one("#audit-title", Static).content_region.width
+        if room and len(said) > room:
+            said = ", ".join(kind_count(k, n, short=True) for k, n in counts.items())
+        title = Text(said or "nothing found", style="bold")
+        if said and self.verdict:
+            title.append(" · " + self.verdict, style="bright_black")
+        self.query_one("#audit-title", Static).update(title)
+
+    def on_resize(self) -> None:
+        self._title()
 
     def row_detail(self, table_id: str, key: str) -> RowDetail | None:
         del table_id  # one table

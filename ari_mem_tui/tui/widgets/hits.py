@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Static
 
@@ -24,6 +27,7 @@ from ari_mem_tui.render.words import (
     ranker_short,
 )
 from ari_mem_tui.search.startup import QUERY_SOURCE_WORDS, QUERY_SOURCES
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.messages import OpenEntry, ReplayKey, RerunSearch
 from ari_mem_tui.tui.rows import RowDetail
 from ari_mem_tui.tui.tables import VimTable
@@ -108,11 +112,11 @@ def diagnostics_text(replay: Replay) -> Text:
         parts[0] += f" ({pool_parts(pool)})"
     top_k = replay.params.get("top_k", "?")
     window = pool.get("window")
-    window_part = (
-        "no window (the backend scores the ancestors only)"
-        if replay.windowless
-        else (f"window top_k={top_k}")
-    )
+    if replay.windowless:  # ARI's in-memory rule: the reader's ancestors' entries, all scored
+        parts.append("every ancestor entry scored (ARI's in-memory rule)")
+        parts.append(f"eligible {replay.eligible}")
+        return Text(" · ".join(parts))
+    window_part = f"window top_k={top_k}"
     if isinstance(window, dict):
         inside = ", ".join(
             plural(v, *WINDOW_ROWS[k]) for k, v in window.items() if k in WINDOW_ROWS and v
@@ -145,19 +149,73 @@ def searching_title(key: ReplayKey) -> Text:
 def _title(node_id: str, as_of: bool, source: str, query: str, ranker: str) -> Text:
     pool = "as of start" if as_of else "today's pool"
     words = {"start": "query at start", "now": "query now"}.get(source)
-    words = words or f"custom: {preview(query, 24)}"
+    if words is None:  # a custom query stays on from node to node: said right after the node
+        custom = f"custom: {preview(query, 24)}"
+        return Text(f"Hits · {short_id(node_id)} · {custom} · {pool} · {ranker}")
     # Text: never parsed as markup
     return Text(f"Hits · {short_id(node_id)} · {pool} · {words} · {ranker}")
 
 
+def no_hits_words(replay: Replay) -> str:
+    """Why a replay has no hits, in the words of the rule that ranked it."""
+    if not replay.eligible:
+        return "no hits: its ancestors had written nothing it could find before it started"
+    if replay.windowless:
+        return (
+            "no hits: no ancestor entry shares a whitespace-separated word with the query (ARI's"
+            " in-memory rule; a Japanese query without spaces is one word)"
+        )
+    return "no hits: nothing from its ancestors ranked in the window"
+
+
 def header_line(replay: Replay) -> Text:
     """The Hits header on a narrow screen: the query in one line, and any note in one more."""
-    source = {"start": "query at start", "now": "query now"}.get(replay.query_source, "query")
+    words = {"start": "query at start", "now": "query now"}
+    source = words.get(replay.query_source, "custom query")
     line = Text.assemble((source, "bold"), ": ", preview(replay.query, 300))  # cut: app.tcss
     for note in replay.notes:
         if not note.startswith(RECORDED_NOTE):
             line.append("\nnote: " + preview(note, 300), style="yellow")
     return line
+
+
+QUERIES_KEPT = 50  # custom queries the query box remembers (↑ / ↓)
+
+
+class QueryInput(Input):
+    """The custom query box: ↑ / ↓ bring back the queries run before (a shell's history)."""
+
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.QUERY)
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.queries: list[str] = []  # run before, oldest first
+        self._at = 0  # where ↑ / ↓ are in `queries` (len: what is being typed)
+        self._typed = ""  # what was being typed before ↑
+
+    def remember(self, query: str) -> None:
+        if query:
+            if query in self.queries:
+                self.queries.remove(query)
+            self.queries.append(query)
+            del self.queries[:-QUERIES_KEPT]
+        self._at = len(self.queries)
+
+    def action_history(self, step: int) -> None:
+        """↑ (-1): the query before; ↓ (1): the one after, then what was being typed. A query
+        the box holds already is passed over (the box keeps the custom query that is on)."""
+        if not self.queries:
+            return
+        if self._at == len(self.queries):
+            self._typed = self.value
+        at, shown = self._at, self.value
+        while True:
+            at = max(0, min(len(self.queries), at + step))
+            value = self.queries[at] if at < len(self.queries) else self._typed
+            if value != shown or at in (0, len(self.queries)):
+                break
+        self._at, self.value = at, value
+        self.cursor_position = len(self.value)
 
 
 class HitsPane(Previewed, VerticalScroll):
@@ -184,7 +242,7 @@ class HitsPane(Previewed, VerticalScroll):
         # the border title, the keys in the footer, the whole header one `z` away
         yield Static("", id="hits-line")
         with Horizontal(id="hits-controls"):
-            yield Input(placeholder="custom query (Enter)", id="query-input")
+            yield QueryInput(placeholder="custom query (Enter; ↑ ↓ earlier)", id="query-input")
             yield Input(value="5", type="integer", id="limit-input", tooltip="limit (ARI: 5)")
             yield Checkbox(
                 AS_OF_LABELS[True],
@@ -199,9 +257,9 @@ class HitsPane(Previewed, VerticalScroll):
         # out of an 80×24 terminal
         yield Static("", id="hits-findings")
         yield Static("", id="missed-title", classes="section")
-        yield VimTable(id="missed-table")
+        yield VimTable(label="missed", id="missed-table")
         yield Static("", id="recorded-title", classes="section")
-        yield VimTable(id="recorded-table")
+        yield VimTable(label="recorded", id="recorded-table")
         yield RowPreview(id="hits-preview")
 
     def on_mount(self) -> None:
@@ -240,7 +298,7 @@ class HitsPane(Previewed, VerticalScroll):
         box.display = bool(findings)
 
     def show_loading(self, key: ReplayKey) -> None:
-        self.border_title = searching_title(key)
+        self.set_title(searching_title(key))
         if self.replay is None:  # not "Choose a node" while the chosen node's search runs
             self.query_one("#hits-query", Static).update(Text(""))
         self.query_one("#hits-diag", Static).update(
@@ -274,7 +332,6 @@ class HitsPane(Previewed, VerticalScroll):
                 header.append("\nnote: " + preview(note, 300), style="yellow")
         self.query_one("#hits-query", Static).update(header)
         self.query_one("#hits-line", Static).update(header_line(replay))
-        self.border_title = hits_title(replay)
         self.query_one("#hits-diag", Static).update(diagnostics_text(replay))
         table = self.query_one("#hits-table", VimTable)
         wide = bool(getattr(self.app, "wide_columns", False))
@@ -282,12 +339,13 @@ class HitsPane(Previewed, VerticalScroll):
         table.fill(HIT_COLUMNS, rows, reserve=True, wide_only=hit_wide(replay))
         if not replay.hits:
             self.query_one("#hits-diag", Static).update(
-                diagnostics_text(replay).append(
-                    "\nno hits: nothing from its ancestors ranked in the window", style="italic"
-                )
+                diagnostics_text(replay).append("\n" + no_hits_words(replay), style="italic")
             )
         self._show_missed()
         self._show_recorded()
+        self.set_title(hits_title(replay))  # after the fills: it counts their rows
+        if self.has_focus and table.allow_focus():  # the pane held it for the hits (Enter)
+            table.focus()
         self.update_preview()
 
     def _show_missed(self) -> None:
@@ -440,11 +498,16 @@ class HitsPane(Previewed, VerticalScroll):
         return RowDetail(title, fields, hit.text, hit.node_id)
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter runs the search and gives the focus back to the hits (letters typed next
+        are commands again: `s s j` after Enter must not become `roofliness sj`)."""
         event.stop()
-        if event.input.id == "query-input":
+        if isinstance(event.input, QueryInput):
             self.custom = event.value.strip()
             self.query_from = "custom" if self.custom else "start"
+            event.input.remember(self.custom)
         self._rerun()
+        table = self.query_one("#hits-table", VimTable)
+        (table if table.allow_focus() else self).focus()  # the pane: until the hits come
 
     def on_checkbox_changed(self, event: Checkbox.Changed) -> None:
         event.stop()

@@ -19,7 +19,7 @@ from textual.widgets import DataTable
 from ari_mem_tui.render.text import clean, short_id
 from ari_mem_tui.tui.rows import RowDetail
 from ari_mem_tui.tui.screens.entry import field_value
-from ari_mem_tui.tui.tables import VimTable
+from ari_mem_tui.tui.tables import VimTable, view_title
 
 PREVIEW_LINES = 9  # below a table, on a screen 32 rows high or more
 SHORT_LINES = 4  # below a table, on a shorter screen (80×24)
@@ -120,6 +120,21 @@ class Previewed:
     gives a row's fields and text with `row_detail`, the same its Enter view shows."""
 
     PREVIEWED = ""  # the id of the table previewed while none of the pane's tables has focus
+    base_title: Text | None = None  # the pane's title before its tables' filters and orders
+
+    def set_title(self, base: Text) -> None:
+        """The pane's border title: `base`, then what each of its tables shows of its rows
+        when a filter or an order is set (`3 of 12 rows · filter 'x'`, tui/tables.py)."""
+        self.base_title = base
+        main = self.query_one(f"#{self.PREVIEWED}", VimTable)
+        self.border_title = view_title(base, self.query(VimTable), main)  # type: ignore[attr-defined]
+
+    def on_vim_table_view_changed(self, event: VimTable.ViewChanged) -> None:
+        event.stop()
+        if self.base_title is not None:
+            self.set_title(self.base_title)
+        if event.table.has_focus or event.table.id == self.PREVIEWED:
+            self.update_preview(event.table)
 
     def row_detail(self, table_id: str, key: str) -> RowDetail | None:
         raise NotImplementedError

@@ -22,7 +22,8 @@ from textual.widgets.tree import TreeNode
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.render.findings import GLYPHS, glyph_kinds
-from ari_mem_tui.render.text import node_label, short_id
+from ari_mem_tui.render.opening import MainMetric, main_metric
+from ari_mem_tui.render.text import metric_text, node_label, short_id
 from ari_mem_tui.tui import keys
 
 CHAIN_MIN = 4  # fold single-child runs at least this long
@@ -57,6 +58,7 @@ class RunTree(Tree[Item]):
         self.guide_depth = 2
         self.auto_expand = False
         self.ckpt: Checkpoint | None = None
+        self.metric: MainMetric | None = None  # shown in the score's place: a run without one
         self.visible_ids: set[str] | None = None  # filter: None = all
         self.matched_ids: set[str] = set()  # nodes matching the filter itself (others: context)
         self.lineage_ids: set[str] = set()
@@ -78,6 +80,8 @@ class RunTree(Tree[Item]):
 
     def load(self, ckpt: Checkpoint, visible: set[str] | None = None) -> None:
         """Show `ckpt`'s roots (children stay unloaded until expanded)."""
+        if ckpt is not self.ckpt:
+            self.metric = main_metric(ckpt)
         self.ckpt = ckpt
         self.visible_ids = visible
         self._by_id.clear()
@@ -132,7 +136,11 @@ class RunTree(Tree[Item]):
             node = self.ckpt.graph.nodes[node_id]["node"]
             writes = len(self.ckpt.entries_by_node.rows(node_id))
             tiny = self.size.width < FULL_LABELS_FROM
-            label = self._labels[node_id, width] = node_label(node, writes, width, tiny)
+            value = None
+            if self.metric is not None:  # no node has a score: the run's main metric
+                found = self.metric.values.get(node_id)
+                value = metric_text(found, self.metric.rank(found) if found is not None else 0)
+            label = self._labels[node_id, width] = node_label(node, writes, width, tiny, value)
         return label
 
     def _chain_label(self, chain: tuple[str, ...] | list[str], width: int | None = None) -> Text:

@@ -12,7 +12,7 @@ from textual.widgets import Input
 
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model.checkpoint import NodeRefError
-from ari_mem_tui.render.opening import opening_node, tree_order
+from ari_mem_tui.render.opening import nodes_matching, opening_node, tree_order
 from ari_mem_tui.render.text import preview
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui import keys
@@ -47,6 +47,12 @@ class TreePane(Vertical):
     def show_state(self) -> None:
         """The border title says what the tree shows: the filter and the find, while active."""
         title = Text("Tree")
+        metric = self.tree.metric if self.is_mounted else None
+        if metric is not None:  # what the numbers are, where the run has no score
+            arrow = "↑" if metric.higher_is_better else "↓"
+            known = metric.source == "primary_metric"
+            how = f"{arrow} better" if known else f"most reported, {arrow} assumed"
+            title.append(f" · {preview(metric.name, 20)} {how}")
         if self.tree_filter.active:  # the count first: a narrow pane cuts the title's end
             count = plural(len(self.tree.matched_ids), "node")
             title.append(f" · {count} · filter {self.tree_filter.describe()}")
@@ -86,6 +92,7 @@ class TreePane(Vertical):
             node = tree.reveal(root_id)
             if node is not None and expand_roots:
                 node.expand()
+        self.show_state()  # (a run without scores: its main metric's name)
 
     def show(self, ckpt: Checkpoint) -> None:
         """Draw `ckpt`'s tree through the filter: matching nodes and, dimmed, their ancestors."""
@@ -262,25 +269,10 @@ class TreePane(Vertical):
         self.find_step(1)
 
     def find_nodes(self, text: str) -> list[str]:
-        """Nodes whose id contains `text`, then nodes whose name/direction/summary does."""
+        """Nodes whose id contains `text`, then nodes whose name/direction/summary does, among
+        the nodes the filter shows (render/opening.py, as the palette's jump finds them)."""
         ckpt = self.tree.ckpt
-        needle = text.strip().lower()
-        if ckpt is None or not needle:
-            return []
-        visible = self.tree.visible_ids
-        by_id, by_text = [], []
-        for node in ckpt.nodes.values():
-            if visible is not None and node.id not in visible:
-                continue
-            if needle in node.id.lower():
-                by_id.append(node.id)
-                continue
-            haystack = " ".join(
-                s for s in (node.name, node.original_direction, node.eval_summary, node.label) if s
-            ).lower()
-            if needle in haystack:
-                by_text.append(node.id)
-        return by_id + by_text
+        return nodes_matching(ckpt, text, self.tree.visible_ids) if ckpt is not None else []
 
     def find_step(self, step: int) -> None:
         """The next (1) or previous (-1) match."""

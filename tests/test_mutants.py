@@ -1,0 +1,363 @@
+"""Rules of the fidelity core that a mutation run found no test pinning (issue 29 item 6), each
+pinned here with the value the rule gives, on hand-built checkpoints (tests/search_helpers.py):
+which recorded search is a node's start-up search, the as-of cut in every pool, a mark at
+global rank 0, the order of entries without a time, a zero vector's rank, the near-tie note,
+and which passages a leak returned. `python scripts/mutation.py` runs the mutants again."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from search_helpers import FakeRanker, build_tree, make_entry
+
+from ari_mem_tui.audit import audit
+from ari_mem_tui.model import AccessEvent, Hit, TraceCall
+from ari_mem_tui.search.embedded import Pool
+from ari_mem_tui.search.in_memory import InMemoryRanker
+from ari_mem_tui.search.replay import eligible_entries, mark_differences, replay
+from ari_mem_tui.search.run_ranker import LettaAsOfPool, RunModelRanker
+from ari_mem_tui.search.startup import recorded_startup_search
+
+
+def read(ts, query, scope, reader=None, how=None, limit=5, results=()):
+    return AccessEvent(
+        ts=ts,
+        op="read",
+        collection="node_scope",
+        query=query,
+        ancestor_ids=list(scope),
+        limit=limit,
+        reader=reader,
+        reader_how=how,
+        results=list(results),
+        source="memory_access.jsonl",
+        source_line=int(ts),
+    )
+
+
+# ---------------------------------------------------------------- the start-up search
+
+
+def test_a_node_s_own_llm_search_is_never_taken_for_its_start_up_search():
+    """A node whose start-up search the log lost, but which searched later itself: it has no
+    recorded start-up search (its LLM search is not one, although neither is an inherit)."""
+    ckpt = build_tree([0], [2, 0])
+    node = ckpt.nodes["node_0001"]
+    ckpt.access_events = [
+        read(3.0, "inherit:get_node_memory", ["node_root"], "node_0001", "inherit-burst"),
+        read(9.0, "its own question", ["node_root"], "node_0001", "trace_log"),
+    ]
+    assert recorded_startup_search(ckpt, node) == (None, "")
+    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries))
+    assert result.recorded is None and result.fidelity.verified is None
+
+
+def test_the_fallback_match_needs_the_query_the_scope_and_limit_5():
+    """Unattributed reads: only the one with the node's query, its scope AND limit 5 is its
+    start-up search; the same query under another scope, or with another limit, is not."""
+    ckpt = build_tree([0, 0], [1, 0, 0])
+    node = ckpt.nodes["node_0001"]
+    for wrong in (
+        read(4.0, "direction 1", ["node_root", "node_0002"]),  # another scope
+        read(4.5, "direction 1", ["node_root"], limit=40),  # another limit (the pipeline's)
+    ):
+        ckpt.access_events = [wrong, read(6.0, "direction 1", ["node_root"])]
+        event, how = recorded_startup_search(ckpt, node)
+        assert (event.ts, how) == (6.0, "matched by query, scope and limit (§4.5)")
+        ckpt.access_events = [wrong]
+        assert recorded_startup_search(ckpt, node) == (None, "")
+
+
+def test_a_root_never_has_a_recorded_search():
+    """ARI returns before searching when the scope is empty: no read a root could have made
+    is its start-up search, even one logged with its query and no scope."""
+    ckpt = build_tree([0], [1, 0])
+    root = ckpt.nodes["node_root"]
+    ckpt.access_events = [read(5.0, "root direction", [])]
+    assert recorded_startup_search(ckpt, root) == (None, "")
+
+
+def test_an_empty_direction_is_matched_by_the_goal_it_searched_with():
+    """A node the planner gave no direction searched with the experiment goal: its
+    unattributed search is found by that query (not ARI's fixed "experiment result")."""
+    ckpt = build_tree([0], [1, 0])
+    node = ckpt.nodes["node_0001"]
+    node.original_direction, node.name = "", "improve"
+    ckpt.experiment_goal = "# Goal\n" + "g" * 300
+    goal = ckpt.experiment_goal[:200]
+    ckpt.access_events = [
+        read(5.0, "experiment result", ["node_root"]),
+        read(6.0, goal, ["node_root"]),
+    ]
+    event, how = recorded_startup_search(ckpt, node)
+    assert (event.ts, event.query) == (6.0, goal) and how.startswith("matched by query")
+
+
+# ---------------------------------------------------------------- as of the node's start
+
+
+def test_entries_written_from_the_node_s_start_on_are_neither_eligible_nor_missed():
+    """Eligible (and missed) entries are the ancestors' entries written before the node's
+    search: one stamped at its very moment or after was not there. 200 react steps fill the
+    window, so every eligible entry is missed."""
+    ckpt = build_tree([0], [0, 0])
+    steps = [make_entry(i, "", f"step {i}", kind="react_step", ts=1.0 + i) for i in range(200)]
+    ckpt.entries = steps + [
+        make_entry(200 + i, "node_root", f"r{i}", ts=1000.0 + i) for i in range(6)
+    ]
+    ckpt.reindex()
+    own = ckpt.entries_by_node["node_root"]  # the root's entries, in time
+    start = own[3].ts  # entries 0, 1, 2 were there
+    found = eligible_entries(ckpt, ["node_root"], None, start)
+    assert [e.id for e in found] == [e.id for e in own[:3]]
+    ckpt.access_events = [read(start, "direction 1", ["node_root"], "node_0001", "startup-search")]
+    react = {e.id: 1.0 for e in ckpt.entries if e.kind == "react_step"}
+    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries, react), limit=1)
+    assert result.eligible == 3 and result.hits == []
+    assert [m.entry_id for m in result.missed] == [e.id for e in own[:3]]
+
+
+@pytest.mark.parametrize("make", ["in-memory", "letta", "plain"])
+def test_the_as_of_cut_is_strict_in_every_pool(make):
+    """ARI stamps a search's read event once the search returned: an entry stamped at that
+    moment came after it. The in-memory rule, the plain pool and Letta's as-of pool agree."""
+    entries = [make_entry(i, "node_root", f"kernel {i}", ts=10.0 + i) for i in range(4)]
+    cut = 12.0  # entry 2's own moment
+    if make == "in-memory":
+        window = InMemoryRanker(entries).rank("kernel", 200, before_ts=cut).window
+        assert [e.id for e in window] == ["e00000", "e00001"]
+    elif make == "letta":
+        pool = LettaAsOfPool(entries)
+        assert list(pool.kept(slice(None), cut)) == [True, True, False, False]
+        assert pool.size_before(cut) == 2 and pool.size_before(cut + 1e-6) == 3
+    else:
+        pool = Pool(entries)
+        assert list(pool.kept(slice(None), cut)) == [True, True, False, False]
+        assert pool.size_before(cut) == 2
+
+
+def test_in_memory_entries_without_a_time_come_first_and_are_always_in_the_pool():
+    """The in-memory store keeps insertion order; an entry without ts has no place in time:
+    it is read as written first (ties of score keep that order), and no as-of cut drops it."""
+    timed = make_entry(0, "node_root", "kernel tile", ts=5.0)
+    untimed = make_entry(1, "node_root", "kernel tile", ts=None)
+    ranking = InMemoryRanker([timed, untimed]).rank("kernel", 200, before_ts=6.0)
+    assert [e.id for e in ranking.window] == ["e00001", "e00000"]
+    assert ranking.pool_size == 2
+    late = InMemoryRanker([timed, untimed]).rank("kernel", 200, before_ts=1.0)
+    assert [e.id for e in late.window] == ["e00001"]
+
+
+# ---------------------------------------------------------------- marks
+
+
+def hit(entry, rank, glob, score):
+    return Hit(
+        rank=rank,
+        global_rank=glob,
+        score=score,
+        entry_id=entry,
+        node_id="n",
+        kind="node_scope",
+        text="t",
+    )
+
+
+def test_a_global_rank_of_0_is_compared_like_any_other():
+    """Recorded at window rank 0 (score 1.0), replayed at rank 1: the global rank and the
+    score differ, and the entry counts once."""
+    recorded, replayed = [hit("a", 1, 0, 1.0)], [hit("a", 1, 1, 0.99)]
+    assert mark_differences(replayed, recorded) == 1
+    assert (replayed[0].mark, replayed[0].differs) == ("changed", ["global_rank", "score"])
+    assert recorded[0].counterpart == {"rank": 1, "global_rank": 1, "score": 0.99}
+    same = [hit("a", 1, 0, 1.0)]
+    assert mark_differences(same, [hit("a", 1, 0, 1.0)]) == 0 and same[0].mark == ""
+    unknown = [hit("a", 1, -1, 0.25)]  # a rank the recording does not know: not compared
+    assert mark_differences([hit("a", 1, 0, 1.0)], unknown) == 0
+
+
+def test_a_recorded_score_of_0_has_no_global_rank():
+    """Letta's score `1 − 0.01·r` reaches 0 at rank 100: past it the rank is unknown (-1),
+    while a score of 1.0 is rank 0."""
+    ckpt = build_tree([0], [3, 0])
+    for i, entry in enumerate(ckpt.entries):
+        entry.letta_id = f"p{i}"
+    ckpt.reindex()
+    rows = [
+        {"entry_id": "p0", "src_node_id": "node_root", "score": 1.0},
+        {"entry_id": "p1", "src_node_id": "node_root", "score": 0.5},
+        {"entry_id": "p2", "src_node_id": "node_root", "score": 0.0},
+    ]
+    ckpt.access_events = [
+        read(9e9, "direction 1", ["node_root"], "node_0001", "startup-search", results=rows)
+    ]
+    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries))
+    assert [h.global_rank for h in result.recorded.hits] == [0, 50, -1]
+
+
+# ---------------------------------------------------------------- the run's model
+
+
+def ranker_with(vectors: np.ndarray, query: np.ndarray) -> RunModelRanker:
+    """A run ranker over len(vectors) entries whose vectors are set by hand (no endpoint)."""
+    entries = [make_entry(i, "node_root", f"t{i}", ts=float(i)) for i in range(len(vectors))]
+    ranker = RunModelRanker(
+        LettaAsOfPool(entries), [], None, deadline=1, error="none", stand_in=lambda: None
+    )
+    ranker.error = None  # (built without an endpoint: the vectors below are its own)
+    ranker._rows = vectors.astype(np.float32)
+    ranker._norms = np.einsum("ij,ij->i", ranker._rows, ranker._rows, dtype=np.float64)
+    ranker._row_of = np.arange(len(vectors))
+    ranker._vectors["q"] = query.astype(np.float32)
+    return ranker
+
+
+def test_a_zero_vector_ranks_last_with_a_rank_of_its_own():
+    vectors = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    ranker = ranker_with(vectors, np.array([1.0, 0.2]))
+    scores = ranker.scores_of(ranker._vectors["q"])
+    assert scores[0] == -3.0 and np.isfinite(scores).all()  # NaN: below every real distance
+    ranking = ranker.rank("q", top_k=3)
+    assert [e.id for e in ranking.window] == ["e00001", "e00002", "e00000"]
+
+
+def test_near_ties_are_counted_in_the_window_and_at_its_edge():
+    """Neighbours closer than 1e-6 in cosine distance are said; so is the window's last
+    against the best outside it; a clear gap is not."""
+    a = np.array([1.0, 0.0])
+    close = np.array([1.0, 1e-4])  # distance ~5e-9 from a's
+    far = np.array([0.0, 1.0])
+    ranker = ranker_with(np.array([a, close, far]), a)
+    assert "1 near-tie" in ranker.rank("q", top_k=3).note
+    edge = ranker.rank("q", top_k=1).note  # the tie is between the window and outside it
+    assert "1 near-tie at the window's ranks" in edge
+    apart = ranker_with(np.array([a, far]), a)
+    assert "near-tie" not in apart.rank("q", top_k=2).note
+
+
+# ---------------------------------------------------------------- what a leak returned
+
+
+def test_a_logged_bulk_leak_lists_the_outside_node_s_entries_written_before_it():
+    """`inherit:bulk_get_node_memory` logs counts only: the passages are that node's entries
+    written before the read, each marked outside the reader's lineage or not."""
+    ckpt = build_tree([0, 0], [1, 2, 2])  # root; 1 and 2 its children (entries at 1000 …)
+    late = ckpt.entries_by_node["node_0002"][-1].ts
+    event = read(
+        late, "inherit:bulk_get_node_memory", ["node_root", "node_0002"], "node_0001", "trace_log"
+    )
+    event.results = [
+        {"src_node_id": "node_root", "count": 1},
+        {"src_node_id": "node_0002", "count": 2},
+    ]
+    ckpt.access_events = [event]
+    [leak] = audit(ckpt).leaks
+    passages = [(p.node_id, p.entry_id, p.outside) for p in leak.passages]
+    first = ckpt.entries_by_node["node_0002"][0].id
+    assert passages == [("node_root", "e00000", False), ("node_0002", first, True)]
+
+
+def test_a_traced_search_leak_lists_what_its_result_line_returned():
+    ckpt = build_tree([0, 0], [1, 1, 1])
+    other = ckpt.entries_by_node["node_0002"][0]
+    other.letta_id = "p-other"
+    ckpt.reindex()
+    ckpt.trace_calls = {
+        "node_0001": [
+            TraceCall(
+                node_id="node_0001",
+                index=3,
+                tool="search_memory",
+                args_raw="",
+                args={"query": "q", "ancestor_ids": ["node_root"]},
+                result={
+                    "results": [
+                        {"node_id": "node_0002", "entry_id": "p-other", "text": "x"},
+                        {"node_id": "node_root", "text": "the root's own"},
+                    ]
+                },
+            )
+        ]
+    }
+    [leak] = audit(ckpt).leaks
+    got = [(p.node_id, p.entry_id, p.text, p.outside) for p in leak.passages]
+    assert got == [
+        ("node_0002", other.id, other.text, True),
+        ("node_root", None, "the root's own", False),
+    ]
+
+
+# ---------------------------------------------------------------- what a replay says
+
+
+class NotedRanker(FakeRanker):
+    """A fake ranker whose ranking carries a note, and which says why the run's backend is
+    unknown (as `run.local_ranker` makes MiniLM say on a run whose signals disagree)."""
+
+    backend_note = "the run's files disagree on its memory backend"
+
+    def rank(self, query, top_k, before_ts=None):
+        ranking = super().rank(query, top_k, before_ts)
+        ranking.note = "ranked with BM25 meanwhile"
+        return ranking
+
+
+def test_a_replay_says_its_ranker_s_notes_and_a_root_says_it_searches_nothing():
+    ckpt = build_tree([0], [2, 0])
+    result = replay(ckpt, "node_0001", NotedRanker(ckpt.entries))
+    at = result.notes.index("ranked with BM25 meanwhile")
+    assert result.notes[at + 1] == "the run's files disagree on its memory backend"
+    plain = replay(ckpt, "node_0001", FakeRanker(ckpt.entries))
+    assert "" not in plain.notes and not any("BM25" in n for n in plain.notes)
+    root = replay(ckpt, "node_root", FakeRanker(ckpt.entries))
+    assert "empty ancestor_ids (a root): ARI returns no results without searching" in root.notes
+    assert root.hits == [] and root.fidelity.verified is None
+
+
+def test_the_in_memory_rule_compares_recorded_scores_as_they_are():
+    """Both sides scored by ARI's keyword rule: a score that differs is marked, although
+    neither side has a global rank."""
+    ckpt = build_tree([0], [0, 0])
+    ckpt.entries = [make_entry(0, "node_root", "kernel tile cache", ts=1.0, letta_id="u0")]
+    ckpt.reindex()
+    rows = [{"entry_id": "u0", "src_node_id": "node_root", "score": 1 / 3}]  # the rule gives 1.0
+    ckpt.access_events = [
+        read(5.0, "kernel", ["node_root"], "node_0001", "startup-search", results=rows)
+    ]
+    result = replay(ckpt, "node_0001", InMemoryRanker(ckpt.entries), query="kernel")
+    assert result.windowless and result.recorded.differences == 1
+    assert result.hits[0].differs == ["score"] and result.hits[0].score == 1.0
+
+
+def test_today_s_pool_says_why_ranks_moved_and_as_of_says_nothing_of_it():
+    ckpt = build_tree([0], [3, 0])
+    for i, entry in enumerate(ckpt.entries):
+        entry.letta_id = f"p{i}"
+    ckpt.reindex()
+    first = ckpt.entries_by_node["node_root"][0]
+    rows = [{"entry_id": first.letta_id, "src_node_id": "node_root", "score": 1.0}]
+    start = ckpt.entries_by_node["node_root"][1].ts
+    ckpt.access_events = [
+        read(start, "direction 1", ["node_root"], "node_0001", "startup-search", results=rows)
+    ]
+    later = {e.id: 2.0 for e in ckpt.entries_by_node["node_root"][1:]}  # written after it: first
+    today = replay(ckpt, "node_0001", FakeRanker(ckpt.entries, later), as_of=False)
+    said = "today's pool was ranked: entries written after the node started take window ranks"
+    assert today.recorded.differences > 0 and any(n.startswith(said) for n in today.notes)
+    as_of = replay(ckpt, "node_0001", FakeRanker(ckpt.entries, later))
+    assert as_of.recorded.differences == 0 and not any(n.startswith(said) for n in as_of.notes)
+
+
+def test_ranks_left_for_later_are_filled_when_asked():
+    """`exact_ranks=False` (the TUI): the missed entries' global ranks wait until the missed
+    list is shown; `resolve_ranks` fills them in."""
+    ckpt = build_tree([0], [0, 0])
+    steps = [make_entry(i, "", f"s{i}", kind="react_step", ts=1.0 + i) for i in range(200)]
+    mine = [make_entry(200 + i, "node_root", f"r{i}", ts=500.0 + i) for i in range(2)]
+    ckpt.entries = steps + mine
+    ckpt.reindex()
+    scores = {e.id: 1.0 for e in steps}
+    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries, scores), exact_ranks=False)
+    assert result.ranks_pending and [m.global_rank for m in result.missed] == [None, None]
+    result.resolve_ranks()
+    assert not result.ranks_pending and [m.global_rank for m in result.missed] == [200, 201]
