@@ -16,25 +16,28 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Container, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from itertools import chain
 from math import isnan
-from typing import Any
+from typing import Any, NamedTuple
 
 import networkx as nx
 import numpy as np
 
 from ari_mem_tui.checkpoint.attribution import call_key, read_key
 from ari_mem_tui.checkpoint.jsonlines import loads_record
-from ari_mem_tui.model import Checkpoint, EntryView, Node, ParentChain
+from ari_mem_tui.model import AccessEvent, Checkpoint, EntryView, Node, ParentChain, RankerFidelity
 from ari_mem_tui.model.columns import INHERIT, KINDS, NONE
 from ari_mem_tui.model.health import Bucket, EntrySummary, EntryUse, Health, NodeHealth
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.backends import run_backend
+from ari_mem_tui.search.dropped import Dropping, drop_mask, is_tool_auto, tool_auto_mask
 from ari_mem_tui.search.fidelity import ranker_fidelity, recording_ranker
 from ari_mem_tui.search.rankers import Ranker, Ranking
 from ari_mem_tui.search.replay import (
     DEFAULT_LIMIT,
+    OVERFETCH,
     checkpoint_hash,
     eligible_entry,
     top_k_for,
@@ -62,6 +65,26 @@ class Cancelled(Exception):
     """Raised inside `compute_health` when its `cancelled()` says so (the caller catches it)."""
 
 
+@dataclass(frozen=True)
+class Search:
+    """How a health pass searches: ARI's own settings by default, another set in a what-if
+    (what_if.py): `limit` and the window (`top_k`, else ARI's `max(overfetch, 40·limit)`), the
+    pool as of each node's start or today's, kinds of memory left out as if ARI had not stored
+    them (search/dropped.py), and whether a node's hits are the access log's where its search
+    was logged (the run's own settings only: other settings' hits can only be replayed)."""
+
+    limit: int = DEFAULT_LIMIT
+    top_k: int | None = None
+    overfetch: int = OVERFETCH
+    as_of_start: bool = True
+    drop: tuple[str, ...] = ()
+    recorded: bool = True
+
+    @property
+    def window(self) -> int:
+        return self.top_k if self.top_k is not None else top_k_for(self.limit, self.overfetch)
+
+
 def compute_health(
     ckpt: Checkpoint,
     ranker: Ranker,
@@ -69,50 +92,47 @@ def compute_health(
     progress: ProgressFn | None = None,
     cancelled: Callable[[], bool] | None = None,
     all_entries: bool = False,
+    search: Search | None = None,
+    hits: dict[str, list[str]] | None = None,
+    entries_of: Health | None = None,
 ) -> Health:
     """Health of every node and entry. `progress(done, total)` is called as nodes are done;
-    when `cancelled()` turns true the nodes done so far are returned with `complete` False."""
-    top_k = top_k_for(limit)
+    when `cancelled()` turns true the nodes done so far are returned with `complete` False.
+    `search` (default: ARI's settings with `limit`) says how each node searches; `hits`, when
+    given, is filled with each node's hit entry ids; `entries_of`, a report of the same run
+    whose entry retrievals are taken as they are (they are the access log's: no setting
+    changes them)."""
+    search = search or Search(limit=limit)
+    limit, top_k = search.limit, search.window
     report = Health(run_id=ckpt.run_id, ranker=getattr(ranker, "name", "?"), limit=limit)
     report.top_k = top_k
+    report.pool = "start" if search.as_of_start else "now"
+    report.drop = list(search.drop)
+    mask = drop_mask(ckpt.entries, search.drop)
+    if mask is not None:
+        ranker = Dropping(ranker, ckpt.entries, mask, search.drop)  # type: ignore[assignment]
     nodes = list(ckpt.nodes.values())
     total = len(nodes) + 1  # the entry pass is the last step
     every = max(1, total // 200)
     used: Counter[str] = Counter()
     ckpt_hash = checkpoint_hash(ckpt)
-    lineages = Lineages(ckpt, ckpt_hash)
+    lineages = Lineages(ckpt, ckpt_hash, exclude=mask)
     for done, node in enumerate(nodes):
         if cancelled is not None and cancelled():
             report.complete = False
             report.notes.append(f"interrupted after {done} of {len(nodes)} nodes")
             break
         report.nodes.append(
-            node_health(ckpt, node, ranker, limit, top_k, ckpt_hash, used, lineages)
+            node_health(ckpt, node, ranker, search, ckpt_hash, used, lineages, hits)
         )
         if progress is not None and (done + 1) % every == 0:
             progress(done + 1, total)
     report.ranker = ", ".join(name for name, _ in used.most_common()) or report.ranker
     if used:
-        backend = run_backend(ckpt).name
-        handle = ckpt.letta_embedding_config
-        most = used.most_common(1)[0][0]
-        report.fidelity = ranker_fidelity(
-            ranker, most, backend, handle, recording_ranker(backend, handle), backend
-        )
-    searched = [n for n in report.nodes if n.searched]
-    report.searched = len(searched)
-    report.starved = sum(1 for n in searched if n.starved)
-    report.recorded = sum(1 for n in searched if n.hits_source == "recorded")
-    report.replayed = sum(1 for n in searched if n.hits_source == "replayed")
-    report.by_depth = by_depth(searched)
-    report.over_time = over_time(searched)
+        report.fidelity = _fidelity(ckpt, ranker, used.most_common(1)[0][0])
+    _totals(report)
     if report.complete:
-        usage = entry_usage(ckpt, lineages)
-        report.entries = usage.summary
-        report.top_entries = usage.top(TOP_ENTRIES)
-        report.never_retrieved = usage.never(NEVER_SHOWN)
-        if all_entries:
-            report.all_entries = usage.every()
+        _entries(report, ckpt, lineages, all_entries, entries_of)
     else:
         report.notes.append("entry retrievals not counted: the run was interrupted")
     report.notes.extend(_notes(report))
@@ -121,17 +141,60 @@ def compute_health(
     return report
 
 
+def _fidelity(ckpt: Checkpoint, ranker: Ranker, most: str) -> RankerFidelity:
+    """Whether the ranking most nodes were ranked with is the run's own."""
+    backend = run_backend(ckpt).name
+    handle = ckpt.letta_embedding_config
+    return ranker_fidelity(
+        ranker, most, backend, handle, recording_ranker(backend, handle), backend
+    )
+
+
+def _totals(report: Health) -> None:
+    """The run's counts and buckets, from its searched nodes."""
+    searched = [n for n in report.nodes if n.searched]
+    report.searched = len(searched)
+    report.starved = sum(1 for n in searched if n.starved)
+    report.recorded = sum(1 for n in searched if n.hits_source == "recorded")
+    report.replayed = sum(1 for n in searched if n.hits_source == "replayed")
+    report.by_depth = by_depth(searched)
+    report.over_time = over_time(searched)
+
+
+def _entries(
+    report: Health,
+    ckpt: Checkpoint,
+    lineages: Lineages,
+    all_entries: bool,
+    entries_of: Health | None,
+) -> None:
+    """Each entry's retrievals: counted from the logs, or taken from `entries_of` (a report
+    of the same run: the logs do not change with the settings)."""
+    if entries_of is not None:
+        report.entries, report.all_entries = entries_of.entries, entries_of.all_entries
+        report.top_entries = entries_of.top_entries
+        report.never_retrieved = entries_of.never_retrieved
+        return
+    usage = entry_usage(ckpt, lineages)
+    report.entries = usage.summary
+    report.top_entries = usage.top(TOP_ENTRIES)
+    report.never_retrieved = usage.never(NEVER_SHOWN)
+    if all_entries:
+        report.all_entries = usage.every()
+
+
 def node_health(
     ckpt: Checkpoint,
     node: Node,
     ranker: Ranker,
-    limit: int,
-    top_k: int,
+    search: Search,
     ckpt_hash: str | None,
     used: Counter[str],
     lineages: Lineages | None = None,
+    hits: dict[str, list[str]] | None = None,
 ) -> NodeHealth:
     lineages = lineages or Lineages(ckpt, ckpt_hash)
+    limit = search.limit
     depth = node.depth if node.depth is not None else len(node.ancestor_ids)
     row = NodeHealth(node_id=node.id, depth=depth, limit=limit)
     if not node.ancestor_ids:
@@ -143,40 +206,79 @@ def node_health(
         row.searched, row.why_not = False, "never started (pending)"
         return row
     row.started, row.started_source = started, how
+    before = started if search.as_of_start else None
     query, _source = node_query(ckpt, node)
     row.query = query
-    row.eligible = lineages.eligible(node, started)
-    ranking = ranker.rank(query, top_k, before_ts=started)
+    row.eligible = lineages.eligible(node, before)
+    ranking = ranker.rank(query, search.window, before_ts=before)
     used[ranking.used or getattr(ranker, "name", "?")] += 1
     # counted off the run's columns in one pass (a model's attribute costs ~1 µs a set). A
     # backend without a window (ARI's in-memory one) crowds nothing out: its "window" is every
     # entry it could return, so it gives only `reached` (the lineage's) and what the post-filter
     # keeps; the post-filter's hits (`post_filter`) are the first `limit` kept, their number kept
-    react, lineage, own, other, kept = lineages.window_counts(ranking, node, started)
-    row.reached = lineage
+    counts = lineages.window_counts(ranking, node, before, limit if hits is not None else 0)
+    row.reached = counts.lineage
     if not ranking.windowless:
         row.window = ranking.window_len
-        row.react, row.lineage, row.own, row.other_branches = react, lineage, own, other
+        row.react, row.lineage, row.own = counts.react, counts.lineage, counts.own
+        row.other_branches, row.tool = counts.other, counts.tool
     if row.window:
         row.share_other = round(row.other_branches / row.window, 4)
         row.share_react = round(row.react / row.window, 4)
-    row.hits_replayed = min(limit, kept)  # as many as `post_filter` keeps
-    if recorded is not None:
-        row.hits_recorded = min(len(recorded.results), limit)
-        row.hits, row.hits_source = row.hits_recorded, "recorded"
-    else:
-        row.hits, row.hits_source = row.hits_replayed, "replayed"
+        row.share_tool = round(row.tool / row.window, 4)
+    row.hits_replayed = min(limit, counts.kept)  # as many as `post_filter` keeps
+    found = recorded if search.recorded else None  # (other settings: replayed only)
+    ids = _set_hits(ckpt, row, found, counts.hits)
+    if hits is not None:
+        hits[node.id] = ids
     expected = min(limit, row.eligible)
     row.starved = row.eligible > 0 and row.hits < expected
     row.shortfall = expected - row.hits if row.starved else 0
     return row
 
 
+def _set_hits(
+    ckpt: Checkpoint, row: NodeHealth, recorded: AccessEvent | None, replayed: list[str] | None
+) -> list[str]:
+    """The node's hits: the access log's where its search was logged, else the replay's; and
+    their entry ids (the replay's `replayed`, when they were asked for)."""
+    if recorded is not None:
+        row.hits_recorded = min(len(recorded.results), row.limit)
+        row.hits, row.hits_source = row.hits_recorded, "recorded"
+        return _recorded_ids(ckpt, recorded.results[: row.limit])
+    row.hits, row.hits_source = row.hits_replayed or 0, "replayed"
+    return replayed or []
+
+
+def _recorded_ids(ckpt: Checkpoint, results: list[dict]) -> list[str]:
+    """A recording's hits as entry ids (a passage the loaded memory lacks: its passage id)."""
+    ids = []
+    for result in results:
+        letta_id = str(result.get("entry_id") or "")
+        entry = ckpt.entries_by_letta_id.get(letta_id)
+        ids.append(entry.id if entry is not None else letta_id)
+    return ids
+
+
+class WindowCounts(NamedTuple):
+    """A window's rows by what they are (`Lineages.window_counts`), and its first hits."""
+
+    react: int
+    lineage: int
+    own: int
+    other: int
+    kept: int
+    tool: int
+    hits: list[str] | None = None
+
+
 class _EntryColumns:
     """The entry columns `Lineages.window_counts` reads, as numpy arrays (copies: the run's
     own may grow under a live follow), and node ids' codes in their string table."""
 
-    def __init__(self, ckpt: Checkpoint, ckpt_hash: str | None) -> None:
+    def __init__(
+        self, ckpt: Checkpoint, ckpt_hash: str | None, exclude: np.ndarray | None = None
+    ) -> None:
         entries = ckpt.entries
         self.strings = entries.strings
         self.kind = np.array(entries.kind, dtype=np.uint8)
@@ -188,6 +290,9 @@ class _EntryColumns:
             same = (ckpt_codes == NONE) | (ckpt_codes == self.strings.find(ckpt_hash))
         self.scoped = self.kind == NODE_SCOPE
         self.kept = self.scoped & same  # ARI's post-filter but for the scope
+        if exclude is not None:  # (left out by a what-if: never in a pool)
+            self.kept &= ~exclude
+        self.tool = tool_auto_mask(entries)  # ARI's automatic `Tool …` entries
         self._codes: dict[str, int] = {}
 
     def code_of(self, node_id: str) -> int:
@@ -219,8 +324,11 @@ class Lineages:
     count over the path from its root (a Fenwick tree over the entries' times).
     """
 
-    def __init__(self, ckpt: Checkpoint, ckpt_hash: str | None) -> None:
+    def __init__(
+        self, ckpt: Checkpoint, ckpt_hash: str | None, exclude: np.ndarray | None = None
+    ) -> None:
         self.ckpt, self.ckpt_hash = ckpt, ckpt_hash
+        self.exclude = exclude  # rows a what-if leaves out (search/dropped.py): not eligible
         self._scopes: dict[str, Container[str]] = {}
         self._own_stamps: dict[str, tuple[int, list[float]]] = {}
         self._same_ckpt: set[int] | None = None  # the ckpt column's codes of this checkpoint
@@ -296,6 +404,9 @@ class Lineages:
         """The rows of the node's own entries that ARI's post-filter keeps for a node that
         may read them (`eligible_entry`: node-scope, of this checkpoint), off the columns."""
         rows = self.ckpt.entries_by_node.rows(node_id)
+        if self.exclude is not None:
+            exclude = self.exclude
+            rows = [row for row in rows if not exclude[row]]
         if self.ckpt_hash is None:
             return rows
         ckpt, same = self.ckpt.entries.ckpt, self._same_ckpt_codes()
@@ -310,7 +421,7 @@ class Lineages:
 
     def _columns(self) -> _EntryColumns:
         if self._entry_columns is None:
-            self._entry_columns = _EntryColumns(self.ckpt, self.ckpt_hash)
+            self._entry_columns = _EntryColumns(self.ckpt, self.ckpt_hash, self.exclude)
         return self._entry_columns
 
     def in_scope(self, owners: np.ndarray, reader: int) -> np.ndarray:
@@ -360,37 +471,69 @@ class Lineages:
         return found
 
     def window_counts(
-        self, ranking: Ranking, node: Node, started: float | None
-    ) -> tuple[int, int, int, int, int]:
+        self, ranking: Ranking, node: Node, started: float | None, limit: int = 0
+    ) -> WindowCounts:
         """A ranking's window rows that are ReAct steps, the lineage's (as of `started`), the
-        node's own, other branches', and how many ARI's post-filter keeps (`eligible_entry`).
+        node's own, other branches', how many ARI's post-filter keeps (`eligible_entry`), how
+        many are ARI's automatic `Tool …` entries, and (`limit` > 0) the ids of the first
+        `limit` kept: the node's hits.
 
         Read off the run's entry columns, with numpy: a big run's health counts 200 rows for
         each of 10,000 nodes. An entry the columns do not hold (a passage a Letta server
         added since the run was read) is tested on its own fields, by the same rules."""
         rows = np.asarray(ranking.window_rows(self.ckpt.entries), dtype=np.int64)
         found = rows >= 0
-        at = rows if found.all() else rows[found]
+        every = found.all()
+        at = rows if every else rows[found]
         columns = self._columns()
         owner = columns.node[at]
         code = columns.code_of(node.id)
-        counts = _tally(
+        tests = (
             columns.scoped[at],
             self.in_scope(owner, self.node_index[node.id]) & columns.kept[at],
             np.ones(len(at), dtype=bool) if started is None else ~(columns.ts[at] >= started),
             owner == code if code >= 0 else np.zeros(len(at), dtype=bool),
+            columns.tool[at],
         )  # (a ts NaN, none, is in the pool)
-        if len(at) < len(rows):
-            scope, window = self.scope(node), ranking.window
-            others = [window[i] for i in np.flatnonzero(~found).tolist()]
-            more = _tally(
-                np.array([e.kind == "node_scope" for e in others]),
-                np.array([eligible_entry(e, scope, self.ckpt_hash) for e in others]),
-                np.array([started is None or e.ts is None or e.ts < started for e in others]),
-                np.array([e.node_id == node.id for e in others]),
-            )
-            counts = tuple(a + b for a, b in zip(counts, more, strict=True))  # type: ignore[assignment]
-        return counts
+        if not every:
+            tests = self._with_records(tests, found, ranking.window, node, started)
+        counts = _tally(*tests)
+        hits = None
+        if limit:
+            first = np.flatnonzero(tests[1])[:limit].tolist()
+            hits = [self._id_at(rows, ranking, i) for i in first]
+        return WindowCounts(*counts, hits)
+
+    def _with_records(
+        self,
+        tests: tuple[np.ndarray, ...],
+        found: np.ndarray,
+        window: list[Any],
+        node: Node,
+        started: float | None,
+    ) -> tuple[np.ndarray, ...]:
+        """`tests` (of the window's rows the columns hold) with the others' beside them, in
+        window order, each tested on its own fields."""
+        scope = self.scope(node)
+        others = [window[i] for i in np.flatnonzero(~found).tolist()]
+        theirs = (
+            [e.kind == "node_scope" for e in others],
+            [eligible_entry(e, scope, self.ckpt_hash) for e in others],
+            [started is None or e.ts is None or e.ts < started for e in others],
+            [e.node_id == node.id for e in others],
+            [is_tool_auto(e) for e in others],
+        )
+        out = []
+        for mine, other in zip(tests, theirs, strict=True):
+            both = np.zeros(len(found), dtype=bool)
+            both[found] = mine
+            both[~found] = other
+            out.append(both)
+        return tuple(out)
+
+    def _id_at(self, rows: np.ndarray, ranking: Ranking, position: int) -> str:
+        row = int(rows[position])
+        return self.ckpt.entries.id_at(row) if row >= 0 else ranking.window[position].id
 
     def _count_chains(self) -> dict[str, int]:
         """Each ParentChain node's eligible count, from one depth-first walk: the entries of
@@ -460,6 +603,7 @@ def _bucket(label: str, rows: list[NodeHealth], start: float | None = None) -> B
     bucket.starved = sum(1 for r in rows if r.starved)
     bucket.mean_share_other = round(sum(r.share_other for r in rows) / len(rows), 4)
     bucket.mean_share_react = round(sum(r.share_react for r in rows) / len(rows), 4)
+    bucket.mean_share_tool = round(sum(r.share_tool for r in rows) / len(rows), 4)
     fed = [r.reached / r.eligible for r in rows if r.eligible]
     bucket.mean_reached = round(sum(fed) / len(fed), 4) if fed else 0.0
     return bucket
@@ -804,11 +948,12 @@ class EntryUsage:
 
 
 def _tally(
-    scoped: np.ndarray, eligible: np.ndarray, before: np.ndarray, own: np.ndarray
-) -> tuple[int, int, int, int, int]:
+    scoped: np.ndarray, eligible: np.ndarray, before: np.ndarray, own: np.ndarray, tool: np.ndarray
+) -> tuple[int, int, int, int, int, int]:
     """Window rows by what they are (`Lineages.window_counts`: ReAct steps, the lineage's,
-    the node's own, other branches', kept), from a test per row: node-scope, kept by ARI's
-    post-filter (node-scope ones only), in the pool as of the start, the node's own."""
+    the node's own, other branches', kept, ARI's automatic `Tool …` entries), from a test per
+    row: node-scope, kept by ARI's post-filter (node-scope ones only), in the pool as of the
+    start, the node's own, an automatic tool entry."""
     lineage = eligible & before
     crowding = scoped & ~lineage  # node-scope rows outside the lineage's pool
     crowding_own = int(np.count_nonzero(crowding & own))
@@ -818,6 +963,7 @@ def _tally(
         crowding_own,
         int(np.count_nonzero(crowding)) - crowding_own,
         int(np.count_nonzero(eligible)),
+        int(np.count_nonzero(tool)),
     )
 
 

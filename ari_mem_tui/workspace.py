@@ -1,6 +1,6 @@
 """A whole ARI workspace: the runs under a folder, their headline numbers, the recent ones.
 
-ARI keeps each run in `{workspace}/checkpoints/{run_id}/` (ari-checkpoint-format.md §1.1), the
+ARI keeps each run in `{workspace}/checkpoints/{run_id}/` (docs/ari-format.md §1.1), the
 future bucketed layout in `{workspace}/runs/{run_id}/checkpoints/`. A person may point at the
 workspace, at its `checkpoints/` folder, or at one run: `scan` tells which, and says so in one
 line when the folder is none of these. Reading is strictly read-only; the counts that cost a

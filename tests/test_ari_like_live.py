@@ -194,3 +194,83 @@ def test_live_letta_mode_finds_a_moved_run_s_agent_by_reproducing_its_searches(
     assert found["source"].startswith("the server's agent ari_agent_")
     check = data["replay_check"]
     assert check["word"] == "exact" and check["checked"] == check["reproduced"]
+
+
+def test_live_why_is_the_server_s_full_ranking_step_by_step(recorded):
+    """GIVEN the run recorded against this server, WHEN every searched node is asked why about
+    every entry (Letta mode: the server ranks), THEN each verdict and its numbers are those of
+    a brute-force replay made here from the server's whole ranking (`passages.search` with a
+    top_k as big as the pool, as of the node's search) and the format doc's post-filter: the
+    window (global rank below top_k, and what filled it above), the limit (rank among the
+    kept rows, ARI's score of its global rank), Tier 1b's dedupe (the planted echo), the
+    times and scopes; every reason of a Letta run is met."""
+    from collections import Counter
+    from datetime import UTC, datetime
+
+    from letta_client import Letta
+
+    from ari_mem_tui.search.why import NodeSearch
+
+    url, run = recorded
+    opened = open_run(RunOptions(checkpoint=run.path, letta=letta_args(url), index=False))
+    ckpt = opened.checkpoint
+    client = Letta(base_url=url, timeout=120, max_retries=0)
+    agent = next(iter(client.agents.list(name=f"ari_agent_{checkpoint_hash(run.path)}")))
+    together = {
+        n for p in run.planted.same_direction if p["order"] == "together" for n in p.values()
+    }
+    by_letta = {e.letta_id: e for e in ckpt.entries if e.letta_id}
+    found: Counter[tuple[str, str]] = Counter()
+    for node_id in (n for n in run.planted.startup if n not in together):
+        search = NodeSearch(ckpt, node_id, opened.ranker)
+        start, query = run.planted.startup_ts[node_id], search.result.query
+        assert search.before == start
+        full = client.agents.passages.search(
+            agent.id,
+            query=query,
+            top_k=len(ckpt.entries) + 10,
+            end_datetime=datetime.fromtimestamp(start, tz=UTC),
+        ).results
+        order = [by_letta[row.id] for row in full]
+        glob = {e.id: g for g, e in enumerate(order)}
+        scope = set(ckpt.nodes[node_id].ancestor_ids)
+        window = order[:200]
+        kept = [e for e in window if e.kind == "node_scope" and e.node_id in scope]
+        writers = Counter(e.node_id or "" for e in window)
+        for entry in ckpt.entries:
+            got = search.why(entry)
+            verdict = got.verdict
+            found[(verdict, got.step(verdict).reason if verdict != "seen" else "")] += 1
+            if entry.ts >= start:
+                assert verdict == "time", (node_id, entry.id)
+                continue
+            if entry.kind != "node_scope":
+                assert (verdict, got.step("searchable").reason) == ("searchable", "react-kind")
+            elif entry.node_id not in scope:
+                assert verdict == "scope", (node_id, entry.id)
+            elif glob[entry.id] >= 200:
+                step = got.step("window")
+                assert verdict == "window" and step.numbers["global_rank"] == glob[entry.id]
+                by_node = Counter()
+                for row in step.numbers["filled_by"]:
+                    by_node[row["node_id"]] += row["rows"]
+                assert by_node == writers and step.numbers["pool"] == len(order)
+            else:
+                rank = [e.id for e in kept].index(entry.id) + 1
+                score = round(max(0.0, 1 - 0.01 * glob[entry.id]), 2)
+                if rank > 5:
+                    assert verdict == "limit" and got.step("limit").numbers["rank"] == rank
+                    assert got.step("limit").numbers["score"] == score
+                else:
+                    assert verdict in ("seen", "context") and got.hit["rank"] == rank
+                    assert got.hit["score"] == score and got.hit["global_rank"] == glob[entry.id]
+    assert {
+        ("time", "after-start"),
+        ("time", "own-after-search"),
+        ("searchable", "react-kind"),
+        ("scope", "other-branch"),
+        ("window", "below-window"),
+        ("limit", "past-limit"),
+        ("context", "in-tier-1b"),
+        ("seen", ""),
+    } <= set(found), found

@@ -281,6 +281,11 @@ def test_window_counts_are_the_post_filter_row_by_row(small_ckpt, tmp_path, scop
             eligible = eligible_entry(entry, scope, own)
             found["kept"] += eligible
             found["another checkpoint's"] += entry.ari_checkpoint not in (own, None)
+            found["tool"] += (  # ARI's automatic tool-call entry (§3.9)
+                entry.kind == "node_scope"
+                and entry.text.startswith("Tool ")
+                and "tool" in entry.metadata
+            )
             if entry.kind != "node_scope":
                 found["react"] += 1
             elif eligible and (started is None or entry.ts is None or entry.ts < started):
@@ -293,6 +298,7 @@ def test_window_counts_are_the_post_filter_row_by_row(small_ckpt, tmp_path, scop
         assert row.hits_replayed == min(row.limit, found["kept"])
         if ranking.windowless:
             assert (row.window, row.react, row.lineage, row.own, row.other_branches) == (0,) * 5
+            assert (row.tool, row.share_tool) == (0, 0.0)
         else:
             shown = (row.window, row.react, row.lineage, row.own, row.other_branches)
             assert shown == (
@@ -302,7 +308,9 @@ def test_window_counts_are_the_post_filter_row_by_row(small_ckpt, tmp_path, scop
                 found["own"],
                 found["other"],
             )
+            assert row.tool == found["tool"]
+            assert row.share_tool == (round(found["tool"] / row.window, 4) if row.window else 0)
         seen.update(found)
     assert seen["lineage"] > 0 and seen["another checkpoint's"] > 0
     assert seen["kept"] > seen["lineage"]  # (the lineage's entries written after the start)
-    assert how == "in-memory" or (seen["react"] > 0 and seen["other"] > 0)
+    assert how == "in-memory" or (seen["react"] > 0 and seen["other"] > 0 and seen["tool"] > 0)

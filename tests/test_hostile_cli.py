@@ -122,6 +122,14 @@ def test_an_error_names_the_path_once(tmp_path: Path, command: str) -> None:
     assert "loaded nothing (no such folder)" in said
 
 
+def first_hit(small_ckpt: Path) -> str:
+    from ari_mem_tui.run import RunOptions, open_run
+    from ari_mem_tui.search.replay import replay
+
+    run = open_run(RunOptions(checkpoint=small_ckpt, embedder="bm25", index=False))
+    return replay(run.checkpoint, "9755", run.ranker, with_tiers=False).hits[0].entry_id
+
+
 def every_json(small_ckpt: Path, tmp_path: Path) -> dict[str, dict]:
     ws = tmp_path / "ws"
     shutil.copytree(small_ckpt, ws / "checkpoints" / "20260528191903_run")
@@ -136,6 +144,24 @@ def every_json(small_ckpt: Path, tmp_path: Path) -> dict[str, dict]:
         "compare": ("compare", str(small_ckpt), "9755", "1e2f", "--embedder", "bm25"),
         "writes": ("writes", str(small_ckpt)),
         "export": ("export", str(small_ckpt), "9755", "--embedder", "bm25", "--out", str(tmp_path)),
+        # (the why of the node's first hit: every step and the hit's numbers)
+        "why": (
+            "saw",
+            str(small_ckpt),
+            "9755",
+            "--embedder",
+            "bm25",
+            "--why",
+            first_hit(small_ckpt),
+        ),
+        "health-what-if": (
+            "health",
+            str(small_ckpt),
+            "--embedder",
+            "bm25",
+            "--what-if",
+            "drop=react",
+        ),
     }.items():
         proc = run_cli(*args, "--json", env=env)
         clean_stderr(proc.stderr)
@@ -181,7 +207,8 @@ def test_readme_documents_every_json_field(small_ckpt: Path, tmp_path: Path) -> 
     section = readme[readme.index("## JSON output") :]
     section = section[: section.index("\n## ", 4)]
     free = {"metrics", "ari_context", "by_branch", "reads_by_attribution", "problems_by_severity",
-            "access_summary", "statuses", "reads", "node", "params", "metadata", "counts_by_kind"}  # fmt: skip
+            "access_summary", "statuses", "reads", "node", "params", "metadata", "counts_by_kind",
+            "by_relation"}  # fmt: skip
     missing = set()
 
     def walk(value: object) -> None:

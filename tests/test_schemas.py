@@ -83,7 +83,7 @@ def test_the_schema_command_prints_the_committed_file_and_lists_the_names(capsys
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
     assert listed == list(OUTPUTS)
     assert main(["schema", "healht"]) == 2
-    assert "summary, saw, audit, runs, health, dossier" in capsys.readouterr().err
+    assert ", ".join(OUTPUTS) in (capsys.readouterr().err)
 
 
 def _outputs(capsys, run: Path, nodes: list[str], embedder: list[str]) -> list[Any]:
@@ -105,6 +105,13 @@ def _outputs(capsys, run: Path, nodes: list[str], embedder: list[str]) -> list[A
     for node in (nodes[0], nodes[-1]):  # a dossier, as the TUI's `e` writes it
         result = replay(opened.checkpoint, node, opened.ranker)
         found.append(strict_json(json_text(dossier_json(result, opened.checkpoint))))
+    entries = list(opened.checkpoint.entries)
+    for entry in (entries[0], entries[-1]):  # why (not): a hit or not, whatever they are
+        found.append(
+            cli_json(capsys, "saw", str(run), nodes[-1], "--why", entry.id, *embedder, "--no-letta")
+        )
+    what_if = ("--what-if", "limit=8,drop=tool-auto+react", "--embedder", "bm25", "--no-letta")
+    found.append(cli_json(capsys, "health", str(run), *what_if))
     return found
 
 

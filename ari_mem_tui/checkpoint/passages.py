@@ -1,4 +1,4 @@
-"""ARI's passage encoding in Letta (format doc §3.7): entry text, a separator line, a JSON footer.
+"""ARI's passage encoding in Letta (docs/ari-format.md §3.7): entry text, a separator line, a JSON footer.
 
 Letta has no metadata ARI uses, so every passage carries its own: `text + SEPARATOR + json`,
 the footer's keys sorted, non-ASCII kept. Letta embeds that whole text, footer included, so

@@ -85,6 +85,17 @@ def seconds(text: str) -> float:
     return value
 
 
+def _what_if_settings(text: str) -> str:
+    """`--what-if`: checked here (argparse says what is wrong), read over `--limit` later."""
+    from ari_mem_tui.what_if import SettingsError, parse_settings
+
+    try:
+        parse_settings(text)
+    except SettingsError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
 def _limit_setting(text: str) -> tuple[str, int]:
     from ari_mem_tui.checkpoint.limits import parse_setting
 
@@ -246,6 +257,13 @@ def build_parser() -> argparse.ArgumentParser:
     p_saw.add_argument("--json", action="store_true", help="machine-readable output")
     p_saw.add_argument("--query", help="search with this query (query source: custom)")
     p_saw.add_argument(
+        "--why",
+        metavar="ENTRY",
+        help="why NODE did (not) see this entry (an entry id, a passage id or a unique part of"
+        " its text): its start-up search step by step, the first failing step first, with"
+        " its numbers; for a hit, its rank, score and the next entry out",
+    )
+    p_saw.add_argument(
         "--query-from",
         choices=["start", "now", "custom", "eval_summary"],
         default=None,
@@ -338,6 +356,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p_health.add_argument(
         "--all-entries", action="store_true", help="with --json: every entry's retrievals"
+    )
+    p_health.add_argument(
+        "--what-if",
+        type=_what_if_settings,
+        metavar="SETTINGS",
+        help="replay every node's start-up search under other memory settings too, beside the"
+        " run's own: key=value,… of limit (1-200), overfetch, top_k (default max(overfetch,"
+        " 40*limit)), ranker (own, minilm, bm25, in-memory), pool (start, now), drop"
+        " (tool-auto: ARI's automatic `Tool …` entries, react: ReAct steps; several with +),"
+        " e.g. limit=10,top_k=400,ranker=bm25,drop=tool-auto; what it leaves out is --limit's"
+        " and ARI's. Exit 1 when a node is starved under them",
     )
     add_ranker_options(p_health)
     add_letta_options(p_health)

@@ -13,6 +13,7 @@ import dataclasses
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -29,6 +30,7 @@ from ari_mem_tui.model import Checkpoint, NodeRefError, Run
 from ari_mem_tui.render.text import clean, json_text, say
 
 if TYPE_CHECKING:
+    from ari_mem_tui.render.progress import StatusLine
     from ari_mem_tui.search.progress import Progress
 
 
@@ -193,6 +195,8 @@ def cmd_saw(args: argparse.Namespace) -> int:
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
     _say_hash(run.ranker)
+    if args.why is not None:
+        return _saw_why(args, run, node_id)
     result = replay(
         ckpt,
         node_id,
@@ -206,6 +210,36 @@ def cmd_saw(args: argparse.Namespace) -> int:
         print(json_text(saw_json(result)))
     else:
         render_saw(console(), result, run.source_label)
+    return EXIT_OK
+
+
+def _saw_why(args: argparse.Namespace, run: Run, node_id: str) -> int:
+    """`saw NODE --why ENTRY`: why the node did (not) see the entry, step by step."""
+    from rich.console import Console
+
+    from ari_mem_tui.render.why import why_json, why_text
+    from ari_mem_tui.search.why import EntryRefError, NodeSearch, resolve_entry
+
+    ckpt = run.checkpoint
+    try:
+        entry = resolve_entry(ckpt, args.why)
+    except EntryRefError as exc:
+        say(exc)
+        return EXIT_UNREADABLE
+    search = NodeSearch(
+        ckpt,
+        node_id,
+        run.ranker,
+        limit=args.limit,
+        as_of=not args.now,
+        query=args.query,
+        query_from=args.query_from or "start",
+    )
+    answer = search.why(entry)
+    if args.json:
+        print(json_text(why_json(answer)))
+    else:
+        Console(highlight=False).print(why_text(answer))
     return EXIT_OK
 
 
@@ -460,21 +494,11 @@ def cmd_health(args: argparse.Namespace) -> int:
     if run is None:
         return EXIT_UNREADABLE
     _after_answer(run)
-    from ari_mem_tui.render.progress import StatusLine, progress_line
-    from ari_mem_tui.search.progress import Progress
-
-    show = sys.stderr.isatty()
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
-    nodes, line = Progress(unit="nodes"), StatusLine(sys.stderr, tty=True)
-    last = [0.0]
-
-    def progress(done: int, total: int) -> None:
-        nodes.update(done, total)
-        if show and (time.monotonic() - last[0] >= 0.2 or nodes.finished):
-            last[0] = time.monotonic()
-            line.show(progress_line(nodes, "memory health", waiting="memory health"))
-
+    progress, line = _health_progress()
+    if args.what_if is not None:
+        return _what_if(args, run, progress, line)
     report = compute_health(
         run.checkpoint,
         run.ranker,
@@ -493,6 +517,55 @@ def cmd_health(args: argparse.Namespace) -> int:
     else:
         render_health(console(highlight=False), report)
     return EXIT_FINDINGS if report.starved else EXIT_OK
+
+
+def _health_progress() -> tuple[Callable[[int, int], None], StatusLine]:
+    """`n of N nodes` on stderr while health replays (a terminal only), and its line."""
+    from ari_mem_tui.render.progress import StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
+
+    show = sys.stderr.isatty()
+    nodes, line = Progress(unit="nodes"), StatusLine(sys.stderr, tty=True)
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        nodes.update(done, total)
+        if show and (time.monotonic() - last[0] >= 0.2 or nodes.finished):
+            last[0] = time.monotonic()
+            line.show(progress_line(nodes, "memory health", waiting="memory health"))
+
+    return progress, line
+
+
+def _what_if(
+    args: argparse.Namespace, run: Run, progress: Callable[[int, int], None], line: StatusLine
+) -> int:
+    """`health --what-if SETTINGS`: the run's own health and the same run under SETTINGS."""
+    from rich.console import Console
+
+    from ari_mem_tui.render.what_if import render_what_if, what_if_json
+    from ari_mem_tui.what_if import Settings, parse_settings, ranker_for, what_if
+
+    own = Settings(limit=args.limit)
+    settings = parse_settings(args.what_if, base=own)
+    ranker = ranker_for(run, settings)
+    if ranker is not run.ranker and settings.ranker != "bm25":
+        wait_for_vectors(ranker)
+    result = what_if(
+        run.checkpoint,
+        run.ranker,
+        settings,
+        ranker,
+        own=own,
+        progress=progress,
+        all_entries=args.all_entries,
+    )
+    line.close()
+    if args.json:
+        sys.stdout.write(json_text(what_if_json(result)) + "\n")
+    else:
+        render_what_if(Console(highlight=False), result)
+    return EXIT_FINDINGS if result.what_if.starved else EXIT_OK
 
 
 def cmd_schema(args: argparse.Namespace) -> int:

@@ -15,6 +15,8 @@ each read's time, and the access log is rewritten with those results; `settings.
 names the recorder's embedder as the run's Letta embedding handle, where ARI's dashboard keeps
 it. So a replay with that ranker gives every recorded start-up search exactly, except the one
 planted late insert (`demo.run.DemoRun.plant_late_insert`), whose reader's recording differs.
+A planted tool storm (`demo.run.DemoRun.plant_tool_storm`) starves a node of its ancestors'
+memory, and the what-if that leaves ARI's automatic `Tool …` entries out feeds it again.
 
 Output is byte-identical for the same (nodes, seed, entries): one `random.Random(seed)`, a fixed
 base epoch, no wall clock, passage ids drawn from the rng, gzip with mtime 0.
@@ -51,7 +53,7 @@ from ari_mem_tui.render.indented import indented
 BASE_EPOCH = datetime(2026, 5, 28, 18, 5, 41, tzinfo=UTC).timestamp()
 MARKER = ".ari_mem_tui_demo.json"
 MARKER_KIND = "ari-mem-tui demo checkpoint"
-DEMO_VERSION = 4  # bump when the output changes, so cached demos are regenerated
+DEMO_VERSION = 5  # bump when the output changes, so cached demos are regenerated
 KEYWORDS = "keywords"  # the marker's `recorded_with` when no recorder ranked the searches
 ENTRIES_PER_NODE = 50
 DEMO_FILES = (
@@ -358,6 +360,13 @@ def write_marker(
         "read_events": len(run.reads),
     }
     marker = {"kind": MARKER_KIND, "version": DEMO_VERSION, **params, **recorded, "counts": counts}
+    if run.storm:  # the planted tool storm (demo.run.DemoRun.plant_tool_storm)
+        marker["tool_storm"] = {
+            "writer": run.storm["writer"].id,
+            "reader": run.storm["reader"].id,
+            "entries": run.storm.get("points", 0),
+            "what_if": "drop=tool-auto",
+        }
     write_json(out / MARKER, marker)
 
 
@@ -485,6 +494,13 @@ def summary(path: Path) -> str:
             else "too few nodes for the planted late insert: every replay agrees"
         )
         recorded = f"start-up searches recorded with {recorded_with} as of each read ({late})"
+    storm = marker.get("tool_storm")
+    if storm:
+        recorded += (
+            f"; node {storm['writer']}'s {storm['entries']} automatic Tool entries crowd node"
+            f" {storm['reader']}'s ancestors out of its window (health --what-if"
+            f" {storm['what_if']})"
+        )
     return (
         f"Demo checkpoint {c['run_id']}: {c['nodes']} nodes ({status_text}; depth "
         f"{c['max_depth']}), {c['node_scope']} node-scope entries, {c['react_step']} react "

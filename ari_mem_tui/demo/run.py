@@ -1,14 +1,15 @@
 """The demo run's content: per-node trace logs, memory entries, and every access-log event.
 
 Built on the timeline of `demo.tree`. Each started node gets what ARI's agent loop leaves
-behind (format spec §2.7, §3.9, §3.10, §4.5, §5.8): start-up reads (an `inherit:get_node_memory`
+behind (docs/ari-format.md §2.7, §3.9, §3.10, §4.5, §5.8): start-up reads (an `inherit:get_node_memory`
 burst over its ancestors, then the Tier-2 `search_memory` with its direction as query), LLM tool
 calls with their `trace_log` lines and auto `Tool <name>: …` entries, findings, survey summaries,
 RESULT SUMMARY and node-end consolidation. A few planted events make the audit interesting: an
 LLM search whose scope includes a sibling branch (a leak), an LLM `get_node_memory` of a cousin,
-and `add_memory` calls rejected by the copy-on-write guard; and one write whose insert lands
+and `add_memory` calls rejected by the copy-on-write guard; one write whose insert lands
 after another node's start-up search although it is stamped before that node's start (the one
-recording a replay cannot match, see `plant_late_insert`).
+recording a replay cannot match, see `plant_late_insert`); and a tool storm, a sweep whose
+automatic `Tool …` entries fill another branch's node's window (`plant_tool_storm`).
 
 Every started non-root node gets its start-up reads while the run has at most 1,500 started
 nodes; bigger runs record them for 1,500 nodes spread evenly over the run (plus the planted
@@ -49,6 +50,9 @@ PREVIEW = 200  # ARI_MEMORY_ACCESS_PREVIEW_CHARS
 # passage reaches the server's pool somewhere in between
 INSERT_S = (0.02, 0.35)
 STARTUP_READ_NODES = 1500  # above this many started nodes, start-up reads are sampled
+# the planted tool storm (`DemoRun.plant_tool_storm`): more automatic Tool entries than a
+# top_k window holds, one a STORM_GAP seconds
+STORM_CALLS, STORM_GAP = 240, 1.5
 COW_ERROR = "node_id does not match current node (CoW violation)"
 WORD = re.compile(r"\w+")
 STOP = frozenset(
@@ -165,14 +169,18 @@ class DemoRun:
         self.startup_stride = -(-len(started) // STARTUP_READ_NODES)
         self.specials: dict[str, list[tuple[float, str, str]]] = {}
         self.late: dict[str, Any] = {}  # the planted late insert: reader, writer, entries
+        self.storm: dict[str, Any] = {}  # the planted tool storm: its writer and its reader
+        # the storm's passage ids come from a stream of their own: planting it changes no
+        # other entry of the run (`plant_tool_storm`)
+        self.storm_rng = random.Random(f"{timeline.run_id}:tool-storm")
         self.startups: list[list[Read]] = []
         self.startup_of: dict[str, list[Read]] = {}  # node id -> its start-up reads
         self.started_count = 0
 
     # ---------------------------------------------------------------- ids and writes
-    def passage_id(self) -> str:
+    def passage_id(self, rng: random.Random | None = None) -> str:
         """`passage-` + a version-4 UUID drawn from the rng (str(uuid.UUID(int=x, version=4)))."""
-        x = self.rng.getrandbits(128)
+        x = (rng or self.rng).getrandbits(128)
         x = (x & ~(0xC000 << 48)) | (0x8000 << 48)  # RFC 4122 variant
         x = (x & ~(0xF000 << 64)) | (4 << 76)  # version 4
         h = f"{x:032x}"
@@ -189,8 +197,9 @@ class DemoRun:
         ts: float,
         kind: str = "node_scope",
         rank_text: str | None = None,
+        rng: random.Random | None = None,
     ) -> Entry:
-        entry = Entry(kind, node, text, meta, round(ts, 6), self.passage_id(), rank_text)
+        entry = Entry(kind, node, text, meta, round(ts, 6), self.passage_id(rng), rank_text)
         self.entries.append(entry)
         return entry
 
@@ -255,6 +264,7 @@ class DemoRun:
                     t = lo + (hi - lo) * 0.6
                     self.specials.setdefault(node.id, []).append((t, "reject", node.parent.id))
         self.plant_late_insert(started)
+        self.plant_tool_storm(started)
 
     def plant_late_insert(self, started: list[SimNode]) -> None:
         """One write stamped before a node's start-up search but landing after it (§3.2, §4.2:
@@ -285,6 +295,49 @@ class DemoRun:
                 self.late = {"reader": x, "writer": y}
                 return
 
+    def plant_tool_storm(self, started: list[SimNode]) -> None:
+        """A node starved by another branch's automatic `Tool …` entries, and the what-if that
+        feeds it (`health --what-if drop=tool-auto`; docs/ari-format.md §3.9, §5.3).
+
+        A node of another branch sweeps the reader's idea with STORM_CALLS tool calls before
+        the reader starts: each call's automatic entry quotes the reader's direction, so they
+        outrank every entry of the reader's lineage in the whole pool and fill its top_k window
+        (ARI ranks before it filters): the reader's start-up search returns nothing from its
+        ancestors. Left out as if ARI had not stored them, its lineage's findings and
+        conclusions reach the window again. Planted on the timeline only (no draw of the rng):
+        the reader is the deepest finished node with a recorded start-up search and no other
+        planted role, the writer the off-lineage node with the most time to sweep in before it.
+        """
+        stop = self.stop
+        busy = {*self.specials, getattr(self.late.get("reader"), "id", "")}
+        readers = [
+            x
+            for x in started
+            if x.depth >= 2 and x.end is not None and x.end <= stop and not x.failed
+            and x.id not in busy and x.label != "debug"
+        ]  # fmt: skip
+        for x in sorted(readers, key=lambda n: (-n.depth, n.order)):
+            y = self._storm_writer(x, started, busy)
+            if y is not None:
+                begin = y.start + 20.0  # type: ignore[operator]
+                calls = [(begin + i * STORM_GAP, "storm", x.id) for i in range(STORM_CALLS)]
+                self.specials.setdefault(y.id, []).extend(calls)
+                self.storm = {"reader": x, "writer": y}
+                return
+
+    def _storm_writer(self, x: SimNode, started: list[SimNode], busy: set[str]) -> SimNode | None:
+        """The off-lineage node with the most time to sweep in before `x` starts (enough for
+        STORM_CALLS calls), else None."""
+        stop = self.stop
+        writers = []
+        for y in started:
+            if not _off_lineage(x, y) or y.id in busy or y.start is None:
+                continue
+            room = min(y.end or stop, x.start - 30.0, stop) - (y.start + 20.0)  # type: ignore[operator]
+            if room >= STORM_CALLS * STORM_GAP:
+                writers.append((room, -y.order, y))
+        return max(writers, key=lambda w: w[:2])[2] if writers else None
+
     # ---------------------------------------------------------------- whole run
     def build(self) -> None:
         self.make_directions()
@@ -310,6 +363,7 @@ class DemoRun:
             or node.order % self.startup_stride == 0
             or node.id in self.specials
             or node is self.late.get("reader")
+            or node is self.storm.get("reader")
         ):
             self.startup_reads(node)
         calls = self.plan_calls(node)
@@ -434,9 +488,11 @@ class DemoRun:
         step = 0
         last_t = -1.0
         for t, kind, target in calls:
-            if t - last_t > 1.0 or self.rng.random() < 0.7:
+            storm = kind == "storm"  # the planted sweep: a turn a call, no draw of the rng
+            if storm or t - last_t > 1.0 or self.rng.random() < 0.7:
                 step += 1  # a new LLM turn; otherwise a second call batched in the same turn
-            last_t = t
+            if not storm:
+                last_t = t
             tool, args, outcome, exec_s = TOOL_CALLS[kind](self, node, t, step, target)
             if node.end is not None:  # a tool finishes before its node does
                 exec_s = max(0.05, min(exec_s, node.end - 3.0 - t))
@@ -445,7 +501,8 @@ class DemoRun:
                 self.defer(node, tool, args, outcome, t + exec_s, step)
                 continue
             content.trace.append(envelope_line(outcome))
-            auto = self.auto_entry(node, tool, outcome, t + exec_s, step)
+            rng = self.storm_rng if storm else None
+            auto = self.auto_entry(node, tool, outcome, t + exec_s, step, rng=rng)
             if kind == "late_finding":
                 self.late["auto"] = auto
         return step
@@ -493,12 +550,15 @@ class DemoRun:
         ts: float,
         step: int,
         rank_text: str | None = None,
+        rng: random.Random | None = None,
     ) -> Entry:
         text = tool_entry_text(tool, envelope)
         # a few tool results land in the react store: ARI's fallback when add_memory raised
         if rank_text is None and self.fallback(node, step):
-            return self.write("", text, {"node_id": node.id, "step": step}, ts, "react_step")
-        return self.write(node.id, text, {"step": step, "tool": tool}, ts, rank_text=rank_text)
+            meta = {"node_id": node.id, "step": step}
+            return self.write("", text, meta, ts, "react_step", rng=rng)
+        meta = {"step": step, "tool": tool}
+        return self.write(node.id, text, meta, ts, rank_text=rank_text, rng=rng)
 
     @staticmethod
     def fallback(node: SimNode, step: int) -> bool:
@@ -570,6 +630,19 @@ class DemoRun:
             stdout += "\n[red]WARN[/red] numa_alloc_onnode fell back to malloc"
         out = {"stdout": stdout, "stderr": "", "returncode": 0}
         return "run_code", {"code": code, "language": "c"}, {"result": dumps(out)}, 6.0
+
+    def call_storm(self, node: SimNode, _t: float, step: int, target: str) -> Call:
+        """One point of the planted sweep (`plant_tool_storm`): a run_bash whose output quotes
+        the starved reader's direction. No rng: the planting leaves the rest of the run as is."""
+        point = self.storm.setdefault("points", 0) + 1
+        self.storm["points"] = point
+        idea = (self.directions[target] or "")[:160]
+        cmd = f"./sweep.sh --point {point}"
+        self.content[node.id].artifacts.append(
+            {"type": "code", "tool": "run_bash", "content": cmd, "step": step}
+        )
+        out = {"stdout": f"sweep point {point}/{STORM_CALLS}: {idea}", "exit_code": 0}
+        return "run_bash", {"command": cmd}, {"result": dumps(out)}, 0.4
 
     def call_run_bash(self, node: SimNode, _t: float, step: int, _: str) -> Call:
         cmd = T.fill(self.rng.choice(T.BASH_COMMANDS), self.rng)
@@ -931,6 +1004,7 @@ TOOL_CALLS: dict[str, Callable[..., Call]] = {
     "survey": DemoRun.call_survey,
     "run_code": DemoRun.call_run_code,
     "run_bash": DemoRun.call_run_bash,
+    "storm": DemoRun.call_storm,
     "write_file": DemoRun.call_write_file,
     "read_file": DemoRun.call_read_file,
     "get_experiment_context": DemoRun.call_get_experiment_context,

@@ -1,6 +1,6 @@
 """The demo run's BFTS timeline: which nodes exist, when each was expanded, started and finished.
 
-A small discrete-event simulation of ARI's best-first tree search (§2, §8 of the format spec):
+A small discrete-event simulation of ARI's best-first tree search (§2, §8 of the docs/ari-format.md):
 four workers, nodes created at expansion time (`created_at`), started later by a free worker,
 finished with `success` or `failed`; a finished node is expanded into children created a few
 seconds after it completes (failed nodes get one `debug` child). The simulation stops shortly

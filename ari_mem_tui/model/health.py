@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from ari_mem_tui.model.records import RankerFidelity, Record
 
@@ -11,7 +12,7 @@ from ari_mem_tui.model.records import RankerFidelity, Record
 class NodeHealth(Record):
     """One node's start-up search (§5.8 Tier 2), seen from the window ARI post-filtered."""
 
-    FLOATS = ("started", "share_other", "share_react")
+    FLOATS = ("started", "share_other", "share_react", "share_tool")
     INTS = (
         "depth",
         "eligible",
@@ -25,6 +26,7 @@ class NodeHealth(Record):
         "react",
         "lineage",
         "own",
+        "tool",
         "shortfall",
     )
 
@@ -47,8 +49,10 @@ class NodeHealth(Record):
     react: int = 0  # window rows that are ReAct steps
     lineage: int = 0  # window rows from the node's ancestors (= reached)
     own: int = 0  # window rows of the node's own entries (as of its start: normally 0)
+    tool: int = 0  # window rows that are ARI's automatic `Tool …` entries (any node's)
     share_other: float = 0.0  # other_branches / window
     share_react: float = 0.0  # react / window
+    share_tool: float = 0.0  # tool / window
     starved: bool = False  # eligible > 0 and hits < min(limit, eligible): crowded out
     shortfall: int = 0  # min(limit, eligible) - hits, when starved
     query: str = ""
@@ -81,7 +85,7 @@ class EntryUse(Record):
 class Bucket(Record):
     """An aggregate over a group of searched nodes (one depth, or one slice of time)."""
 
-    FLOATS = ("start", "mean_share_other", "mean_share_react", "mean_reached")
+    FLOATS = ("start", "mean_share_other", "mean_share_react", "mean_share_tool", "mean_reached")
     INTS = ("nodes", "starved")
 
     label: str  # "depth 3", or the slice's start time
@@ -90,6 +94,7 @@ class Bucket(Record):
     starved: int = 0
     mean_share_other: float = 0.0
     mean_share_react: float = 0.0
+    mean_share_tool: float = 0.0
     mean_reached: float = 0.0  # reached / eligible over nodes with eligible > 0
 
 
@@ -129,6 +134,8 @@ class Health(Record):
     fidelity: RankerFidelity | None = None  # whether that ranking is the run's own
     limit: int = 5
     top_k: int = 200
+    pool: str = "start"  # each node's pool: as of its search ("start") or today's ("now")
+    drop: list[str] = field(default_factory=list)  # kinds of memory left out (a what-if)
     nodes: list[NodeHealth] = field(default_factory=list)  # tree order
     searched: int = 0
     starved: int = 0
@@ -142,3 +149,98 @@ class Health(Record):
     all_entries: list[EntryUse] | None = None  # with --all-entries
     complete: bool = True  # False: interrupted; the numbers cover `nodes` only
     notes: list[str] = field(default_factory=list)
+
+
+# ---- what if: the same run under other memory settings (what_if.py) ----
+
+
+@dataclass(kw_only=True)
+class WhatIfNode(Record):
+    """One node whose search came out otherwise under the what-if settings: its hits on both
+    sides (entry ids gained and lost), starved on either, and what its window held."""
+
+    FLOATS = ("share_other_own", "share_other_what_if", "share_tool_own", "share_tool_what_if")
+    INTS = (
+        "depth",
+        "hits_own",
+        "hits_what_if",
+        "eligible_own",
+        "eligible_what_if",
+        "reached_own",
+        "reached_what_if",
+    )
+
+    node_id: str
+    depth: int
+    hits_own: int
+    hits_what_if: int
+    eligible_own: int
+    eligible_what_if: int
+    reached_own: int
+    reached_what_if: int
+    starved_own: bool
+    starved_what_if: bool
+    gained: list[str] = field(default_factory=list)  # entry ids only the what-if returned
+    lost: list[str] = field(default_factory=list)  # entry ids only the run's own returned
+    share_other_own: float = 0.0
+    share_other_what_if: float = 0.0
+    share_tool_own: float = 0.0
+    share_tool_what_if: float = 0.0
+
+
+@dataclass(kw_only=True)
+class WhatIfDepth(Record):
+    """One depth on both sides: nodes, starved, ancestor memory reached, window shares."""
+
+    FLOATS = (
+        "reached_own",
+        "reached_what_if",
+        "share_other_own",
+        "share_other_what_if",
+        "share_tool_own",
+        "share_tool_what_if",
+        "share_react_own",
+        "share_react_what_if",
+    )
+    INTS = ("nodes", "starved_own", "starved_what_if")
+
+    label: str
+    nodes: int = 0
+    starved_own: int = 0
+    starved_what_if: int = 0
+    reached_own: float = 0.0
+    reached_what_if: float = 0.0
+    share_other_own: float = 0.0
+    share_other_what_if: float = 0.0
+    share_tool_own: float = 0.0
+    share_tool_what_if: float = 0.0
+    share_react_own: float = 0.0
+    share_react_what_if: float = 0.0
+
+
+@dataclass(kw_only=True)
+class WhatIfChanges(Record):
+    INTS = ("starved_own", "starved_what_if", "hits_gained", "hits_lost", "nodes_changed")
+
+    starved_own: int = 0
+    starved_what_if: int = 0
+    no_longer_starved: list[str] = field(default_factory=list)
+    newly_starved: list[str] = field(default_factory=list)
+    hits_gained: int = 0
+    hits_lost: int = 0
+    nodes_changed: int = 0
+    nodes: list[WhatIfNode] = field(default_factory=list)  # no longer starved first
+    by_depth: list[WhatIfDepth] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class WhatIf(Record):
+    """`health --what-if`: the run's own health beside the same run under other settings."""
+
+    settings: dict[str, Any] = field(default_factory=dict)  # the what-if's
+    own_settings: dict[str, Any] = field(default_factory=dict)
+    same: bool = False  # the what-if's settings are the run's own: its side IS `health`
+    changes: WhatIfChanges = field(default_factory=WhatIfChanges)
+    notes: list[str] = field(default_factory=list)
+    own: Health
+    what_if: Health

@@ -675,7 +675,7 @@ class RecordedSearch(Record):
     query: str
     limit: int | None
     hits: list[Hit]  # resolved through the write-event join where possible
-    # which memory backend recorded it, read off the scores (ari-checkpoint-format.md §5.2):
+    # which memory backend recorded it, read off the scores (docs/ari-format.md §5.2):
     # "letta" (1 - 0.01 r on the 0.01 grid), "in_memory" (keyword overlap, off the grid),
     # "letta-substring" (v0.6: every score 0.0), "unknown" (no hits)
     backend: str = "unknown"

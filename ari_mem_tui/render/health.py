@@ -52,6 +52,10 @@ def headline(h: Health) -> Text:
     )
     in_memory = h.ranker == IN_MEMORY  # ARI's in-memory rule: no top_k, no window
     text.append(f" · limit {h.limit}" + ("" if in_memory else f", window top_k {h.top_k}"))
+    if h.pool != "start":
+        text.append(" · today's pool")
+    if h.drop:
+        text.append(f" · left out: {', '.join(h.drop)}")
     text.append(f" · hits: {h.recorded} recorded, {h.replayed} replayed ({clean(h.ranker, False)})")
     if h.fidelity is not None:
         exact = h.fidelity.exact is True
@@ -79,13 +83,25 @@ def node_cells(row: NodeHealth) -> list[Any]:
         hits,
         row.hits_source,
         pct(row.share_other),
+        pct(row.share_tool),
         pct(row.share_react),
         Text("starved", style="bold red") if row.starved else Text("ok", style="green"),
     ]
 
 
-NODE_COLUMNS = ("node", "depth", "eligible", "reached", "hits", "from", "other", "react", "verdict")
-DEPTH_COLUMNS = ("depth", "nodes", "starved", "other branches", "react", "reached")
+NODE_COLUMNS = (
+    "node",
+    "depth",
+    "eligible",
+    "reached",
+    "hits",
+    "from",
+    "other",
+    "tool",
+    "react",
+    "verdict",
+)
+DEPTH_COLUMNS = ("depth", "nodes", "starved", "other branches", "tool entries", "react", "reached")
 ENTRY_COLUMNS = ("node", "kind", "startup", "inherit", "llm", "other", "readers↓", "text")
 
 
@@ -95,6 +111,7 @@ def depth_cells(b: Bucket) -> list[Any]:
         str(b.nodes),
         Text(f"{b.starved} ({pct(starved_share(b))})", style="red" if b.starved else ""),
         pct(b.mean_share_other),
+        pct(b.mean_share_tool),
         pct(b.mean_share_react),
         pct(b.mean_reached),
     ]
@@ -119,7 +136,7 @@ def time_label(bucket: Bucket) -> str:
     return fmt_ts(bucket.start) if bucket.start is not None else bucket.label
 
 
-def _table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> CliTable:
+def titled_table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) -> CliTable:
     """Ids, counts and verdicts whole at any width; only the text is cut (render/table.py)."""
     return cli_table(title, columns, rows, flexible="text")
 
@@ -132,7 +149,7 @@ def render_health(console: Console, h: Health) -> None:
     if len(depths) > SHOWN_DEPTHS:
         depths = by_depth_ranges([r for r in h.nodes if r.searched], SHOWN_DEPTHS)
         title += f", {len(h.by_depth):,} depths in {len(depths)} ranges (each depth: --json)"
-    console.print(_table(title, DEPTH_COLUMNS, [depth_cells(b) for b in depths]))
+    console.print(titled_table(title, DEPTH_COLUMNS, [depth_cells(b) for b in depths]))
     if h.over_time:
         starved = [starved_share(b) for b in h.over_time]
         crowd = [b.mean_share_other + b.mean_share_react for b in h.over_time]
@@ -148,7 +165,7 @@ def render_health(console: Console, h: Health) -> None:
     worst = worst_nodes(h)
     if worst:
         console.print(
-            _table(
+            titled_table(
                 f"Nodes, starved first ({min(len(worst), SHOWN_NODES)} of {h.searched})",
                 NODE_COLUMNS,
                 [node_cells(r) for r in worst],
@@ -182,7 +199,7 @@ def render_health(console: Console, h: Health) -> None:
             )
         if h.top_entries:
             console.print(
-                _table(
+                titled_table(
                     "Most retrieved entries"
                     + (
                         f" (first {SHOWN_ENTRIES} of {len(h.top_entries):,}; all: --json)"
@@ -195,7 +212,7 @@ def render_health(console: Console, h: Health) -> None:
             )
         if h.never_retrieved:
             console.print(
-                _table(
+                titled_table(
                     f"Never retrieved by a descendant (first {SHOWN_ENTRIES} of "
                     f"{e.never_by_descendant}; all: --json --all-entries)",
                     ENTRY_COLUMNS,

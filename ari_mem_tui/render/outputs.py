@@ -518,8 +518,10 @@ class NodeHealthOut(Out):
     react: int
     lineage: int
     own: int
+    tool: int = Field(description="Window rows that are ARI's automatic `Tool …` entries.")
     share_other: float
     share_react: float
+    share_tool: float
     starved: bool = Field(description="eligible > 0 and fewer hits than min(limit, eligible).")
     shortfall: int
     query: str
@@ -532,6 +534,7 @@ class BucketOut(Out):
     starved: int
     mean_share_other: float
     mean_share_react: float
+    mean_share_tool: float
     mean_reached: float
 
 
@@ -574,6 +577,12 @@ class HealthOutput(Document):
     fidelity: FidelityOut | None
     limit: int
     top_k: int
+    pool: Literal["start", "now"] = Field(
+        description="Each node's pool: as of its search (start) or today's (now)."
+    )
+    drop: list[Literal["tool-auto", "react"]] = Field(
+        description="Kinds of memory left out as if ARI had not stored them (a what-if)."
+    )
     nodes: list[NodeHealthOut]
     searched: int
     starved: int
@@ -589,6 +598,141 @@ class HealthOutput(Document):
     )
     complete: bool = Field(description="false: interrupted; the numbers cover `nodes` only.")
     notes: list[str]
+
+
+# ---------------------------------------------------------------- why (saw --why)
+class WhyStepOut(Out):
+    key: Literal["searched", "time", "searchable", "scope", "window", "match", "limit", "context"]
+    status: Literal["pass", "fail", "n/a"]
+    reason: str = Field(description="What decided the step, as a short code.")
+    numbers: dict[str, Any] = Field(description="What the step was decided on (README).")
+    says: str = Field(description="The step in words, its numbers in them.")
+
+
+class NextOutOut(Out):
+    entry_id: str
+    node_id: str
+    rank: int | None = Field(description="Its rank among the kept rows; null: below the window.")
+    score: float | None
+    global_rank: int | None
+    where: Literal["past the limit", "below the window"]
+
+
+class WhyHitOut(Out):
+    rank: int
+    score: float
+    global_rank: int
+    limit: int
+    hits: int
+    next_out: NextOutOut | None = Field(description="The first entry the limit or window left out.")
+
+
+class WhyRecordedOut(Out):
+    returned: bool = Field(description="Whether the logged start-up search returned the entry.")
+    rank: int | None
+    score: float | None
+
+
+class WhyOutput(Document):
+    """`ari-mem-tui saw CKPT NODE --why ENTRY --json`: why a node did (not) see an entry."""
+
+    schema_: Literal["ari-mem-tui/why"] = Field("ari-mem-tui/why", alias="schema")
+    schema_version: Literal[1] = 1
+    node_id: str
+    entry_id: str
+    passage_id: str | None
+    entry_node: str
+    kind: str
+    text: str
+    verdict: Literal[
+        "searched", "time", "searchable", "scope", "window", "match", "limit", "context", "seen"
+    ] = Field(description="The first failing step's key, or seen.")
+    steps: list[WhyStepOut]
+    hit: WhyHitOut | None
+    recorded: WhyRecordedOut | None
+    query: str
+    query_source: str
+    as_of: float | None = Field(description="Epoch seconds the pool was cut at; null: today's.")
+    as_of_source: str | None
+    params: ParamsOut
+    embedder: str
+    windowless: bool
+    fidelity: FidelityOut
+    notes: list[str]
+    headline: str
+
+
+# ---------------------------------------------------------------- health --what-if
+class WhatIfSettingsOut(Out):
+    limit: int
+    overfetch: int
+    top_k: int
+    ranker: str = Field(description="The ranker's name (own: the one `health` ranks with).")
+    pool: Literal["start", "now"]
+    drop: list[Literal["tool-auto", "react"]]
+
+
+class WhatIfNodeOut(Out):
+    node_id: str
+    depth: int
+    hits_own: int
+    hits_what_if: int
+    eligible_own: int
+    eligible_what_if: int
+    reached_own: int
+    reached_what_if: int
+    starved_own: bool
+    starved_what_if: bool
+    gained: list[str] = Field(description="Entry ids only the what-if returned.")
+    lost: list[str] = Field(description="Entry ids only the run's own returned.")
+    share_other_own: float
+    share_other_what_if: float
+    share_tool_own: float
+    share_tool_what_if: float
+
+
+class WhatIfDepthOut(Out):
+    label: str
+    nodes: int
+    starved_own: int
+    starved_what_if: int
+    reached_own: float
+    reached_what_if: float
+    share_other_own: float
+    share_other_what_if: float
+    share_tool_own: float
+    share_tool_what_if: float
+    share_react_own: float
+    share_react_what_if: float
+
+
+class WhatIfChangesOut(Out):
+    starved_own: int
+    starved_what_if: int
+    no_longer_starved: list[str]
+    newly_starved: list[str]
+    hits_gained: int
+    hits_lost: int
+    nodes_changed: int
+    nodes: list[WhatIfNodeOut]
+    by_depth: list[WhatIfDepthOut]
+
+
+class HealthWhatIfOutput(Document):
+    """`ari-mem-tui health CKPT --what-if SETTINGS --json`: the run's own health beside it
+    under other settings."""
+
+    schema_: Literal["ari-mem-tui/health-what-if"] = Field(
+        "ari-mem-tui/health-what-if", alias="schema"
+    )
+    schema_version: Literal[1] = 1
+    settings: WhatIfSettingsOut
+    own_settings: WhatIfSettingsOut
+    same: bool = Field(description="The what-if's settings are the run's own.")
+    changes: WhatIfChangesOut
+    notes: list[str]
+    own: HealthOutput = Field(description="What `health --json` prints.")
+    what_if: HealthOutput = Field(description="What `health --json` prints under the settings.")
 
 
 # ---------------------------------------------------------------- dossier
@@ -732,6 +876,8 @@ OUTPUTS: dict[str, type[Document]] = {
     "compare": CompareOutput,
     "writes": WritesOutput,
     "export": ExportOutput,
+    "why": WhyOutput,
+    "health-what-if": HealthWhatIfOutput,
 }
 
 

@@ -1,6 +1,6 @@
 """Which memory backend recorded a run: read off its recorded scores and its other files.
 
-A recording's scores show its backend (ari-checkpoint-format.md §5.2): Letta gives the row at
+A recording's scores show its backend (docs/ari-format.md §5.2): Letta gives the row at
 window rank r `1 − 0.01·r`; ARI's in-memory backend keyword overlap. One recording can fit both
 (a 4-word query's 1.0, 0.75, 0.5), so the run is judged as a whole, from three signals where
 its files hold them: the core seed (InMemory's context carries `seeded_at`; Letta's does not,

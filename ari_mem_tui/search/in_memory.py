@@ -4,7 +4,7 @@
 only, and only the reader's ancestors' entries in it: each scores the share of the query's
 whitespace words (`str.split()`, lower-cased) found as substrings of the lower-cased text;
 zero scores are dropped unless the query is blank; the sort is by score, descending and
-stable, so ties keep insertion order (format doc §5.2). There is no top-k window over a global
+stable, so ties keep insertion order (docs/ari-format.md §5.2). There is no top-k window over a global
 pool, hence no global rank and nothing "outside the window": a replay with this rule gives the
 recording itself, scores included. A query without spaces (Japanese) is one word. Which runs
 it recorded: search/backends.py.

@@ -147,7 +147,7 @@ def replay(
     ckpt_hash = checkpoint_hash(ckpt)
 
     if not scope:
-        # ARI returns [] before calling the server: nothing ranked, nothing logged (§5.1.1)
+        # ARI returns [] before calling the server: nothing ranked, nothing logged (§5.1)
         ranking = None
         hits: list[Hit] = []
         notes.append("empty ancestor_ids (a root): ARI returns no results without searching")

@@ -99,7 +99,7 @@ def api_key(env: dict[str, str] | None = None) -> str | None:
 
 
 def canonical_handle(handle: str | None) -> str | None:
-    """ARI's `letta-default` is `letta/letta-free` (format doc §3.7)."""
+    """ARI's `letta-default` is `letta/letta-free` (docs/ari-format.md §3.7)."""
     if not handle:
         return None
     handle = handle.strip()

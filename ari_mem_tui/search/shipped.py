@@ -22,7 +22,7 @@ from ari_mem_tui.search.embedder import DIM
 from ari_mem_tui.search.startup import node_query
 
 SHIPPED_PATH = Path(str(resources.files("ari_mem_tui") / "data" / "demo-vectors.npz"))
-SHIPPED_SHA256 = "3515c24532cf3d541e8d8527383b338377315550d478f502d96ed1dcf11494be"
+SHIPPED_SHA256 = "0d8ad62eb48a19c0d47316d1a618ecf1ca9e03009a327bba7aa544a47c648a83"
 
 
 @functools.cache

@@ -440,6 +440,37 @@ class AriMemApp(RunLifecycle, Routing, App[None]):
         if text := self.tabs.copy_target(self.current_id):
             self.copy_text(text)
 
+    def action_why(self) -> None:
+        """`Y`: why the node (the marked one, else the current) did or did not see the entry
+        under the cursor (tui/screens/why.py)."""
+        from ari_mem_tui.tui.screens.why import WhyScreen  # noqa: PLC0415 - on first use
+
+        run, entry_id = self.run_data, self._entry_under_cursor()
+        if run is None or entry_id is None or entry_id not in run.checkpoint.entries_by_id:
+            self.notify("no memory entry under the cursor: a row of Hits or Writes, or an entry")
+            return
+        current, marked = self.current_id, self.tabs.marked_id
+        if not current and not marked:
+            self.notify("choose a node first", severity="warning")
+            return
+        asked, other = (marked, current) if marked and marked != current else (current, marked)
+        self.push_screen(
+            WhyScreen(run, entry_id, asked or "", other if other != asked else None), self._went_to
+        )
+
+    def _entry_under_cursor(self) -> str | None:
+        """The entry of the row under the cursor: an entry view's, the Health view's entries
+        table's, else the focused Hits or Writes table's."""
+        from ari_mem_tui.tui.screens.entry import EntryScreen  # noqa: PLC0415
+        from ari_mem_tui.tui.screens.health import HealthScreen  # noqa: PLC0415
+
+        screen = self.screen
+        if isinstance(screen, EntryScreen):
+            return screen.entry.id if screen.entry is not None else None
+        if isinstance(screen, HealthScreen):
+            return screen.entry_under_cursor()
+        return self.tabs.entry_under_cursor()
+
     def copy_text(self, text: str, what: str = "") -> None:
         """The one way text reaches the clipboard (tui/clipboard.py): safe to paste, by OSC 52,
         the toast saying how (or why it cannot arrive) and what was changed."""

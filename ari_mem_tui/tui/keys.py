@@ -24,6 +24,7 @@ APP, TREE, TABLE, VIEW = "app", "tree", "table", "view"
 HITS, WRITES, TEXT = "hits", "writes", "text"
 QUERY = "query"  # the Hits tab's query box
 EVERY_PANE = (TREE, HITS, WRITES, TEXT, TABLE)
+ENTRY = "entry"  # the entry view (one row in full), over the app: the app's keys are not heard
 
 # the detail tabs, in order: keys 1 to 6 switch to them
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
@@ -125,6 +126,11 @@ KEYS: tuple[Key, ...] = (
         "Follow a running checkpoint: re-read changed files", "Follow"),
     Key("copy", "y", "copy", "Copy", "Copy the node id or the entry under the cursor", "Copy",
         panes=(TREE, HITS, WRITES)),
+    Key("why", "Y", "why", "Why",
+        "Why the node did or did not see the entry under the cursor (Hits, Writes, an entry "
+        "view, Health's entries): its start-up search step by step, with the numbers; the "
+        "marked node is asked about when one is marked (Y there: the other)",
+        "Why (not) seen", footer=(HITS, WRITES, ENTRY), panes=(TABLE,)),
     Key("reload", "r", "reload", "Reload", "Re-read the checkpoint", "Reload"),
     Key("dim", "d", "toggle_dim", "Dim unseen",
         "Dim the nodes the selection's search could not see", "Dim unseen nodes",

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from ari_mem_tui.audit import AuditReport
     from ari_mem_tui.checkpoint import Checkpoint
     from ari_mem_tui.model import Replay
-    from ari_mem_tui.model.health import Health
+    from ari_mem_tui.model.health import Health, WhatIf
+    from ari_mem_tui.model.why import WhyAnswer
     from ari_mem_tui.model.workspace import RunInfo
     from ari_mem_tui.run import Run
     from ari_mem_tui.tui.rows import AuditRow, RowDetail
@@ -212,6 +213,32 @@ class HealthDone(Message):
     def __init__(self, result: Health | None, error: Exception | None = None) -> None:
         super().__init__()
         self.result, self.error = result, error
+
+
+class WhatIfProgress(Message):
+    """The Health view's what-if worker: `done` of `total` steps (both passes), or what it
+    waits for (`text`: a ranker's vectors)."""
+
+    def __init__(self, done: int, total: int, text: str = "") -> None:
+        super().__init__()
+        self.done, self.total, self.text = done, total, text
+
+
+class WhatIfDone(Message):
+    """The what-if worker finished: its result (None: stopped before it had one), or the
+    error that stopped it."""
+
+    def __init__(self, result: WhatIf | None, error: Exception | None = None) -> None:
+        super().__init__()
+        self.result, self.error = result, error
+
+
+class WhyReady(Message):
+    """The why view's worker answered (search/why.py), or failed with `error`."""
+
+    def __init__(self, answer: WhyAnswer | None, error: str = "") -> None:
+        super().__init__()
+        self.answer, self.error = answer, error
 
 
 class RunsCounted(Message):

@@ -4,7 +4,7 @@ Every letter is a command here, so a phrase typed into the wrong window would fi
 them (`the best kernel`: hide the tree, collapse, export, …). The rule that tells a phrase from
 commands, while a single command key still runs at once:
 
-- a printable key that is bound to nothing where the focus is (`x`, `o`, `7`, `.`) is text;
+- a printable key that is bound to nothing where the focus is (`u`, `o`, `7`, `.`) is text;
 - two different letters within `PHRASE_GAP` of each other are text, unless the second is a
   move (`j k h l g G`, held down to repeat) or the same letter again (`n n`, `N n`): no two
   other commands are pressed that fast on purpose, and typing is faster (120 ms a key at

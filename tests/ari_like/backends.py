@@ -1,6 +1,6 @@
 """ARI's memory skill as a run meets it: the CoW guard, the access log and two backends.
 
-Written from ari-checkpoint-format.md (§3.7 footers, §4 access log, §4.6 CoW, §5.1–§5.2 search)
+Written from docs/ari-format.md (§3.7 footers, §4 access log, §4.6 CoW, §5.1–§5.2 search)
 and facts read in ARI's source (ari-skill-memory backends, access_log.py); no code is copied.
 Every call takes the `Process` that makes it: the memory-skill MCP subprocess, whose
 ARI_CURRENT_NODE_ID only `_set_current_node` changes (right before each guarded write), or the

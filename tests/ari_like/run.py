@@ -38,10 +38,21 @@ class Planned:
     parent: str | None
     label: str
     direction: str  # a key of texts.DIRECTIONS
-    outcome: str  # "success" | "failed" | "pending" (created, never started)
+    # "success" | "failed" | "pending" (created, never started) | LATE (the why-not planting:
+    # pending through the tree search, run once it is over, a success)
+    outcome: str
     calls: tuple[tuple[str, ...], ...] = ()  # planted LLM memory calls, in step order
     first_think: float | None = None  # the LLM's first turn, when the plan needs it long
 
+
+# why-not planting: a node run only once the tree search is over (its rng draws come after
+# every other node's, so nothing else moves): its pool holds every branch's memory, more than
+# the top_k window of a Letta server, so some of its ancestors' entries rank below the window
+LATE = "late"
+# why-not planting: a direction that repeats the parent's verdict (texts.echo_parent), so the
+# node's start-up search returns the parent's RESULT SUMMARY, which Tier 2 then skips because
+# Tier 1b holds it ("seen by ARI but dropped from the context")
+ECHO_PARENT = "echo_parent"
 
 # Creation order per parent is the listing order; START_ORDER is the selector's preference.
 PLAN = [
@@ -58,10 +69,10 @@ PLAN = [
     Planned("C2", "C", "draft", "japanese", "success", (("get_cousin", "A"),)),
     Planned("D1", "D", "debug", "debug", "success"),
     Planned("A1a", "A1", "improve", "deep", "success", (("search_cow",),)),
-    Planned("A1b", "A1", "ablation", "roofline", "pending"),
+    Planned("A1b", "A1", "ablation", "roofline", LATE),  # the why-not planting, below
     Planned("B2a", "B2", "validation", "seeds", "success", (("search_outside", "A1b"),)),
     Planned("C1a", "C1", "improve", "chunk", "success"),
-    Planned("C1b", "C1", "ablation", "roofline", "success"),
+    Planned("C1b", "C1", "ablation", ECHO_PARENT, "success"),  # the why-not planting, below
     Planned("D1a", "D1", "improve", "icx", "success"),
     Planned("D1b", "D1", "validation", "seeds", "pending"),
     Planned("A2a", "A2", "ablation", "roofline", "failed"),
@@ -100,6 +111,10 @@ class Planted:
     # every read event's real reader, in access-log call order: (ts, query, reader)
     readers: list[tuple[float, str, str]] = field(default_factory=list)
     backend: str = ""
+    # why-not: the node whose direction repeats its parent's verdict (ECHO_PARENT)
+    echo_parent: str = ""
+    # why-not: the node run after the tree search (LATE), its pool bigger than a window
+    late: str = ""
 
 
 @dataclass
@@ -119,6 +134,7 @@ class SimNode:
     trace_log: list[str] = field(default_factory=list)
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     error_log: str | None = None
+    verdict: str = ""  # the evaluator's verdict, once finished (its RESULT SUMMARY's summary=)
 
     def to_dict(self) -> dict[str, Any]:
         """`Node.to_dict` as save_tree_json writes it (§2.2), in its key order."""
@@ -188,7 +204,7 @@ class Simulation:
         self.parked: list[Generator[float, None, None]] = []
         self.seq = 0
         self.running, self.concurrency = 0, [0]
-        self.to_run = {p.key for p in PLAN if p.outcome != "pending"}
+        self.to_run = {p.key for p in PLAN if p.outcome not in ("pending", LATE)}
         self.goal_text = (
             texts.GOAL
             if len(texts.GOAL) <= GOAL_CAP
@@ -252,7 +268,7 @@ class Simulation:
             node_id = f"node_{RUN_ID}_root"
         else:
             node_id = f"node_{self.rng.getrandbits(32):08x}"
-        direction = None if parent is None else texts.DIRECTIONS[plan.direction]
+        direction = None if parent is None else self.direction_of(plan, parent)
         node = SimNode(
             plan=plan,
             id=node_id,
@@ -268,6 +284,12 @@ class Simulation:
         self.nodes[plan.key] = node
         self.planted.nodes[plan.key] = node_id
         return node
+
+    def direction_of(self, plan: Planned, parent: SimNode) -> str:
+        if plan.direction == ECHO_PARENT:  # the why-not planting (above PLAN)
+            self.planted.echo_parent = f"{plan.key}"  # made an id in check_plan
+            return texts.echo_parent(parent.verdict, parent.id)
+        return texts.DIRECTIONS[plan.direction]
 
     def guarded(self, node: SimNode, tool: str, args: dict) -> dict:
         """An MCP call with cow_node_id=node.id: `_set_current_node` then the write, atomic."""
@@ -473,10 +495,10 @@ class Simulation:
 
     def finish(self, node: SimNode) -> Generator[float, None, None]:
         label = f"NodeLabel.{node.plan.label.upper()}"  # an f-string over a str Enum, Python 3.11
-        if node.plan.outcome == "success":
+        if node.plan.outcome in ("success", LATE):
             if not node.metrics:
                 node.metrics = {"GFlops_per_s": 9.5, "_scientific_score": 0.5}
-            verdict = self.rng.choice(texts.VERDICTS)
+            verdict = node.verdict = self.rng.choice(texts.VERDICTS)
             metrics = ", ".join(f"{k}={v}" for k, v in node.metrics.items())
             self.write(
                 node,
@@ -517,6 +539,16 @@ class Simulation:
         }
         self.write(node, f"node {node.id}: {text}"[:600], metadata)
 
+    def run_late(self) -> None:
+        """The why-not planting (LATE): the nodes left pending, run one by one once every
+        other node is done, before the paper pipeline."""
+        for plan in PLAN:
+            if plan.outcome == LATE and plan.key in self.nodes:
+                self.pending.remove(plan.key)
+                self.planted.late = self.nodes[plan.key].id
+                self.spawn(self.run_node(self.nodes[plan.key]))
+                self.loop()
+
     def pipeline(self) -> None:
         """After BFTS: nodes_tree enrichment and verified context, from ari-core (node_id "")."""
         for node in self.nodes.values():
@@ -535,6 +567,7 @@ class Simulation:
         for _ in range(WORKERS):
             self.spawn(self.worker())
         self.loop()
+        self.run_late()
         self.clock[0] = round(self.clock[0] + 30.0, 6)
         self.pipeline()
         self.check_plan()
@@ -559,6 +592,8 @@ class Simulation:
             self.planted.same_direction.append({"elder": elder, "younger": younger, "order": order})
         second_hand.check(self)
         self.planted.empty_direction = self.nodes["C1"].id
+        if self.planted.echo_parent:
+            self.planted.echo_parent = self.nodes[self.planted.echo_parent].id
         self.planted.japanese = self.nodes["C2"].id
         if max(self.concurrency) < WORKERS:
             raise AssertionError(f"at most {max(self.concurrency)} nodes ran at once")

@@ -71,6 +71,15 @@ DIRECTIONS = {
     "with software prefetch on all matrices.",
 }
 
+
+def echo_parent(verdict: str, parent_id: str) -> str:
+    """A direction that repeats its parent's verdict (the why-not planting of run.py: the
+    child's start-up search finds the parent's RESULT SUMMARY, which Tier 1b already holds).
+    It names the parent as its RESULT SUMMARY does (`node=<id>`): with five verdicts to draw
+    from, an ancestor's may be the same words, and only this word puts the parent's first."""
+    return f"Ablate on top of node={parent_id} and its result: {verdict}"
+
+
 VERDICTS = [
     "Clear gain on the skewed matrices with a reproducible median; regular matrices unchanged.",
     "Modest improvement, within the IQR on two matrices; the trend is consistent.",

@@ -84,6 +84,7 @@ class EntryScreen(ModalScreen[str | None]):
         Binding("y", "copy", "Copy text"),
         Binding("o", "go_to_node", "Go to node"),
         *keys.bindings(keys.VIEW),
+        *keys.bindings(keys.ENTRY),  # Y: why the node did (not) see it
     ]
 
     def __init__(self, entry: MemoryEntry | EntryView | RowDetail) -> None:

@@ -286,6 +286,13 @@ class WritesPane(Previewed, TablePane):
     def table_focused(self) -> bool:
         return self.query_one("#writes-table", VimTable).has_focus
 
+    def current_entry_id(self) -> str | None:
+        """The entry the write under the cursor made (None: a rejected one, or not focused)."""
+        key = self.query_one("#writes-table", VimTable).current_key
+        if not self.table_focused or key is None or not key.isdigit():
+            return None
+        return self.rows[int(key)].entry_id
+
     def toggle_scope(self, ckpt: Checkpoint | None, node_id: str | None) -> None:
         """`w`: this node's writes / the whole run's (redrawn when the run is loaded)."""
         self.whole_run = not self.whole_run

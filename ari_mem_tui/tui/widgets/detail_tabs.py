@@ -213,6 +213,13 @@ class DetailTabs(TabbedContent):
                 return writes.current_text()
         return node_id
 
+    def entry_under_cursor(self) -> str | None:
+        """`x`: the entry under the cursor of a focused Hits or Writes table."""
+        found = self.query_one(HitsPane).focused_entry_id()
+        if found is None:
+            found = self.query_one(WritesPane).current_entry_id()
+        return found
+
     # ---- export ----
 
     def export(self, requested: Path | None) -> None:
