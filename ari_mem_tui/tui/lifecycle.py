@@ -15,6 +15,7 @@ from typing import Any
 
 from rich.text import Text
 from textual import work
+from textual.worker import Worker, WorkerState
 
 from ari_mem_tui.audit import AuditReport
 from ari_mem_tui.checkpoint import Checkpoint
@@ -42,6 +43,13 @@ def settle_heap(earlier: bool) -> None:
         gc.unfreeze()
         gc.collect()
     gc.freeze()
+
+
+def out_of_memory(error: BaseException | None) -> bool:
+    """Whether `error` says the process is out of memory (a thread's stack is memory too)."""
+    if isinstance(error, MemoryError):
+        return True
+    return isinstance(error, RuntimeError) and "can't start new thread" in str(error)
 
 
 AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
@@ -78,6 +86,16 @@ class RunLifecycle:
             return  # a workspace whose run is not picked yet
         first = self.ckpt is None
         workers.load_run(self, self.opener, keep, first, self._audit_first if first else None)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The app's own workers (the load, the audit) catch their errors and say them; one
+        that fails before its work runs, for want of memory (no thread could be started, a
+        MemoryError: a served session past `--max session-mib`), ends the app, as an
+        allocation failing in its own thread does: a load never started would leave "loading
+        …" on screen for good, its session held open."""
+        error = event.worker.error
+        if event.state == WorkerState.ERROR and out_of_memory(error):
+            self.exit(return_code=1, message=f"out of memory: {type(error).__name__}: {error}")  # type: ignore[attr-defined]
 
     def _chooses_opening(self) -> bool:
         """Whether the app picks the node a run opens on (no node asked for): by the audit's
