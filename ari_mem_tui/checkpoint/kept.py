@@ -11,6 +11,7 @@ one is said once.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +37,7 @@ class KeptBeside:
         from ari_mem_tui.checkpoint import index  # noqa: PLC0415 - only where a run is opened
 
         folder = index.index_dir(Path(path))
-        if folder is None or (only_if_kept and not (folder / cls.FILE).exists()):
+        if folder is None or (only_if_kept and not os.path.exists(folder / cls.FILE)):
             return None
         return cls(path, index.run_key(Path(path), None))
 

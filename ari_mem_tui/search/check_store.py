@@ -18,6 +18,7 @@ or foreign file is a miss (the run is checked again), and a damaged one is said 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import msgspec
@@ -80,7 +81,7 @@ class CheckStore(KeptBeside):
         summary shows the last one kept: run_summary.py), else None; nothing is hashed when
         none is kept."""
         where = self._file()
-        if where is None or not where.exists():
+        if where is None or not os.path.exists(where):  # (False, not raised, when unreadable)
             return None
         body = self.read(self.key(ckpt.run_id, source_key()), prefix=True)
         try:
