@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -31,11 +32,23 @@ values = st.recursive(
 @given(values, st.integers(min_value=0, max_value=3))
 def test_the_same_text_as_json_dumps(value, level) -> None:
     """json.dumps's text, but NaN and ±Infinity written `null` (JSON has no such numbers)."""
-    as_json = json.loads(json.dumps(value), parse_constant=lambda _word: None)
-    expected = json.dumps(as_json, indent=2, ensure_ascii=False)
+    expected = json.dumps(finite(value), indent=2, ensure_ascii=False)
     if level:  # as a value nested `level` deep: every line after the first indented more
         expected = expected.replace("\n", "\n" + "  " * level)
     assert indented(value, level) == expected
+
+
+def finite(value):
+    """`value` with each non-finite float (a value, not a key) as None. (Not json.loads of
+    json.dumps: that keeps one of two keys written alike, `{nan: 1, nan: 2}` or `{1: 1, "1":
+    2}`, where both writers write both.)"""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [finite(item) for item in value]
+    return value
 
 
 def test_what_json_cannot_encode_goes_through_default_as_in_json_dumps() -> None:
