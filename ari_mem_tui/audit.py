@@ -393,30 +393,32 @@ def _event_passages(state: _Pass, event: AccessEvent | EventView, reader: str) -
 
 
 def _call_passages(state: _Pass, call: TraceCall, reader: str) -> list[Passage]:
-    """What a traced call returned (its result line, decoded where it could be)."""
+    """What a traced call returned (its result line, decoded where it could be), by the
+    tool's shape: a search's rows, one node's inherited entries, a bulk read's rows per node."""
     result = call.result if isinstance(call.result, dict) else {}
-    out: list[Passage] = []
     if call.tool in SEARCH_TOOLS:
-        for row in result.get("results") or []:
-            if isinstance(row, dict):
-                node_id = str(row.get("node_id") or row.get("src_node_id") or "")
-                letta_id = str(row.get("entry_id") or "") or None
-                text = str(row.get("text") or "")
-                out.append(_passage(state, reader, node_id, letta_id, text))
-    elif call.tool in INHERIT_TOOLS:
+        return [_row_passage(state, reader, _row_node(row), row) for row in _result_rows(result)]
+    if call.tool in INHERIT_TOOLS:
+        # the entries carry no node: they are the one node the call named
         node_id = str((call.args or {}).get("node_id") or "")
-        for row in result.get("entries") or []:
-            if isinstance(row, dict):
-                out.append(_passage(state, reader, node_id, None, str(row.get("text") or "")))
-    elif call.tool in BULK_TOOLS:
+        return [
+            _passage(state, reader, node_id, None, str(row.get("text") or ""))
+            for row in _objects(result.get("entries"))
+        ]
+    if call.tool in BULK_TOOLS:
         by_node = result.get("by_node")
-        for node_id, rows in by_node.items() if isinstance(by_node, dict) else []:
-            for row in rows if isinstance(rows, list) else []:
-                if isinstance(row, dict):
-                    letta_id = str(row.get("entry_id") or "") or None
-                    text = str(row.get("text") or "")
-                    out.append(_passage(state, reader, str(node_id), letta_id, text))
-    return out
+        return [
+            _row_passage(state, reader, str(node_id), row)
+            for node_id, rows in (by_node.items() if isinstance(by_node, dict) else ())
+            for row in _objects(rows)
+        ]
+    return []
+
+
+def _row_passage(state: _Pass, reader: str, node_id: str, row: dict) -> Passage:
+    """One returned row of `node_id` as a passage: its passage id (if any) and its text."""
+    letta_id = str(row.get("entry_id") or "") or None
+    return _passage(state, reader, node_id, letta_id, str(row.get("text") or ""))
 
 
 def _audit_call(state: _Pass, node_id: str, call: TraceCall) -> None:
@@ -454,8 +456,12 @@ def _call_targets(call: TraceCall) -> list[str] | None:
 
 def _result_rows(result: Any) -> list[dict]:
     """The rows of a decoded search_memory result ({"results": [{node_id, ...}]})."""
-    rows = result.get("results") if isinstance(result, dict) else None
-    return [r for r in rows if isinstance(r, dict)] if isinstance(rows, list) else []
+    return _objects(result.get("results") if isinstance(result, dict) else None)
+
+
+def _objects(value: Any) -> list[dict]:
+    """The objects of a decoded JSON list; none when it is not a list (a hostile line's)."""
+    return [r for r in value if isinstance(r, dict)] if isinstance(value, list) else []
 
 
 def _row_node(row: dict) -> str:

@@ -841,27 +841,22 @@ class EntryUsage:
                     self.add(entry, "llm", node_id, call.tool == "search_memory")
 
     def _trace_entries(self, call: Any, by_letta: Mapping[str, EntryView]) -> list[EntryView]:
-        result = call.result
-        if isinstance(result, dict) and isinstance(result.get("result"), str):
-            try:
-                inner = loads_record(result["result"])
-            except (ValueError, RecursionError):
-                inner = None
-            result = inner if isinstance(inner, dict) else result
-        if not isinstance(result, dict):
+        """The entries a traced search_memory or get_node_memory call returned."""
+        result = _call_payload(call)
+        if result is None:
             return []
-        found: list[EntryView] = []
         if call.tool == "search_memory":
-            for row in result.get("results") or []:
-                if isinstance(row, dict) and row.get("entry_id"):
-                    entry = by_letta.get(str(row["entry_id"]))
-                    if entry is not None and entry.kind == "node_scope":
-                        found.append(entry)
-            return found
+            return _searched_entries(result, by_letta)
+        return self._inherited_entries(call, result)
+
+    def _inherited_entries(self, call: Any, result: dict) -> list[EntryView]:
+        """The entries of the node a get_node_memory call named that its result holds: its
+        rows carry no entry id, so each is matched on (ts, text) among that node's entries."""
         target = (call.args or {}).get("node_id")
         if not isinstance(target, str):
             return []
         own = {(e.ts, e.text): e for e in self.ckpt.entries_by_node.get(target, [])}
+        found: list[EntryView] = []
         for row in result.get("entries") or []:
             if isinstance(row, dict):
                 entry = own.get((row.get("ts"), row.get("text")))
@@ -965,6 +960,30 @@ def _tally(
         int(np.count_nonzero(eligible)),
         int(np.count_nonzero(tool)),
     )
+
+
+def _call_payload(call: Any) -> dict | None:
+    """A traced call's decoded result, unwrapped where it holds its payload as a JSON string
+    under "result"; None when it is not an object."""
+    result = call.result
+    if isinstance(result, dict) and isinstance(result.get("result"), str):
+        try:
+            inner = loads_record(result["result"])
+        except (ValueError, RecursionError):
+            inner = None
+        result = inner if isinstance(inner, dict) else result
+    return result if isinstance(result, dict) else None
+
+
+def _searched_entries(result: dict, by_letta: Mapping[str, EntryView]) -> list[EntryView]:
+    """The node-scope entries a search_memory result's rows name by passage id."""
+    found: list[EntryView] = []
+    for row in result.get("results") or []:
+        if isinstance(row, dict) and row.get("entry_id"):
+            entry = by_letta.get(str(row["entry_id"]))
+            if entry is not None and entry.kind == "node_scope":
+                found.append(entry)
+    return found
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:

@@ -37,7 +37,13 @@ from ari_mem_tui.search.run_model import (
     handle_defaults,
     plan_endpoint,
 )
-from ari_mem_tui.search.run_ranker import LettaAsOfPool, RunModelRanker, make_run_ranker, micros
+from ari_mem_tui.search.run_ranker import (
+    MAX_SEND_CHARS,
+    LettaAsOfPool,
+    RunModelRanker,
+    make_run_ranker,
+    micros,
+)
 from ari_mem_tui.search.vector_cache import endpoint_dims, endpoint_folder
 
 KEY = "sk-test-SECRET-0123456789"
@@ -429,6 +435,23 @@ def test_a_blank_query_finds_nothing_as_letta_s_search_does(tmp_path):
         ranking = ranker.rank("   ", top_k=5)
         assert ranking.window == [] and "blank query" in ranking.note
         assert len(fake.requests) == before  # not even embedded
+
+
+def test_a_text_longer_than_letta_inserts_is_never_sent_said_and_ranked_last(tmp_path):
+    """GIVEN an entry longer than MAX_SEND_CHARS (Letta refuses to insert it) THEN its text
+    is not sent, the ranking's note says how many were left out, and it ranks last."""
+    ckpt = run_ckpt()
+    huge = make_entry(len(ckpt.entries), "node_root", "kernel " * (MAX_SEND_CHARS // 7 + 1))
+    ckpt.entries = [*ckpt.entries, huge]
+    ckpt.reindex()
+    with fake_embeddings() as fake:
+        ranker = ranker_over(ckpt, fake, tmp_path)
+        assert not any(t.startswith("kernel kernel") for t in fake.texts())
+        ranking = ranker.rank("kernel", top_k=len(ckpt.entries))
+        assert ranking.window[-1].id == huge.id
+        assert ranking.window[0].id != huge.id
+        note = f"not sent: 1 text longer than {MAX_SEND_CHARS:,} characters"
+        assert note in ranking.note
 
 
 def test_equal_distances_keep_pool_order_and_a_zero_vector_ranks_last(tmp_path):

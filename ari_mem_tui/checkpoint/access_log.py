@@ -105,36 +105,27 @@ def _limit(value: Any, notes: list[str]) -> int | None:
     return number
 
 
+def _metadata(value: Any, notes: list[str]) -> dict[str, Any] | None:
+    if value is not None and type(value) is not dict:
+        notes.append(f"metadata is a {type(value).__name__}; ignored")
+        return None
+    return value
+
+
 def _checked_fields(obj: dict[str, Any], ts: float, op: str, notes: list[str]) -> dict[str, Any]:
-    """AccessEvent fields of a decoded line; the common well-typed case costs one check each."""
+    """AccessEvent fields of a decoded line the typed reader did not take: each field as it
+    is when it has its type, else what its checker keeps of it, with a note saying so."""
     get = obj.get
-    node_id, collection = get("node_id"), get("collection")
-    entry_id, preview, query = get("entry_id"), get("text_preview"), get("query")
-    metadata, ancestors = get("metadata"), get("ancestor_ids")
-    limit, results = get("limit"), get("results")
-    if type(node_id) is not str:
-        node_id = _opt_str(node_id, "node_id", notes) or ""
-    if type(collection) is not str:
-        collection = _opt_str(collection, "collection", notes) or ""
-    if entry_id is not None and type(entry_id) is not str:
-        entry_id = _opt_str(entry_id, "entry_id", notes)
-    if preview is not None and type(preview) is not str:
-        preview = _opt_str(preview, "text_preview", notes)
-    if query is not None and type(query) is not str:
-        query = _opt_str(query, "query", notes)
-    if metadata is not None and type(metadata) is not dict:
-        notes.append(f"metadata is a {type(metadata).__name__}; ignored")
-        metadata = None
-    if ancestors is not None and not (
-        type(ancestors) is list and all(type(item) is str for item in ancestors)
-    ):
-        ancestors = _ancestors(ancestors, notes)
-    if limit is not None and type(limit) is not int:
-        limit = _limit(limit, notes)
-    if results is None or not (
-        type(results) is list and all(type(item) is dict for item in results)
-    ):
-        results = _results(results, notes)
+    # checked in this order so that the notes read in the order of the line's fields
+    node_id = _opt_str(get("node_id"), "node_id", notes) or ""
+    collection = _opt_str(get("collection"), "collection", notes) or ""
+    entry_id = _opt_str(get("entry_id"), "entry_id", notes)
+    preview = _opt_str(get("text_preview"), "text_preview", notes)
+    query = _opt_str(get("query"), "query", notes)
+    metadata = _metadata(get("metadata"), notes)
+    ancestors = _ancestors(get("ancestor_ids"), notes)
+    limit = _limit(get("limit"), notes)
+    results = _results(get("results"), notes)
     return {
         "ts": ts,
         "node_id": node_id,

@@ -231,18 +231,7 @@ class Attributor:
         ]
         if math.prod(len(o) for o in options) > ASSIGNMENTS_TRIED:
             return self._assign_greedy(events, order, positions)
-        best: list[dict[str, int]] = []
-        best_key: tuple[int, int] | None = None
-        for choice in product(*options):
-            taken = [p for p in choice if p is not None]
-            if len(taken) != len(set(taken)):
-                continue
-            key = (-len(taken), sum(taken))
-            if best_key is None or key < best_key:
-                best, best_key = [], key
-            if key == best_key:
-                best.append({n: p for n, p in zip(order, choice, strict=True) if p is not None})
-        return best[0], len(best) > 1
+        return _best_assignment(order, options)
 
     def _assign_greedy(
         self, events: Events, order: list[str], positions: list[int]
@@ -419,6 +408,27 @@ class Attributor:
             and self.bfts_end is not None
             and event.ts > self.bfts_end
         )
+
+
+def _best_assignment(
+    order: list[str], options: list[list[int | None]]
+) -> tuple[dict[str, int], bool]:
+    """Every assignment of each node (`order`) to one of its possible searches (`options`,
+    None: no search), each search to one node at most, tried: the one that places the most
+    nodes on the earliest searches, and whether another places them as well (the first found,
+    elder nodes first, is taken then)."""
+    best: list[dict[str, int]] = []
+    best_key: tuple[int, int] | None = None
+    for choice in product(*options):
+        taken = [p for p in choice if p is not None]
+        if len(taken) != len(set(taken)):
+            continue
+        key = (-len(taken), sum(taken))
+        if best_key is None or key < best_key:
+            best, best_key = [], key
+        if key == best_key:
+            best.append({n: p for n, p in zip(order, choice, strict=True) if p is not None})
+    return best[0], len(best) > 1
 
 
 def attribute_reads(

@@ -436,22 +436,35 @@ def _typed_records(batch: list[bytes]) -> tuple[Any, ...] | None:
     metas = list(map(bytes, raws))
     steps: Any = (None,) * len(metas)
     if metas.count(_EMPTY_META) != len(metas):
-        if not shallow_objects(metas):
+        keyed = _metadata_keys(kinds, owners, metas)
+        if keyed is None:
             return None
-        try:
-            keys = list(map(_DECODE_META, metas))  # ({} gives no step and no owner)
-        except (msgspec.DecodeError, RecursionError):
-            return None
-        steps = [key.step for key in keys]
-        if "react_step" in kinds:  # a react record's owner is its metadata's node_id
-            owners = [
-                owner if kind != "react_step" or meta == _EMPTY_META
-                else key.node_id if type(key.node_id) is str else ""
-                for kind, owner, meta, key in zip(kinds, owners, metas, keys)
-            ]  # fmt: skip
+        steps, owners = keyed
     if "" in owners and any(not o and k == "node_scope" for k, o in zip(kinds, owners)):
         return None
     return [KIND_CODE[kind] for kind in kinds], owners, texts, metas, stamps, steps
+
+
+def _metadata_keys(
+    kinds: list[str], owners: list[str], metas: list[bytes]
+) -> tuple[list[Any], list[str]] | None:
+    """What a batch's metadata says, decoded in one C loop: each record's step, and the owners
+    (a react record's is its metadata's node_id); None when any metadata is not a plain object
+    (the batch then takes the line-by-line reader)."""
+    if not shallow_objects(metas):
+        return None
+    try:
+        keys = list(map(_DECODE_META, metas))  # ({} gives no step and no owner)
+    except (msgspec.DecodeError, RecursionError):
+        return None
+    steps = [key.step for key in keys]
+    if "react_step" in kinds:
+        owners = [
+            owner if kind != "react_step" or meta == _EMPTY_META
+            else key.node_id if type(key.node_id) is str else ""
+            for kind, owner, meta, key in zip(kinds, owners, metas, keys)
+        ]  # fmt: skip
+    return steps, owners
 
 
 def read_backup(

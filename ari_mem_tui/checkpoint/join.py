@@ -23,7 +23,7 @@ from itertools import repeat
 from typing import Any
 
 from ari_mem_tui.checkpoint.values import as_int
-from ari_mem_tui.model import Events, Problem
+from ari_mem_tui.model import Events, Problem, StringTable
 from ari_mem_tui.model.columns import KIND_CODE, NONE, PREFIX_CHARS, EntryBuilder, json_value
 
 PREVIEW_CHARS = PREFIX_CHARS  # ARI_MEMORY_ACCESS_PREVIEW_CHARS default
@@ -291,10 +291,9 @@ def join_writes(
     same_meta = bytearray(len(events))
     unmatched: dict[int, list[int]] = {}
     odd: Counter = Counter()
-    coll, node, ts, eid = events.coll, events.node, events.ts, events.eid
+    coll, ts, eid = events.coll, events.ts, events.eid
     hashes, chars = events.preview_hash, events.preview_chars
-    kinds = {strings.find(name): KIND_CODE[name] for name in KINDS}
-    kinds.pop(NONE, None)
+    kinds = _kind_codes(strings)
     quick = _quick_claim(index)
     read_off = _read_off_claim(index, events)
     for event in events.rows_of_op("write"):
@@ -309,11 +308,7 @@ def join_writes(
             joined[event] = row
             continue
         meta = _event_meta(events, event)
-        if kind == 1:  # react: the owner is in the metadata
-            value = _decode(meta) if isinstance(meta, bytes) else meta
-            owner = strings.code(owner_of("react_step", "", value))
-        else:
-            owner = node[event]
+        owner = _owner(events, event, kind, meta)
         raw = events.preview_raw(event)
         data = b"" if raw is None else bytes(raw)
         row = quick(kind, owner, ts[event], data, hashes[event], meta)
@@ -331,6 +326,32 @@ def join_writes(
                 same_meta[event] = isinstance(meta, bytes) and meta == rows.meta_bytes(row)
         joined[event] = row
     events.preview_hash = events.preview_chars = None
+    _unjoined_problems(strings, unmatched, odd, problems)
+    return same_meta
+
+
+def _kind_codes(strings: StringTable) -> dict[int, int]:
+    """The entry kind (KIND_CODE) of each collection name's string code, for the names the
+    log holds: a write to any other collection joins nothing."""
+    kinds = {strings.find(name): KIND_CODE[name] for name in KINDS}
+    kinds.pop(NONE, None)
+    return kinds
+
+
+def _owner(events: Events, event: int, kind: int, meta: Any) -> int:
+    """The string code of the node a write's entry belongs to: the writer's, but a ReAct
+    step's owner is named in its metadata."""
+    if kind != 1:
+        return events.node[event]
+    value = _decode(meta) if isinstance(meta, bytes) else meta
+    return events.strings.code(owner_of("react_step", "", value))
+
+
+def _unjoined_problems(
+    strings: StringTable, unmatched: dict[int, list[int]], odd: Counter, problems: list[Problem]
+) -> None:
+    """A problem per log file for its write events without a memory record (their lines, the
+    first five), and for those to a collection that is not memory's."""
     for source, lines in unmatched.items():
         shown = ", ".join(str(n) for n in lines[:5]) + (" …" if len(lines) > 5 else "")
         problems.append(
@@ -351,7 +372,6 @@ def join_writes(
                 why="unknown collection",
             )
         )
-    return same_meta
 
 
 def _entry_from_event(

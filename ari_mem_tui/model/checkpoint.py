@@ -411,23 +411,33 @@ class _Table:
         return obj.__dict__["_" + self.name]
 
     def __set__(self, obj: Checkpoint, value: Any) -> None:
-        entries = self.name == "entries"
-        other = obj.__dict__.get("_access_events" if entries else "_entries")
-        if isinstance(value, (Entries, Events)):
-            if value.strings is not obj.strings:
-                if other is None or not len(other):
-                    obj.__dict__["_strings"] = value.strings  # adopt it: nothing else uses ours
-                    if other is not None:
-                        other = (
-                            Events.empty(value.strings) if entries else Entries.empty(value.strings)
-                        )
-                        obj.__dict__["_access_events" if entries else "_entries"] = other
-                else:
-                    value = (recode_entries if entries else recode_events)(value, obj.strings)  # type: ignore[arg-type]
-        else:
-            value = (Entries if entries else Events).from_records(value, obj.strings)
+        value = self._coded(obj, value)
         old = obj.__dict__.get("_entries")
         obj.__dict__["_" + self.name] = value
+        self._link(obj, value, old)
+
+    def _coded(self, obj: Checkpoint, value: Any) -> Any:
+        """`value` as a table coded in the run's string table: records made into columns; a
+        table of another string table keeps its own, which the run adopts, while the run's
+        other table is empty (nothing else uses the run's), else is coded into the run's."""
+        entries = self.name == "entries"
+        if not isinstance(value, (Entries, Events)):
+            return (Entries if entries else Events).from_records(value, obj.strings)
+        if value.strings is obj.strings:
+            return value
+        other_name = "_access_events" if entries else "_entries"
+        other = obj.__dict__.get(other_name)
+        if other is not None and len(other):
+            return (recode_entries if entries else recode_events)(value, obj.strings)  # type: ignore[arg-type]
+        obj.__dict__["_strings"] = value.strings  # adopt it: nothing else uses ours
+        if other is not None:  # the other table, empty, coded in the adopted one too
+            empty = Events.empty if entries else Entries.empty
+            obj.__dict__[other_name] = empty(value.strings)
+        return value
+
+    def _link(self, obj: Checkpoint, value: Any, old: Any) -> None:
+        """The events joined to the run's entries as they are now (`old`: the entries before)."""
+        entries = self.name == "entries"
         events = value if not entries else obj.__dict__.get("_access_events")
         if events is None:
             return

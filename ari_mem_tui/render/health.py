@@ -145,23 +145,9 @@ def render_health(console: Console, h: Health) -> None:
     title = f"Memory health of {clean(h.run_id or '?', False)}"
     console.print(Text(title, style="bold underline"))
     console.print(headline(h))
-    depths, title = h.by_depth, "By depth (means over searched nodes)"
-    if len(depths) > SHOWN_DEPTHS:
-        depths = by_depth_ranges([r for r in h.nodes if r.searched], SHOWN_DEPTHS)
-        title += f", {len(h.by_depth):,} depths in {len(depths)} ranges (each depth: --json)"
-    console.print(titled_table(title, DEPTH_COLUMNS, [depth_cells(b) for b in depths]))
+    console.print(depth_table(h))
     if h.over_time:
-        starved = [starved_share(b) for b in h.over_time]
-        crowd = [b.mean_share_other + b.mean_share_react for b in h.over_time]
-        console.print(
-            Text(
-                "Over time (slices of start time, "
-                f"{time_label(h.over_time[0])} → {time_label(h.over_time[-1])}):",
-                "bold",
-            )
-        )
-        console.print(Text(f"  starved share   {spark(starved, 1.0)}  max {pct(max(starved))}"))
-        console.print(Text(f"  window crowded  {spark(crowd, 1.0)}  max {pct(max(crowd))}"))
+        print_over_time(console, h.over_time)
     worst = worst_nodes(h)
     if worst:
         console.print(
@@ -171,56 +157,88 @@ def render_health(console: Console, h: Health) -> None:
                 [node_cells(r) for r in worst],
             )
         )
-    e = h.entries
-    text_width = max(12, console.width - 72)
-    if h.complete:
-        console.print(
-            Text(
-                f"Entries: {e.total} node-scope, {e.by_descendants} retrieved by a descendant, "
-                f"{e.never_by_descendant} never retrieved by any descendant, "
-                f"{e.never_searched} never returned by a descendant's search, "
-                f"{e.leaf_entries} of nodes without descendants",
-                style="bold",
-            )
-        )
-        reads = ", ".join(f"{k} {v}" for k, v in sorted(e.reads.items()))
-        console.print(Text(f"  retrievals: {reads or 'none'}", style="dim"))
-        console.print(
-            Text("  readers↓ = distinct descendants of the entry's node that read it", style="dim")
-        )
-        if e.unresolved or e.bulk_reads or e.from_trace_log:
-            console.print(
-                Text(
-                    f"  {plural(e.unresolved, 'result row')} not in the loaded memory, "
-                    f"{plural(e.bulk_reads, 'bulk row')} without entry ids, "
-                    f"{plural(e.from_trace_log, 'read')} from trace_log only",
-                    style="dim",
-                )
-            )
-        if h.top_entries:
-            console.print(
-                titled_table(
-                    "Most retrieved entries"
-                    + (
-                        f" (first {SHOWN_ENTRIES} of {len(h.top_entries):,}; all: --json)"
-                        if len(h.top_entries) > SHOWN_ENTRIES
-                        else ""
-                    ),
-                    ENTRY_COLUMNS,
-                    [entry_cells(u, text_width) for u in h.top_entries[:SHOWN_ENTRIES]],
-                )
-            )
-        if h.never_retrieved:
-            console.print(
-                titled_table(
-                    f"Never retrieved by a descendant (first {SHOWN_ENTRIES} of "
-                    f"{e.never_by_descendant}; all: --json --all-entries)",
-                    ENTRY_COLUMNS,
-                    [entry_cells(u, text_width) for u in h.never_retrieved[:SHOWN_ENTRIES]],
-                )
-            )
+    if h.complete:  # an interrupted pass counted no retrievals (a note says so)
+        print_entries(console, h)
     for note in h.notes:
         console.print(Text(f"note: {clean(note, False)}", style="dim"))
+
+
+def depth_table(h: Health) -> CliTable:
+    """The table by depth: one row per depth, or, past SHOWN_DEPTHS depths, per range of
+    depths (a 20,000-deep chain would print 20,000 rows; --json keeps every depth)."""
+    depths, title = h.by_depth, "By depth (means over searched nodes)"
+    if len(depths) > SHOWN_DEPTHS:
+        depths = by_depth_ranges([r for r in h.nodes if r.searched], SHOWN_DEPTHS)
+        title += f", {len(h.by_depth):,} depths in {len(depths)} ranges (each depth: --json)"
+    return titled_table(title, DEPTH_COLUMNS, [depth_cells(b) for b in depths])
+
+
+def print_over_time(console: Console, over_time: list[Bucket]) -> None:
+    """The starved share and how crowded the window was, over slices of start time."""
+    starved = [starved_share(b) for b in over_time]
+    crowd = [b.mean_share_other + b.mean_share_react for b in over_time]
+    console.print(
+        Text(
+            "Over time (slices of start time, "
+            f"{time_label(over_time[0])} → {time_label(over_time[-1])}):",
+            "bold",
+        )
+    )
+    console.print(Text(f"  starved share   {spark(starved, 1.0)}  max {pct(max(starved))}"))
+    console.print(Text(f"  window crowded  {spark(crowd, 1.0)}  max {pct(max(crowd))}"))
+
+
+def print_entries(console: Console, h: Health) -> None:
+    """How the run's entries were retrieved: the counts, what could not be counted, and the
+    most retrieved and never retrieved entries (the first SHOWN_ENTRIES of each)."""
+    e = h.entries
+    console.print(
+        Text(
+            f"Entries: {e.total} node-scope, {e.by_descendants} retrieved by a descendant, "
+            f"{e.never_by_descendant} never retrieved by any descendant, "
+            f"{e.never_searched} never returned by a descendant's search, "
+            f"{e.leaf_entries} of nodes without descendants",
+            style="bold",
+        )
+    )
+    reads = ", ".join(f"{k} {v}" for k, v in sorted(e.reads.items()))
+    console.print(Text(f"  retrievals: {reads or 'none'}", style="dim"))
+    console.print(
+        Text("  readers↓ = distinct descendants of the entry's node that read it", style="dim")
+    )
+    if e.unresolved or e.bulk_reads or e.from_trace_log:
+        console.print(
+            Text(
+                f"  {plural(e.unresolved, 'result row')} not in the loaded memory, "
+                f"{plural(e.bulk_reads, 'bulk row')} without entry ids, "
+                f"{plural(e.from_trace_log, 'read')} from trace_log only",
+                style="dim",
+            )
+        )
+    text_width = max(12, console.width - 72)  # the other columns stay whole
+    if h.top_entries:
+        more = len(h.top_entries) > SHOWN_ENTRIES
+        console.print(
+            titled_table(
+                "Most retrieved entries"
+                + (
+                    f" (first {SHOWN_ENTRIES} of {len(h.top_entries):,}; all: --json)"
+                    if more
+                    else ""
+                ),
+                ENTRY_COLUMNS,
+                [entry_cells(u, text_width) for u in h.top_entries[:SHOWN_ENTRIES]],
+            )
+        )
+    if h.never_retrieved:
+        console.print(
+            titled_table(
+                f"Never retrieved by a descendant (first {SHOWN_ENTRIES} of "
+                f"{e.never_by_descendant}; all: --json --all-entries)",
+                ENTRY_COLUMNS,
+                [entry_cells(u, text_width) for u in h.never_retrieved[:SHOWN_ENTRIES]],
+            )
+        )
 
 
 def health_json(h: Health) -> dict[str, Any]:

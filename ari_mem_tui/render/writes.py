@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.text import Text
 
 from ari_mem_tui.model import Checkpoint, CowWrite
-from ari_mem_tui.render.table import TableView, cli_table, csv_text
+from ari_mem_tui.render.table import Row, TableView, cli_table, csv_text
 from ari_mem_tui.render.text import fmt_ts, preview, short_id
 from ari_mem_tui.render.words import plural
 
@@ -98,6 +98,17 @@ def render_writes(
     terminal of WIDE_FROM columns, the tool, the reason and the source too), the text cut to the
     width (`writes --json` or `--csv` have every field whole)."""
     rows = view.apply(WRITE_COLUMNS, write_rows(writes))
+    title = _title(node_id, writes, view.words(len(rows), len(writes)))
+    wide = console.width >= WIDE_FROM
+    shown = [
+        c for c in WRITE_COLUMNS if (wide or c not in WRITE_WIDE) and not (node_id and c == "by")
+    ]
+    console.print(cli_table(title, shown, _cells(rows, shown), flexible="text"))
+
+
+def _title(node_id: str | None, writes: list[CowWrite], words: str) -> Text:
+    """Whose log it is, how many writes and how many rejected, then what the filter and the
+    order show of them (`words`, empty when neither is set)."""
     scope = f"node {short_id(node_id)}" if node_id else "whole run"
     rejected = sum(1 for w in writes if not w.accepted)
     title = Text.assemble(
@@ -105,15 +116,16 @@ def render_writes(
         f"({scope}): {plural(len(writes), 'write')}, ",
         (f"{rejected} rejected", "bold red" if rejected else "green"),
     )
-    words = view.words(len(rows), len(writes))
     if words:
         title.append(f" · {words}", style="bold")
-    wide = console.width >= WIDE_FROM
-    shown = [
-        c for c in WRITE_COLUMNS if (wide or c not in WRITE_WIDE) and not (node_id and c == "by")
-    ]
+    return title
+
+
+def _cells(rows: list[Row], shown: list[str]) -> list[list[Any]]:
+    """The `shown` columns' cells of each row, "–" where a cell is empty, the text on one
+    line (the table cuts it to the terminal's width)."""
     keep = [WRITE_COLUMNS.index(c) for c in shown]
-    cells = [[cells[i] if cells[i] is not None else "–" for i in keep] for _, cells in rows]
-    for line in cells:  # one line each: the table cuts the text to the terminal's width
+    cells = [[row[i] if row[i] is not None else "–" for i in keep] for _, row in rows]
+    for line in cells:
         line[-1] = preview(line[-1], 200)
-    console.print(cli_table(title, shown, cells, flexible="text"))
+    return cells

@@ -127,38 +127,16 @@ def replay(
     missed list is shown). Their order is exact either way.
     """
     node = ckpt.nodes[ckpt.resolve_node(node_id)]
-    if query is None:
-        query_source = query_source_name(query_from)
-        query, query_field = node_query(ckpt, node, query_source)
-    else:
-        query_source, query_field = "custom", ""
+    query, query_source, query_field = _query(ckpt, node, query, query_from)
     top_k = top_k_for(limit)
     notes: list[str] = []
     started, started_how = start_time(ckpt, node)
     before = started if as_of else None
-    if not as_of:
-        as_of_source = "now"
-    elif before is None:
-        as_of_source = "now: start unknown"
-        notes.append("as-of requested but the node's start time is unknown: whole pool ranked")
-    else:
-        as_of_source = started_how
+    as_of_source = _as_of_source(as_of, before, started_how, notes)
     scope = set(node.ancestor_ids)
     ckpt_hash = checkpoint_hash(ckpt)
-
-    if not scope:
-        # ARI returns [] before calling the server: nothing ranked, nothing logged (§5.1)
-        ranking = None
-        hits: list[Hit] = []
-        notes.append("empty ancestor_ids (a root): ARI returns no results without searching")
-    else:
-        ranking = ranker.rank(query, top_k, before_ts=before)
-        hits = post_filter(ranking.window, scope, ckpt_hash, limit, ranking.scores)
-        if ranking.note:
-            notes.append(ranking.note)
+    ranking, hits = _search(ranker, query, top_k, before, scope, ckpt_hash, limit, notes)
     windowless = ranking is not None and ranking.windowless
-    if getattr(ranker, "backend_note", ""):
-        notes.append(ranker.backend_note)
 
     eligible = eligible_entries(ckpt, node.ancestor_ids, ckpt_hash, before)
     if windowless:  # the backend's answer IS the pre-filtered one: nothing beyond a window
@@ -179,13 +157,7 @@ def replay(
         run_backend(ckpt).name,
     )
     if recorded is not None and compared:
-        same_scores = windowless and recorded.backend == "in_memory"
-        recorded.differences = mark_differences(hits, recorded.hits, same_scores)
-        if before is None and recorded.differences:
-            notes.append(
-                "today's pool was ranked: entries written after the node started take window "
-                "ranks, so ranks and scores can differ from the recording"
-            )
+        _mark_recorded(hits, recorded, windowless, before, notes)
     checked = (recorded, compared, embedder)
     _check_itself(ckpt, ranker, fidelity, checked, scope, before, limit)
     result = Replay(
@@ -215,6 +187,77 @@ def replay(
     if with_tiers:
         result.tiers = build_tiers(ckpt, node, result, started)
     return result
+
+
+def _query(
+    ckpt: Checkpoint, node: Node, query: str | None, query_from: str
+) -> tuple[str, str, str]:
+    """The query searched with, where it came from (a query source, or "custom" for one the
+    caller gave) and the node's field it was read from ("" for a custom one)."""
+    if query is not None:
+        return query, "custom", ""
+    query_source = query_source_name(query_from)
+    text, query_field = node_query(ckpt, node, query_source)
+    return text, query_source, query_field
+
+
+def _as_of_source(as_of: bool, before: float | None, started_how: str, notes: list[str]) -> str:
+    """Which pool was ranked, as the replay labels it: today's ("now"), or the pool at the
+    node's start and how that start was known; a note when the start was asked for but is
+    unknown (today's pool is ranked then)."""
+    if not as_of:
+        return "now"
+    if before is None:
+        notes.append("as-of requested but the node's start time is unknown: whole pool ranked")
+        return "now: start unknown"
+    return started_how
+
+
+def _search(
+    ranker: Ranker,
+    query: str,
+    top_k: int,
+    before: float | None,
+    scope: set[str],
+    ckpt_hash: str | None,
+    limit: int,
+    notes: list[str],
+) -> tuple[Ranking | None, list[Hit]]:
+    """ARI's search as the node ran it: the ranking of the pool (None for a root, which ARI
+    does not search) and the hits its post-filter keeps, with the ranker's notes."""
+    ranking: Ranking | None = None
+    hits: list[Hit] = []
+    if not scope:
+        # ARI returns [] before calling the server: nothing ranked, nothing logged (§5.1)
+        notes.append("empty ancestor_ids (a root): ARI returns no results without searching")
+    else:
+        ranking = ranker.rank(query, top_k, before_ts=before)
+        hits = post_filter(ranking.window, scope, ckpt_hash, limit, ranking.scores)
+        if ranking.note:
+            notes.append(ranking.note)
+    if getattr(ranker, "backend_note", ""):
+        notes.append(ranker.backend_note)
+    return ranking, hits
+
+
+def _mark_recorded(
+    hits: list[Hit],
+    recorded: RecordedSearch,
+    windowless: bool,
+    before: float | None,
+    notes: list[str],
+) -> None:
+    """Mark on `recorded` where the replayed hits differ from it (its search had the same
+    query), and note when today's pool, not the node's, explains differences."""
+    # both sides scored by ARI's in-memory rule (a windowless replay, an in-memory recording):
+    # their scores compare as they are, unknown ones included
+    same_scores = windowless and recorded.backend == "in_memory"
+    recorded.differences = mark_differences(hits, recorded.hits, same_scores)
+    if before is None and recorded.differences:
+        notes.append(
+            "today's pool was ranked: entries written after the node started take window "
+            "ranks, so ranks and scores can differ from the recording"
+        )
 
 
 def eligible_entries(
@@ -250,19 +293,11 @@ def _beyond_window(
         (in_window[e.id], e) for e in eligible if e.id in in_window
     ]
     ranked.sort(key=lambda pair: pair[0])  # every window row outranks every row outside it
+    # ranks of the rows outside cost a pass over the whole pool: only their order when asked
     lazy = not exact_ranks and ranking.order_fn is not None and bool(outside)
-    if lazy:
-        keys = ranking.order_fn([e.id for e in outside])
-        order = sorted(range(len(outside)), key=lambda i: (keys[i] is None, keys[i] or ()))
-        outside = [outside[i] for i in order]
-        ranks: list[int | None] = [None] * len(outside)
-        ranked += [(None, e) for e, i in zip(outside, order, strict=True) if keys[i] is not None]
-    else:
-        ranks = ranking.global_ranks([e.id for e in outside]) if outside else []
-        pairs = sorted(zip(outside, ranks, strict=True), key=lambda p: (p[1] is None, p[1] or 0))
-        outside = [p[0] for p in pairs]
-        ranks = [p[1] for p in pairs]
-        ranked += [(rank, e) for e, rank in pairs if rank is not None]
+    order_outside = _order_outside if lazy else _rank_outside
+    outside, ranks, beyond = order_outside(ranking, outside)
+    ranked += beyond
     missed = [
         Missed(entry_id=e.id, node_id=e.node_id, global_rank=rank, text=e.text)
         for e, rank in zip(outside, ranks, strict=True)
@@ -271,8 +306,36 @@ def _beyond_window(
         _hit(i + 1, -1 if rank is None else rank, rank_score(i), entry)
         for i, (rank, entry) in enumerate(ranked[:limit])
     ]
-    if not lazy:
-        return missed, exact, None
+    return missed, exact, _rank_resolver(ranking) if lazy else None
+
+
+_Outside = tuple[list[MemoryEntry], list[int | None], list[tuple[int | None, MemoryEntry]]]
+
+
+def _rank_outside(ranking: Ranking, outside: list[MemoryEntry]) -> _Outside:
+    """The eligible rows outside the window in global-rank order (unranked last), their global
+    ranks, and the ranked ones as (rank, entry) for the exact scope."""
+    ranks = ranking.global_ranks([e.id for e in outside]) if outside else []
+    pairs = sorted(zip(outside, ranks, strict=True), key=lambda p: (p[1] is None, p[1] or 0))
+    beyond = [(rank, e) for e, rank in pairs if rank is not None]
+    return [p[0] for p in pairs], [p[1] for p in pairs], beyond
+
+
+def _order_outside(ranking: Ranking, outside: list[MemoryEntry]) -> _Outside:
+    """As `_rank_outside`, from the ranking's order keys alone: the same order, every global
+    rank unknown (None) until `_rank_resolver`'s resolve fills them in."""
+    assert ranking.order_fn is not None
+    keys = ranking.order_fn([e.id for e in outside])
+    order = sorted(range(len(outside)), key=lambda i: (keys[i] is None, keys[i] or ()))
+    beyond: list[tuple[int | None, MemoryEntry]] = [
+        (None, outside[i]) for i in order if keys[i] is not None
+    ]
+    return [outside[i] for i in order], [None] * len(outside), beyond
+
+
+def _rank_resolver(ranking: Ranking) -> Callable[[Replay], None]:
+    """What fills in a replay's deferred global ranks (its missed entries', its exact scope's
+    beyond the window), in one pass of `ranking` over the pool."""
 
     def resolve(result: Replay) -> None:
         wanted = [m.entry_id for m in result.missed]
@@ -284,7 +347,7 @@ def _beyond_window(
             if hit.global_rank < 0 and found.get(hit.entry_id) is not None:
                 hit.global_rank = found[hit.entry_id]
 
-    return missed, exact, resolve
+    return resolve
 
 
 def _pool_stats(

@@ -152,6 +152,23 @@ def plan_endpoint(
     """
     env = os.environ if env is None else env
     handle = canonical_handle((agent.handle if agent else None) or handle)
+    url, model, dim, how = _chosen_endpoint(options, handle, agent)
+    if not url or not model:
+        raise EmbedSetupError(
+            "--embedder run: cannot tell the run's embedding endpoint"
+            + (f" for handle {handle}" if handle else " (settings.json names no handle)")
+            + ": give --embed-url URL and --embed-model NAME"
+        )
+    check_embed_url(url)
+    key_set = bool(_sendable_key(env))
+    return EndpointPlan(url=url, model=model, handle=handle, dim=dim, how=how, key_set=key_set)
+
+
+def _chosen_endpoint(
+    options: EmbedOptions, handle: str | None, agent: AgentEmbedding | None
+) -> tuple[str | None, str | None, int | None, str]:
+    """(endpoint, model, dim) and how they were chosen: the handle's defaults, over them the
+    live agent's config, over that the flags (another model's dimension is not known)."""
     url, model, dim = handle_defaults(handle)
     how = f"the run's handle {handle}" if handle else "no handle known"
     if agent is not None and agent.endpoint and agent.model:
@@ -165,18 +182,16 @@ def plan_endpoint(
     if options.url:
         url = options.url
         how = f"--embed-url; {how}"
-    if not url or not model:
-        raise EmbedSetupError(
-            "--embedder run: cannot tell the run's embedding endpoint"
-            + (f" for handle {handle}" if handle else " (settings.json names no handle)")
-            + ": give --embed-url URL and --embed-model NAME"
-        )
-    check_embed_url(url)
+    return url, model, dim, how
+
+
+def _sendable_key(env: dict[str, str]) -> str | None:
+    """The endpoint's API key (None: none set); an error, before any call, for one an HTTP
+    header cannot carry."""
     key = api_key(env)
-    if key and not key.isascii():  # an HTTP header cannot carry it: say so before any call
+    if key and not key.isascii():
         raise EmbedSetupError(
             f"the API key in ${KEY_ENV} cannot be sent: it holds characters other than ASCII,"
             " which an HTTP header cannot carry"
         )
-    key_set = bool(key)
-    return EndpointPlan(url=url, model=model, handle=handle, dim=dim, how=how, key_set=key_set)
+    return key

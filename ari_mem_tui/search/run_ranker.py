@@ -271,13 +271,32 @@ class RunModelRanker:
             wanted.setdefault(text_key(query), None)
             text_of.setdefault(text_key(query), query)
         found = self._cached(list(wanted))
-        long = [k for k in wanted if k not in found and len(text_of[k]) > MAX_SEND_CHARS]
-        missing = [k for k in wanted if k not in found and len(text_of[k]) <= MAX_SEND_CHARS]
+        missing = self._sendable([k for k in wanted if k not in found], text_of)
+        self._embed(missing, text_of, found, progress)
+        self._keep(distinct, found)
+        self._progress.update(len(missing))
+
+    def _sendable(self, keys: list[str], text_of: dict[str, str]) -> list[str]:
+        """The keys whose texts may be sent to the endpoint, and a note for those too long to
+        send (Letta refuses to insert them: they are never embedded and rank last)."""
+        long = [k for k in keys if len(text_of[k]) > MAX_SEND_CHARS]
         if long:
             self.notes.append(
                 f"not sent: {plural(len(long), 'text')} longer than {MAX_SEND_CHARS:,} characters"
                 " (Letta refuses such inserts): they rank last"
             )
+        return [k for k in keys if len(text_of[k]) <= MAX_SEND_CHARS]
+
+    def _embed(
+        self,
+        missing: list[str],
+        text_of: dict[str, str],
+        found: dict[str, np.ndarray],
+        progress: ProgressFn | None,
+    ) -> None:
+        """The endpoint's vectors of the `missing` texts into `found` and the cache, SEGMENT
+        texts at a time under one deadline, progress counted over them all."""
+        assert self._client is not None
         self._progress.update(0, len(missing))
         started = time.monotonic()
         deadline_at = started + self._deadline
@@ -294,6 +313,11 @@ class RunModelRanker:
             )
             self._remember(chunk, vecs)
             found.update(zip(chunk, vecs, strict=True))
+
+    def _keep(self, distinct: list[str], found: dict[str, np.ndarray]) -> None:
+        """The passages' vectors as one row per distinct text (zeros where none was had: its
+        scores are NaN, ranked last), their norms, and the start-up queries' vectors."""
+        assert self._client is not None
         dim = self._client.dim or next((len(v) for v in found.values()), 1)
         rows = np.zeros((len(distinct), dim), dtype=np.float32)
         for r, key in enumerate(distinct):
@@ -302,7 +326,6 @@ class RunModelRanker:
         self._vectors = {q: found[text_key(q)] for q in self._queries if text_key(q) in found}
         self._norms = np.einsum("ij,ij->i", rows, rows, dtype=np.float64)
         self._rows = rows
-        self._progress.update(len(missing))
 
     def _cached(self, keys: list[str]) -> dict[str, np.ndarray]:
         """What the cache holds of `keys`, for the plan's model at its dimension (or the one

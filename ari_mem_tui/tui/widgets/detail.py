@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 from rich import box
 from rich.table import Table
 from rich.text import Text
@@ -196,7 +198,67 @@ def _refusal_words(refused: CowWrite) -> str:
     return f"the rejected {refused.tool}{target} at {fmt_ts(refused.ts)}"
 
 
-class WritesPane(Previewed, TablePane):
+def writes_title(writes: list[CowWrite], scope: str, whole_run: bool, whole: bool) -> Text:
+    """The Writes tab's title: the counts, what `w` switches to (`whole_run`: the whole run's
+    log is asked for), the first REJECTED_SHOWN rejected writes spelled out, and what the
+    table leaves out (`whole`: it shows the whole run's log)."""
+    rejected_rows = [w for w in writes if not w.accepted]
+    rejected = len(rejected_rows)
+    title = Text.assemble(
+        ("Writes ", "bold"),
+        f"({scope}): {len(writes)}, ",
+        (f"{rejected} rejected", "bold red" if rejected else "green"),
+        ("    w: " + ("this node" if whole_run else "whole run"), "bright_black"),
+    )
+    for write in rejected_rows[:REJECTED_SHOWN]:  # wrapped: no sideways scroll
+        title.append("\n✗ ", style="bold red")
+        title.append(f"{clean(write.tool, False)} → {short_id(write.target_node)}: ")
+        title.append(preview(write.text or "(text not recorded)", 400), style="bold")
+    if rejected > REJECTED_SHOWN:
+        title.append(
+            f"\n{REJECTED_SHOWN:,} of {rejected:,} rejected writes spelled out here; "
+            "every one: `ari-mem-tui audit CKPT`",
+            style="yellow",
+        )
+    if len(writes) > WRITES_SHOWN:
+        title.append(
+            f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first; / filters them"
+            " all); "
+            + ("w: one node's writes; " if whole else "")
+            + "every rejected one: `ari-mem-tui audit CKPT --json`",
+            style="yellow",
+        )
+    return title
+
+
+RowT = TypeVar("RowT")
+
+
+class RowsPane(Previewed, TablePane, Generic[RowT]):
+    """A pane of one table whose row keys are positions in `rows` (Writes, Audit): the
+    preview shows the row under the cursor in brief, Enter / `v` in full (`detail_of`)."""
+
+    rows: list[RowT]
+
+    def detail_of(self, row: RowT) -> RowDetail:
+        raise NotImplementedError
+
+    def row_detail(self, table_id: str, key: str) -> RowDetail | None:
+        del table_id  # one table
+        index = int(key) if key.isdigit() else -1
+        if not 0 <= index < len(self.rows):
+            return None
+        return self.detail_of(self.rows[index])
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        """Enter / `v`: the row in full (every field, its whole text)."""
+        event.stop()
+        detail = self.row_detail("", VimTable.plain_key(event.row_key.value) or "")
+        if detail is not None:
+            self.post_message(ViewRow(detail))
+
+
+class WritesPane(RowsPane[CowWrite]):
     """This node's CoW log; `w` switches to the whole run's."""
 
     BORDER_TITLE = "Writes"
@@ -222,33 +284,8 @@ class WritesPane(Previewed, TablePane):
             scope = f"node {short_id(node_id)}"
         self.rows = writes
         self.refusals = refusals(writes)
-        rejected = sum(1 for w in writes if not w.accepted)
         whole = self.whole_run or node_id is None
-        title = Text.assemble(
-            ("Writes ", "bold"),
-            f"({scope}): {len(writes)}, ",
-            (f"{rejected} rejected", "bold red" if rejected else "green"),
-            ("    w: " + ("this node" if self.whole_run else "whole run"), "bright_black"),
-        )
-        rejected_rows = [w for w in writes if not w.accepted]
-        for write in rejected_rows[:REJECTED_SHOWN]:  # wrapped: no sideways scroll
-            title.append("\n✗ ", style="bold red")
-            title.append(f"{clean(write.tool, False)} → {short_id(write.target_node)}: ")
-            title.append(preview(write.text or "(text not recorded)", 400), style="bold")
-        if len(rejected_rows) > REJECTED_SHOWN:
-            title.append(
-                f"\n{REJECTED_SHOWN:,} of {len(rejected_rows):,} rejected writes spelled out here; "
-                "every one: `ari-mem-tui audit CKPT`",
-                style="yellow",
-            )
-        if len(writes) > WRITES_SHOWN:
-            title.append(
-                f"\n{WRITES_SHOWN:,} of {len(writes):,} writes shown (the first; / filters them"
-                " all); "
-                + ("w: one node's writes; " if whole else "")
-                + "every rejected one: `ari-mem-tui audit CKPT --json`",
-                style="yellow",
-            )
+        title = writes_title(writes, scope, self.whole_run, whole)
         self.query_one("#writes-title", Static).update(title)
         self.query_one("#writes-table", VimTable).fill(
             WRITE_COLUMNS,
@@ -260,23 +297,13 @@ class WritesPane(Previewed, TablePane):
         self.set_title(Text(f"Writes · {scope}"))  # Text: never parsed as markup
         self.update_preview()
 
-    def row_detail(self, table_id: str, key: str) -> RowDetail | None:
-        del table_id  # one table
-        index = int(key) if key.isdigit() else -1
-        if not 0 <= index < len(self.rows):
-            return None
-        return write_detail(self.rows[index], self._refused(self.rows[index]))
+    def detail_of(self, row: CowWrite) -> RowDetail:
+        """The write in full: its whole text and reason, every field."""
+        return write_detail(row, self._refused(row))
 
     def _refused(self, write: CowWrite) -> CowWrite | None:
         """The rejected write that `write` (accepted) is the log of, if any."""
         return refused_by(write, self.refusals)
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter / `v`: the write in full (its whole text and reason, every field)."""
-        event.stop()
-        detail = self.row_detail("", VimTable.plain_key(event.row_key.value) or "")
-        if detail is not None:
-            self.post_message(ViewRow(detail))
 
     def current_text(self) -> str | None:
         key = self.query_one("#writes-table", VimTable).current_key
@@ -468,7 +495,7 @@ def _counts(rows: list[AuditRow]) -> tuple[int, int]:
     return problems, findings
 
 
-class AuditPane(Previewed, TablePane):
+class AuditPane(RowsPane[AuditRow]):
     """The run's problems and findings; Enter shows one in full, `o` there goes to its node."""
 
     BORDER_TITLE = "Audit"
@@ -567,18 +594,7 @@ class AuditPane(Previewed, TablePane):
     def on_resize(self) -> None:
         self._title()
 
-    def row_detail(self, table_id: str, key: str) -> RowDetail | None:
-        del table_id  # one table
-        index = int(key) if key.isdigit() else -1
-        if not 0 <= index < len(self.rows):
-            return None
-        row = self.rows[index]
+    def detail_of(self, row: AuditRow) -> RowDetail:
+        """The finding in full; `o` there goes to its node."""
         fields = (("severity", row.severity), ("kind", row.kind), ("node", row.node_id))
         return RowDetail(f"audit: {row.kind}", fields, row.text, row.node_id)
-
-    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
-        """Enter / `v`: the finding in full; `o` there goes to its node."""
-        event.stop()
-        detail = self.row_detail("", VimTable.plain_key(event.row_key.value) or "")
-        if detail is not None:
-            self.post_message(ViewRow(detail))

@@ -141,6 +141,33 @@ def hits_title(replay: Replay) -> Text:
     return _title(replay.node_id, as_of, replay.query_source, replay.query, ranker)
 
 
+def missed_detail(replay: Replay, entry_id: str) -> RowDetail | None:
+    """Every field of a missed row: an eligible entry ranked outside the window."""
+    missed = next((m for m in replay.missed if m.entry_id == entry_id), None)
+    if missed is None:
+        return None
+    glob = "?" if missed.global_rank is None else str(missed.global_rank)
+    fields = (("global rank", glob), ("node", missed.node_id), ("entry", missed.entry_id))
+    return RowDetail("missed: eligible, outside the window", fields, missed.text, missed.node_id)
+
+
+def hit_detail(hit: Hit | None, title: str, side: str) -> RowDetail | None:
+    """Every field of a replayed or recorded hit (`side`), how it differs from the other side
+    in words."""
+    if hit is None:
+        return None
+    fields = (
+        ("rank", hit.rank),
+        ("global rank", fmt_global(hit)),
+        ("score", fmt_score(hit.score)),
+        ("node", hit.node_id),
+        ("kind", hit.kind),
+        ("diff", mark_long(hit, side) if hit.mark else ""),
+        ("entry", hit.entry_id),
+    )
+    return RowDetail(title, fields, hit.text, hit.node_id)
+
+
 def searching_title(key: ReplayKey) -> Text:
     """The title while `key`'s search runs: the settings asked for, not the last result's."""
     return _title(key.node_id, key.as_of, key.query_from, key.query or "", "searching …")
@@ -464,38 +491,15 @@ class HitsPane(Previewed, VerticalScroll):
         if replay is None:
             return None
         if table_id == "missed-table":
-            missed = next((m for m in replay.missed if m.entry_id == key), None)
-            if missed is None:
-                return None
-            glob = "?" if missed.global_rank is None else str(missed.global_rank)
-            fields = (("global rank", glob), ("node", missed.node_id), ("entry", missed.entry_id))
-            return RowDetail(
-                "missed: eligible, outside the window", fields, missed.text, missed.node_id
-            )
+            return missed_detail(replay, key)
         if table_id == "recorded-table" and replay.recorded is not None:
-            hits, title = replay.recorded.hits, "recorded hit (access log)"
+            hits = replay.recorded.hits
+            # the recorded rows are keyed `rec:<position>:<entry>`: the position picks the row
             index = int(key.split(":", 2)[1]) if key.startswith("rec:") else -1
             hit = hits[index] if 0 <= index < len(hits) else None
-        else:
-            title = "replayed hit"
-            hit = next((h for h in replay.hits if h.entry_id == key), None)
-        if hit is None:
-            return None
-        fields = (
-            ("rank", hit.rank),
-            ("global rank", fmt_global(hit)),
-            ("score", fmt_score(hit.score)),
-            ("node", hit.node_id),
-            ("kind", hit.kind),
-            (
-                "diff",
-                mark_long(hit, "recorded" if title.startswith("recorded") else "replay")
-                if hit.mark
-                else "",
-            ),
-            ("entry", hit.entry_id),
-        )
-        return RowDetail(title, fields, hit.text, hit.node_id)
+            return hit_detail(hit, "recorded hit (access log)", "recorded")
+        hit = next((h for h in replay.hits if h.entry_id == key), None)
+        return hit_detail(hit, "replayed hit", "replay")
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Enter runs the search and gives the focus back to the hits (letters typed next

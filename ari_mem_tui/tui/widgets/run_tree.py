@@ -298,14 +298,7 @@ class RunTree(Tree[Item]):
         ids = node.data.ids if node.data else ()
         if not ids:
             return text
-        kinds = {k for i in ids for k in self.findings.get(i, ())}
-        marks = Text()
-        for kind in ("read", "rejected"):
-            if kind in kinds:
-                glyph, glyph_style = GLYPHS[kind]
-                marks.append(glyph, style=glyph_style)
-        if marks:
-            marks.append(" ")
+        marks = self._finding_marks(ids)
         # the label fitted to the room the line has (the one Textual drew was built unfitted)
         prefix = len(text) - len(node.label)
         room = self._room(node, prefix) - marks.cell_len
@@ -315,20 +308,42 @@ class RunTree(Tree[Item]):
             self._chain_label(item.chain, room) if item.chain else self.label_for(ids[0], room)
         ).copy()
         label.stylize(style)
+        for emphasis in self._emphasis(ids):
+            label.stylize(emphasis)
+        # the marks in front: a narrow tree pane cuts the end of a line, never its start
+        return Text.assemble(text[:prefix], marks, label)
+
+    def _finding_marks(self, ids: tuple[str, ...]) -> Text:
+        """The glyphs of the audit's findings on the row's nodes (⚠ leak or scope violation,
+        ⚑ rejected write), then a space; empty when there are none."""
+        kinds = {k for i in ids for k in self.findings.get(i, ())}
+        marks = Text()
+        for kind in ("read", "rejected"):
+            if kind in kinds:
+                glyph, glyph_style = GLYPHS[kind]
+                marks.append(glyph, style=glyph_style)
+        if marks:
+            marks.append(" ")
+        return marks
+
+    def _emphasis(self, ids: tuple[str, ...]) -> list[str]:
+        """The styles the row's nodes take from the selection, the filter and find: the
+        selected node's ancestors bold underlined (else, with `d`, what it could not see
+        dimmed), what the filter left out dim italic, find's matches reversed."""
+        styles = []
         if any(i in self.lineage_ids for i in ids):
-            label.stylize("bold underline")
+            styles.append("bold underline")
         elif self.dim_unseen and self.selected_id and self.selected_id not in ids:
-            label.stylize("dim")
+            styles.append("dim")
         if (
             self.visible_ids is not None
             and self.matched_ids
             and not any(i in self.matched_ids for i in ids)
         ):
-            label.stylize("dim italic")
+            styles.append("dim italic")
         if any(i in self.find_hits for i in ids):
-            label.stylize("reverse")
-        # the marks in front: a narrow tree pane cuts the end of a line, never its start
-        return Text.assemble(text[:prefix], marks, label)
+            styles.append("reverse")
+        return styles
 
     # ---- vim-style moves ----
 
