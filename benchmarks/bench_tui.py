@@ -73,7 +73,7 @@ async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> 
         await drawn.wait()
         tree_shown = time.perf_counter() - start
         early: list[float] = []  # keypresses while the memory still loads
-        tree = app.tree_widget
+        tree = app.main.tree_widget
         while app.run_data is None and len(early) < presses:
             before = app.current_id
             key = "k" if tree.cursor_line >= tree.last_line else "j"
@@ -88,7 +88,9 @@ async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> 
         hits = app.query_one("#hits-pane")
         while hits.replay is None:
             if app.run_data is None and not any(w.is_running for w in app.workers):
-                raise RuntimeError(f"the run did not load: {app.ui_problems[-1:] or '?'}")
+                raise RuntimeError(
+                    f"the run did not load: {app.main.audit_pane.ui_problems[-1:] or '?'}"
+                )
             await asyncio.sleep(0.005)
         memory_ready = time.perf_counter() - start
         await quiet(app)
@@ -258,9 +260,9 @@ def key_plan(app: AriMemApp) -> list[tuple[str, str, str]]:
 async def place(app: AriMemApp, where: str) -> None:
     """Focus the pane a key belongs to."""
     if where == "tree":
-        app.action_focus_tree()
+        app.main.action_focus_tree()
     elif where == "table":
-        app.action_tab("hits")
+        app.main.action_tab("hits")
         table = app.query_one("#hits-table")
         for _ in range(200):  # until it has the focus (a refill can leave it no stop a moment)
             table.focus()
@@ -268,9 +270,9 @@ async def place(app: AriMemApp, where: str) -> None:
             if app.focused is table:
                 break
     elif where == "query":
-        app.action_focus_query()
+        app.main.action_focus_query()
     else:
-        app.action_tab("saw")
+        app.main.action_tab("saw")
         app.query_one("#saw-pane").focus()
     await quiet(app)
 
@@ -279,17 +281,17 @@ async def prepare(app: AriMemApp, key_id: str) -> None:
     """What a key needs first: a find to step through, a mark to compare with, a view to go
     back (or forward) to, a filter to clear, queries to recall."""
     if key_id in ("find_next", "find_prev"):
-        pane = app.tree_pane
+        pane = app.main.tree_pane
         pane.find_text, pane.find_matches, pane.find_index = "e", pane.find_nodes("e"), -1
     elif key_id == "compare":
-        app.tabs.marked_id = next(n for n in app.ckpt.nodes if n != app.current_id)
+        app.main.tabs.marked_id = next(n for n in app.ckpt.nodes if n != app.current_id)
     elif key_id in ("history_back", "history_forward"):
-        app.jump_to(next(n for n in app.ckpt.nodes if n != app.current_id))  # a jump: b's view
+        app.main.jump_to(next(n for n in app.ckpt.nodes if n != app.current_id))  # a jump: b's view
         await quiet(app)
         if key_id == "history_forward":
-            app.action_history_back()  # … and B's
+            app.main.action_history_back()  # … and B's
             await quiet(app)
-        app.action_focus_tree()
+        app.main.action_focus_tree()
     elif key_id == "table_clear":
         app.query_one("#hits-table").set_filter("e")  # Esc clears it (else: back to the tree)
     elif key_id in ("query_older", "query_newer"):

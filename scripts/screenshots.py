@@ -135,12 +135,12 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
         hits = app.query_one("#hits-pane")
 
         # compare: mark a node of another branch first, then come back to the target
-        app.jump_to(other)
+        app.main.jump_to(other)
         await settle(app, pilot)
         await keys("m")
-        app.jump_to(target)
+        app.main.jump_to(target)
         await settle(app, pilot)
-        check(bool(app.tabs.findings.get(target)), f"{target} opened on has no finding")
+        check(bool(app.main.tabs.findings.get(target)), f"{target} opened on has no finding")
         await keys("1")
         await pilot.resize_terminal(*TALL)  # the findings (the read, what it returned) whole
         await settle(app, pilot)
@@ -190,7 +190,7 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
         # wide (`z`), so the diff column says what moved in words, on a row of prose
         planted = (read_marker(path) or {}).get("recordings_differ") or []
         check(bool(planted), "the demo plants no node whose recording differs")
-        app.jump_to(planted[0])
+        app.main.jump_to(planted[0])
         await settle(app, pilot)
         await keys("1", "z")
         table = app.query_one("#hits-table", VimTable)

@@ -81,7 +81,7 @@ def _isolated_settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _collector_thawed() -> Iterator[None]:
-    """The TUI freezes what a loaded run leaves alive (tui/lifecycle.py: gc.freeze); a test's
+    """The TUI freezes what a loaded run leaves alive (tui/main_screen.py: gc.freeze); a test's
     app must not leave the process so for the next test (Hypothesis, for one, finds no
     referrer of a frozen object and warns). Nor its threads' bulk work: an app's thread worker
     goes on after the app exits, and its collector pause (checkpoint/bulk.py) would still hold

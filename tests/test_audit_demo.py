@@ -98,7 +98,7 @@ async def test_the_tui_shows_a_second_hand_leak_where_its_reader_is(small_ckpt: 
         assert f"leak    {found.via_node}'s {found.entry_tool}" in hits
         assert f"entry   {found.entry_id}" in hits and f"reader  {found.node_id}'s" in hits
         await press(pilot, "6")
-        rows = [r for r in app.audit_pane.rows if r.kind == "second-hand"]
+        rows = [r for r in app.main.audit_pane.rows if r.kind == "second-hand"]
         assert [r.node_id for r in rows] == [f.node_id for f in report.second_hand]
         assert rows[0].text.startswith(found.explanation + " · chain: ")
     assert findings_by_node(report)[found.node_id][-1] is found

@@ -126,8 +126,8 @@ async def test_a_reopen_opens_on_the_first_finding_without_auditing_first(
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.current_id == expected.node_id
-        first_rows = list(app.audit_pane.audit_rows)
-        first_marks = dict(app.tree_widget.findings)
+        first_rows = list(app.main.audit_pane.audit_rows)
+        first_marks = dict(app.main.tree_widget.findings)
     assert len(audited) == 1
     assert _kept(tiny).is_file()
 
@@ -136,10 +136,10 @@ async def test_a_reopen_opens_on_the_first_finding_without_auditing_first(
         await settle(pilot)
         assert len(audited) == 1
         assert app.current_id == expected.node_id
-        assert app.tree_pane.opening_reason == expected.reason
+        assert app.main.tree_pane.opening_reason == expected.reason
         assert app.query_one("#hits-pane").replay.node_id == expected.node_id
-        assert app.audit_pane.audit_rows == first_rows
-        assert app.tree_widget.findings == first_marks and first_marks
+        assert app.main.audit_pane.audit_rows == first_rows
+        assert app.main.tree_widget.findings == first_marks and first_marks
         await press(pilot, "j")  # keys work as ever
         assert app.current_id != expected.node_id
     assert len(audited) == 1
@@ -193,7 +193,7 @@ async def test_a_user_who_moves_while_it_loads_gets_hits_before_the_audit(
         assert app.current_id == IDS["B1"]  # not moved to the first finding
         assert app.query_one("#hits-pane").replay.node_id == IDS["B1"]
         assert shown_when_audited == [True]  # audited once, after the run was on screen
-        assert app.tree_widget.findings  # its marks came with it
+        assert app.main.tree_widget.findings  # its marks came with it
     assert _kept(tiny).is_file()  # and it is kept for the next open
 
 
@@ -236,11 +236,11 @@ async def test_the_audit_table_waits_for_the_first_hits_unless_shown(
         app = make_app(tiny, open_useful=True)
         async with app.run_test(size=(120, 40)) as pilot:
             await wait_for(pilot, lambda: app.run_data is not None, "the run")  # noqa: B023
-            hits, pane = app.query_one("#hits-pane"), app.audit_pane
+            hits, pane = app.query_one("#hits-pane"), app.main.audit_pane
             table = app.query_one("#audit-table", DataTable)
             await pilot.pause()
-            assert pane.audit_rows and app.tree_widget.findings
-            problems = app.status_bar.query_one("#status-problems")
+            assert pane.audit_rows and app.main.tree_widget.findings
+            problems = app.main.status_bar.query_one("#status-problems")
             assert "finding" in str(problems.render())
             assert hits.replay is None and table.row_count == 0
             if shown_first:

@@ -45,7 +45,7 @@ async def test_a_date_past_year_9999_in_utc_shows_on_the_node_tab(tiny: Path) ->
     app = make_app(tiny)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.jump_to(IDS["B1"])
+        app.main.jump_to(IDS["B1"])
         await settle(pilot)
         await pilot.press("5")  # was: OverflowError in the date formatter, a traceback
         await settle(pilot)
@@ -61,7 +61,7 @@ async def test_a_score_past_a_floats_range_opens_the_tree_without_one(tiny: Path
     app = make_app(tiny)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.jump_to(IDS["B1"])
+        app.main.jump_to(IDS["B1"])
         await settle(pilot)
         assert app.ckpt is not None and app.ckpt.nodes[IDS["B1"]].score is None
         await pilot.press("5")
@@ -80,7 +80,7 @@ async def test_a_node_whose_parent_is_not_in_the_tree_opens_as_a_root(tiny: Path
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.ckpt is not None and IDS["B1"] in app.ckpt.roots
-        app.jump_to(IDS["B1"])
+        app.main.jump_to(IDS["B1"])
         await settle(pilot)
         assert app.current_id == IDS["B1"]
         await pilot.press("5")
@@ -122,7 +122,7 @@ async def test_a_remap_that_is_no_key_name_is_ignored_and_said(
         mark = "x" if remap.startswith("x") else "m"  # a valid name in the list still counts
         await pilot.press(mark)
         await settle(pilot)
-        assert app.tabs.marked_id == app.current_id
+        assert app.main.tabs.marked_id == app.current_id
 
 
 @pytest.mark.parametrize("key", ["ctrl+c", "ctrl+q"])
@@ -139,7 +139,7 @@ async def test_quit_cannot_be_remapped_away(
         await settle(pilot)
         toasts = await wait_toast(pilot, "Ctrl+C and Ctrl+Q quit")
         assert any("ctrl+c for 'mark' ignored" in t for t in toasts), toasts
-        app.tree_widget.focus()
+        app.main.tree_widget.focus()
         await pilot.press(key)
         for _ in range(100):
             if not app.is_running:
@@ -174,7 +174,7 @@ async def test_the_tui_opens_a_20000_deep_chain_on_its_deepest_node(tmp_path: Pa
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.current_id == f"n{depth - 1}"
-        lines = len(app.tree_widget._tree_nodes)
+        lines = len(app.main.tree_widget._tree_nodes)
         assert lines < depth + 100, lines  # one line per node and the chain's: linear
         await pilot.press("5")
         await settle(pilot)

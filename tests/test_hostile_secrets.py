@@ -160,7 +160,7 @@ async def test_y_copies_an_id_made_safe_and_says_so(tiny: Path) -> None:
     app = make_app(tiny)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.jump_to(hostile)
+        app.main.jump_to(hostile)
         await settle(pilot)
         await pilot.press("y")
         await pilot.pause(0.2)

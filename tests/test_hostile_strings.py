@@ -124,7 +124,7 @@ async def test_the_tui_shows_and_copies_a_surrogate_id(
     app = make_app(ckpt)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.jump_to(node_id)
+        app.main.jump_to(node_id)
         await settle(pilot)
         assert app.current_id == node_id
         await pilot.press("y")  # was: UnicodeEncodeError, a traceback and exit 0

@@ -87,6 +87,23 @@ def test_no_import_circle_inside_any_package() -> None:
         sys.path.remove(str(ROOT))
 
 
+def test_the_app_is_one_class_over_textual_s_and_its_panes_are_a_screen() -> None:
+    """The app holds the run and the shared state, the main screen the panes (issue 30 §4): no
+    mixin of this package in either, and tui/app.py stays short enough to read in one go."""
+    from textual.app import App
+    from textual.screen import Screen
+
+    from ari_mem_tui.tui.app import AriMemApp
+    from ari_mem_tui.tui.main_screen import MainScreen
+
+    ours = [c for c in AriMemApp.__mro__ if c.__module__.startswith("ari_mem_tui")]
+    assert ours == [AriMemApp] and AriMemApp.__bases__ == (App,)
+    ours = [c for c in MainScreen.__mro__ if c.__module__.startswith("ari_mem_tui")]
+    assert ours == [MainScreen] and issubclass(MainScreen, Screen)
+    lines = (ROOT / "ari_mem_tui" / "tui" / "app.py").read_text(encoding="utf-8").count("\n")
+    assert lines <= 300, lines
+
+
 def _package(where: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         path = where / "pkg" / name

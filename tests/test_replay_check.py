@@ -196,7 +196,7 @@ async def _shown(opener, node_id: str) -> tuple[str, str, str]:
         await settle(pilot)
         hits = app.query_one("#hits-pane")
         await wait_for(pilot, lambda: getattr(hits, "replay", None) is not None, "the hits")
-        bar = app.status_bar
+        bar = app.main.status_bar
         await wait_for(pilot, lambda: bar.check is not None, "the run's replay check")
         check = str(app.query_one("#status-check").render())
         return str(hits.border_title), check, str(app.query_one("#hits-query").render())

@@ -33,7 +33,7 @@ async def test_choosing_a_node_shows_only_its_ancestors_hits(tiny: Path) -> None
         assert app.current_id == IDS["R"]
         await press(pilot, *TO_A1Z)
         assert app.current_id == IDS["A1z"]  # reached through the folded chain
-        replay = app.replays[(IDS["A1z"], None, 5, True, "start")]
+        replay = app.main.tabs.replays[(IDS["A1z"], None, 5, True, "start")]
         assert replay.as_of is not None  # what it saw: the pool as of its start, by default
         ancestors = set(app.ckpt.nodes[IDS["A1z"]].ancestor_ids)
         assert replay.hits, "A1z has ancestors with memory: it must have hits"
@@ -42,7 +42,7 @@ async def test_choosing_a_node_shows_only_its_ancestors_hits(tiny: Path) -> None
         table = app.query_one("#hits-table", DataTable)
         assert table.row_count == len(replay.hits)
         # the tree marks the selection's ancestors
-        assert app.tree_widget.lineage_ids == ancestors
+        assert app.main.tree_widget.lineage_ids == ancestors
 
 
 async def test_moving_fast_ends_on_the_last_node(tiny: Path) -> None:
@@ -99,7 +99,7 @@ async def test_compare_marked_with_current(tiny: Path) -> None:
         await press(pilot, "j", "l", "l", "j")  # A2 (A's second child; the chain is first)
         assert app.current_id == IDS["A2"]
         await press(pilot, "m")
-        assert app.tabs.marked_id == IDS["A2"]
+        assert app.main.tabs.marked_id == IDS["A2"]
         await press(pilot, "g", "j", "j", "j", "j", "l", "l")  # root A chain A2 B, B1
         assert app.current_id == IDS["B1"]
         await press(pilot, "c")
@@ -136,10 +136,10 @@ async def test_export_writes_the_dossier_outside_the_checkpoint(tiny: Path, tmp_
         assert isinstance(app.screen, ConfirmScreen)
         assert str((tmp_path / "exports").resolve()) in app.screen.question.plain
         await press(pilot, "enter")
-        assert app.tabs.last_export is None and not (tmp_path / "exports").exists()
+        assert app.main.tabs.last_export is None and not (tmp_path / "exports").exists()
         await press(pilot, "e", "y")
-        assert app.tabs.last_export is not None
-        md_path, json_path = app.tabs.last_export
+        assert app.main.tabs.last_export is not None
+        md_path, json_path = app.main.tabs.last_export
         assert md_path.parent == (tmp_path / "exports").resolve()
         assert IDS["B1"] in md_path.read_text(encoding="utf-8")
         data = json.loads(json_path.read_text(encoding="utf-8"))
@@ -171,7 +171,7 @@ async def test_find_and_next(tiny: Path) -> None:
         first = app.current_id
         await press(pilot, "n")
         assert app.current_id != first
-        assert set(app.tree_pane.find_matches) == {
+        assert set(app.main.tree_pane.find_matches) == {
             IDS[k] for k in ("A", "A1", "A2", "A1x", "A1y", "A1z")
         }
 
@@ -274,9 +274,9 @@ async def test_corrupt_files_become_problems_not_crashes(tiny: Path) -> None:
         await settle(pilot)
         await press(pilot, *TO_B1, "6")
         assert app.current_id == IDS["B1"]  # what was readable is on screen
-        kinds = {r.kind for r in app.audit_pane.audit_rows}
+        kinds = {r.kind for r in app.main.audit_pane.audit_rows}
         assert "problem" in kinds
-        files = " ".join(r.text for r in app.audit_pane.audit_rows if r.kind == "problem")
+        files = " ".join(r.text for r in app.main.audit_pane.audit_rows if r.kind == "problem")
         assert "memory_backup.jsonl.gz" in files
 
 
@@ -292,10 +292,10 @@ async def test_a_failing_search_is_a_notification_and_a_problem(tiny: Path) -> N
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.run_data.ranker = GoneServer()
-        app.replays.clear()
+        app.main.tabs.replays.clear()
         await press(pilot, *TO_B1)
         assert app.current_id == IDS["B1"]
-        rows = [r for r in app.audit_pane.ui_problems if r.kind == "search"]
+        rows = [r for r in app.main.audit_pane.ui_problems if r.kind == "search"]
         assert rows and "server went away" in rows[0].text
         assert any("search failed" in (n.title or "") for n in app._notifications)
         assert app.query_one("#node-pane") is not None  # the rest still shows
@@ -311,7 +311,7 @@ async def test_a_run_that_cannot_open_leaves_the_app_up(tmp_path: Path) -> None:
     async with app.run_test() as pilot:
         await settle(pilot)
         assert app.ckpt is None
-        assert any("disk on fire" in r.text for r in app.audit_pane.ui_problems)
+        assert any("disk on fire" in r.text for r in app.main.audit_pane.ui_problems)
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
 
@@ -326,10 +326,10 @@ async def test_rerun_with_another_query_and_as_of(tiny: Path) -> None:
         replay = app.query_one("#hits-pane").replay
         assert replay.query == "batch size" and replay.query_source == "custom"
         assert {h.node_id for h in replay.hits} <= set(app.ckpt.nodes[IDS["B1"]].ancestor_ids)
-        app.tree_widget.focus()
+        app.main.tree_widget.focus()
         await press(pilot, "a")
         replay = app.query_one("#hits-pane").replay
-        assert app.tabs.params.as_of is False  # `a` leaves the default as-of pool for today's
+        assert app.main.tabs.params.as_of is False  # `a` leaves the default as-of pool for today's
         assert replay.as_of is None and replay.as_of_source == "now"
         assert "today's pool" in str(app.query_one("#hits-query").render())
         assert str(app.query_one("#as-of").label) == "pool: today (a)"
@@ -381,13 +381,17 @@ async def test_vector_progress_bar_then_fresh_hits(tiny: Path) -> None:
 
 
 def test_every_palette_action_exists() -> None:
+    """Each palette action is where its key says: the app's, or the main screen's (a pane's)."""
+    from ari_mem_tui.tui import keys
     from ari_mem_tui.tui.app import AriMemApp
     from ari_mem_tui.tui.commands import ACTIONS
+    from ari_mem_tui.tui.main_screen import MainScreen
 
-    for _title, _help, action in ACTIONS:
+    for key_id, _title, _help, action in keys.palette_actions({}):
         name = action.split("(")[0]
-        assert hasattr(AriMemApp, f"action_{name}"), action
-    bound = {b.action.split("(")[0] for b in AriMemApp.BINDINGS}
+        owner = MainScreen if keys.owner(keys.BY_ID[key_id]) == "screen" else AriMemApp
+        assert hasattr(owner, f"action_{name}"), action
+    bound = {b.action.split("(")[0] for b in [*AriMemApp.BINDINGS, *MainScreen.BINDINGS]}
     offered = {a.split("(")[0] for _, _, a in ACTIONS}
     assert bound - {"escape"} <= offered  # every key's action is also in the palette
 
@@ -412,7 +416,7 @@ async def test_breadcrumb_click_jumps_to_the_ancestor(tiny: Path) -> None:
         await pilot.click(crumb)
         await press(pilot)
         assert app.current_id == IDS["A"]
-        assert app.tree_widget.current_id == IDS["A"]
+        assert app.main.tree_widget.current_id == IDS["A"]
 
 
 async def test_palette_runs_an_action(tiny: Path) -> None:
@@ -423,8 +427,8 @@ async def test_palette_runs_an_action(tiny: Path) -> None:
         await press(pilot, *"export dossier")
         await pilot.pause(0.3)
         await press(pilot, "enter", "y")
-        assert app.tabs.last_export is not None
-        assert app.tabs.last_export[0].name.startswith(IDS["B1"][-8:] + "-")  # its short id
+        assert app.main.tabs.last_export is not None
+        assert app.main.tabs.last_export[0].name.startswith(IDS["B1"][-8:] + "-")  # its short id
 
 
 async def test_palette_jumps_to_a_node(tiny: Path) -> None:
@@ -436,7 +440,7 @@ async def test_palette_jumps_to_a_node(tiny: Path) -> None:
         await pilot.pause(0.3)
         await press(pilot, "enter")
         assert app.current_id == IDS["A1y"]  # revealed inside the folded chain
-        assert app.tree_widget.current_id == IDS["A1y"]
+        assert app.main.tree_widget.current_id == IDS["A1y"]
 
 
 async def test_audit_row_jumps_to_its_node_and_dim_toggle(tiny: Path) -> None:
@@ -455,7 +459,7 @@ async def test_audit_row_jumps_to_its_node_and_dim_toggle(tiny: Path) -> None:
         assert isinstance(app.screen, EntryScreen)
         await press(pilot, "o")
         assert app.current_id == IDS["B1"]  # the reader that searched outside its lineage
-        tree = app.tree_widget
+        tree = app.main.tree_widget
         await press(pilot, "d")
         assert tree.dim_unseen
         outside = tree.reveal(IDS["A"])
@@ -528,7 +532,7 @@ async def test_tree_is_navigable_while_memory_loads(tiny: Path) -> None:
                 await pilot.press(key)
                 await pilot.pause()
             assert app.run_data is None, "the load finished before it was released"
-            assert app.tree_widget.current_id == IDS["B1"] and app.current_id == IDS["B1"]
+            assert app.main.tree_widget.current_id == IDS["B1"] and app.current_id == IDS["B1"]
             assert app.query_one("#hits-pane").replay is None
         finally:
             release.set()
@@ -536,7 +540,7 @@ async def test_tree_is_navigable_while_memory_loads(tiny: Path) -> None:
         assert app.run_data is not None and app.tree_ckpt is None
         assert not loading.display and app.query_one("#tabs").display
         assert app.current_id == IDS["B1"]  # the user's place survives the switch to the run
-        assert app.tree_widget.current_id == IDS["B1"]
+        assert app.main.tree_widget.current_id == IDS["B1"]
         replay = app.query_one("#hits-pane").replay
         assert replay is not None and replay.node_id == IDS["B1"]
         table = app.query_one("#hits-table", DataTable)
@@ -552,7 +556,7 @@ async def test_memory_failing_after_the_tree_keeps_the_tree(tiny: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.run_data is None and app.ckpt is app.tree_ckpt
-        assert any("backup unreadable" in r.text for r in app.audit_pane.ui_problems)
+        assert any("backup unreadable" in r.text for r in app.main.audit_pane.ui_problems)
         assert any("could not open" in (n.title or "") for n in app._notifications)
         assert app.query_one("#tabs").display  # the Audit tab can show the problem
         await press(pilot, *TO_B1)
@@ -574,11 +578,11 @@ async def test_the_app_opens_on_the_first_node_with_a_finding_once_the_audit_is_
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.current_id == expected.node_id
-        assert app.tree_pane.opening_reason == expected.reason
-        assert app.tree_widget.selected_id == expected.node_id
+        assert app.main.tree_pane.opening_reason == expected.reason
+        assert app.main.tree_widget.selected_id == expected.node_id
         # its lineage is expanded: every ancestor's line is in the tree
         for ancestor in ckpt.nodes[expected.node_id].ancestor_ids:
-            assert ancestor in app.tree_widget._by_id
+            assert ancestor in app.main.tree_widget._by_id
 
 
 async def test_the_app_never_shows_another_node_before_the_one_it_opens_on(tiny: Path) -> None:
@@ -592,13 +596,13 @@ async def test_the_app_never_shows_another_node_before_the_one_it_opens_on(tiny:
     expected = opening_node(ckpt, findings_by_node(audit(ckpt))).node_id
     app = make_app(tiny, open_useful=True)
     chosen: list[str] = []
-    choose = app.choose
+    choose = app.main.choose
 
     def recording(node_id: str) -> None:
         chosen.append(node_id)
         choose(node_id)
 
-    app.choose = recording  # type: ignore[method-assign]
+    app.main.choose = recording  # type: ignore[method-assign]
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.current_id == expected
@@ -666,3 +670,34 @@ async def test_a_loaded_run_is_frozen_at_once_and_a_reload_collects_the_last(
         await press(pilot, "r")
         await settle(pilot, loads=2)
         assert gone() is None  # collected once the reloaded run was in
+
+
+async def test_the_widgets_show_the_app_s_state_as_it_changes(tiny: Path) -> None:
+    """GIVEN the app on a loaded run WHEN its shared state is set, and nothing else (the chosen
+    node, the audit's findings, wide tables, follow; the screen's problem count) THEN the tree,
+    the tabs and the status line show it: they watch it (reactives), none is told by hand."""
+    app = make_app(tiny)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        tree, tabs, main = app.main.tree_widget, app.main.tabs, app.main
+        app.current_id = IDS["B1"]
+        assert tree.selected_id == IDS["B1"] and tabs.node_id == IDS["B1"]
+        assert tree.lineage_ids == set(app.ckpt.nodes[IDS["B1"]].ancestor_ids)
+        app.current_id = "no such node"  # not in the run: nothing follows it
+        assert tree.selected_id == IDS["B1"] and tabs.node_id == IDS["B1"]
+        app.findings = {IDS["B1"]: []}
+        assert tabs.findings == {IDS["B1"]: []} and tree.findings == {}  # (no glyph: no finding)
+        app.wide_columns, app.following = True, True
+        main.problems = (7, 3)
+        await pilot.pause()
+        status = {
+            part: str(app.query_one(f"#status-{part}", Static).render())
+            for part in ("wide", "follow", "problems")
+        }
+        assert status == {
+            "wide": "⇔ wide (z)",
+            "follow": "● following",
+            "problems": "7 problems · 3 findings",
+        }
+        app.run_data = None  # another run opening: no replay of the last one is kept
+        assert tabs.run is None and tabs.replays == {}

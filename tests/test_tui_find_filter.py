@@ -47,14 +47,14 @@ async def test_a_filter_shows_its_matches_expanded_and_counted(tiny: Path) -> No
         for index in range(4):  # the unchecked options: no mark at all (Textual draws an X)
             assert "X" not in line_text(labels, index) and "✓" not in line_text(labels, index)
         await press(pilot, "ctrl+s")
-        tree = app.tree_widget
-        assert title_of(app.tree_pane) == "Tree · 2 nodes · filter label validation"
+        tree = app.main.tree_widget
+        assert title_of(app.main.tree_pane) == "Tree · 2 nodes · filter label validation"
         assert app.current_id == IDS["A1y"] and tree.current_id == IDS["A1y"]
         assert app.query_one("#hits-pane").replay.node_id == IDS["A1y"]
         shown = {line.node.data.first_id for line in tree._tree_lines if line.node.data}
         assert {IDS["A1y"], IDS["B1"]} <= shown  # both in sight, no `l` needed
         await press(pilot, "escape")  # Esc in the tree clears the filter
-        assert title_of(app.tree_pane) == "Tree"
+        assert title_of(app.main.tree_pane) == "Tree"
         assert tree.visible_ids is None and app.current_id == IDS["A1y"]
         shown = {line.node.data.first_id for line in tree._tree_lines if line.node.data}
         assert {IDS["A"], IDS["B"], IDS["A1y"]} <= shown  # not collapsed back to the root
@@ -69,18 +69,20 @@ async def test_esc_clears_the_find_then_the_filter(tiny: Path) -> None:
         await press(pilot, "f")
         app.screen.query_one("#filter-status", CheckList).select("success")
         await press(pilot, "ctrl+s", "slash", *"b1", "enter")
-        assert title_of(app.tree_pane) == ("Tree · 8 nodes · filter status success · find 'b1' 1/1")
+        assert title_of(app.main.tree_pane) == (
+            "Tree · 8 nodes · filter status success · find 'b1' 1/1"
+        )
         assert app.current_id == IDS["B1"]
         await press(pilot, "right_square_bracket", "escape")  # from the tabs: back to the tree
-        assert app.focused is app.tree_widget and app.tree_pane.find_text == "b1"
+        assert app.focused is app.main.tree_widget and app.main.tree_pane.find_text == "b1"
         await press(pilot, "escape")
-        assert title_of(app.tree_pane) == "Tree · 8 nodes · filter status success"
-        assert not app.tree_widget.find_hits and not app.tree_pane.find_matches
+        assert title_of(app.main.tree_pane) == "Tree · 8 nodes · filter status success"
+        assert not app.main.tree_widget.find_hits and not app.main.tree_pane.find_matches
         await press(pilot, "escape")
-        assert title_of(app.tree_pane) == "Tree" and app.current_id == IDS["B1"]
+        assert title_of(app.main.tree_pane) == "Tree" and app.current_id == IDS["B1"]
         await press(pilot, "slash", *"a1", "escape")  # Esc in the box: no find
         assert not app.query_one("#find-input", Input).display
-        assert title_of(app.tree_pane) == "Tree" and app.focused is app.tree_widget
+        assert title_of(app.main.tree_pane) == "Tree" and app.focused is app.main.tree_widget
 
 
 async def test_s_cycles_the_query_without_trapping_and_the_title_tells(tiny: Path) -> None:
@@ -103,7 +105,7 @@ async def test_s_cycles_the_query_without_trapping_and_the_title_tells(tiny: Pat
         await press(pilot, "i", *"warmup", "enter")
         # a custom query is said right after the node: it stays on from node to node
         assert title_of(hits).split(" · ")[2] == "custom: warmup"
-        app.tree_widget.focus()
+        app.main.tree_widget.focus()
         seen = []
         for _ in range(3):
             await press(pilot, "s")
@@ -122,6 +124,6 @@ async def test_with_the_tree_folded_each_tab_names_its_node(tiny: Path, tab: str
         await settle(pilot)
         await press(pilot, "j", "j", "l", "l", str(1 + keys.TABS.index(tab)))
         await press(pilot, "right_square_bracket")
-        assert app.tree_pane.has_class("-drawer")  # folded away
+        assert app.main.tree_pane.has_class("-drawer")  # folded away
         pane = app.query_one(f"#{tab}-pane")
         assert "b1000001" in title_of(pane), title_of(pane)

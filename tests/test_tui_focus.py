@@ -42,7 +42,7 @@ async def test_the_focused_pane_is_lit_and_the_footer_follows_it(tiny: Path) -> 
     app = make_app(tiny)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        assert app.focused is app.tree_widget
+        assert app.focused is app.main.tree_widget
         lit, dim = border_colour(app, "#tree-pane"), border_colour(app, HitsPane)
         assert lit != dim
         on_tree = shown_keys(app)
@@ -55,7 +55,7 @@ async def test_the_focused_pane_is_lit_and_the_footer_follows_it(tiny: Path) -> 
         assert {"M", "a", "s", "i", "left_square_bracket", "q"} <= on_hits
         assert not on_hits & {"e", "m", "f"}
         await press(pilot, "left_square_bracket")
-        assert app.focused is app.tree_widget
+        assert app.focused is app.main.tree_widget
         assert border_colour(app, "#tree-pane") == lit
 
 
@@ -70,16 +70,16 @@ async def test_one_key_focuses_each_pane_and_the_tab_strip_is_no_tab_stop(tiny: 
         await press(pilot, "i")
         assert app.focused is app.query_one("#query-input", Input)
         await press(pilot, "escape")
-        assert app.focused is app.tree_widget
+        assert app.focused is app.main.tree_widget
         await press(pilot, "tab")
         assert not isinstance(app.focused, Tabs)
         await press(pilot, "left_square_bracket", "2")
-        assert app.focused is app.tree_widget  # from the tree, 1–6 only switch the tab
-        assert app.tabs.active == "saw"
+        assert app.focused is app.main.tree_widget  # from the tree, 1–6 only switch the tab
+        assert app.main.tabs.active == "saw"
         await press(pilot, "right_square_bracket")
         assert isinstance(app.focused, VerticalScroll) and app.focused.id == "saw-pane"
         await press(pilot, "4")
-        assert app.tabs.active == "writes"
+        assert app.main.tabs.active == "writes"
         assert app.focused is app.query_one("#writes-table", VimTable)
         await press(pilot, "6")
         assert app.focused is app.query_one("#audit-table", VimTable)
@@ -92,7 +92,7 @@ async def test_arrows_move_in_the_tree_and_j_k_scroll_the_text_tabs(tiny: Path) 
     app = make_app(tiny)
     async with app.run_test(size=(80, 16)) as pilot:  # short: the Node tab has to scroll
         await settle(pilot)
-        tree = app.tree_widget
+        tree = app.main.tree_widget
         await press(pilot, "down")
         assert app.current_id == IDS["A"] and not tree.cursor_node.is_expanded
         await press(pilot, "right")
@@ -114,13 +114,13 @@ async def test_arrows_move_in_the_tree_and_j_k_scroll_the_text_tabs(tiny: Path) 
 
 def _nothing_fired(app, tmp_path: Path, tab: str = "hits") -> None:
     assert not (tmp_path / "exports").exists(), "a dossier was written"
-    assert app.tabs.last_export is None
-    assert app.tabs.marked_id is None
-    assert app.tree_pane.display and not app.tree_widget.dim_unseen
+    assert app.main.tabs.last_export is None
+    assert app.main.tabs.marked_id is None
+    assert app.main.tree_pane.display and not app.main.tree_widget.dim_unseen
     assert not app.following
     assert app.query_one("#as-of", Checkbox).value is True
     assert app.query_one("#hits-pane").query_from in ("start", "custom")
-    assert app.tabs.active == tab
+    assert app.main.tabs.active == tab
     assert app.screen is app.screen_stack[0], "a screen opened"
     assert app.is_running
 
@@ -175,9 +175,9 @@ async def test_a_phrase_typed_into_the_tree_goes_to_the_find_box(
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await type_text(pilot, "the best kernel", every)
-        assert app.tabs.last_export is None and app.screen is app.screen_stack[0]
-        assert app.tabs.marked_id is None and not app.tree_widget.dim_unseen
-        assert not app.following and app.tabs.active == "hits"
+        assert app.main.tabs.last_export is None and app.screen is app.screen_stack[0]
+        assert app.main.tabs.marked_id is None and not app.main.tree_widget.dim_unseen
+        assert not app.following and app.main.tabs.active == "hits"
         find = app.query_one("#find-input", Input)
         assert app.focused is find and find.value == "the best kernel"
 
@@ -192,10 +192,10 @@ async def test_typed_text_replaces_the_old_find(tiny: Path) -> None:
         find = app.query_one("#find-input", Input)
         assert app.focused is find and find.value == "95e7"
         await press(pilot, "enter")
-        assert app.focused is app.tree_widget and app.tree_pane.find_text == "95e7"
+        assert app.focused is app.main.tree_widget and app.main.tree_pane.find_text == "95e7"
         await type_text(pilot, "memory bandwidth", 0.12)
         assert app.focused is find and find.value == "memory bandwidth"
-        assert app.tabs.marked_id == IDS["R"]  # `m` ran before the phrase showed itself
+        assert app.main.tabs.marked_id == IDS["R"]  # `m` ran before the phrase showed itself
 
 
 async def test_single_keys_are_commands_at_once(tiny: Path, tmp_path: Path) -> None:
@@ -206,19 +206,19 @@ async def test_single_keys_are_commands_at_once(tiny: Path, tmp_path: Path) -> N
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await pilot.press("m")
-        assert app.tabs.marked_id == IDS["R"]
+        assert app.main.tabs.marked_id == IDS["R"]
         await asyncio.sleep(PHRASE_GAP)
         await type_text(pilot, "jj", 0.03)  # held down
         assert app.current_id == IDS["B"]
         await settle_keys(pilot)
         await type_text(pilot, "dk", 0.05)
-        assert app.tree_widget.dim_unseen and app.current_id == IDS["A"]
+        assert app.main.tree_widget.dim_unseen and app.current_id == IDS["A"]
         await settle_keys(pilot)
         await type_text(pilot, "2]", 0.05)
-        assert app.tabs.active == "saw" and app.focused is app.query_one("#saw-pane")
+        assert app.main.tabs.active == "saw" and app.focused is app.query_one("#saw-pane")
         await settle_keys(pilot)
         await type_text(pilot, "[3", 0.05)
-        assert app.tabs.active == "core" and app.focused is app.tree_widget
+        assert app.main.tabs.active == "core" and app.focused is app.main.tree_widget
         assert not app.query_one("#find-input", Input).display
 
 
@@ -235,7 +235,7 @@ async def test_export_asks_first_and_only_y_writes(tiny: Path, tmp_path: Path) -
             assert not isinstance(app.screen, ConfirmScreen)
             assert not (tmp_path / "exports").exists()
         await press(pilot, "e", "y")
-        assert app.tabs.last_export is not None and app.tabs.last_export[0].exists()
+        assert app.main.tabs.last_export is not None and app.main.tabs.last_export[0].exists()
 
 
 def test_the_typing_rule_tells_a_phrase_from_commands() -> None:
@@ -276,10 +276,10 @@ async def test_new_keys_can_be_remapped(tiny: Path, tmp_path: Path, monkeypatch)
         await press(pilot, "ctrl+right")
         assert app.focused is app.query_one(HitsPane)  # the root has no hits: no empty table
         await press(pilot, "z")
-        assert app.focused is app.tree_widget
+        assert app.focused is app.main.tree_widget
         await pilot.press("down", "x")
         await pilot.pause()
-        assert app.tree_widget.cursor_node.is_expanded
+        assert app.main.tree_widget.cursor_node.is_expanded
 
 
 async def test_help_explains_every_tree_glyph_and_the_hits_numbers(tiny: Path) -> None:
@@ -369,7 +369,7 @@ async def test_confirm_quit_asks_first_and_only_y_quits(tiny: Path, tmp_path: Pa
         assert "Quit ari-mem-tui?" in app.screen.query_one(Static).render().plain
         await press(pilot, "u")  # `qu…` of a phrase: no
         assert app.is_running and app.screen.id != "confirm-quit"
-        assert app.focused is app.tree_widget  # back where it was
+        assert app.focused is app.main.tree_widget  # back where it was
         await press(pilot, "ctrl+c", "n")
         assert app.is_running
         await press(pilot, "q", "y")
@@ -453,7 +453,7 @@ async def test_a_number_key_moves_focus_to_the_new_tab_and_keeps_it(
         await press(pilot, "4")
         await pilot.pause(0.3)
         writes = app.query_one("#writes-table")
-        assert went == [writes] and app.focused is writes and app.tabs.active == "writes"
+        assert went == [writes] and app.focused is writes and app.main.tabs.active == "writes"
 
 
 def _is_empty_table(widget) -> bool:
@@ -472,7 +472,7 @@ async def _tab_round(pilot) -> list:
 
 
 async def _go_to(pilot, node_id: str) -> None:
-    pilot.app.jump_to(node_id)
+    pilot.app.main.jump_to(node_id)
     await idle(pilot)
     assert pilot.app.query_one(HitsPane).replay.node_id == node_id
 
@@ -531,7 +531,7 @@ async def test_an_empty_writes_or_audit_table_leaves_the_focus_to_its_pane(
         await _go_to(pilot, silent)
         await press(pilot, "right_square_bracket", "4")
         writes_pane, writes = app.query_one(WritesPane), app.query_one("#writes-table", VimTable)
-        assert app.tabs.active == "writes" and writes.row_count == 0
+        assert app.main.tabs.active == "writes" and writes.row_count == 0
         assert app.focused is writes_pane
         assert border_colour(app, WritesPane) != border_colour(app, "#tree-pane")
         assert "w" in shown_keys(app)
@@ -543,7 +543,7 @@ async def test_an_empty_writes_or_audit_table_leaves_the_focus_to_its_pane(
         await press(pilot, "6")
         audit = app.query_one("#audit-table", VimTable)
         assert app.focused is audit and audit.row_count > 0
-        app.audit_pane.set_audit([], "no leaks or scope violations")  # an audit of nothing
+        app.main.audit_pane.set_audit([], "no leaks or scope violations")  # an audit of nothing
         await pilot.pause()
         assert app.focused is app.query_one(AuditPane)
         assert audit not in await _tab_round(pilot)

@@ -3,48 +3,100 @@ palette and the help's key table are made from it, and the config file remaps ke
 
 from __future__ import annotations
 
+import importlib
+import inspect
 import json
+import pkgutil
 from pathlib import Path
 
 import pytest
+from textual.binding import Binding
 
+from ari_mem_tui import tui
 from ari_mem_tui.tui import config, keys
 from ari_mem_tui.tui.app import AriMemApp
 from ari_mem_tui.tui.commands import ACTIONS
-from ari_mem_tui.tui.screens.compare import CompareScreen
-from ari_mem_tui.tui.screens.entry import EntryScreen
+from ari_mem_tui.tui.main_screen import MainScreen
 from ari_mem_tui.tui.screens.help import HelpScreen, keys_table
-from ari_mem_tui.tui.tables import VimTable
-from ari_mem_tui.tui.widgets.detail_tabs import TAB_CLASSES
-from ari_mem_tui.tui.widgets.hits import QueryInput
-from ari_mem_tui.tui.widgets.run_tree import RunTree
 from tests.tui_app_helpers import make_app, press, settle
 from tests.tui_helpers import IDS
 
 
+def bound_classes() -> dict[str, list]:
+    """Every class of the TUI (app, screens, widgets) that declares its own BINDINGS: its
+    qualified name → them."""
+    found: dict[str, list] = {}
+    for info in pkgutil.walk_packages(tui.__path__, "ari_mem_tui.tui."):
+        module = importlib.import_module(info.name)
+        for name, cls in vars(module).items():
+            own = inspect.isclass(cls) and cls.__module__ == module.__name__
+            if own and "BINDINGS" in vars(cls):
+                found[f"{module.__name__}.{name}"] = list(vars(cls)["BINDINGS"])
+    return found
+
+
+def test_no_class_binds_a_key_outside_the_registry() -> None:
+    """GIVEN every class of the TUI that binds keys (the app, the main screen's widgets, every
+    view over it: help, entry, why, compare, filter, health, runs) THEN each binding is a
+    registry entry's, as `keys.bindings` makes it (its keys, action, label, footer flag, id),
+    and no module but tui/keys.py constructs a Binding."""
+    found = bound_classes()
+    # the screens and widgets that have keys: a class that stopped binding would pass unseen
+    for name in (
+        "AriMemApp",
+        "MainScreen",
+        "RunTree",
+        "VimTable",
+        "TableFilter",
+        "HelpScreen",
+        "EntryScreen",
+        "WhyScreen",
+        "CompareScreen",
+        "FilterScreen",
+        "CheckList",
+        "HealthScreen",
+        "RunPickerScreen",
+        "QueryInput",
+        "HitsTab",
+        "WritesTab",
+        "TextTab",
+    ):
+        assert any(q.endswith(f".{name}") for q in found), name
+    for owner, bindings in found.items():
+        for binding in bindings:
+            assert isinstance(binding, Binding) and binding.id in keys.BY_ID, (owner, binding)
+            key = keys.BY_ID[binding.id]
+            # a pane shows an app or main-screen key in the footer by binding it to its action
+            action = (
+                key.action if binding.action == key.action else f"{keys.owner(key)}.{key.action}"
+            )
+            show = key.show or action != key.action
+            assert (binding.key, binding.action, binding.description, binding.show) == (
+                key.keys,
+                action,
+                key.description,
+                show,
+            ), owner
+    package = Path(tui.__file__).parent
+    constructs = [
+        path.relative_to(package).as_posix()
+        for path in package.rglob("*.py")
+        if "Binding(" in path.read_text(encoding="utf-8")
+    ]
+    assert constructs == ["keys.py"]
+
+
 def test_bindings_palette_and_help_list_the_same_ids() -> None:
-    """GIVEN the registry WHEN the app, the tree and the tables are bound, the palette lists its
-    actions and the help its keys THEN all of them are the registry's entries, nothing else."""
+    """GIVEN the registry WHEN every class is bound, the palette lists its actions and the help
+    its keys THEN all of them are the registry's entries, nothing else."""
     with_keys = {k.id for k in keys.KEYS if k.keys}
-    views = [HelpScreen, EntryScreen, CompareScreen]  # their own Esc/q keys have no id
-    bound = [*AriMemApp.BINDINGS, *RunTree.BINDINGS, *VimTable.BINDINGS, *QueryInput.BINDINGS]
-    bound += [b for tab in {*TAB_CLASSES.values()} for b in tab.BINDINGS]
-    bound += [b for view in views for b in view.BINDINGS if b.id]
+    bound = [b for bindings in bound_classes().values() for b in bindings]
     assert {b.id for b in bound} == with_keys
-    for binding in bound:
-        key = keys.BY_ID[binding.id]
-        # a pane shows an app key in the footer by binding it to the app's action
-        action = key.action if binding.action == key.action else f"app.{key.action}"
-        assert (binding.key, binding.action, binding.description) == (
-            key.keys,
-            action,
-            key.description,
-        )
     assert [row[0] for row in keys.help_rows({})] == [k.id for k in keys.KEYS if k.keys]
     palette = keys.palette_actions({})
     assert {row[0] for row in palette} == {k.id for k in keys.KEYS if k.title}
     assert ACTIONS == [row[1:] for row in palette]
-    app_ids = {b.id for b in AriMemApp.BINDINGS}
+    app_ids = {b.id for b in [*AriMemApp.BINDINGS, *MainScreen.BINDINGS]}
     assert app_ids - {"back"} <= {row[0] for row in palette}  # every app key is in the palette
     table = keys_table({})
     for key in keys.KEYS:
@@ -81,12 +133,12 @@ async def test_a_remapped_key_works_and_the_old_one_no_longer_fires(
         await settle(pilot)
         assert app.current_id == IDS["R"]
         await press(pilot, "m")
-        assert app.tabs.marked_id is None  # m no longer marks: bound to nothing, it is text
+        assert app.main.tabs.marked_id is None  # m no longer marks: bound to nothing, it is text
         assert app.query_one("#find-input").value == "m"
         await press(pilot, "escape", "escape", "j")
         assert app.current_id == IDS["R"]  # j no longer moves the tree's cursor
         await press(pilot, "escape", "escape", "x")
-        assert app.tabs.marked_id == IDS["R"]
+        assert app.main.tabs.marked_id == IDS["R"]
         await press(pilot, "ctrl+n")
         assert app.current_id == IDS["A"]
         palette = {title: help_text for _, title, help_text, _ in keys.palette_actions(app.keymap)}

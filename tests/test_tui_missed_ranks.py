@@ -28,7 +28,7 @@ async def test_missed_ranks_appear_when_the_list_is_shown(demo_ckpt: Path) -> No
         await pilot.pause(0.3)
         await press(pilot, "enter")
         assert app.current_id == node_id
-        shown = app.replays[(node_id, None, 5, True, "start")]
+        shown = app.main.tabs.replays[(node_id, None, 5, True, "start")]
         assert shown.ranks_pending  # the pane's replay did not pay for the ranks
         assert all(m.global_rank is None for m in shown.missed)
         await press(pilot, "2", "M")  # the hits tab, then the missed list

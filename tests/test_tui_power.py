@@ -64,7 +64,7 @@ async def test_slash_filters_a_table_counts_it_in_the_title_and_esc_clears(tiny:
         assert table.row_count == 20 and app.focused is table
         assert title_of(pane) == "Writes · whole run · sorted by time ↓"
         await press(pilot, "escape")  # nothing to clear: back to the tree, as before
-        assert app.focused is app.tree_widget
+        assert app.focused is app.main.tree_widget
         await press(pilot, "slash")  # the tree's `/` is the node find
         assert app.focused is app.query_one("#find-input")
         await press(pilot, "escape")
@@ -139,7 +139,7 @@ async def test_b_goes_back_to_the_node_tab_and_row_and_shift_b_forward(tiny: Pat
         assert app.current_id == IDS["A2"]
         await press(pilot, "6", "right_square_bracket")  # the audit: a row naming B1 …
         audit = app.query_one("#audit-table", VimTable)
-        while app.audit_pane.rows[int(audit.current_key or 0)].node_id != IDS["B1"]:
+        while app.main.audit_pane.rows[int(audit.current_key or 0)].node_id != IDS["B1"]:
             await press(pilot, "j")
         audit_row = audit.current_key
         await press(pilot, "enter", "o")  # … its node: B1
@@ -147,15 +147,15 @@ async def test_b_goes_back_to_the_node_tab_and_row_and_shift_b_forward(tiny: Pat
         await press(pilot, "left_square_bracket", "j")  # browsing: not recorded
         browsed = app.current_id
         await press(pilot, "b")
-        assert app.current_id == IDS["A2"] and app.tabs.active == "audit"
+        assert app.current_id == IDS["A2"] and app.main.tabs.active == "audit"
         assert audit.current_key == audit_row
         await press(pilot, "b")
-        assert app.current_id == IDS["B1"] and app.tabs.active == "hits"
+        assert app.current_id == IDS["B1"] and app.main.tabs.active == "hits"
         await wait_for(pilot, lambda: table.current_key == row, "the row restored")
         await press(pilot, "b")  # nothing before it
         assert app.current_id == IDS["B1"]
         await press(pilot, "B")
-        assert app.current_id == IDS["A2"] and app.tabs.active == "audit"
+        assert app.current_id == IDS["A2"] and app.main.tabs.active == "audit"
         await press(pilot, "B")
         assert app.current_id == browsed  # where `b` was first pressed
 
@@ -219,7 +219,7 @@ async def test_the_status_line_at_80_columns_cuts_no_count(tiny: Path) -> None:
     app = make_app(tiny)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        bar = app.status_bar
+        bar = app.main.status_bar
         bar.set_source("files: /home/someone/projects/ari/workspace/checkpoints/20260528_demo")
         bar.set_embedder("bm25", "stand-in")
         bar.set_progress(179, 1129)
@@ -303,8 +303,8 @@ async def test_a_run_without_scores_shows_its_main_metric_in_the_tree(tiny: Path
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await press(pilot, "j")  # A: 0.51
-        assert "accuracy" in title_of(app.tree_pane)
-        lines = [app.tree_widget.render_line(y).text for y in range(3)]
+        assert "accuracy" in title_of(app.main.tree_pane)
+        lines = [app.main.tree_widget.render_line(y).text for y in range(3)]
         assert "0.5 " in lines[0] and "0.51" in lines[1] and "0.52" in lines[2], lines
         assert " – " not in "".join(lines[:3])
 

@@ -74,7 +74,7 @@ async def test_the_audit_preview_follows_its_cursor(small_ckpt: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         await press(pilot, "6", "right_square_bracket", "j")
-        audit = app.audit_pane
+        audit = app.main.audit_pane
         table = app.query_one("#audit-table", VimTable)
         preview = app.query_one("#audit-preview", RowPreview)
         assert table.cursor_row == 1
@@ -108,7 +108,7 @@ async def test_the_tree_at_80x24_never_cuts_a_number(small_ckpt: Path) -> None:
     app = make_app(small_ckpt)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        tree = app.tree_widget
+        tree = app.main.tree_widget
         for node_id in app.ckpt.nodes:
             tree.reveal(node_id)
         await pilot.pause()

@@ -40,7 +40,7 @@ async def test_r_asks_naming_what_goes_where_then_ranks_with_the_run_s_model(tin
             await wait_for(pilot, lambda: app.run_data.ranker.ready, "the run's vectors")
 
             def shown() -> str | None:
-                replay = app.tabs.replays.get(app.tabs.key)
+                replay = app.main.tabs.replays.get(app.main.tabs.key)
                 return replay.embedder if replay is not None else None
 
             await wait_for(pilot, lambda: shown() == "run:fake-model", "the run model's replay")

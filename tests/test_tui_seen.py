@@ -98,7 +98,7 @@ async def test_the_saw_header_says_where_tier_2_came_from(tiny: Path) -> None:
         body = app.query_one("#saw-body", Static).render().plain
         assert body.startswith("Tier 2 from the recorded start-up search (access log)")
         assert "Tier 2 Semantic supplement" in body and "from the recorded start-up" in body
-        app.jump_to(IDS["A1"])
+        app.main.jump_to(IDS["A1"])
         await press(pilot)
         body = app.query_one("#saw-body", Static).render().plain
         assert body.startswith("Tier 2 replayed: pool as of the node's start")

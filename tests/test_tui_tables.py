@@ -124,7 +124,7 @@ async def _node_with(pilot, want) -> None:
     """Go to the first node whose replay satisfies `want`."""
     app = pilot.app
     for node_id in app.ckpt.nodes:
-        app.jump_to(node_id)
+        app.main.jump_to(node_id)
         await idle(pilot)
         replay = app.query_one("#hits-pane").replay
         if replay is not None and replay.node_id == node_id and want(replay):
@@ -190,7 +190,7 @@ async def test_at_80_columns_the_tree_folds_and_hits_show_text(tiny: Path) -> No
         assert "tiny" in status  # the run's name stays in sight
         await press(pilot, "t")  # the drawer opens, on the tree
         assert not tree.has_class("-drawer") and tree.display
-        assert app.focused is app.tree_widget
+        assert app.focused is app.main.tree_widget
 
 
 async def test_at_120_columns_the_text_takes_the_rest(tiny: Path) -> None:
@@ -265,7 +265,7 @@ async def test_pane_titles_carry_filter_find_pool_query_and_scope(tiny: Path) ->
         assert "query now" in title_of(hits)
         await press(pilot, "i", *"[b]x", "enter")  # a custom query, shown literally
         assert "custom: [b]x" in title_of(hits)
-        app.tree_widget.focus()
+        app.main.tree_widget.focus()
         await press(pilot, "slash", *"node_b", "enter")
         assert title_of(tree) == "Tree · find 'node_b' 1/2"
         await press(pilot, "f")

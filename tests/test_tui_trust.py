@@ -53,7 +53,7 @@ async def test_s_cycles_the_query_source_and_it_is_remembered_across_nodes(tiny:
         direction = app.ckpt.nodes[IDS["B1"]].original_direction
         assert (pane.replay.query_source, pane.replay.query) == ("start", direction[:200])
         assert "eval_summary at start (its direction, original_direction)" in header(app)
-        app.tree_widget.focus()
+        app.main.tree_widget.focus()
         await press(pilot, "s")
         assert (pane.replay.query_source, pane.replay.query) == ("now", VERDICT)
         assert "eval_summary now" in header(app)
@@ -61,12 +61,12 @@ async def test_s_cycles_the_query_source_and_it_is_remembered_across_nodes(tiny:
         assert pane.replay.recorded.differences == 0  # another query: not compared
         assert "not compared" in str(app.query_one("#recorded-title").render())
         await press(pilot, "s")  # no custom query typed yet: back to at start, the focus stays
-        assert app.focused is app.tree_widget
+        assert app.focused is app.main.tree_widget
         assert (pane.replay.query_source, pane.replay.query) == ("start", direction[:200])
         await press(pilot, "i", *"gpu kernel", "enter")
         assert (pane.replay.query_source, pane.replay.query) == ("custom", "gpu kernel")
         assert "custom query" in header(app)
-        app.tree_widget.focus()
+        app.main.tree_widget.focus()
         await press(pilot, "k")  # another node: the custom query stays
         assert app.current_id != IDS["B1"]
         assert (pane.replay.query_source, pane.replay.query) == ("custom", "gpu kernel")
@@ -140,7 +140,7 @@ async def test_bm25_replays_are_dropped_and_the_visible_one_rerun_once_minilm_is
         assert "in place of local MiniLM (not ready yet)" in header(app)
         await press(pilot, "k")  # a second fallback replay, in the cache
         await press(pilot, "j")
-        assert any(r.fallback for r in app.replays.values())
+        assert any(r.fallback for r in app.main.tabs.replays.values())
         embedder.release.set()  # the vectors finish; nothing is pressed from here on
         for _ in range(200):
             if pane.replay is not None and pane.replay.embedder == "minilm":
@@ -150,7 +150,7 @@ async def test_bm25_replays_are_dropped_and_the_visible_one_rerun_once_minilm_is
         assert pane.replay.embedder == "minilm" and not pane.replay.fallback
         assert (rankers[-1].total == 0) == (cache == "warm")
         assert app.current_id == IDS["B1"]
-        assert not any(r.fallback for r in app.replays.values())  # none kept
+        assert not any(r.fallback for r in app.main.tabs.replays.values())  # none kept
         assert "· stand-in: local MiniLM" in header(app) and "not ready" not in header(app)
     for ranker in rankers:
         ranker.stop()
@@ -189,9 +189,9 @@ async def test_findings_show_on_the_readers_tree_row_and_in_its_hits_and_node_ta
     app = app_on(small_ckpt)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        tree = app.tree_widget
+        tree = app.main.tree_widget
         assert tree.findings[leak.node_id][0] == "read"
-        app.jump_to(leak.node_id)
+        app.main.jump_to(leak.node_id)
         await settle(pilot)
         row = tree.render_label(tree._by_id[leak.node_id], Style(), Style()).plain
         assert row.removeprefix("▶ ").removeprefix("▼ ").startswith("⚠ ")  # before the glyph
@@ -199,13 +199,13 @@ async def test_findings_show_on_the_readers_tree_row_and_in_its_hits_and_node_ta
         assert app.query_one("#hits-findings").display
         assert "⚠ leak" in hits and preview(leak.query, 300)[:30] in hits
         assert preview(leaked.text, 300)[:30] in hits  # what it returned, text from the backup
-        app.jump_to(rejected.node_id)
+        app.main.jump_to(rejected.node_id)
         await press(pilot, "5")
         node_tab = str(app.query_one("#node-findings").render())
         assert "rejected write" in node_tab and rejected.text[:40] in node_tab
         row = tree.render_label(tree._by_id[rejected.node_id], Style(), Style()).plain
         assert "⚑" in row  # also when the writer read outside its lineage (⚠⚑)
-        app.jump_to(app.ckpt.roots[0])  # a node without findings shows none
+        app.main.jump_to(app.ckpt.roots[0])  # a node without findings shows none
         await settle(pilot)
         assert not app.query_one("#hits-findings").display
 
@@ -220,6 +220,6 @@ async def test_a_rejected_write_shows_its_text_without_scrolling_sideways(tiny: 
         assert app.current_id == IDS["A2"]
         title = str(app.query_one("#writes-title").render())
         assert "✗ add_memory → b0000001: steal a note" in title
-        tree = app.tree_widget
+        tree = app.main.tree_widget
         row = tree.render_label(tree._by_id[IDS["A2"]], Style(), Style()).plain
         assert row.startswith("⚑ ")  # first on the row: a narrow tree pane cuts the end

@@ -53,7 +53,7 @@ async def test_x_on_a_hit_says_why_and_on_another_node_why_not(generated):
     app = own_ranker_app(generated.path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.jump_to(echo)
+        app.main.jump_to(echo)
         await idle(pilot)
         hits = app.query_one("#hits-pane").replay.hits
         app.query_one("#hits-table").focus()
@@ -67,10 +67,10 @@ async def test_x_on_a_hit_says_why_and_on_another_node_why_not(generated):
         assert "first 120 characters are already in Tier 1b" in text
         await press(pilot, "escape")
         other = generated.planted.nodes["A1"]  # another branch (A's; the echo is under C)
-        app.jump_to(other)
+        app.main.jump_to(other)
         await idle(pilot)
         await press(pilot, "m")
-        app.jump_to(echo)
+        app.main.jump_to(echo)
         await idle(pilot)
         app.query_one("#hits-table").focus()
         await press(pilot, "Y")
@@ -95,7 +95,7 @@ async def test_x_in_an_entry_view_and_on_a_write_and_on_nothing(generated):
     app = own_ranker_app(generated.path)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        app.jump_to(echo)
+        app.main.jump_to(echo)
         await idle(pilot)
         await press(pilot, "Y")  # the tree has focus: no entry
         assert not isinstance(app.screen, WhyScreen)

@@ -67,10 +67,10 @@ async def test_the_audit_title_says_each_count_once_on_one_line(small_ckpt: Path
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
         await press(pilot, "6")
-        assert app.focused is app.tree_widget and app.tabs.active == "audit"
+        assert app.focused is app.main.tree_widget and app.main.tabs.active == "audit"
         title = audit_title(app)
         text = str(title.content)
-        kinds = [r.kind for r in app.audit_pane.rows]
+        kinds = [r.kind for r in app.main.audit_pane.rows]
         assert {"leak", "violation", "second-hand", "rejected"} <= set(kinds)
         full = ", ".join(kind_count(k, kinds.count(k)) for k in dict.fromkeys(kinds))
         short = ", ".join(kind_count(k, kinds.count(k), True) for k in dict.fromkeys(kinds))
@@ -94,10 +94,10 @@ async def test_the_audit_title_gives_the_verdict_where_the_rows_cannot(tiny: Pat
         await settle(pilot)
         await press(pilot, "6")
         only_writes = AuditReport(rejected_writes=[_finding("rejected_write")])
-        app.audit_pane.set_audit(*audit_rows(app.ckpt, only_writes))
+        app.main.audit_pane.set_audit(*audit_rows(app.ckpt, only_writes))
         await pilot.pause()
         assert str(audit_title(app).content) == "1 rejected write · no leaks or scope violations"
-        app.audit_pane.add_problem(AuditRow("error", "search", None, "search failed"))
+        app.main.audit_pane.add_problem(AuditRow("error", "search", None, "search failed"))
         await pilot.pause()
         text = str(audit_title(app).content)
         assert text == "1 search error, 1 rejected write · no leaks or scope violations"

@@ -3,9 +3,9 @@ for every node of the run."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import partial
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 from rich.text import Text
 from textual.command import DiscoveryHit, Hit, Hits, Provider
@@ -17,15 +17,18 @@ from ari_mem_tui.render.text import clean, preview
 from ari_mem_tui.tui import keys
 
 
+class Jumper(Protocol):
+    def jump_to(self, node_id: str) -> None: ...
+
+
 class PaletteApp(Protocol):
     """What the palette needs of the app (tui/app.py imports this module, not the reverse)."""
 
     keymap: Mapping[str, str]
+    main: Jumper  # the main screen (tui/main_screen.py)
 
     @property
     def ckpt(self) -> Checkpoint | None: ...
-
-    def jump_to(self, node_id: str) -> None: ...
 
 
 # (title, help, action) of every action the palette offers, with the default keys
@@ -37,26 +40,25 @@ ACTIONS: list[tuple[str, str, str]] = [
 class ActionCommands(Provider):
     """The app's actions."""
 
-    def _items(self) -> Iterator[tuple[str, str, str]]:
-        """From the key registry, with the keys the user has (their remaps applied)."""
-        for _, title, help_text, action in keys.palette_actions(getattr(self.app, "keymap", {})):
-            yield title, help_text, action
+    def _items(self) -> Iterator[tuple[str, str, Callable[[], Any]]]:
+        """From the key registry, with the keys the user has (their remaps applied); a pane's
+        action runs on the main screen (keys.MAIN), whatever view the palette was opened on."""
+        app = self.app
+        main = getattr(app, "main", app)
+        for key_id, title, help_text, action in keys.palette_actions(getattr(app, "keymap", {})):
+            target = main if keys.owner(keys.BY_ID[key_id]) == "screen" else app
+            yield title, help_text, partial(app.run_action, action, target)
 
     async def discover(self) -> Hits:
-        for title, help_text, action in self._items():
-            yield DiscoveryHit(title, partial(self.app.run_action, action), help=help_text)
+        for title, help_text, run in self._items():
+            yield DiscoveryHit(title, run, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
-        for title, help_text, action in self._items():
+        for title, help_text, run in self._items():
             score = matcher.match(title)
             if score > 0:
-                yield Hit(
-                    score,
-                    matcher.highlight(title),
-                    partial(self.app.run_action, action),
-                    help=help_text,
-                )
+                yield Hit(score, matcher.highlight(title), run, help=help_text)
 
 
 class NodeCommands(Provider):
@@ -81,7 +83,7 @@ class NodeCommands(Provider):
             yield Hit(
                 score,
                 _lit(title, needle),
-                partial(app.jump_to, node.id),
+                partial(app.main.jump_to, node.id),
                 text=title,
                 help=escape(clean(node.id, multiline=False) + _where(node, needle)),
             )

@@ -3,7 +3,7 @@
 A view is a node, a tab and the row under the cursor of the tab's table. A jump (`o` from a
 row, a find, a palette jump, a finding's node, a breadcrumb) records the view it leaves; `b`
 goes back to it, `B` forward again. Moving in the tree with the arrows is browsing, not a jump:
-it records nothing. Plain data, no Textual: the app builds and restores the views.
+it records nothing. Plain data, no Textual: the main screen builds and restores the views.
 """
 
 from __future__ import annotations

@@ -1,10 +1,11 @@
 """Every key of the TUI, defined once.
 
-The app's and the widgets' `BINDINGS`, the command palette's actions (tui/commands.py) and the
-help screen's key table (tui/screens/help.py) are all made from `KEYS`. Each binding carries its
+The `BINDINGS` of the app, its screens and its widgets, the command palette's actions
+(tui/commands.py) and the help screen's key table (tui/screens/help.py) are all made from `KEYS`
+(tests/test_tui_keys.py checks that no class binds a key outside it). Each binding carries its
 id, so the config file remaps it by id (tui/config.py): `{"keys": {"mark": "x"}}`, Textual key
-names, several separated by commas. The screens over the app keep their own few keys (Esc
-closes, …) beside their code.
+names, several separated by commas; the views over the main screen (help, entry, compare, …)
+included.
 """
 
 from __future__ import annotations
@@ -17,14 +18,20 @@ from textual.binding import Binding
 from textual.containers import ScrollableContainer
 from textual.keys import format_key
 
-# where a key works: anywhere (APP), in the tree, in the tables, in a view over the app (help,
-# entry, compare: their own Esc/q close them, beside their code), in the Hits tab, the Writes tab,
-# the text tabs (Saw, Core, Node)
-APP, TREE, TABLE, VIEW = "app", "tree", "table", "view"
+# where a key works: anywhere, over any view too (APP); anywhere on the main screen, the tree's and
+# the tabs' (MAIN: tui/main_screen.py); in the tree, in the tables, in the text views over the
+# app (help, entry, compare, why: VIEW), in the Hits tab, the Writes tab, the text tabs (Saw,
+# Core, Node)
+APP, MAIN, TREE, TABLE, VIEW = "app", "main", "tree", "table", "view"
 HITS, WRITES, TEXT = "hits", "writes", "text"
 QUERY = "query"  # the Hits tab's query box
 EVERY_PANE = (TREE, HITS, WRITES, TEXT, TABLE)
-ENTRY = "entry"  # the entry view (one row in full), over the app: the app's keys are not heard
+# the views over the app, each with its own keys; over a modal one (entry, why, help, filter,
+# confirm) the app's keys are not heard
+ENTRY, WHY, COMPARE, HELP = "entry", "why", "compare", "help"
+FILTER, CHECKLIST = "filter", "checklist"  # the tree's filter (`f`) and its lists of options
+HEALTH, RUNS = "health", "runs"  # the Health view (`H`), the run picker (`W`)
+TABLE_BOX = "table_box"  # a table's filter box (`/` on a table)
 
 # the detail tabs, in order: keys 1 to 6 switch to them
 TABS = ("hits", "saw", "core", "writes", "node", "audit")
@@ -48,8 +55,8 @@ class Key:
     title: str = ""  # the palette's name for it; "" keeps it out of the palette
     show: bool = False  # in the footer wherever it is bound (APP: always)
     scopes: tuple[str, ...] = (APP,)
-    # an APP key that belongs to a pane: it works anywhere, but the footer shows it only while
-    # that pane has focus (the pane binds it too, to the app's action)
+    # an APP or MAIN key that belongs to a pane: it works anywhere, but the footer shows it only
+    # while that pane has focus (the pane binds it too, to the app's or the screen's action)
     footer: tuple[str, ...] = ()
     # more panes whose F1 help lists it (besides its scopes and footer), not in their footer
     panes: tuple[str, ...] = ()
@@ -57,8 +64,9 @@ class Key:
 
 # fmt: off
 KEYS: tuple[Key, ...] = (
-    Key("down", "j", "cursor_down", "Down", "Down in the tree and tables", scopes=(TREE, TABLE)),
-    Key("up", "k", "cursor_up", "Up", "Up in the tree and tables", scopes=(TREE, TABLE)),
+    Key("down", "j", "cursor_down", "Down", "Down in the tree and tables",
+        scopes=(TREE, TABLE, CHECKLIST)),
+    Key("up", "k", "cursor_up", "Up", "Up in the tree and tables", scopes=(TREE, TABLE, CHECKLIST)),
     Key("collapse", "h,left", "collapse_or_parent", "Collapse", "Collapse, or up to the parent",
         scopes=(TREE,)),
     Key("expand", "l,right", "expand_or_child", "Expand", "Expand, or down to the first child",
@@ -87,11 +95,12 @@ KEYS: tuple[Key, ...] = (
         scopes=(VIEW, TEXT)),
     Key("scroll_up", "k", "scroll('up')", "Up", "Scroll them up", scopes=(VIEW, TEXT)),
     Key("focus_tree", "left_square_bracket", "focus_tree", "Tree", "Focus the tree pane",
-        "Focus tree", footer=(HITS, WRITES, TEXT, TABLE)),
+        "Focus tree", footer=(HITS, WRITES, TEXT, TABLE), scopes=(MAIN,)),
     Key("focus_detail", "right_square_bracket", "focus_detail", "Detail",
-        "Focus the detail pane (the shown tab)", "Focus detail", footer=(TREE,)),
+        "Focus the detail pane (the shown tab)", "Focus detail", footer=(TREE,), scopes=(MAIN,)),
     Key("focus_query", "i", "focus_query", "Query",
-        "Type a custom query in the Hits tab's query box", "Focus query box", footer=(HITS,)),
+        "Type a custom query in the Hits tab's query box", "Focus query box", footer=(HITS,),
+        scopes=(MAIN,)),
     Key("query_older", "up", "history(-1)", "Older",
         "In the query box: the custom query typed before (↑ again: older)", scopes=(QUERY,)),
     Key("query_newer", "down", "history(1)", "Newer",
@@ -107,25 +116,26 @@ KEYS: tuple[Key, ...] = (
         "The help, the keys of the focused pane (tree, Hits, Writes, …) first",
         "Help for the focused pane"),
     Key("find", "slash", "find", "Find", "Find a node by id or text (typing fast or pasting "
-        "into the tree finds too)", "Find node", footer=(TREE,)),
-    Key("find_next", "n", "find_next", "Next", "Next find match", "Find next", panes=(TREE,)),
+        "into the tree finds too)", "Find node", footer=(TREE,), scopes=(MAIN,)),
+    Key("find_next", "n", "find_next", "Next", "Next find match", "Find next", panes=(TREE,),
+        scopes=(MAIN,)),
     Key("find_prev", "N", "find_prev", "Previous", "Previous find match", "Find previous",
-        panes=(TREE,)),
+        panes=(TREE,), scopes=(MAIN,)),
     Key("filter", "f", "filter", "Filter", "Keep nodes of some statuses / labels", "Filter tree",
-        footer=(TREE,)),
+        footer=(TREE,), scopes=(MAIN,)),
     Key("clear_filter", "", "clear_filter", "Clear filter", "Show every node again",
-        "Clear filter"),
+        "Clear filter", scopes=(MAIN,)),
     Key("mark", "m", "mark", "Mark", "Mark the current node for compare", "Mark node",
-        footer=(TREE,)),
+        footer=(TREE,), scopes=(MAIN,)),
     Key("compare", "c", "compare", "Compare", "Compare side by side with the marked node",
-        "Compare with marked", panes=(TREE,)),
+        "Compare with marked", panes=(TREE,), scopes=(MAIN,)),
     Key("export", "e", "export", "Export",
         "Write the node's dossier as Markdown + JSON (asks first: y writes, any other key "
-        "cancels)", "Export dossier", footer=(TREE,)),
+        "cancels)", "Export dossier", footer=(TREE,), scopes=(MAIN,)),
     Key("follow", "F", "toggle_follow", "Follow",
         "Follow a running checkpoint: re-read changed files", "Follow"),
     Key("copy", "y", "copy", "Copy", "Copy the node id or the entry under the cursor", "Copy",
-        panes=(TREE, HITS, WRITES)),
+        panes=(TREE, HITS, WRITES), scopes=(MAIN,)),
     Key("why", "Y", "why", "Why",
         "Why the node did or did not see the entry under the cursor (Hits, Writes, an entry "
         "view, Health's entries): its start-up search step by step, with the numbers; the "
@@ -134,35 +144,36 @@ KEYS: tuple[Key, ...] = (
     Key("reload", "r", "reload", "Reload", "Re-read the checkpoint", "Reload"),
     Key("dim", "d", "toggle_dim", "Dim unseen",
         "Dim the nodes the selection's search could not see", "Dim unseen nodes",
-        panes=(TREE,)),
+        panes=(TREE,), scopes=(MAIN,)),
     Key("missed", "M", "toggle_missed", "Missed",
         "Show the missed: eligible ancestor entries outside the window", "Show missed entries",
-        footer=(HITS,)),
+        footer=(HITS,), scopes=(MAIN,)),
     Key("as_of", "a", "toggle_as_of", "Pool",
         "Rank the pool as of the node's start (default) or today's, later writes too",
-        "Pool: as of start / today", footer=(HITS,)),
+        "Pool: as of start / today", footer=(HITS,), scopes=(MAIN,)),
     Key("query_source", "s", "cycle_query", "Source",
         "Search with the eval_summary at start, the eval_summary now, or your own query",
-        "Query: at start / now / custom", footer=(HITS,)),
+        "Query: at start / now / custom", footer=(HITS,), scopes=(MAIN,)),
     Key("writes_scope", "w", "toggle_writes_scope", "Node / run",
         "Switch the Writes tab's scope: this node / the whole run", "Writes: node / whole run",
-        footer=(WRITES,)),
+        footer=(WRITES,), scopes=(MAIN,)),
     Key("wide", "z", "toggle_wide", "Wide",
         "Wide / narrow tables (k9s's wide): every column and 200 characters of text, scrolling "
         "sideways, and the Hits header in full / the columns that fit the pane",
         "Tables: wide / narrow", footer=(TABLE,)),
     Key("tree", "t,ctrl+b", "toggle_tree", "Tree", "Hide or show the tree", "Toggle tree pane",
-        panes=(TREE, HITS, WRITES, TEXT, TABLE)),
+        panes=(TREE, HITS, WRITES, TEXT, TABLE), scopes=(MAIN,)),
     Key("back", "escape", "escape", "Back",
-        "Back to the tree; in the tree, clear the find, else the filter (the title drops it)"),
+        "Back to the tree; in the tree, clear the find, else the filter (the title drops it)",
+        scopes=(MAIN,)),
     Key("history_back", "b,ctrl+o", "history_back", "Back",
         "Back to the view before a jump (`o`, a find, the palette, a finding's node): its "
-        "node, tab and row", "History: back", panes=EVERY_PANE),
+        "node, tab and row", "History: back", panes=EVERY_PANE, scopes=(MAIN,)),
     Key("history_forward", "B", "history_forward", "Forward",
-        "Forward again to the view `b` left", "History: forward", panes=EVERY_PANE),
+        "Forward again to the view `b` left", "History: forward", panes=EVERY_PANE, scopes=(MAIN,)),
     Key("maximise", "plus", "maximise", "Maximise",
         "Maximise the focused pane to the whole screen, and back (lazygit's +; Esc too)",
-        "Maximise pane", panes=EVERY_PANE),
+        "Maximise pane", panes=EVERY_PANE, scopes=(MAIN,)),
     Key("health", "H", "health", "Health",
         "Memory health: starved nodes, crowded windows, entries never read", "Memory health"),
     Key("runs", "W", "runs", "Runs", "Back to the run picker of the workspace",
@@ -174,9 +185,54 @@ KEYS: tuple[Key, ...] = (
     *(
         Key(f"tab_{name}", str(i + 1), f"tab('{name}')", name.title(),
             f"{name.title()} tab: {TAB_HELP[name]} (the detail pane keeps focus if it had it)",
-            f"{name.title()} tab")
+            f"{name.title()} tab", scopes=(MAIN,))
         for i, name in enumerate(TABS)
     ),
+    # ---- the views over the main screen: each its own keys ----
+    Key("close", "escape,q", "close", "Close", "Close the entry view or the why view",
+        show=True, scopes=(ENTRY, WHY)),
+    Key("entry_copy", "y", "copy", "Copy text", "In the entry view: copy its whole text",
+        show=True, scopes=(ENTRY,)),
+    Key("go_to_node", "o", "go_to_node", "Go to node",
+        "In the entry view or the why view: go to its node in the tree", show=True,
+        scopes=(ENTRY, WHY)),
+    Key("why_switch", "Y", "switch", "The other node",
+        "In the why view: ask about the other node (the marked one, or the current one)",
+        show=True, scopes=(WHY,)),
+    Key("help_close", "escape,q,question_mark,f1", "dismiss", "Close", "Close the help",
+        show=True, scopes=(HELP,)),
+    Key("compare_close", "escape,q,c", "close", "Back", "Close the comparison", show=True,
+        scopes=(COMPARE,)),
+    # both sides of a comparison move together (its columns take no focus: no key moves one)
+    Key("compare_page_down", "pagedown,space", "scroll('page_down')", "Page down",
+        "In the comparison: both sides a page down", scopes=(COMPARE,)),
+    Key("compare_page_up", "pageup", "scroll('page_up')", "Page up",
+        "In the comparison: both sides a page up", scopes=(COMPARE,)),
+    Key("compare_top", "g,home", "scroll('home')", "Top", "In the comparison: both sides' top",
+        scopes=(COMPARE,)),
+    Key("compare_bottom", "G,end", "scroll('end')", "Bottom",
+        "In the comparison: both sides' end", scopes=(COMPARE,)),
+    Key("filter_cancel", "escape", "cancel", "Cancel", "In the tree's filter: leave it as it was",
+        show=True, scopes=(FILTER,)),
+    Key("filter_apply", "ctrl+s", "apply", "Apply", "In the tree's filter: apply the choices",
+        show=True, scopes=(FILTER,)),
+    Key("health_back", "escape", "back", "Back / interrupt",
+        "In the Health view: back (while it computes: stop it)", show=True,
+        scopes=(HEALTH,)),
+    Key("health_numbers", "n", "toggle_numbers", "Numbers / plots / what if",
+        "In the Health view: the numbers, the plots, or the what-if row", show=True,
+        scopes=(HEALTH,)),
+    Key("health_what_if", "w", "focus_what_if", "What if",
+        "In the Health view: type other memory settings (what if)", show=True, scopes=(HEALTH,)),
+    Key("health_recompute", "r", "recompute", "Recompute",
+        "In the Health view: compute the run's health again", scopes=(HEALTH,)),
+    Key("runs_filter", "slash", "filter", "Filter", "In the run picker: filter the runs",
+        show=True, scopes=(RUNS,)),
+    Key("runs_back", "escape", "back", "Back",
+        "In the run picker: back to the open run (on the first list: quit)", show=True,
+        scopes=(RUNS,)),
+    Key("table_box_clear", "escape", "cancel", "Clear filter",
+        "In a table's filter box: clear it (Enter keeps it)", show=True, scopes=(TABLE_BOX,)),
 )
 # fmt: on
 BY_ID = {key.id: key for key in KEYS}
@@ -198,17 +254,25 @@ TEXTUAL_KEYS = (
 
 
 def bindings(scope: str) -> list[Binding]:
-    """The BINDINGS of the app (APP) or of a widget (TREE, TABLE, HITS, …): its own keys, and
-    the app's keys the footer shows while it has focus (bound to the app's action)."""
-    out = []
+    """The BINDINGS of the app (APP), a screen (MAIN, ENTRY, HELP, …) or a widget (TREE, TABLE,
+    HITS, …): its own keys, then the app's or the main screen's keys the footer shows while it
+    has focus (bound to their action)."""
+    own, shown = [], []
     for k in KEYS:
         if not k.keys:
             continue
         if scope in k.scopes:
-            out.append(Binding(k.keys, k.action, k.description, show=k.show, id=k.id))
+            own.append(Binding(k.keys, k.action, k.description, show=k.show, id=k.id))
         elif scope in k.footer:
-            out.append(Binding(k.keys, f"app.{k.action}", k.description, show=True, id=k.id))
-    return out
+            action = f"{owner(k)}.{k.action}"
+            shown.append(Binding(k.keys, action, k.description, show=True, id=k.id))
+    return own + shown
+
+
+def owner(key: Key) -> str:
+    """Where `key`'s action is: the app's (`app`) or the main screen's (`screen`: a pane's key
+    is heard only on the screen that holds it)."""
+    return "screen" if MAIN in key.scopes else "app"
 
 
 def scroll(views: Iterable[ScrollableContainer], direction: str) -> None:

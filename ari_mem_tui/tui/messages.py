@@ -1,5 +1,6 @@
-"""Messages to the app from its panes and its workers (the app owns the data and the workers),
-and the search keys they carry."""
+"""Messages from the panes and the thread workers to the screen or the app that handles them
+(the main screen: the run's load and audit, a replay shown; the app: an entry or a node asked
+for from any view), and the search keys they carry."""
 
 from __future__ import annotations
 
@@ -85,8 +86,9 @@ class RerunSearch(Message):
 
 
 # ---------------------------------------------------------------- from the workers
-# Workers run in threads and never touch a widget: they post one of these to the app, which
-# checks it against what is on screen now (a newer load or selection wins) before showing it.
+# Workers run in threads and never touch a widget: they post one of these to the screen or widget
+# that started them, which checks it against what is on screen now (a newer load or selection
+# wins) before showing it.
 
 
 class LoadStep(Message):

@@ -24,7 +24,7 @@ from typing import ClassVar, Self
 
 from rich.text import Text
 from textual.actions import SkipAction
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import ScrollableContainer, Vertical
 from textual.css.scalar import Unit
 from textual.geometry import Size
@@ -423,7 +423,7 @@ class TableFilter(Input):
     """The filter box of one table, above it: what is typed filters the rows at once; Enter
     keeps the filter and goes back to the table, Esc clears it."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "Clear filter")]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.TABLE_BOX)
     DEFAULT_CSS = "TableFilter { height: 3; }"
 
     def __init__(self, table: VimTable) -> None:

@@ -1,6 +1,6 @@
-"""What the app's thread workers run. Each reads or computes, then posts a message to the app
-(tui/messages.py); none touches a widget, and a cancelled worker (a newer load or search has
-started) posts nothing."""
+"""What the TUI's thread workers run. Each reads or computes, then posts a message to the widget
+or screen that started it (tui/messages.py); none touches a widget, and a cancelled worker (a
+newer load or search has started) posts nothing."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import gc
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
 
 from textual.message_pump import MessagePump
 from textual.worker import get_current_worker
@@ -36,6 +37,7 @@ from ari_mem_tui.tui.rows import AuditRow
 
 ProgressFn = Callable[[int, int], None]  # (done, total) while vectors are computed
 Opener = Callable[[ProgressFn], Run]  # given a `LoadProgress`, usable as a plain ProgressFn
+RunFactory = Callable[[Path], Opener]  # a workspace's run → its opener
 
 
 class LoadProgress:
@@ -79,7 +81,7 @@ def load_run(
         # the run's objects live as long as it is open: made with the collector paused, then
         # frozen out of its passes (after a 10k-node reopen, its first young, middle and full
         # passes over them took 0.3 s before the first hits); the app collects an earlier
-        # run's cycles once this one is shown (lifecycle.settle_heap)
+        # run's cycles once this one is shown (main_screen.settle_heap)
         run = without_gc(opener, LoadProgress(app, show_tree))
     except Exception as exc:  # noqa: BLE001 - show it; keep what is on screen
         if _live():

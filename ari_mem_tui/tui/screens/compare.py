@@ -7,7 +7,7 @@ from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Static
@@ -20,14 +20,10 @@ from ari_mem_tui.tui.key_bar import KeyBar
 
 
 class CompareScreen(Screen[None]):
+    # Esc closes; j / k and the pages move both sides together (the columns take no focus)
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,c", "close", "Back"),
+        *keys.bindings(keys.COMPARE),
         *keys.bindings(keys.VIEW),
-        # both sides move together (the columns take no focus, so no key moves one alone)
-        Binding("pagedown,space", "scroll('page_down')", "Page down", show=False),
-        Binding("pageup", "scroll('page_up')", "Page up", show=False),
-        Binding("g,home", "scroll('home')", "Top", show=False),
-        Binding("G,end", "scroll('end')", "Bottom", show=False),
     ]
 
     def __init__(self, ckpt: Checkpoint, a: Replay, b: Replay) -> None:

@@ -4,9 +4,11 @@ quits when the config file asks for it (`"confirm_quit": true`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rich.text import Text
 from textual import events
-from textual.app import ComposeResult
+from textual.app import App, ComposeResult
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -30,3 +32,22 @@ class ConfirmScreen(ModalScreen[bool]):
     def on_click(self, event: events.Click) -> None:
         event.stop()
         self.dismiss(False)
+
+
+def ask(
+    app: App,
+    question: Text,
+    yes: Callable[[], object],
+    no: Callable[[], object] | None = None,
+    id: str | None = None,
+) -> None:
+    """Ask `question` over whatever is shown: `yes()` on `y`, `no()` (when given) on any other
+    key."""
+
+    def answered(said_yes: bool | None) -> None:
+        if said_yes:
+            yes()
+        elif no is not None:
+            no()
+
+    app.push_screen(ConfirmScreen(question, id=id), answered)

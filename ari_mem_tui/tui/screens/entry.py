@@ -8,15 +8,17 @@ text is put in `rich.text.Text`, never parsed as markup.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import ClassVar
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.model import EntryView, MemoryEntry
 from ari_mem_tui.render.text import clean, fmt_ts, pretty_json, short_id
 from ari_mem_tui.tui import keys
@@ -79,13 +81,8 @@ def row_text(detail: RowDetail) -> Text:
 class EntryScreen(ModalScreen[str | None]):
     """Dismissed with the node to go to (`o`), else None."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close"),
-        Binding("y", "copy", "Copy text"),
-        Binding("o", "go_to_node", "Go to node"),
-        *keys.bindings(keys.VIEW),
-        *keys.bindings(keys.ENTRY),  # Y: why the node did (not) see it
-    ]
+    # Esc, y, o; then Y (why the node did (not) see it), the app's, shown here
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.bindings(keys.ENTRY), *keys.bindings(keys.VIEW)]
 
     def __init__(self, entry: MemoryEntry | EntryView | RowDetail) -> None:
         super().__init__()
@@ -103,6 +100,10 @@ class EntryScreen(ModalScreen[str | None]):
             yield Static(row_text(self.detail), id="entry-text")
         yield KeyBar()  # its own keys (Esc closes, y copies, o goes), not the tree's under it
 
+    def entry_under_cursor(self) -> str | None:
+        """`Y` here (the app's): why the node did (not) see this entry."""
+        return self.entry.id if self.entry is not None else None
+
     def action_close(self) -> None:
         self.dismiss(None)
 
@@ -117,3 +118,15 @@ class EntryScreen(ModalScreen[str | None]):
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#entry-body").results(VerticalScroll), direction)
+
+
+def entry_view(ckpt: Checkpoint | None, entry_id: str, row: RowDetail | None) -> EntryScreen | None:
+    """The view of entry `entry_id` (`OpenEntry`): `row`'s fields above it when it was opened
+    from a table row, the row alone (saying so) when the entry is not in the loaded memory;
+    None when there is neither."""
+    entry = ckpt.entries_by_id.get(entry_id) if ckpt else None
+    if row is None:
+        return EntryScreen(entry) if entry is not None else None
+    if entry is None:
+        row = replace(row, title=row.title + " (entry not in the loaded memory)")
+    return EntryScreen(replace(row, entry=entry))

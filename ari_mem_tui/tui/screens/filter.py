@@ -12,13 +12,14 @@ from typing import ClassVar
 from rich.segment import Segment
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.strip import Strip
 from textual.widgets import Button, SelectionList, Static
 
 from ari_mem_tui.model import NODE_LABELS, NODE_STATUSES
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
 
 
@@ -43,10 +44,7 @@ class TreeFilter:
 class CheckList(SelectionList[str]):
     """A list of options to check: j / k move, space toggles, ✓ marks the checked ones."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.CHECKLIST)
 
     def render_line(self, y: int) -> Strip:
         line = super().render_line(y)
@@ -64,10 +62,7 @@ class CheckList(SelectionList[str]):
 
 
 class FilterScreen(ModalScreen[TreeFilter | None]):
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("ctrl+s", "apply", "Apply"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.FILTER)
 
     def __init__(self, current: TreeFilter) -> None:
         super().__init__()

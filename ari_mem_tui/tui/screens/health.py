@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.reactive import reactive
@@ -67,6 +67,7 @@ from ari_mem_tui.render.words import cut_note
 from ari_mem_tui.search.dropped import REACT, TOOL_AUTO
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.search.replay import DEFAULT_LIMIT
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import (
     HealthDone,
@@ -127,12 +128,7 @@ class HealthScreen(Screen[None]):
     HealthScreen .what-if-row > Button { width: auto; min-width: 9; margin-right: 2; }
     HealthScreen #wi-said { height: auto; margin-bottom: 1; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "back", "Back / interrupt"),
-        Binding("n", "toggle_numbers", "Numbers / plots / what if"),
-        Binding("w", "focus_what_if", "What if"),
-        Binding("r", "recompute", "Recompute", show=False),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.HEALTH)
 
     def __init__(
         self,
@@ -265,7 +261,7 @@ class HealthScreen(Screen[None]):
                 from ari_mem_tui.run_check import kept_check  # noqa: PLC0415
                 from ari_mem_tui.search.fidelity import with_check  # noqa: PLC0415
 
-                check = self.app.status_bar.check_of(run) or kept_check(run, run.ranker)
+                check = self.app.main.status_bar.check_of(run) or kept_check(run, run.ranker)
                 with_check(result.fidelity, check)
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             if not worker.is_cancelled:
@@ -664,3 +660,27 @@ def _legend(h: Health) -> Text:
     for note in h.notes:
         text.append(f"note: {clean(note, False)}\n", style="dim")
     return text
+
+
+def show_health(app: Any) -> None:
+    """`H`: the run's memory health, computed once per loaded run (kept in the app's
+    `health_result`); the view is built once and shown again (composing it cost a key's time),
+    refilled for another run (after a reload) or when it holds no complete result."""
+    run = app.run_data
+    if run is None:
+        app.notify("the run's memory is still loading", severity="warning")
+        return
+    if isinstance(app.screen, HealthScreen):
+        return
+    kept = app.health_result
+    cached = kept[1] if kept is not None and kept[0] is run else None
+
+    def keep(result: Health) -> None:
+        app.health_result = (run, result)
+
+    shown = app.get_screen("health") if app.is_screen_installed("health") else None
+    if not isinstance(shown, HealthScreen):
+        app.install_screen(HealthScreen(run, cached, keep), "health")
+    elif cached is None or shown.result is not cached or shown.run_data is not run:
+        shown.refill(run, cached, keep)  # (another run, or no complete result: the same view)
+    app.push_screen("health")

@@ -3,7 +3,7 @@ pane's keys first.
 
 The help is one Rich Markdown renderable in one Static: Textual's Markdown widget made a widget
 of every paragraph, list item and table cell, and styling them took seconds on a shared machine
-(issue 21 §4). The app builds each help once and shows the same screen again (tui/app.py)."""
+(issue 21 §4). Each help is built once and the same screen shown again (`show_help`)."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from collections.abc import Collection, Mapping
 from typing import ClassVar
 
 from rich.markdown import Markdown
-from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.app import App, ComposeResult
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
+from textual.widget import Widget
 from textual.widgets import Static
 
 from ari_mem_tui.render.findings import GLYPHS
@@ -150,10 +151,7 @@ class HelpScreen(ModalScreen[None]):
     """The whole help; opened with F1 from a pane (Posting's context help), that pane's keys
     come first: `pane` is (its name, its scopes in tui/keys.py)."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q,question_mark,f1", "dismiss", "Close", show=True),
-        *keys.bindings(keys.VIEW),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.bindings(keys.HELP), *keys.bindings(keys.VIEW)]
 
     def __init__(
         self, keymap: Mapping[str, str], pane: tuple[str, Collection[str]] | None = None
@@ -176,3 +174,26 @@ class HelpScreen(ModalScreen[None]):
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)
+
+
+def pane_of(focused: Widget | None) -> tuple[str, tuple[str, ...]] | None:
+    """F1's pane: the first widget from `focused` up that names its key scopes (the tree pane,
+    a tab: `HELP_SCOPES`), as (its name, those scopes); None when none does."""
+    for node in focused.ancestors_with_self if focused is not None else ():
+        scopes = getattr(node, "HELP_SCOPES", ())
+        if scopes:
+            return getattr(node, "help_name", "this pane"), scopes
+    return None
+
+
+def show_help(
+    app: App, keymap: Mapping[str, str], pane: tuple[str, Collection[str]] | None
+) -> None:
+    """The help (on `pane`'s keys first): each built once and shown again after (building it
+    is a Markdown layout of the whole text)."""
+    if isinstance(app.screen, HelpScreen):
+        return
+    name = "help" if pane is None else f"help-{pane[0]}"
+    if not app.is_screen_installed(name):
+        app.install_screen(HelpScreen(keymap, pane), name)
+    app.push_screen(name)

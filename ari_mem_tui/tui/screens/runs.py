@@ -9,12 +9,12 @@ outside the runs, so a second visit is instant). The same rows as `ari-mem-tui r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
@@ -24,6 +24,7 @@ from ari_mem_tui.model.workspace import RunInfo, Workspace
 from ari_mem_tui.render.runs import RUN_COLUMNS, WIDE_FROM, run_cells, shown_columns
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import plural
+from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.key_bar import KeyBar
 from ari_mem_tui.tui.messages import RunsCounted
 from ari_mem_tui.tui.tables import VimTable
@@ -39,10 +40,7 @@ class RunPickerScreen(Screen[Path | None]):
     RunPickerScreen #runs-table { height: 1fr; }
     RunPickerScreen #runs-status { height: 1; color: $text-muted; }
     """
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("slash", "filter", "Filter"),
-        Binding("escape", "back", "Back"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.RUNS)
 
     def __init__(self, workspace: Path, can_go_back: bool = False) -> None:
         super().__init__()
@@ -146,3 +144,20 @@ class RunPickerScreen(Screen[Path | None]):
         key = VimTable.plain_key(event.row_key.value)
         if key:
             self.dismiss(Path(key))
+
+
+def show_runs(app: Any) -> None:
+    """`W`: the workspace's run picker over the open run (Esc: back to it); the run picked is
+    opened in the app (`open_checkpoint`). Opened on one run, there is no workspace to list."""
+    if app.workspace is None or app.run_factory is None:
+        app.notify("opened on one run: start on a workspace folder for the list of runs")
+        return
+    if isinstance(app.screen, RunPickerScreen):
+        return
+
+    def picked(path: Path | None) -> None:
+        if path is not None:
+            app.open_checkpoint(path)
+
+    back = app.opener is not None
+    app.push_screen(RunPickerScreen(app.workspace, can_go_back=back), picked)

@@ -9,12 +9,13 @@ answer is worked out in a thread worker (one replay of the node's search).
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -32,12 +33,7 @@ from ari_mem_tui.tui.messages import WhyReady
 class WhyScreen(ModalScreen[str | None]):
     """Dismissed with the node to go to (`o`: the node asked about), else None."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,q", "close", "Close"),
-        Binding("Y", "switch", "The other node"),
-        Binding("o", "go_to_node", "Go to the node"),
-        *keys.bindings(keys.VIEW),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = [*keys.bindings(keys.WHY), *keys.bindings(keys.VIEW)]
 
     def __init__(self, run: Run, entry_id: str, node_id: str, other_id: str | None = None):
         super().__init__()
@@ -109,3 +105,23 @@ class WhyScreen(ModalScreen[str | None]):
 
     def action_scroll(self, direction: str) -> None:
         keys.scroll(self.query("#why-body").results(VerticalScroll), direction)
+
+
+def ask_why(app: Any, went_to: Callable[[str | None], None]) -> None:
+    """`Y`: the why view of the entry under the cursor (each screen's `entry_under_cursor`: an
+    entry view's, Health's entries table's, the main screen's focused Hits or Writes row),
+    asked about the marked node when one is marked and is not the current, else the current;
+    `went_to` gets the node `o` goes to."""
+    under = getattr(app.screen, "entry_under_cursor", None)
+    run, entry_id = app.run_data, under() if under is not None else None
+    if run is None or entry_id is None or entry_id not in run.checkpoint.entries_by_id:
+        app.notify("no memory entry under the cursor: a row of Hits or Writes, or an entry")
+        return
+    current, marked = app.current_id, app.main.tabs.marked_id
+    if not current and not marked:
+        app.notify("choose a node first", severity="warning")
+        return
+    asked, other = (marked, current) if marked and marked != current else (current, marked)
+    app.push_screen(
+        WhyScreen(run, entry_id, asked or "", other if other != asked else None), went_to
+    )

@@ -111,6 +111,17 @@ class DetailTabs(TabbedContent):
         # the tab strip is no Tab stop that swallows keys: 1–6 switch tabs, `]` focuses the pane
         for strip in self.query(Tabs):
             strip.can_focus = False
+        app = self.app
+        if hasattr(app, "current_id"):  # the app's state (tui/app.py): the tabs show it
+            self.watch(app, "run_data", self.set_run, init=False)
+            self.watch(app, "current_id", self._chosen, init=False)
+            self.watch(app, "findings", self.set_findings, init=False)
+
+    def _chosen(self, node_id: str | None) -> None:
+        """The app's chosen node moved (None: none, while a run is (re)opened)."""
+        ckpt = self.app.ckpt  # type: ignore[attr-defined]
+        if node_id is not None and ckpt is not None and node_id in ckpt.nodes:
+            self.choose(node_id)
 
     def focus_main(self) -> bool:
         """Focus the shown tab's main widget (its table, its text), drawn first if it is stale;
@@ -180,7 +191,7 @@ class DetailTabs(TabbedContent):
         return getattr(ranker, "ready", True) and getattr(ranker, "usable", True)
 
     def set_findings(self, by_node: dict[str, list]) -> None:
-        """The audit's findings per node (from the app's audit worker)."""
+        """The audit's findings per node (the app's `findings`)."""
         self.findings = by_node
         self._show_findings()
 

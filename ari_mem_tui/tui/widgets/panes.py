@@ -33,6 +33,7 @@ class Panes(Horizontal):
 
     def on_mount(self) -> None:
         self.call_after_refresh(self.light)
+        self.watch(self.app, "theme", lambda _: self.light(), init=False)  # the borders' colours
 
     def on_descendant_focus(self) -> None:
         self.fit_tree()

@@ -70,6 +70,17 @@ class RunTree(Tree[Item]):
         self._loaded: set[int] = set()
         self._labels: dict[tuple[str, int | None], Text] = {}  # (node id, width): its label
 
+    def on_mount(self) -> None:
+        app = self.app
+        if hasattr(app, "current_id"):  # the app's state (tui/app.py): the tree shows it
+            self.watch(app, "current_id", self._chosen, init=False)
+            self.watch(app, "findings", self.set_findings, init=False)
+
+    def _chosen(self, node_id: str | None) -> None:
+        """The app's chosen node moved: its lineage drawn bold (None: as it was)."""
+        if node_id is not None and self.ckpt is not None and node_id in self.ckpt.nodes:
+            self.set_selection(node_id)
+
     # ---- building ----
 
     def show_loading(self) -> None:

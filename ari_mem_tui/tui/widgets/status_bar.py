@@ -11,7 +11,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.widgets import ProgressBar, Static
 from textual.worker import get_current_worker
 
@@ -24,7 +24,14 @@ from ari_mem_tui.tui.messages import VectorsReady
 
 
 class LoadingNote(Static):
-    """Where the tabs will be, while the run's memory loads."""
+    """Where the tabs will be, while the run's memory loads: the load's step (the main
+    screen's `load_step`, bound to its own)."""
+
+    step: var[tuple[int, int, str, bool] | None] = var(None)  # (n, m, part, tree shown)
+
+    def watch_step(self, step: tuple[int, int, str, bool] | None) -> None:
+        if step is not None:
+            self.show_step(*step)
 
     def show_step(self, n: int, m: int, part: str, tree_shown: bool) -> None:
         text = Text("loading memory … ", style="bold")
@@ -89,7 +96,10 @@ class StatusBar(Horizontal):
     """The status line. Too narrow for all of it (80 columns while vectors build), it gives up
     room in this order: the progress bar, then the long words (`embedder `, `n of N texts`
     → `n/N`), then the source's path (cut in the middle, then left out); never a number, a
-    count or the problems and findings (`_fit`)."""
+    count or the problems and findings (`_fit`). It watches the app's run, wide tables and
+    follow state, and shows the main screen's problem count (`problems`, bound to its own)."""
+
+    problems: var[tuple[int, ...]] = var((0,))  # (problems, findings)
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -114,6 +124,24 @@ class StatusBar(Horizontal):
         self.query_one("#status-progress-text").display = False
         self.query_one("#status-check").display = False
         self.query_one("#status-wide").display = False
+        app = self.app
+        if hasattr(app, "run_data"):  # the app's (tui/app.py), not a test's bare app
+            self.watch(app, "run_data", self._run_changed, init=False)
+            self.watch(app, "wide_columns", self.set_wide, init=False)
+            self.watch(app, "following", self.set_follow, init=False)
+
+    def watch_problems(self, counts: tuple[int, ...]) -> None:
+        self.set_problems(*counts)
+
+    def _run_changed(self, run: Run | None) -> None:
+        """A run's memory is in (where it comes from, its ranker, its vectors' progress), or
+        another is opening (None: no vectors watched)."""
+        if run is None:
+            self.watch_vectors(None)
+            return
+        self.set_source(run.source_label)
+        self.set_embedder(getattr(run.ranker, "name", "?"))
+        self.watch_vectors(run.ranker)
 
     def set_source(self, label: str) -> None:
         """Where the run comes from, one line, control characters shown; a path in the home
