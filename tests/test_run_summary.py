@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,26 @@ def test_a_changed_file_is_no_summary(workspace, env, monkeypatch) -> None:
     os.utime(log, ns=(before.st_atime_ns, before.st_mtime_ns))  # and the mtime put back
     assert log.stat().st_size == before.st_size
     assert run_summary.kept(run) is None  # (its ctime moved: no one can set that back)
+
+
+async def test_the_tui_keeps_the_summary_once_its_first_hits_are_shown(
+    small_ckpt, tmp_path, index_root
+) -> None:
+    """The TUI's first open makes the summary after the first hits, with the audit it made
+    (tui/main_screen.py's audit worker): the same counts the CLI's first open keeps."""
+    from tests.tui_app_helpers import make_app, settle
+
+    run = Path(shutil.copytree(small_ckpt, tmp_path / "run"))
+    assert run_summary.kept(run) is None
+    app = make_app(run)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        for _ in range(250):
+            if run_summary.kept(run) is not None:
+                break
+            await pilot.pause(0.02)
+    kept = run_summary.kept(run)
+    assert kept is not None
+    counts = (kept.nodes, kept.leaks, kept.scope_violations, kept.rejected_writes, kept.starved)
+    assert counts == (8, 2, 1, 1, 0)
+    assert kept.replay_checked is None  # (BM25 is a stand-in: its check compares nothing)
