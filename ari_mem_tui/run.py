@@ -65,6 +65,7 @@ def open_run(
     `on_tree(tree)` with the tree alone, as soon as it is read (not on a reopen from the index).
     """
     # lazy: the CLI imports this module for RunOptions; these cost ~0.4 s (Letta ~0.8 s more)
+    from ari_mem_tui import run_summary  # noqa: PLC0415
     from ari_mem_tui.audit import AuditStore  # noqa: PLC0415
     from ari_mem_tui.checkpoint.load import LOAD_STEPS, load_checkpoint  # noqa: PLC0415
     from ari_mem_tui.search.check_store import CheckStore  # noqa: PLC0415
@@ -76,6 +77,7 @@ def open_run(
     # (taken before the files are read: an audit is kept only if none changed meanwhile)
     store = AuditStore.before_load(path) if options.index and options.letta is None else None
     check_store = CheckStore.before_load(path) if options.index else None  # (a replay check)
+    summary_key = run_summary.files_key(path) if store is not None else None
     ckpt = load_checkpoint(
         path,
         on_step=lambda n, _m, part: step(n, total, part),
@@ -108,6 +110,8 @@ def open_run(
     run.save_index = later[0] if later else None
     run.audit_store = store
     run.check_store = check_store
+    if summary_key is not None and ckpt.tree_source is not None and run_summary.kept(path) is None:
+        run.save_summary = run_summary.summary_maker(ckpt, summary_key, store, check_store)
     return run
 
 

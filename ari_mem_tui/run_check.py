@@ -145,8 +145,12 @@ def _kept(run: Run, key: str, make: Callable[[], Any], made: bool = False) -> An
     if found is not None and not (made and _undone(found)):
         return found
     check = make()
-    if store is not None:
-        store.save(run.checkpoint, key, check)
+    saved = store is not None and store.save(run.checkpoint, key, check)
+    if saved and getattr(run, "audit_store", None) is not None:
+        # (a run read from its files, whose summary `runs` shows: told of the check)
+        from ari_mem_tui import run_summary  # noqa: PLC0415
+
+        run_summary.note_check(run.checkpoint.path, check)
     return check
 
 

@@ -16,7 +16,7 @@ says the work has begun; the work's end is `key→hits`. Budget (issue 21): 100 
 
 Headless (Textual's test driver, 120×40). "first paint" = app start until the first frame;
 "tree shown" = until the tree is drawn and takes keys (with `cmd_open`'s tree-first opener, before
-the memory has loaded); "memory ready" = until the whole run is loaded and the first node's hits
+the memory has loaded; not waiting for the node the run opens on, which waits for the audit); "memory ready" = until the whole run is loaded and the first node's hits
 are shown; "key→hits" = from pressing `j` in the tree until the Hits tab shows the new node's
 replayed search and the screen is painted (the key sent as the driver sends a terminal's, as
 `--keys` does). Medians over `--runs` app starts (and over every keypress). `--no-tree-first`
@@ -66,7 +66,7 @@ async def one_run(path: Path, embedder: str, presses: int, tree_first: bool) -> 
         # the waits for the app poll with asyncio.sleep, not pilot.pause: a pause
         # forces a screen update each time (every 5 ms), work a terminal never asks for, which
         # took the GIL from the loader (memory ready at 10k: 20.5 s with pauses, 14.5 s without)
-        while app.ckpt is None or app.current_id is None:
+        while app.ckpt is None:  # the tree (alone, on a first open) is in the app
             await asyncio.sleep(0.005)
         drawn = asyncio.Event()  # (not pilot.pause(): it waits for an idle process)
         app.call_after_refresh(drawn.set)

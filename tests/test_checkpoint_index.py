@@ -88,22 +88,36 @@ def test_a_reopen_comes_from_the_index_and_equals_a_fresh_load(tmp_path, index_r
     assert stored.stat().st_mode & 0o077 == 0
 
 
-def test_ids_are_read_off_the_index_once_for_every_lookup(demo_ckpt, index_root, monkeypatch):
-    """A reopened run's entry ids are a column of the index: looking many up decodes them
-    once (each lookup decoded all of them, 200k at 10k nodes: a replay's global ranks took
-    seconds), and every lookup finds the row a fresh load's ids give."""
+def test_ids_are_made_when_asked_for_and_kept_as_made(demo_ckpt, index_root, monkeypatch):
+    """A first open makes no entry id it is not asked for (a SHA-1 per entry was a tenth of a
+    10k load), and its index keeps those it was asked for; a reopen reads those, makes the
+    others as a fresh load makes them, and looking many up makes them all once."""
     fresh = load_checkpoint(demo_ckpt)
-    load_checkpoint(demo_ckpt, use_index=True)
-    again = load_checkpoint(demo_ckpt, use_index=True)
-    assert isinstance(again.entries.ids, Texts)  # (from the index, not computed)
     ids = fresh.entries.all_ids()
-    decoded = []
+    first = load_checkpoint(demo_ckpt, use_index=True)
+    known = first.entries.known_ids()
+    # the load made only the ids it shows: a rejected write's log entry
+    made = [row for row in range(len(ids)) if known is not None and known[row] is not None]
+    assert len(made) <= len(first.rejected_writes()) < len(ids) // 10
+    asked = [3, len(ids) // 2]
+    assert [first.entries.id_at(row) for row in asked] == [ids[row] for row in asked]
+    index.save(first, index.run_key(demo_ckpt, first.run_id))
+    again = load_checkpoint(demo_ckpt, use_index=True)
+    stored = again.entries.ids
+    assert isinstance(stored, Texts)  # (from the index: those asked for, no other)
+    assert [row for row in range(len(ids)) if stored[row] is not None] == sorted(made + asked)
+    assert [again.entries.id_at(row) for row in (0, *asked, len(ids) - 1)] == [
+        ids[0],
+        *(ids[row] for row in asked),
+        ids[-1],
+    ]
+    made = []
     all_ids = Entries.all_ids
-    monkeypatch.setattr(Entries, "all_ids", lambda self: decoded.append(1) or all_ids(self))
+    monkeypatch.setattr(Entries, "all_ids", lambda self: made.append(1) or all_ids(self))
     for row in range(0, len(ids), max(1, len(ids) // 300)):
         assert again.entries_by_id[ids[row]].row == row
     assert "no such id" not in again.entries_by_id
-    assert len(decoded) == 1
+    assert len(made) == 1 and again.entries.all_ids() == ids
 
 
 def test_a_reopen_reads_only_the_trace_logs_that_hold_what_the_audit_reads(

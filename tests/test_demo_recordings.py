@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from ari_mem_tui import demo
+from ari_mem_tui import demo, run_summary
+from ari_mem_tui.checkpoint import index
 from ari_mem_tui.checkpoint.load import load_checkpoint
 from ari_mem_tui.cli import main
 from ari_mem_tui.demo import write_demo
@@ -282,6 +283,7 @@ def test_the_demo_s_check_names_its_one_late_insert(recorded, tmp_path, capsys, 
     run = tmp_path / "demo"
     shutil.copytree(recorded[0], run)
     unasked = summary_json(capsys, str(run))["replay_check"]
+    first_summary = run_summary.kept(run)
     assert unasked["word"] == "run's ranker, unchecked" and unasked["checked"] == 0
     assert unasked["note"].startswith("not checked: summary --embedder minilm checks")
     asked = summary_json(capsys, str(run), "--embedder", "minilm")
@@ -296,6 +298,28 @@ def test_the_demo_s_check_names_its_one_late_insert(recorded, tmp_path, capsys, 
     assert check["by_kind"]["other"]["checked"] > 0
     again = summary_json(capsys, str(run))["replay_check"]
     assert again == check
+    # the run's summary (`runs`): its first open's said unchecked; a check kept later is told
+    # to it, and a summary made again (`runs --scan`) reads the kept check
+    assert first_summary is not None and first_summary.replay_checked is None
+    told = run_summary.kept(run)
+    assert told is not None and told.made == first_summary.made
+    wanted = (check["checked"], check["reproduced"], check["word"], check["ranker"])
+    assert _replay_fields(told) == wanted and check["checked"] > 0
+    (index.index_dir(run) / run_summary.SUMMARY_FILE).unlink()
+    assert main(["runs", str(run), "--scan", "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["runs"]
+    remade = run_summary.kept(run)
+    assert remade is not None and remade.made > told.made and _replay_fields(remade) == wanted
+    assert listed["summary"]["replay_ranker"] == check["ranker"] == "minilm"
+
+
+def _replay_fields(summary) -> tuple:
+    return (
+        summary.replay_checked,
+        summary.replay_reproduced,
+        summary.replay_word,
+        summary.replay_ranker,
+    )
 
 
 def test_the_planted_tool_storm_starves_a_node_and_leaving_tool_entries_out_feeds_it(recorded):

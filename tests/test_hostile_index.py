@@ -85,10 +85,19 @@ def test_a_flipped_bit_in_any_section_is_a_miss(run, index_root, name) -> None:
     assert_miss_rebuilt_said_once(run, "does not match its checksum")
 
 
+def _header_place(stored: Path) -> tuple[int, int]:
+    fd = os.open(stored, os.O_RDONLY)
+    try:
+        return index.header_place(fd)
+    finally:
+        os.close(fd)
+
+
 def test_a_flipped_bit_in_the_header_is_a_miss(run, index_root) -> None:
     stored = _stored(run)
+    at, size = _header_place(stored)
     data = bytearray(stored.read_bytes())
-    data[40] ^= 0x01  # inside the header (after magic, size and CRC)
+    data[at + size // 2] ^= 0x01  # inside the header (before its size, CRC and magic)
     stored.write_bytes(bytes(data))
     assert_miss_rebuilt_said_once(run, "header")
 
@@ -104,27 +113,27 @@ def test_another_runs_body_under_this_runs_header_is_a_miss(tmp_path, run, index
     assert len(later) == len(f"{ts:.6f}") and f"{ts:.6f}" in first
     log.write_text(first.replace(f"{ts:.6f}", later, 1) + "\n" + rest, encoding="utf-8")
     mine, theirs = _stored(run), _stored(other)
-    fd = os.open(mine, os.O_RDONLY)
-    try:
-        _, start = index._read_header(fd)
-    finally:
-        os.close(fd)
+    at, _ = _header_place(mine)
     data = theirs.read_bytes()
-    assert len(data) == mine.stat().st_size  # the same layout
-    mine.write_bytes(mine.read_bytes()[:start] + data[start:])
+    assert len(data) == mine.stat().st_size and _header_place(theirs)[0] == at  # same layout
+    mine.write_bytes(data[:at] + mine.read_bytes()[at:])
     assert_miss_rebuilt_said_once(run, "does not match its checksum")
 
 
 def test_a_cut_short_index_is_a_miss(run, index_root) -> None:
     stored = _stored(run)
     stored.write_bytes(stored.read_bytes()[: stored.stat().st_size // 2])
-    assert_miss_rebuilt_said_once(run, "do not fit")
+    assert_miss_rebuilt_said_once(run, "cut short")
 
 
 def test_a_sparse_index_past_the_limit_is_not_read(run, index_root, monkeypatch) -> None:
     stored = _stored(run)
-    with stored.open("r+b") as handle:
-        handle.truncate(2 << 30)  # 2 GiB, sparse: its header is still the run's, and sound
+    at, _ = _header_place(stored)
+    data = stored.read_bytes()
+    with stored.open("r+b") as handle:  # 2 GiB, sparse: its header is still the run's, and sound
+        handle.truncate(at)
+        handle.seek(2 << 30)
+        handle.write(data[at:])
     read: list[int] = []
     real_preadv = os.preadv
     monkeypatch.setattr(
@@ -199,3 +208,155 @@ def test_a_stale_index_is_rebuilt_without_a_word(run, index_root) -> None:
     assert index.load(run) is None
     load_checkpoint(run, use_index=True)
     assert _notes() == [] and index.load(run) is not None
+
+
+# ---- issue 31, item 4: values msgpack has no word for ----
+
+BIG = 2**70  # past both int64 and uint64: msgpack holds neither
+
+
+def _tree_edit(run: Path, edit) -> None:
+    for name in ("tree.json", "nodes_tree.json"):
+        document = json.loads((run / name).read_text(encoding="utf-8"))
+        edit(document["nodes"])
+        (run / name).write_text(json.dumps(document), encoding="utf-8")
+
+
+def test_integers_past_64_bits_and_surrogate_keys_are_indexed(run, index_root) -> None:
+    """A metric of 2**70, a `limit` of 2**70 and a metric named by a lone surrogate once left
+    the run unindexed without a word (msgpack refused the body): every open a full parse."""
+
+    def plant(nodes: list[dict]) -> None:
+        nodes[1]["metrics"] = {"cycles": BIG, "bad \udc00 name": 1}
+        nodes[2]["retry_count"] = BIG
+
+    _tree_edit(run, plant)
+    log = run / "memory_access.jsonl"
+    events = [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+    read = next(event for event in events if event["op"] == "read")
+    read["limit"] = -BIG
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    fresh = load_checkpoint(run)
+    load_checkpoint(run, use_index=True)
+    again = index.load(run)
+    assert again is not None  # indexed
+    node = list(again.nodes.values())[1]
+    assert node.metrics == {"cycles": BIG, "bad \udc00 name": 1}
+    assert list(again.nodes.values())[2].retry_count == BIG
+    assert [e.limit for e in again.access_events if e.limit == -BIG] == [-BIG]
+    assert summary_json(again) == summary_json(fresh)
+    for node_id, fresh_node in fresh.nodes.items():
+        assert again.nodes[node_id].as_data() == fresh_node.as_data()
+
+
+# ---- issue 31, item 9: the key covers every byte of the files read whole ----
+
+
+def test_an_edit_in_the_middle_of_a_big_tree_with_its_mtime_put_back_is_a_new_key(
+    run, index_root
+) -> None:
+    """The key once hashed 64 KiB at each end of a file: an edit of the same size in between,
+    with the mtime put back, gave the old eval_summary from the index."""
+    pad = "p" * (100 << 10)
+
+    def padded(nodes: list[dict]) -> None:
+        nodes[0]["error_log"], nodes[-1]["error_log"] = pad, pad  # the edit: > 64 KiB from each end
+        nodes[3]["eval_summary"] = "speedup 1.42x on the big matrix"
+
+    _tree_edit(run, padded)
+    tree = run / "tree.json"
+    data = tree.read_bytes()
+    at = data.index(b"speedup 1.42x")
+    assert 64 << 10 < at < len(data) - (64 << 10)
+    load_checkpoint(run, use_index=True)
+    assert index.load(run) is not None
+    before = tree.stat()
+    tree.write_bytes(data.replace(b"speedup 1.42x", b"speedup 9.42x"))
+    os.utime(tree, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert tree.stat().st_size == before.st_size and tree.stat().st_mtime_ns == before.st_mtime_ns
+    assert index.load(run) is None  # another key
+    again = load_checkpoint(run, use_index=True)
+    node = list(again.nodes.values())[3]
+    assert node.eval_summary == "speedup 9.42x on the big matrix"
+    assert index.load(run) is not None  # and indexed again, with the new bytes
+
+
+# ---- issue 31, item 8: a writer killed half-way leaves its temporary file ----
+
+DIES_HALF_WAY = """
+import os, signal, sys
+from pathlib import Path
+from ari_mem_tui.checkpoint import index
+from ari_mem_tui.checkpoint.load import load_checkpoint
+real = index._write
+def dies(folder, key, run_id, sections):
+    def cut():
+        for number, section in enumerate(sections):
+            if number == 6:  # after six sections are on disk: kill -9
+                os.kill(os.getpid(), signal.SIGKILL)
+            yield section
+    real(folder, key, run_id, cut())
+index._write = dies
+load_checkpoint(Path(sys.argv[1]), use_index=True)
+"""
+
+
+def _leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(index.TEMP_PREFIX))
+
+
+def test_a_writer_killed_half_way_leaves_a_file_the_next_open_removes(
+    tmp_path, run, index_root
+) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", DIES_HALF_WAY, str(run)],
+        check=False,
+        env={**os.environ, index.INDEX_ENV: str(index_root)},
+        timeout=120,
+    )
+    assert proc.returncode == -9
+    folder = index.index_dir(run)
+    assert folder is not None and not (folder / index.INDEX_FILE).exists()
+    [left] = _leftovers(folder)
+    assert (folder / left).stat().st_size > 0
+    # not ours: another name, and a link (to a file that must stay) under one of our names
+    (folder / "notes.txt").write_text("keep")
+    (tmp_path / "target").write_text("keep")
+    (folder / (index.TEMP_PREFIX + "link")).symlink_to(tmp_path / "target")
+    again = load_checkpoint(run, use_index=True)
+    assert _leftovers(folder) == [index.TEMP_PREFIX + "link"]
+    assert (tmp_path / "target").read_text() == "keep" == (folder / "notes.txt").read_text()
+    assert index.load(run) is not None  # and the index written whole
+    assert summary_json(again) == summary_json(load_checkpoint(run))
+
+
+def test_a_live_writers_temporary_file_is_left_alone(run, index_root) -> None:
+    """Only a dead writer's file is stale: while the lock is held, nothing goes."""
+    import fcntl
+
+    load_checkpoint(run, use_index=True)
+    folder = index.index_dir(run)
+    assert folder is not None
+    live = folder / (index.TEMP_PREFIX + "live")
+    live.write_bytes(b"being written")
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a writer at work
+        assert index.sweep(run) == 0
+        assert index.load(run) is not None and live.exists()
+    finally:
+        os.close(fd)
+    assert index.sweep(run) == 1 and not live.exists()
+
+
+def test_no_file_inside_a_checkpoint_is_ever_swept(run, monkeypatch) -> None:
+    inside = run / "cache" / "index"
+    monkeypatch.setenv(index.INDEX_ENV, str(inside))
+    import hashlib
+
+    folder = inside / hashlib.sha1(os.path.realpath(run).encode()).hexdigest()
+    folder.mkdir(parents=True)
+    planted = folder / (index.TEMP_PREFIX + "abc")
+    planted.write_bytes(b"the checkpoint's own")
+    load_checkpoint(run, use_index=True)
+    assert index.sweep(run) == 0 and planted.read_bytes() == b"the checkpoint's own"

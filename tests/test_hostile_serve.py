@@ -241,3 +241,29 @@ def test_a_refused_request_is_one_line_without_headers_or_locals(serving) -> Non
         "ari-mem-tui: serve: refused a request from 127.0.0.1: LineTooLong (HTTP 400)",
         "ari-mem-tui: serve: refused GET /gone%1b[2J from 127.0.0.1: HTTP 404 Not Found",
     ]
+
+
+async def test_a_load_whose_thread_cannot_start_ends_the_app(tiny: Path, monkeypatch) -> None:
+    """Under a bound lower than a thread's stack (64 MiB here, before the merged code held less
+    while it starts), the load's thread itself cannot start ("can't start new thread"): its
+    worker fails before the load's own handler can say anything, and the app showed "loading …"
+    for good, its session held open. Played here by a load that raises that error where the
+    thread would: the app ends, return code 1, saying why."""
+    from ari_mem_tui.tui import workers
+    from tests.tui_app_helpers import make_app
+
+    def no_thread(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(workers, "load_run", no_thread)
+    app = make_app(tiny)
+    said: list[object] = []
+    leave = app.exit
+    app.exit = lambda *args, **kwargs: (said.append(kwargs.get("message")), leave(*args, **kwargs))
+    async with app.run_test() as pilot:
+        for _ in range(250):
+            if app.return_code is not None:
+                break
+            await pilot.pause(0.02)
+    assert app.return_code == 1
+    assert said == ["out of memory: RuntimeError: can't start new thread"]

@@ -30,9 +30,12 @@ NOT_FOR_SUMMARY = (
 )
 
 
-def imported(*argv: str) -> set[str]:
+def imported(*argv: str, env: dict[str, str] | None = None) -> set[str]:
     """Top-level packages a command imported, from its `-X importtime` report."""
-    env = {k: v for k, v in os.environ.items() if k not in ("LETTA_BASE_URL", "LETTA_API_KEY")}
+    env = {
+        **{k: v for k, v in os.environ.items() if k not in ("LETTA_BASE_URL", "LETTA_API_KEY")},
+        **(env or {}),
+    }
     done = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "ari_mem_tui", *argv],
         cwd=ROOT,
@@ -52,11 +55,20 @@ def imported(*argv: str) -> set[str]:
 
 
 @pytest.mark.parametrize("command", ["summary", "audit"])
-def test_summary_and_audit_import_no_ranker_tui_or_letta(small_ckpt: Path, command: str) -> None:
-    names = imported(command, str(small_ckpt), "--no-letta")
-    assert not names & set(NOT_FOR_SUMMARY), sorted(names & set(NOT_FOR_SUMMARY))
-    assert "numpy" not in names  # nothing of theirs ranks: no array is needed
-    assert {"networkx", "pydantic"} <= names  # the tree model; the output and settings models
+def test_summary_and_audit_import_no_ranker_tui_or_letta(
+    small_ckpt: Path, tmp_path: Path, command: str
+) -> None:
+    """Their answer's imports (no run index: nothing left for after the answer), and a reopen's
+    (the run index and the run's summary kept by the first open, which makes the summary once
+    its answer is out: that, counting starved nodes, may use numpy)."""
+    for index in ("off", str(tmp_path / "index")):
+        env = {"ARI_MEM_TUI_INDEX": index, "ARI_MEM_TUI_CACHE": str(tmp_path / "cache")}
+        if index != "off":
+            imported(command, str(small_ckpt), "--no-letta", env=env)  # the first open
+        names = imported(command, str(small_ckpt), "--no-letta", env=env)
+        assert not names & set(NOT_FOR_SUMMARY), sorted(names & set(NOT_FOR_SUMMARY))
+        assert "numpy" not in names  # nothing of theirs ranks: no array is needed
+        assert {"networkx", "pydantic"} <= names  # the tree model; the output and settings models
 
 
 def test_saw_with_bm25_loads_no_model_runtime_and_reads_its_index_without_bm25s(

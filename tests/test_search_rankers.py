@@ -295,7 +295,7 @@ def test_a_reopened_run_reads_the_bm25_index_its_fresh_load_stored(
     fresh = load_checkpoint(demo_ckpt, use_index=True)  # (writes the run index)
     built = BM25Ranker(Pool(fresh.entries), tmp_path)
     again = load_checkpoint(demo_ckpt, use_index=True)
-    assert index.is_current(demo_ckpt) and isinstance(again.entries.ids, Texts)
+    assert index.is_current(demo_ckpt) and isinstance(again.entries.kind, memoryview)  # mapped
     monkeypatch.setattr(BM25Ranker, "_build", lambda *_: pytest.fail("built again"))
     loaded = BM25Ranker(Pool(again.entries), tmp_path)
     assert len(list((tmp_path / "bm25").iterdir())) == 1

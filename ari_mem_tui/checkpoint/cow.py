@@ -325,7 +325,13 @@ class CowLog:
 
     def _current_groups(self) -> dict[int, list[int]]:
         """`by_current_node` by node code (a run's first replay waits for it: C passes and one
-        loop, no method call a row)."""
+        loop, no method call a row); made once (the index write and the log both ask)."""
+        made = self.__dict__.get("_current_made")
+        if made is None:
+            made = self.__dict__["_current_made"] = self._group_by_current()
+        return made
+
+    def _group_by_current(self) -> dict[int, list[int]]:
         entries = self.entries
         rows = list(compress(range(len(entries)), holding(entries.kind, 0)))
         event_node, owner = self.events.node, entries.node

@@ -2,17 +2,22 @@
 
 Kept outside the checkpoint, in `<cache>/index/<sha1 of the checkpoint's real path>/` (the cache
 is $ARI_MEM_TUI_CACHE or the user's cache dir; $ARI_MEM_TUI_INDEX names another folder, or
-`off`); never inside the checkpoint. The key is every file the loader may read: (name, device,
-inode, size, mtime_ns) and a hash of its first and last 64 KiB, with the loader's own source and
-the limits in force; any difference and the run is loaded from its files again and the index
-rewritten.
+`off`); never inside the checkpoint. The key is every file the loader may read, each as (name,
+device, inode, size, mtime_ns) and a hash: of every byte for a file read whole (tree.json,
+nodes_tree.json, node_*/tree.json, the backup, experiment.md, idea.json, settings.json …: an
+in-place edit of the same size with its mtime put back is a new key), of its first and last 64
+KiB for the JSON Lines logs (appended to, gigabytes on a long run) and for any file over the
+`file-mib` limit (which the loader refuses unread); with the loader's own source and the limits
+in force. Any difference and the run is loaded from its files again and the index rewritten.
 
 The file holds the run's columns (model/columns.py) as they are in memory, so a reopen maps
-them: `MAGIC`, the header's size and CRC, the header (msgpack: the key, the run id, the
-sections' names, places, sizes and CRCs), then the sections, each 64-byte aligned: one per
-column (raw arrays, UTF-8 buffers with their offsets), the buffer of trace logs and artifacts
-(read from disk only when a node's are), and a small msgpack body (the tree's nodes, core
-blocks, problems, the rare values kept as Python objects). Data only, never code.
+them: `MAGIC` padded to 64 bytes, then the sections, each 64-byte aligned: one per column (raw
+arrays, UTF-8 buffers with their offsets), the buffer of trace logs and artifacts (read from
+disk only when a node's are), and a small msgpack body (the tree's nodes, core blocks, problems,
+the rare values kept as Python objects); then the header (msgpack: the key, the run id, the
+sections' names, places, sizes and CRCs) and a trailer: the header's size, its CRC and `MAGIC`
+again. The header comes last so that the file is written section by section as each is made,
+its CRC taken on the way: no section waits for another in memory. Data only, never code.
 
 A file of ours is still not trusted: it is opened only when it is a regular file of ours
 (without following a symlink, without blocking on a FIFO), under a size limit, and every
@@ -20,15 +25,25 @@ section's CRC, seeded with the key, is checked before anything is used, so a fli
 another run's body under this run's header is a miss: the run is loaded from its files and the
 index rewritten, and the user is told once (checkpoint/cachefile.py `tell`, as for every cache).
 
+One writer at a time: a writer holds an advisory lock (`flock` on the run's index folder) while
+its temporary `.index-XXXX` file exists, and renames it into place. A writer that died
+half-way (a crash, kill -9, a full disk) leaves that temporary file behind; the next open that
+finds one and can take the lock at once (so no writer is alive) removes it: only files of this
+user named as ours, only in the index's own folder (never inside a checkpoint).
+
 The CoW log is not stored but built again, from the same inputs, when it is first read; what
 an audit reads of it, its rejected rows (with their order), is stored, and so is which nodes'
 trace logs hold the calls the loader reads (a read tool's, a refused write's): a reopened run's
-audit reads those logs alone (`TraceCallsByNode`).
+audit reads those logs alone (`TraceCallsByNode`). Entry ids are stored for the rows whose id
+was asked for before the write (none, on most first opens: a SHA-1 per entry was a tenth of the
+load); the others are computed when first asked for, as on a fresh load.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import fcntl
 import hashlib
 import json
 import mmap
@@ -38,6 +53,7 @@ import stat
 import tempfile
 import zlib
 from array import array
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +62,11 @@ from platformdirs import user_cache_dir
 
 from ari_mem_tui.checkpoint.access_log import access_files
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS
-from ari_mem_tui.checkpoint.cachefile import rebuilt
+from ari_mem_tui.checkpoint.cachefile import cannot_cache, rebuilt
 from ari_mem_tui.checkpoint.cow import CowLog, joined_rows, stored_current, stored_rejected
 from ari_mem_tui.checkpoint.limits import MIB, current, hint
 from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, known_calls, trace_calls_of
-from ari_mem_tui.checkpoint.tree import link_ancestors
+from ari_mem_tui.checkpoint.tree import forget_read_pages, link_ancestors
 from ari_mem_tui.model import (
     Checkpoint,
     CoreBlocks,
@@ -65,20 +81,24 @@ from ari_mem_tui.model import (
     set_depths,
     tree_graph,
 )
-from ari_mem_tui.model.columns import Groups, OptInts, ResultRows, Texts, utf8
+from ari_mem_tui.model.columns import Groups, OptInts, ResultRows, Texts
 
-FORMAT = 11  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
+FORMAT = 12  # 8: the columns themselves, mapped on a reopen; sections checked by CRC
 # 9: the nodes whose trace logs hold the calls the loader reads, the CoW log's rejected rows
 # 10: the CoW log's entries by current node (a reopen's first replay no longer groups them)
 # 11: the entries by owner node, each entry's write event (nor these, nor the tree's labels)
+# 12: the header after the sections (written as made); the ids asked for only; files read
+#     whole keyed by a hash of every byte; integers past 64 bits in the body
 INDEX_ENV = "ARI_MEM_TUI_INDEX"
 CACHE_ENV = "ARI_MEM_TUI_CACHE"
 EDGE = 1 << 16  # bytes hashed at each end of a file
 INDEX_FILE = "index.bin"
 OLD_FILES = ("index.msgpack",)  # earlier formats' names, removed when an index is written
+TEMP_PREFIX = ".index-"  # a writer's temporary file, renamed into place when whole
 MAGIC = b"ARIMTIX\x00"
-_PREFIX = len(MAGIC) + 8 + 4  # magic, header size, header CRC
 ALIGN = 64
+_START = ALIGN  # the sections begin after MAGIC, padded
+_TRAILER = 8 + 4 + len(MAGIC)  # the header's size and CRC, and MAGIC again
 MAX_HEADER = 64 * MIB
 _CODE = Path(__file__).resolve().parent.parent  # the package: its loader and model sources
 
@@ -87,13 +107,19 @@ class Damaged(Exception):
     """The index cannot be used as it is; `str(exc)` says why, in a few words."""
 
 
+def cache_dir() -> Path:
+    """$ARI_MEM_TUI_CACHE, else the user's cache dir: where every cache of the tool lives (as
+    search/vector_cache.py `cache_root` says, without its numpy)."""
+    cache = os.environ.get(CACHE_ENV)
+    return Path(cache).expanduser() if cache else Path(user_cache_dir("ari-mem-tui"))
+
+
 def index_root() -> Path | None:
     """Where indexes live (None: switched off with ARI_MEM_TUI_INDEX=off)."""
     chosen = os.environ.get(INDEX_ENV)
     if chosen:
         return None if chosen.strip().lower() == "off" else Path(chosen).expanduser()
-    cache = os.environ.get(CACHE_ENV)
-    return (Path(cache).expanduser() if cache else Path(user_cache_dir("ari-mem-tui"))) / "index"
+    return cache_dir() / "index"
 
 
 def index_dir(ckpt: Path) -> Path | None:
@@ -126,7 +152,7 @@ def code_key() -> str:
     return _code_key
 
 
-def _watched(ckpt: Path, run_id: str | None) -> list[Path]:
+def watched(ckpt: Path, run_id: str | None) -> list[Path]:
     """Every file a load of `ckpt` may read: its top-level files, node_*/tree.json, and the
     access logs of runs/<run_id>/traces."""
     found: set[Path] = set()
@@ -139,31 +165,55 @@ def _watched(ckpt: Path, run_id: str | None) -> list[Path]:
     return sorted(found)
 
 
+LOG_SUFFIX = ".jsonl"  # JSON Lines logs: appended to, keyed by their ends
+
+
 def _file_key(path: Path, ckpt: Path) -> list[Any]:
     name = os.path.relpath(path, ckpt)
     try:
-        info = path.stat()
-    except OSError as exc:
-        return [name, "unreadable", exc.__class__.__name__]
-    if not stat.S_ISREG(info.st_mode):
-        return [name, "not a file", stat.S_IFMT(info.st_mode)]
-    digest = hashlib.sha1()
-    try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-        with open(fd, "rb", buffering=0) as handle:
-            digest.update(handle.read(EDGE))
-            if info.st_size > EDGE:
-                handle.seek(max(EDGE, info.st_size - EDGE))
-                digest.update(handle.read(EDGE))
     except OSError as exc:
         return [name, "unreadable", exc.__class__.__name__]
-    return [name, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, digest.hexdigest()]
+    with open(fd, "rb", buffering=0) as handle:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return [name, "not a file", stat.S_IFMT(info.st_mode)]
+        whole = not path.name.endswith(LOG_SUFFIX) and info.st_size <= current().file_bytes
+        try:
+            digest = _whole_hash(handle, info) if whole else _edge_hash(handle, info.st_size)
+        except OSError as exc:
+            return [name, "unreadable", exc.__class__.__name__]
+    return [name, info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, digest]
+
+
+# a file's whole hash, by what no edit can keep: an edit changes the inode's ctime, which no
+# one can set back (utime sets the mtime), so within one process a file is hashed once however
+# many keys are taken (the load's before and after, the kept audit's)
+_hashed: dict[tuple[int, ...], str] = {}
+
+
+def _whole_hash(handle: Any, info: os.stat_result) -> str:
+    """ "all:" and the SHA-1 of every byte (~60 ms for a 10k run's 111 MB tree)."""
+    seen = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
+    found = _hashed.get(seen)
+    if found is None:
+        found = _hashed[seen] = "all:" + hashlib.file_digest(handle, "sha1").hexdigest()
+    return found
+
+
+def _edge_hash(handle: Any, size: int) -> str:
+    """ "ends:" and the SHA-1 of the first and last 64 KiB."""
+    digest = hashlib.sha1(handle.read(EDGE))
+    if size > EDGE:
+        handle.seek(max(EDGE, size - EDGE))
+        digest.update(handle.read(EDGE))
+    return "ends:" + digest.hexdigest()
 
 
 def run_key(ckpt: Path, run_id: str | None) -> list[Any]:
     # the limits in force decide what a load keeps too (a line over line-mib is skipped)
     code = f"{code_key()} {current()!r}"
-    return [code, [_file_key(path, ckpt) for path in _watched(ckpt, run_id)]]
+    return [code, [_file_key(path, ckpt) for path in watched(ckpt, run_id)]]
 
 
 def _seed(key: list[Any]) -> int:
@@ -208,20 +258,23 @@ _BY_NODE = ("e.by_node.nodes", "e.by_node.ends", "e.by_node.rows")  # Entries.no
 _GROUP_KINDS = "iqi"  # (codes, ends, rows) of a Groups
 
 
-def _groups(names: tuple[str, ...], groups: Groups, out: dict[str, Any]) -> None:
+Section = tuple[str, Iterable[Any]]  # a section's name and its parts, written one after another
+
+
+def _groups(names: tuple[str, ...], groups: Groups) -> Iterator[Section]:
     columns = (groups.codes, groups.ends, groups.rows)
     for name, column, kind in zip(names, columns, _GROUP_KINDS, strict=True):
-        out[name] = _as_array(column, kind)
+        yield name, [_as_array(column, kind)]
 
 
 def _groups_of(sections: dict[str, memoryview], names: tuple[str, ...]) -> Groups:
     return Groups(*(_column(sections, n, k) for n, k in zip(names, _GROUP_KINDS, strict=True)))
 
 
-def _texts(name: str, texts: Texts, out: dict[str, Any]) -> None:
-    out[name] = texts.buf
-    out[name + ".starts"] = _as_array(texts.starts, "q")
-    out[name + ".ends"] = _as_array(texts.ends, "q")
+def _texts(name: str, texts: Texts) -> Iterator[Section]:
+    yield name, [texts.buf]
+    yield name + ".starts", [_as_array(texts.starts, "q")]
+    yield name + ".ends", [_as_array(texts.ends, "q")]
 
 
 def _as_array(column: Any, kind: str) -> Any:
@@ -235,68 +288,63 @@ def _as_array(column: Any, kind: str) -> Any:
     return array(kind, column)
 
 
-def _columns(ckpt: Checkpoint) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The buffers to store, by section name, and the small values for the body."""
-    out: dict[str, Any] = {}
-    side: dict[str, Any] = {}
+def _columns(ckpt: Checkpoint, side: dict[str, Any]) -> Iterator[Section]:
+    """The buffers to store, section by section, each made as it is written (a converted
+    column lives only while it is written); the small values for the body go into `side`."""
     ckpt.strings.freeze()  # (one buffer, as stored: the strings' objects go)
     strings_buf, offsets = ckpt.strings.export()
-    out["strings"], out["strings.offsets"] = strings_buf, _as_array(offsets, "q")
+    yield "strings", [strings_buf]
+    yield "strings.offsets", [_as_array(offsets, "q")]
     hashes, order = ckpt.strings.hash_index()
-    out["strings.hashes"], out["strings.order"] = _as_array(hashes, "Q"), _as_array(order, "i")
-    entries, events = ckpt.entries, ckpt.access_events
+    yield "strings.hashes", [_as_array(hashes, "Q")]
+    yield "strings.order", [_as_array(order, "i")]
+    entries = ckpt.entries
     for name, kind in _ENTRY_COLUMNS:
-        out["e." + name] = _as_array(getattr(entries, name), kind)
+        yield "e." + name, [_as_array(getattr(entries, name), kind)]
     for name in _ENTRY_TEXTS:
-        _texts("e." + name, getattr(entries, name), out)
-    ids = [utf8(entry_id) for entry_id in entries.all_ids()]
-    _texts("e.ids", _packed(ids), out)
-    _groups(_BY_NODE, entries.node_groups(), out)
+        yield from _texts("e." + name, getattr(entries, name))
+    ids = entries.known_ids()  # (only those asked for: the others are made when asked)
+    if ids is not None:
+        yield from _texts("e.ids", ids)
+    yield from _groups(_BY_NODE, entries.node_groups())
     for name in _ENTRY_INTS:
         column: OptInts = getattr(entries, name)
-        out["e." + name] = _as_array(column.values, "q")
+        yield "e." + name, [_as_array(column.values, "q")]
         side["e." + name] = column.big
     side["e.meta_side"] = entries.meta_side
+    yield from _event_columns(ckpt, side)
+
+
+def _event_columns(ckpt: Checkpoint, side: dict[str, Any]) -> Iterator[Section]:
+    entries, events = ckpt.entries, ckpt.access_events
     for name, kind in _EVENT_COLUMNS:
-        out["v." + name] = _as_array(getattr(events, name), kind)
+        yield "v." + name, [_as_array(getattr(events, name), kind)]
     for name in _EVENT_TEXTS:
-        _texts("v." + name, getattr(events, name), out)
+        yield from _texts("v." + name, getattr(events, name))
     for name in _EVENT_INTS:
         column = getattr(events, name)
-        out["v." + name] = _as_array(column.values, "q")
+        yield "v." + name, [_as_array(column.values, "q")]
         side["v." + name] = column.big
     # derived previews point into these entries (not into a Letta server's, swapped in since)
     if events.derived is not None and events.derived_from is not entries:
         raise ValueError("the run's entries are no longer those its events were joined to")
-    derived = events.derived
-    out["v.derived"] = _as_array(
-        array("i", [-1]) * len(events) if derived is None else derived, "i"
-    )
+    derived = array("i", [-1]) * len(events) if events.derived is None else events.derived
+    yield "v.derived", [_as_array(derived, "i")]
     side["v.meta_side"], side["v.extra"] = events.meta_side, events.extra
     side["v.joined_ids"] = events.joined_ids
     log = ckpt.pending_writes()
     current = stored_current(log) if isinstance(log, CowLog) else Groups((), (), ())
     side["cow.current"] = isinstance(log, CowLog)
-    _groups(_CURRENT, current, out)
-    out["v.joined_rows"] = joined_rows(events, len(entries))  # (for the CoW log's `Joined`)
+    yield from _groups(_CURRENT, current)
+    yield "v.joined_rows", [joined_rows(events, len(entries))]  # (for the CoW log's `Joined`)
     rows = events.rows
     for key in _ROW_CODES:
-        out["r." + key] = _as_array(rows.codes[key], "i")
-    out["r.score"] = _as_array(rows.score, "d")
-    out["r.score_state"] = _as_array(rows.score_state, "B")
-    out["r.count"] = _as_array(rows.count.values, "q")
-    out["r.count_state"] = _as_array(rows.count_state, "B")
+        yield "r." + key, [_as_array(rows.codes[key], "i")]
+    yield "r.score", [_as_array(rows.score, "d")]
+    yield "r.score_state", [_as_array(rows.score_state, "B")]
+    yield "r.count", [_as_array(rows.count.values, "q")]
+    yield "r.count_state", [_as_array(rows.count_state, "B")]
     side["r.count"], side["r.side"] = rows.count.big, rows.side
-    return out, side
-
-
-def _packed(items: list[bytes]) -> Texts:
-    starts, ends, pos = array("q"), array("q"), 0
-    for item in items:
-        starts.append(pos)
-        pos += len(item)
-        ends.append(pos)
-    return Texts(b"".join(items), starts, ends)
 
 
 # ---- writing ----
@@ -328,7 +376,8 @@ def _json(value: Any) -> bytes:
 def save(ckpt: Checkpoint, before: list[Any]) -> bool:
     """Write the index of a freshly loaded `ckpt`, whose files had the key `before` when the
     load began; False (and nothing written) when it cannot be (no cache dir, a file changed
-    during the load, a value msgpack cannot hold, a full disk)."""
+    during the load, a full disk). Another writer of the same run's index is waited for (its
+    file is then replaced by this one, of the same files)."""
     folder = index_dir(ckpt.path)
     if folder is None:
         return False
@@ -336,24 +385,70 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
     if before[0] != key[0] or any(item not in key[1] for item in before[1]):
         return False  # something changed while it was read: the next open reads it again
     try:
-        sections = _sections(ckpt)
-        _write(folder, key, ckpt.run_id, sections)
-    except (OSError, TypeError, OverflowError, ValueError, msgspec.EncodeError):
-        return False  # (UnicodeEncodeError is a ValueError: a lone surrogate)
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        with _writer(folder):
+            _write(folder, key, ckpt.run_id, _sections(ckpt))
+    except OSError as exc:  # a read-only or full cache, another user's folder: said once
+        cannot_cache("run index", folder, exc, "every open of the run reads its files")
+        return False
+    except (TypeError, OverflowError, ValueError, msgspec.EncodeError):
+        return False  # (UnicodeEncodeError is a ValueError)
     return True
 
 
-def _sections(ckpt: Checkpoint) -> dict[str, Any]:
-    nodes, lazy, parts, pos = [], [], [], 0
+@contextlib.contextmanager
+def _writer(folder: Path, wait: bool = True) -> Iterator[None]:
+    """Held by the one writer of `folder`'s index (an advisory lock on the folder itself: the
+    kernel lets it go when its holder ends, however it ends; no file is made for it).
+    `wait=False`: BlockingIOError when another holds it."""
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        yield
+    finally:
+        os.close(fd)
+
+
+def sweep(path: Path) -> int:
+    """Remove the temporary files that writers of `path`'s index left when they died (a crash,
+    kill -9, a full disk): only when no writer is alive (the lock is free at once), only files
+    named as ours, regular, of this user, in the index's own folder. How many went."""
+    folder = index_dir(Path(path))
+    if folder is None:
+        return 0
+    try:
+        left = [entry for entry in os.scandir(folder) if entry.name.startswith(TEMP_PREFIX)]
+    except OSError:
+        return 0
+    if not left:
+        return 0
+    gone = 0
+    try:
+        with _writer(folder, wait=False):
+            for entry in left:
+                info = entry.stat(follow_symlinks=False)
+                if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(entry.path)
+                        gone += 1
+    except OSError:  # (BlockingIOError: a writer is at work; its file is not stale)
+        return gone
+    return gone
+
+
+def _sections(ckpt: Checkpoint) -> Iterator[Section]:
+    """Every section, made as it is written: the columns, the trace logs' buffer (each
+    node's bytes as they are), then the body, which holds the small values the columns set
+    aside."""
+    side: dict[str, Any] = {}
+    yield from _columns(ckpt, side)
+    lazy: list[int] = []
+    yield "lazy", _lazy_parts(ckpt, lazy)
+    nodes = []
     for node in ckpt.nodes.values():
         # rebuilt ancestors are not stored: the edges give them again, lazily
         exclude = _LAZY | _REBUILT if node.scope_reconstructed else _LAZY
         nodes.append(node.as_data(exclude=exclude))
-        for data in _lazy_bytes(node):
-            parts.append(data)
-            lazy += [pos, len(data)]
-            pos += len(data)
-    columns, side = _columns(ckpt)
     body = {
         "tree_source": ckpt.tree_source,
         "experiment_goal": ckpt.experiment_goal,
@@ -371,20 +466,44 @@ def _sections(ckpt: Checkpoint) -> dict[str, Any]:
         "problems": [p.as_data() for p in ckpt.problems],
         "side": side,
     }
-    return {"body": _pack(body), "lazy": b"".join(parts), **columns}
+    yield "body", [_pack(body)]
 
 
-# msgpack's strings are UTF-8, which a lone surrogate is not (JSON may escape one, "\ud800"):
-# such a string is stored as an Ext of its surrogatepass bytes. The walk runs only when msgpack
-# refused the body, so a clean run costs nothing more.
-SURROGATES = 1
+def _lazy_parts(ckpt: Checkpoint, places: list[int]) -> Iterator[Any]:
+    """Each node's trace_log and artifacts bytes, one after another; `places` gets where each
+    begins and its size. The pages of the mapped buffer they are read from are let go every
+    few hundred nodes (they stay in the page cache): a 10k run's 90 MB of trace logs would
+    otherwise all count in this process's memory by the end of the write."""
+    pos = 0
+    nodes = list(ckpt.nodes.values())
+    for start in range(0, len(nodes), _FORGET_EVERY):
+        part = nodes[start : start + _FORGET_EVERY]
+        for node in part:
+            for data in _lazy_bytes(node):
+                size = memoryview(data).nbytes
+                places += [pos, size]
+                pos += size
+                yield data
+        forget_read_pages({node.id: node for node in part})
 
 
-def _pack(body: dict[str, Any]) -> bytes:
+_FORGET_EVERY = 512  # nodes
+
+
+# msgpack's strings are UTF-8, which a lone surrogate is not (JSON may escape one, "\ud800"),
+# and its integers 64 bits, which JSON's are not (a metric of 2**70): such a value is stored as
+# an Ext (a string: its surrogatepass bytes; an integer: its decimal digits), and so is a map
+# whose keys are no plain strings (a key holding a surrogate: its [key, value] pairs). The walk
+# runs only when msgpack refused the body, so a clean run costs nothing more.
+SURROGATES, BIG_INT, PAIRS = 1, 2, 3
+_INT64 = range(-(1 << 63), 1 << 64)  # what msgpack holds: int64 and uint64
+
+
+def _pack(value: Any) -> bytes:
     try:
-        return msgspec.msgpack.encode(body)
-    except UnicodeEncodeError:
-        return msgspec.msgpack.encode(_packable(body))
+        return msgspec.msgpack.encode(value)
+    except (UnicodeEncodeError, OverflowError):
+        return msgspec.msgpack.encode(_packable(value))
 
 
 def _packable(value: Any) -> Any:
@@ -394,62 +513,70 @@ def _packable(value: Any) -> Any:
         except UnicodeEncodeError:
             return msgspec.msgpack.Ext(SURROGATES, value.encode("utf-8", "surrogatepass"))
         return value
+    if isinstance(value, int) and not isinstance(value, bool) and value not in _INT64:
+        return msgspec.msgpack.Ext(BIG_INT, str(value).encode("ascii"))
     if isinstance(value, dict):
-        return {_packable(k): _packable(v) for k, v in value.items()}
+        pairs = [(_packable(k), _packable(v)) for k, v in value.items()]
+        if all(type(k) is str or type(k) is int for k, _ in pairs):
+            return dict(pairs)
+        return msgspec.msgpack.Ext(PAIRS, msgspec.msgpack.encode([list(p) for p in pairs]))
     if isinstance(value, list | tuple):
         return [_packable(v) for v in value]
     return value
 
 
-def _unpack_ext(code: int, data: memoryview) -> str:
-    if code != SURROGATES:
-        raise ValueError(f"unknown msgpack extension {code}")  # a damaged index: a miss
-    return bytes(data).decode("utf-8", "surrogatepass")
+def _unpack_ext(code: int, data: memoryview) -> Any:
+    if code == SURROGATES:
+        return bytes(data).decode("utf-8", "surrogatepass")
+    if code == BIG_INT:
+        return int(bytes(data).decode("ascii"))
+    if code == PAIRS:
+        return dict(msgspec.msgpack.decode(data, ext_hook=_unpack_ext))
+    raise ValueError(f"unknown msgpack extension {code}")  # a damaged index: a miss
 
 
 def _rejected(ckpt: Checkpoint) -> bytes | None:
     """The CoW log's rejected rows and their order (`stored_rejected`), packed; None when the
-    log is built already or a row holds a value msgpack cannot (its metadata is any JSON)."""
+    log is built already."""
     log = ckpt.pending_writes()
     if not isinstance(log, CowLog):
         return None
     rows, order = stored_rejected(log)
-    try:
-        return msgspec.msgpack.encode([[row.as_data() for row in rows], order])
-    except (TypeError, OverflowError, ValueError, msgspec.EncodeError):
-        return None
+    return _pack([[row.as_data() for row in rows], order])
 
 
 def _stored_rejected(data: bytes | None) -> tuple[list[CowWrite], list[int]] | None:
     if data is None:
         return None
-    rows, order = msgspec.msgpack.decode(data)
+    rows, order = msgspec.msgpack.decode(data, ext_hook=_unpack_ext)
     return [CowWrite.from_data(row) for row in rows], order
 
 
-def _write(folder: Path, key: list[Any], run_id: str | None, sections: dict[str, Any]) -> None:
-    seed = _seed(key)
-    table, offset = [], 0
-    for name, data in sections.items():
-        size = memoryview(data).nbytes
-        table.append([name, offset, size, zlib.crc32(data, seed)])
-        offset += _aligned(size)
-    if offset > size_limit(key)[0]:  # it would never be read: not written either
-        raise ValueError("the index would be over its size limit")
-    header = msgspec.msgpack.encode(
-        {"format": FORMAT, "key": key, "run_id": run_id, "sections": table}
-    )
-    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    handle, tmp = tempfile.mkstemp(dir=folder, prefix=".index-")
+def _write(folder: Path, key: list[Any], run_id: str | None, sections: Iterable[Section]) -> None:
+    """The index into a temporary file of `folder`, section by section (each one's CRC taken
+    as it is written), the header last; then renamed into place. The caller holds the lock."""
+    seed, limit = _seed(key), size_limit(key)[0]
+    handle, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
     try:
         with os.fdopen(handle, "wb") as out:
-            out.write(MAGIC + len(header).to_bytes(8, "little"))
-            out.write(zlib.crc32(header).to_bytes(4, "little") + header)
-            out.write(bytes(_aligned(_PREFIX + len(header)) - _PREFIX - len(header)))
-            for data in sections.values():
-                size = memoryview(data).nbytes
-                out.write(data)
+            out.write(MAGIC + bytes(_START - len(MAGIC)))
+            table, offset = [], 0
+            for name, parts in sections:
+                crc, size = seed, 0
+                for part in parts:
+                    data = memoryview(part).cast("B")
+                    out.write(data)
+                    crc, size = zlib.crc32(data, crc), size + data.nbytes
                 out.write(bytes(_aligned(size) - size))
+                table.append([name, offset, size, crc])
+                offset += _aligned(size)
+                if offset > limit:  # it would never be read: not written either
+                    raise ValueError("the index would be over its size limit")
+            header = msgspec.msgpack.encode(
+                {"format": FORMAT, "key": key, "run_id": run_id, "sections": table}
+            )
+            out.write(header + len(header).to_bytes(8, "little"))
+            out.write(zlib.crc32(header).to_bytes(4, "little") + MAGIC)
         target = folder / INDEX_FILE
         if target.is_dir() and not target.is_symlink():  # (a rename cannot replace it)
             shutil.rmtree(target)
@@ -506,16 +633,19 @@ def _why(exc: OSError) -> str:
 
 
 def _read_header(fd: int) -> tuple[_Header, int]:
-    """The header, checked (magic, size, CRC, shape), and where the sections begin."""
+    """The header, checked (magic at both ends, size, CRC, shape), and where the sections
+    begin. Its place is read off the trailer: nothing before it is read."""
     size = os.fstat(fd).st_size
-    prefix = os.pread(fd, _PREFIX, 0)
-    if len(prefix) < _PREFIX or prefix[: len(MAGIC)] != MAGIC:
+    if size < _START + _TRAILER or os.pread(fd, len(MAGIC), 0) != MAGIC:
         raise Damaged("not an index of this version")
-    length = int.from_bytes(prefix[len(MAGIC) : len(MAGIC) + 8], "little")
-    if length > min(MAX_HEADER, size - _PREFIX):
-        raise Damaged("its header is cut short")
-    raw = os.pread(fd, length, _PREFIX)
-    if len(raw) != length or zlib.crc32(raw) != int.from_bytes(prefix[-4:], "little"):
+    trailer = os.pread(fd, _TRAILER, size - _TRAILER)
+    if len(trailer) != _TRAILER or trailer[12:] != MAGIC:
+        raise Damaged("it is cut short (no header at its end)")
+    length = int.from_bytes(trailer[:8], "little")
+    if length > min(MAX_HEADER, size - _START - _TRAILER):
+        raise Damaged("its header does not fit in it")
+    raw = os.pread(fd, length, size - _TRAILER - length)
+    if len(raw) != length or zlib.crc32(raw) != int.from_bytes(trailer[8:12], "little"):
         raise Damaged("its header does not match its checksum")
     try:
         header = msgspec.msgpack.decode(raw, type=_Header)
@@ -523,7 +653,14 @@ def _read_header(fd: int) -> tuple[_Header, int]:
         raise Damaged("its header is not of this version") from None
     if header.format != FORMAT:
         raise Damaged("not an index of this version")
-    return header, _aligned(_PREFIX + length)
+    return header, _START
+
+
+def header_place(fd: int) -> tuple[int, int]:
+    """(where the header begins, its size): for tests that damage it."""
+    size = os.fstat(fd).st_size
+    length = int.from_bytes(os.pread(fd, 8, size - _TRAILER), "little")
+    return size - _TRAILER - length, length
 
 
 def is_current(path: Path) -> bool:
@@ -551,11 +688,11 @@ def _check(fd: int, header: _Header, start: int) -> None:
     if size > limit:
         raise Damaged(f"{size:,} bytes, over {what}: {limit:,} bytes")
     seed = _seed(header.key)
-    end = start
+    end, room = start, header_place(fd)[0]  # (the sections end where the header begins)
     piece = bytearray(4 * MIB)
     view = memoryview(piece)
     for _name, offset, length, crc in header.sections:
-        if offset < 0 or length < 0 or start + offset < end or start + offset + length > size:
+        if offset < 0 or length < 0 or start + offset < end or start + offset + length > room:
             raise Damaged("its sections do not fit in it")
         end = start + offset + length
         value, pos = seed, start + offset
@@ -650,7 +787,7 @@ def _entries(sections: dict[str, memoryview], strings: StringTable, side: dict) 
         _ints(sections, "e.step", side["e.step"]),
         columns["partial"],
         columns["ckpt"],
-        ids=_texts_of(sections, "e.ids"),
+        ids=_texts_of(sections, "e.ids") if "e.ids" in sections else None,
         meta_side=side["e.meta_side"],
         by_node=_groups_of(sections, _BY_NODE),
     )

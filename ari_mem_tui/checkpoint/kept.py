@@ -11,6 +11,7 @@ one is said once.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -30,11 +31,13 @@ class KeptBeside:
         self.path, self.before = Path(path), before
 
     @classmethod
-    def before_load(cls, path: Path) -> Any:
-        """Taken before the run's files are read (None when indexes are switched off)."""
+    def before_load(cls, path: Path, only_if_kept: bool = False) -> Any:
+        """Taken before the run's files are read (None when indexes are switched off, and
+        with `only_if_kept` when nothing is kept: the files' key is not taken then)."""
         from ari_mem_tui.checkpoint import index  # noqa: PLC0415 - only where a run is opened
 
-        if index.index_dir(Path(path)) is None:
+        folder = index.index_dir(Path(path))
+        if folder is None or (only_if_kept and not os.path.exists(folder / cls.FILE)):
             return None
         return cls(path, index.run_key(Path(path), None))
 
@@ -55,8 +58,9 @@ class KeptBeside:
         now, before = key[0], self.before
         return before[0] == now[0] and all(item in now[1] for item in before[1])
 
-    def read(self, key: list[Any]) -> Any:
-        """The body kept under `key`, else None (none kept, another key, or unusable)."""
+    def read(self, key: list[Any], prefix: bool = False) -> Any:
+        """The body kept under `key`, else None (none kept, another key, or unusable).
+        `prefix`: kept under a key that begins with `key` (whatever else decided it)."""
         where = self._file()
         if where is None or not self._unchanged(key):
             return None  # the files changed since the load began: what was loaded is older
@@ -67,7 +71,10 @@ class KeptBeside:
         except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
             cachefile.rebuilt(self.WHAT, where, exc)
             return None
-        if kept != msgspec.msgpack.decode(msgspec.msgpack.encode(key)):
+        wanted = msgspec.msgpack.decode(msgspec.msgpack.encode(key))
+        if prefix and isinstance(kept, list):
+            kept = kept[: len(wanted)]
+        if kept != wanted:
             return None  # other files, code or inputs: computed again, and kept again
         return body
 

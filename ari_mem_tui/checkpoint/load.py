@@ -35,6 +35,7 @@ from ari_mem_tui.checkpoint.tree import (
     forget_read_pages,
     load_tree,
     raw_node_list,
+    sketch_tree,
 )
 from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import Checkpoint, CoreBlocks, Entries, Events, Node, Problem, TraceCall
@@ -80,8 +81,9 @@ def load_checkpoint(
     GIL gives; quitting first leaves no index, never a broken one: it appears by a rename).
     """
     path, on_step = Path(path), on_step or _no_step
-    if not use_index:
+    if not use_index or index.index_dir(path) is None:  # (off, or it would be in the run)
         return without_gc(_load, path, on_step, on_tree)
+    index.sweep(path)  # what a writer that died half-way left (none while one is alive)
     cached = without_gc(index.load, path)  # (a damaged index: a miss, the user told once)
     if cached is not None:
         for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once
@@ -122,6 +124,20 @@ def _tree_alone(ckpt: Checkpoint) -> Checkpoint:
     )
 
 
+def _show_sketch(path: Path, on_tree: TreeFn) -> bool:
+    """Give `on_tree` the tree sketched from its file (checkpoint/tree.py `sketch_tree`);
+    False when there is none to give (the full read's tree is given then)."""
+    if _unreadable_dir(path):
+        return False
+    tree = sketch_tree(path)
+    if tree is None:
+        return False
+    sketched = Checkpoint(path=path)
+    _take_tree(sketched, tree)
+    on_tree(sketched)
+    return True
+
+
 def _no_step(_n: int, _m: int, _name: str) -> None:
     pass
 
@@ -144,9 +160,13 @@ def _read_tree_into(ckpt: Checkpoint, scan: Scan | None = None) -> TreeResult | 
                 severity="error",
             )
         )
+    _take_tree(ckpt, tree)
+    return tree
+
+
+def _take_tree(ckpt: Checkpoint, tree: TreeResult) -> None:
     ckpt.run_id, ckpt.tree_source = tree.run_id, tree.source
     ckpt.nodes, ckpt.graph, ckpt.roots = tree.nodes, tree.graph, tree.roots
-    return tree
 
 
 def _unreadable_dir(path: Path) -> str | None:
@@ -167,12 +187,15 @@ def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpo
     problems = ckpt.problems
     total = len(LOAD_STEPS)
     on_step(1, total, LOAD_STEPS[0])
+    # the tree to draw first, from its nodes without their trace logs (a 10k run's full read
+    # of the tree takes a second more); the full read below gives the run its nodes
+    sketched = on_tree is not None and _show_sketch(path, on_tree)
     # (what attribution and the CoW log need of the trace logs, taken as the tree reader
     # decodes them to check them: `_read_tool_calls` then decodes none of them again)
     tree = _read_tree_into(ckpt, scanner(READ_TOOLS))
     if tree is None:
         return ckpt
-    if on_tree is not None and ckpt.nodes:
+    if on_tree is not None and ckpt.nodes and not sketched:
         on_tree(_tree_alone(ckpt))
     on_step(2, total, LOAD_STEPS[1])
     ckpt.experiment_goal = _experiment_goal(path, tree, problems)

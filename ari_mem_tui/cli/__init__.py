@@ -331,6 +331,15 @@ def build_parser() -> argparse.ArgumentParser:
         "dir", type=Path, nargs="?", help="workspace folder (default: recently opened runs)"
     )
     p_runs.add_argument("--json", action="store_true", help="machine-readable output")
+    p_runs.add_argument(
+        "--scan",
+        action="store_true",
+        help="make the summary (leaks, scope violations, rejected writes, starved nodes) of"
+        " every run that has none yet, reading each once, in parallel over the cores",
+    )
+    p_runs.add_argument(
+        "--jobs", type=int, default=None, help="processes for --scan (default: one per core)"
+    )
     add_limit_options(p_runs)
 
     p_health = sub.add_parser(
@@ -374,10 +383,27 @@ def build_parser() -> argparse.ArgumentParser:
     add_run_options(p_compare)
 
     p_export = sub.add_parser(
-        "export", help="write a node's dossier (Markdown + JSON), as the TUI's e writes it"
+        "export",
+        help="write a node's dossier (Markdown + JSON), as the TUI's e writes it; or with"
+        " --parquet DIR a run, or every run of a workspace, as Parquet tables",
     )
-    add_checkpoint_arg(p_export)
-    p_export.add_argument("node", metavar="NODE", help=NODE_HELP)
+    p_export.add_argument(
+        "checkpoint",
+        type=Path,
+        metavar="RUN|WORKSPACE",
+        help=CHECKPOINT_HELP + "; with --parquet also a workspace (or its checkpoints/ folder)",
+    )
+    p_export.add_argument(
+        "node", metavar="NODE", nargs="?", help=NODE_HELP + " (the dossier's; none with --parquet)"
+    )
+    p_export.add_argument(
+        "--parquet",
+        type=Path,
+        metavar="DIR",
+        help="write DIR/<run id>/{nodes,entries,reads,search_results,findings,health}.parquet"
+        " from the run's files (docs/schema/parquet.md; needs the parquet extra: pip install"
+        " 'ari-mem-tui[parquet]')",
+    )
     p_export.add_argument(
         "--out",
         type=Path,
@@ -503,11 +529,21 @@ def main(argv: list[str] | None = None) -> int:
         from ari_mem_tui.checkpoint.limits import apply
 
         apply(args.max)  # into the environment: a served TUI's child process reads it too
+    code = _answer(args)
+    _say_cache_notes()
+    return _after_output(args, code)
+
+
+def _answer(args: argparse.Namespace) -> int:
+    """The command, its answer written and stdout closed (cli/after_output.py); its exit code."""
+    from ari_mem_tui.cli.after_output import close_stdout
     from ari_mem_tui.letta.errors import LettaUnavailable
     from ari_mem_tui.render.text import say
 
     try:
-        return _dispatch(args)
+        code = _dispatch(args)
+        close_stdout()  # the answer is out: a pipe's reader is not kept waiting for the rest
+        return code
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # `… --json | head`: the reader has all it wanted
@@ -519,11 +555,38 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug of ours: one line and exit 3, not a traceback
         if args.debug:
             raise
-        what = f"{type(exc).__name__}: {exc}"[:300]
-        say(f"internal error: {what} (please report it; --debug shows the traceback)")
+        _internal(exc)
+        return EXIT_INTERNAL
+
+
+def _after_output(args: argparse.Namespace, code: int) -> int:
+    """What the command left until its answer was out (the run index of a first open); not
+    after Ctrl+C or a bug. Its own failure is a bug of ours: one line, exit 3."""
+    from ari_mem_tui.cli.after_output import forget, run_later
+
+    if code in (EXIT_INTERRUPTED, EXIT_INTERNAL):
+        forget()
+        return code
+    try:
+        run_later()
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except Exception as exc:
+        if args.debug:
+            raise
+        _internal(exc)
         return EXIT_INTERNAL
     finally:
+        forget()
         _say_cache_notes()
+    return code
+
+
+def _internal(exc: BaseException) -> None:
+    from ari_mem_tui.render.text import say
+
+    what = f"{type(exc).__name__}: {exc}"[:300]
+    say(f"internal error: {what} (please report it; --debug shows the traceback)")
 
 
 def _say_cache_notes() -> None:

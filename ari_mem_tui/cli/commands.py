@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from ari_mem_tui.cli.after_output import later
 from ari_mem_tui.cli.exits import (
     EXIT_FINDINGS,
     EXIT_OK,
@@ -46,6 +47,15 @@ def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     lines = [problem_line(p, ckpt) for p in ckpt.problems if p.severity == "error"]
     say(f"cannot read {name}: {'; '.join(lines)}")
     return True
+
+
+def _after_answer(run: Run, report: object = None) -> None:
+    """Once the answer is out (cli/after_output.py): a first open's run index, and the run's
+    summary (run_summary.py) with the command's audit when it made one."""
+    later(run.save_index)
+    make = run.save_summary
+    if make is not None:
+        later(lambda: make(report))
 
 
 def _open(args: argparse.Namespace, rank: bool = True, prefetch: bool = True) -> Run | None:
@@ -176,6 +186,7 @@ def cmd_saw(args: argparse.Namespace) -> int:
     run = _open(args, prefetch=False)  # one node's query: embedded when it is asked for
     if run is None:
         return EXIT_UNREADABLE
+    _after_answer(run)
     ckpt = run.checkpoint
     try:
         node_id = ckpt.resolve_node(args.node)
@@ -244,8 +255,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     # the audit kept beside the run index for these files (the TUI's, or an earlier `audit`'s):
     # a 10k-node run's audit is ~1 s, its kept copy a few milliseconds
     report, new = kept_or_audit(run.checkpoint, run.audit_store)
-    if new and run.audit_store is not None:
-        run.audit_store.save(run.checkpoint, report)
+    store = run.audit_store
+    _after_answer(run, report)
+    if new and store is not None:  # kept once the answer is out, as the run index is
+        later(lambda: store.save(run.checkpoint, report))
     if args.json:
         print(json_text(audit_json(report, run.source_label)))
     else:
@@ -266,6 +279,7 @@ def cmd_summary(args: argparse.Namespace) -> int:
     check = None
     if loaded(run.checkpoint):  # (the check kept for these files, else made now and kept)
         check = replay_check(run, options, say=say, wait=wait_for_vectors)
+    _after_answer(run)
     if args.json:
         data = summary_json(run.checkpoint, run.source_label, check)
         sys.stdout.write(json_text(data) + "\n")
@@ -309,7 +323,19 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """The node's dossier, the two files `e` writes, into --out (else the export folder)."""
+    """The node's dossier, the two files `e` writes, into --out (else the export folder); with
+    --parquet, every run named as Parquet tables (`_export_parquet`)."""
+    if args.parquet is not None:
+        if args.node is not None or args.out is not None or args.json:
+            say(
+                "export --parquet writes whole runs: no NODE, --out or --json (those are a"
+                " node's dossier: export RUN NODE)"
+            )
+            return EXIT_UNREADABLE
+        return _export_parquet(args)
+    if args.node is None:
+        say("export needs NODE (a node's dossier) or --parquet DIR (the runs as Parquet tables)")
+        return EXIT_UNREADABLE
     from ari_mem_tui.render import outputs
     from ari_mem_tui.render.dossier import export_dossier
     from ari_mem_tui.tui.config import export_dir
@@ -381,6 +407,8 @@ def cmd_runs(args: argparse.Namespace) -> int:
     if ws.kind == "none":
         say(ws.message)
         return EXIT_UNREADABLE
+    if getattr(args, "scan", False):
+        _scan_summaries(ws, args.jobs)
     if args.json:
         sys.stdout.write(json_text(runs_json(ws)) + "\n")
     elif not ws.runs:
@@ -388,6 +416,74 @@ def cmd_runs(args: argparse.Namespace) -> int:
     else:
         render_runs(console(highlight=False), ws)
     return EXIT_OK
+
+
+def _scan_summaries(ws: object, jobs: int | None) -> None:
+    """`runs --scan`: the missing summaries made in parallel, a progress line on stderr (n of
+    N, rate, ETA) at least every second, and what was made in one line."""
+    from ari_mem_tui.render.progress import StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
+    from ari_mem_tui.workspace import make_summaries, missing_summaries
+
+    missing = missing_summaries(ws)  # type: ignore[arg-type]
+    if not missing:
+        return
+    runs = Progress(unit="runs", clock=time.monotonic)
+    line = StatusLine(sys.stderr, sys.stderr.isatty())
+    last = [0.0]
+
+    def progress(done: int, total: int) -> None:
+        runs.update(done, total)
+        if time.monotonic() - last[0] >= PROGRESS_EVERY or runs.finished:
+            last[0] = time.monotonic()
+            line.show(progress_line(runs, "run summaries", waiting="run summaries"))
+
+    progress(0, len(missing))
+    made = make_summaries(missing, jobs, progress)
+    line.close()
+    from ari_mem_tui.render.words import plural
+
+    failed = len(missing) - made
+    tail = f"; {plural(failed, 'run')} could not be read whole" if failed else ""
+    say(f"made the summaries of {plural(made, 'run')}{tail}")
+
+
+def _export_parquet(args: argparse.Namespace) -> int:
+    """`export RUN|WORKSPACE --parquet DIR`: every run as Parquet tables, one folder each."""
+    from ari_mem_tui.checkpoint.cachefile import inside
+    from ari_mem_tui.render.parquet import ParquetUnavailable, export
+    from ari_mem_tui.render.progress import StatusLine, progress_line
+    from ari_mem_tui.search.progress import Progress
+    from ari_mem_tui.workspace import scan
+
+    found = scan(args.checkpoint, counts=False)
+    if found.kind == "none":
+        say(found.message)
+        return EXIT_UNREADABLE
+    out = Path(args.parquet)
+    if any(inside(out, run.path) for run in found.runs):
+        say(f"{out}: inside a run; runs are read-only to this tool, give another folder")
+        return EXIT_UNREADABLE
+    runs = Progress(unit="runs", clock=time.monotonic)
+    line = StatusLine(sys.stderr, sys.stderr.isatty())
+
+    def progress(done: int, total: int) -> None:
+        runs.update(done, total)
+        if total > 1:
+            line.show(progress_line(runs, "Parquet export", waiting="Parquet export"))
+
+    try:
+        folders = export(Path(args.checkpoint), out, progress)
+    except ParquetUnavailable as exc:
+        say(exc)
+        return EXIT_UNREADABLE
+    except OSError as exc:
+        say(f"cannot write {out}: {exc.strerror or exc}")
+        return EXIT_UNREADABLE
+    line.close()
+    for folder in folders:
+        print(clean(str(folder), False))
+    return EXIT_OK if folders else EXIT_UNREADABLE
 
 
 def cmd_health(args: argparse.Namespace) -> int:
@@ -398,6 +494,7 @@ def cmd_health(args: argparse.Namespace) -> int:
     run = _open(args)
     if run is None:
         return EXIT_UNREADABLE
+    _after_answer(run)
     if args.embedder != "bm25":
         wait_for_vectors(run.ranker)
     progress, line = _health_progress()

@@ -66,4 +66,6 @@ def run_options(
         rank=rank,
         embed=embed_options(args),
         prefetch_queries=prefetch_queries,
+        # a first open's run index: written once the answer is out (cli/after_output.py)
+        index_behind=True,
     )

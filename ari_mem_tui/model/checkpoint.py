@@ -505,6 +505,9 @@ class Run:
     # where the replay check of these files is kept (search/check_store.CheckStore); None with
     # indexes off
     check_store: Any = None
+    # makes and keeps the run's summary (run_summary.py), given the audit when known; None
+    # when one is kept for these files already (or there is nowhere to keep it)
+    save_summary: Callable[[Any], bool] | None = None
 
 
 class TreeAbove:

@@ -49,8 +49,8 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from itertools import accumulate, chain, compress, pairwise, repeat
-from operator import attrgetter, getitem, is_
+from itertools import accumulate, chain, compress, islice, pairwise, repeat
+from operator import attrgetter, getitem, is_, le
 from typing import Any
 
 import msgspec
@@ -656,9 +656,12 @@ class Entries(_RowTable):
 
     def id_at(self, row: int) -> str:
         ids = self.ids
-        if isinstance(ids, Texts):
-            return ids[row] or ""
-        if ids is None:
+        if isinstance(ids, Texts):  # (a reopen's: the ids its first open was asked for)
+            found = ids[row]
+            if found is not None:
+                return found
+            ids = self.ids = self._known_list()
+        elif ids is None:
             ids = self.ids = [None] * len(self)
         found = ids[row]
         if found is None:
@@ -667,6 +670,26 @@ class Entries(_RowTable):
                 return self.all_ids()[row]
             found = ids[row] = self._make_id(row)
         return found
+
+    def _known_list(self) -> list[str | None]:
+        """The ids known so far, one per row (None: not made yet)."""
+        ids = self.ids
+        if isinstance(ids, Texts):
+            return [ids[row] for row in range(len(self))]
+        return [None] * len(self) if ids is None else ids
+
+    def known_ids(self) -> Texts | None:
+        """The ids made (or given) so far as a text column, None for a row not made yet
+        (what the run index keeps: a fresh load makes none it is not asked for); None when
+        none is known."""
+        ids = self.ids
+        if ids is None or isinstance(ids, Texts):
+            return ids
+        if all(found is None for found in ids):
+            return None
+        column = TextsBuilder()
+        column.add_many([None if found is None else utf8(found) for found in ids])
+        return column.finish()
 
     def _same(self, a: int, b: int) -> bool:
         """Rows a and b hold the same content (kind, owner, ts, text)."""
@@ -698,11 +721,7 @@ class Entries(_RowTable):
 
     def all_ids(self) -> list[str]:
         """Every row's id (the run index stores them; a lookup by id needs them all)."""
-        ids = self.ids
-        if isinstance(ids, Texts):
-            return [ids[i] or "" for i in range(len(self))]
-        if ids is None:
-            ids = self.ids = [None] * len(self)
+        ids = self.ids = self._known_list()
         if None not in ids:
             return ids  # type: ignore[return-value]
         seen: dict[str, list[int]] = {}
@@ -1758,9 +1777,10 @@ class EventBuilder:
         if not sort:
             return events
         ts = self.ts
-        order = sorted(range(len(ts)), key=ts.__getitem__)
-        if all(i == row for i, row in enumerate(order)):
+        # (most logs are in time order already: told in one C pass, not by sorting them)
+        if all(map(le, ts, islice(ts, 1, None))):
             return events
+        order = sorted(range(len(ts)), key=ts.__getitem__)
         return take_events(events, order)
 
 

@@ -439,6 +439,30 @@ class AuditOutput(Document):
 
 
 # ---------------------------------------------------------------- runs
+class RunSummaryOut(Out):
+    made: float = Field(description="When it was made (epoch seconds).")
+    nodes: int
+    entries: int
+    leaks: int
+    scope_violations: int
+    rejected_writes: int
+    unattributed: int = Field(description="Reads whose reader the files cannot establish.")
+    problems: int = Field(description="The load's problems, any severity.")
+    judged: int = Field(description="Nodes whose start-up search is recorded (judged on it).")
+    starved: int = Field(
+        description="Of the judged, those that got fewer hits than min(limit, entries of their "
+        "lineage written before they started): health's rule, on the recorded hits."
+    )
+    unjudged: int = Field(description="Nodes that searched without a recording (health replays).")
+    replay_checked: int | None = Field(description="Recorded searches replayed; null: unchecked.")
+    replay_reproduced: int | None = Field(description="Of them, reproduced; null: unchecked.")
+    replay_word: str = Field(description="The replay check's verdict (search/fidelity.py's words).")
+    replay_ranker: str = Field(
+        description="What ranked the replays (in-memory, run:<model>, letta:<url> …); empty: "
+        "unchecked."
+    )
+
+
 class RunInfoOut(Out):
     run_id: str
     path: str
@@ -456,6 +480,10 @@ class RunInfoOut(Out):
     live: bool = Field(description="A `.ari_pid` marker: the run may still be going.")
     recent: float | None = Field(description="When this tool last opened it.")
     problems: list[ProblemOut]
+    summary: RunSummaryOut | None = Field(
+        description="The run at a glance, kept beside its run index by its first open here "
+        "(run_summary.py); null: never opened here (`runs --scan` makes it)."
+    )
 
 
 class RunsOutput(Document):

@@ -18,6 +18,7 @@ or foreign file is a miss (the run is checked again), and a damaged one is said 
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import msgspec
@@ -73,6 +74,20 @@ class CheckStore(KeptBeside):
         except (msgspec.ValidationError, ValueError, TypeError) as exc:
             where = self._file()
             cachefile.rebuilt(self.WHAT, where or self.path, exc)
+            return None
+
+    def latest(self, ckpt: Checkpoint) -> ReplayCheck | None:
+        """The check kept for these files by this code, whichever ranker made it (the run's
+        summary shows the last one kept: run_summary.py), else None; nothing is hashed when
+        none is kept."""
+        where = self._file()
+        if where is None or not os.path.exists(where):  # (False, not raised, when unreadable)
+            return None
+        body = self.read(self.key(ckpt.run_id, source_key()), prefix=True)
+        try:
+            return ReplayCheck.from_data(body) if body is not None else None
+        except (msgspec.ValidationError, ValueError, TypeError) as exc:
+            cachefile.rebuilt(self.WHAT, where, exc)
             return None
 
     def save(self, ckpt: Checkpoint, ranker: str, check: ReplayCheck) -> bool:

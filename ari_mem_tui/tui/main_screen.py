@@ -23,6 +23,7 @@ from textual.binding import BindingType
 from textual.reactive import var
 from textual.screen import Screen
 from textual.widgets import Input
+from textual.worker import Worker, WorkerState
 
 from ari_mem_tui.audit import AuditReport
 from ari_mem_tui.checkpoint import Checkpoint
@@ -45,6 +46,13 @@ from ari_mem_tui.tui.widgets.tree_pane import TreePane
 
 PANES = (HitsPane, SawPane, CorePane, WritesPane, NodePane, AuditPane)  # as keys.TABS
 AUDIT_WAITS_S = 5.0  # at most this long for the first replay before the audit starts anyway
+
+
+def out_of_memory(error: BaseException | None) -> bool:
+    """Whether `error` says the process is out of memory (a thread's stack is memory too)."""
+    if isinstance(error, MemoryError):
+        return True
+    return isinstance(error, RuntimeError) and "can't start new thread" in str(error)
 
 
 def settle_heap(earlier: bool) -> None:
@@ -129,6 +137,16 @@ class MainScreen(Screen[None]):
             return  # a workspace whose run is not picked yet
         first = app.ckpt is None
         workers.load_run(self, app.opener, keep, first, self._audit_first if first else None)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """The screen's own workers (the load, the audit) catch their errors and say them; one
+        that fails before its work runs, for want of memory (no thread could be started, a
+        MemoryError: a served session past `--max session-mib`), ends the app, as an
+        allocation failing in its own thread does: a load never started would leave "loading
+        …" on screen for good, its session held open."""
+        error = event.worker.error
+        if event.state == WorkerState.ERROR and out_of_memory(error):
+            self.app.exit(return_code=1, message=f"out of memory: {type(error).__name__}: {error}")
 
     def _chooses_opening(self) -> bool:
         """Whether the app picks the node a run opens on (no node asked for): by the audit's
@@ -258,6 +276,8 @@ class MainScreen(Screen[None]):
         if run.save_index is not None:  # the next open of these files reads the index
             run.save_index()
         workers.keep_audit(run, keep)  # and knows its findings without auditing
+        if run.save_summary is not None:  # and `runs` and the picker show it at a glance
+            run.save_summary(keep)
 
     def on_audit_done(self, message: msg.AuditDone) -> None:
         if message.ckpt is not self.app.ckpt:

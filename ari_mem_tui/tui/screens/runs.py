@@ -21,7 +21,7 @@ from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
-from ari_mem_tui.render.runs import RUN_COLUMNS, run_cells
+from ari_mem_tui.render.runs import RUN_COLUMNS, WIDE_FROM, run_cells, shown_columns
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui import keys
@@ -72,12 +72,14 @@ class RunPickerScreen(Screen[Path | None]):
     def _fill(self) -> None:
         table = self.query_one("#runs-table", VimTable)
         keep = table.current_key
-        narrow = self.app.size.width < 110
-        columns = [c for c in RUN_COLUMNS if not (narrow and c in ("size", "last change"))]
+        width = self.app.size.width
+        columns = shown_columns(width)
         rows = []
         for run in self.runs:
             cells = run_cells(
-                run, counted=self.counted or run.nodes is not None, name_width=28 if narrow else 44
+                run,
+                counted=self.counted or run.nodes is not None,
+                name_width=28 if width < WIDE_FROM else 44,
             )
             keep_cells = [
                 cell for column, cell in zip(RUN_COLUMNS, cells, strict=True) if column in columns

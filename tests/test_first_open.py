@@ -1,0 +1,68 @@
+"""The first open answers first: a command's answer is out, and its stdout closed, before the
+run index of a first open is written (issue 33). Checked without a clock: the test holds the
+index's writer lock, so the command can write its index only once the test lets go; a reader of
+its stdout gets the whole answer and its end while the command still waits to write."""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from ari_mem_tui.checkpoint import index
+from ari_mem_tui.checkpoint.load import load_checkpoint
+from ari_mem_tui.render.summary import summary_json
+
+HANG_S = 120  # only a broken build waits this long (its index written before its answer)
+
+
+@pytest.fixture
+def run(tmp_path: Path, small_ckpt: Path) -> Path:
+    return Path(shutil.copytree(small_ckpt, tmp_path / "run"))
+
+
+def _read_to_end(stream) -> bytes:
+    """Everything until the end of `stream`, or a failure if none comes (a hang)."""
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(stream.read()), daemon=True)
+    reader.start()
+    reader.join(HANG_S)
+    assert got, "no end of the answer: the command waits for its index before answering"
+    return got[0]
+
+
+@pytest.mark.parametrize("command", [["summary", "--json"], ["audit", "--json"]])
+def test_the_answer_ends_before_the_index_is_written(run, tmp_path, monkeypatch, command):
+    monkeypatch.setenv(index.INDEX_ENV, str(tmp_path / "index"))
+    folder = index.index_dir(run)
+    assert folder is not None
+    folder.mkdir(parents=True)
+    lock = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(lock, fcntl.LOCK_EX)  # (the command's write waits for this)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ari_mem_tui", command[0], str(run), *command[1:]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        answer = _read_to_end(proc.stdout)
+        # the whole answer, and its end, while the command still waits to write its index
+        assert proc.poll() is None
+        assert not (folder / index.INDEX_FILE).exists()
+        data = json.loads(answer)
+        assert data["schema"] == f"ari-mem-tui/{command[0]}"
+    finally:
+        os.close(lock)  # the command writes its index now, then ends
+        code = proc.wait(HANG_S)
+        err = proc.stderr.read().decode()
+    assert code in (0, 1), err
+    assert (folder / index.INDEX_FILE).is_file()
+    again = index.load(run)
+    assert again is not None and summary_json(again) == summary_json(load_checkpoint(run))
