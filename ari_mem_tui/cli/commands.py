@@ -438,9 +438,9 @@ def _scan_summaries(ws: object, jobs: int | None) -> None:
             last[0] = time.monotonic()
             line.show(progress_line(runs, "run summaries", waiting="run summaries"))
 
-    progress(0, len(missing))
-    made = make_summaries(missing, jobs, progress)
-    line.close()
+    with line:  # closed on any exit: an interrupt leaves no cursor hidden
+        progress(0, len(missing))
+        made = make_summaries(missing, jobs, progress)
     from ari_mem_tui.render.words import plural
 
     failed = len(missing) - made
@@ -473,14 +473,14 @@ def _export_parquet(args: argparse.Namespace) -> int:
             line.show(progress_line(runs, "Parquet export", waiting="Parquet export"))
 
     try:
-        folders = export(Path(args.checkpoint), out, progress)
+        with line:  # closed before anything is said, and on an interrupt
+            folders = export(Path(args.checkpoint), out, progress)
     except ParquetUnavailable as exc:
         say(exc)
         return EXIT_UNREADABLE
     except OSError as exc:
         say(f"cannot write {out}: {exc.strerror or exc}")
         return EXIT_UNREADABLE
-    line.close()
     for folder in folders:
         print(clean(str(folder), False))
     return EXIT_OK if folders else EXIT_UNREADABLE
