@@ -687,7 +687,7 @@ def _notes(report: Health) -> list[str]:
 class EntryUsage:
     """Retrieval counts of every node-scope entry, from the access log and the trace logs.
 
-    It reads the run's columns (model/columns.py) with numpy: a big run's access log returns
+    It reads the run's columns (model/columns/) with numpy: a big run's access log returns
     ~600,000 result rows. Each returned node-scope entry is one "retrieval", kept in read
     order as arrays: its entry row, its reader (an index into `Lineages.node_ids`, -1 when the
     reader is not a node of the run), whether that reader descends from the entry's owner, and

@@ -1,9 +1,9 @@
-"""The column store's own rules (model/columns.py), on tables built here."""
+"""The column store's own rules (model/columns/), on tables built here."""
 
 from __future__ import annotations
 
-from ari_mem_tui.model import Entries, Events, MemoryEntry, StringTable
-from ari_mem_tui.model.columns import Groups, content_id
+from ari_mem_tui.model import MemoryEntry, StringTable
+from ari_mem_tui.model.columns import Groups, content_id, entries_of, events_of
 from ari_mem_tui.model.records import AccessEvent
 
 TEXTS = ["plain", "日本語の方向", "lone \ud800 surrogate", "", "plain", "tab\tand\nnewline"]
@@ -15,7 +15,7 @@ def test_ids_are_the_content_ids_of_the_rows_duplicates_numbered_in_order() -> N
         for node, ts in (("n1", 1.5), ("ノード", None))
         for text in TEXTS
     ]
-    entries = Entries.from_records(records, StringTable())
+    entries = entries_of(records, StringTable())
     entries.ids = None  # (computed from the columns, not given)
     expected, seen = [], {}
     for record in records:
@@ -34,7 +34,7 @@ def test_rows_of_op_are_the_rows_of_that_op_in_order() -> None:
         AccessEvent(ts=float(i), node_id="n", op=op, collection="c", source="x")
         for i, op in enumerate(ops)
     ]
-    events = Events.from_records(records, StringTable())
+    events = events_of(records, StringTable())
     assert list(events.rows_of_op("read")) == [0, 3]
     assert list(events.rows_of_op("write")) == [1, 2, 4]
 
@@ -51,7 +51,7 @@ def test_an_events_scores_are_those_of_its_results() -> None:
         AccessEvent(ts=float(i), node_id="n", op="read", collection="c", source="x", results=r)
         for i, r in enumerate(results)
     ]
-    events = Events.from_records(records, StringTable())
+    events = events_of(records, StringTable())
     for row in range(len(events)):
         expected = [r.get("score") for r in events.results_at(row)]
         assert events.scores_at(row) == expected
@@ -68,10 +68,10 @@ def test_groups_give_each_codes_rows_as_the_dict_they_were_made_of() -> None:
         MemoryEntry(id="", kind="node_scope", node_id=node, text=text, source="x")
         for node, text in (("a", "1"), ("b", "2"), ("a", "3"), ("c", "4"))
     ]
-    entries = Entries.from_records(records, StringTable())
+    entries = entries_of(records, StringTable())
     a = entries.strings.find("a")
     assert entries.rows_of_node(a) == [0, 2]
-    stored = Entries.from_records(records, StringTable())
+    stored = entries_of(records, StringTable())
     stored._by_node = entries.node_groups()  # as a reopen reads it off the run index
     assert [stored.rows_of_node(code) for code in range(-1, 5)] == [
         entries.rows_of_node(code) for code in range(-1, 5)

@@ -26,7 +26,8 @@ from ari_mem_tui.letta.source import (
     pool_size_before,
     read_letta_memory,
 )
-from ari_mem_tui.model import Entries, MemoryEntry, StringTable
+from ari_mem_tui.model import MemoryEntry, StringTable
+from ari_mem_tui.model.columns import entries_of
 from ari_mem_tui.search.replay import replay
 
 HASH = "0123456789ab"
@@ -296,7 +297,7 @@ def test_pool_size_as_of_counts_entries_of_no_time() -> None:
         MemoryEntry(id=f"e{i}", kind="node_scope", node_id="n", text=f"t{i}", ts=ts, source="x")
         for i, ts in enumerate(stamps)
     ]
-    entries = Entries.from_records(records, StringTable())
+    entries = entries_of(records, StringTable())
     for before in (None, 0.0, 1.0, 5.0, 9.5):
         kept = [ts for ts in stamps if before is None or ts is None or ts < before]
         assert pool_size_before(entries, before) == len(kept)

@@ -15,9 +15,8 @@ from search_helpers import make_entry
 
 from ari_mem_tui.checkpoint import cachefile, index
 from ari_mem_tui.checkpoint.load import load_checkpoint
-from ari_mem_tui.model import Entries as EntryColumns
 from ari_mem_tui.model import MemoryEntry, StringTable
-from ari_mem_tui.model.columns import Texts, take_entries
+from ari_mem_tui.model.columns import Texts, entries_of, take_entries
 from ari_mem_tui.search.bm25_cache import pool_key
 from ari_mem_tui.search.embedded import (
     BM25Ranker,
@@ -274,7 +273,7 @@ def test_a_runs_bm25_key_is_its_texts_however_their_buffer_lies() -> None:
         MemoryEntry(id=f"e{i}", kind="node_scope", node_id="n", text=text, source="x")
         for i, text in enumerate(texts)
     ]
-    column = EntryColumns.from_records(records, StringTable())
+    column = entries_of(records, StringTable())
     key = pool_key(column.text, "s")
     assert key == pool_key(texts, "s")  # the column hashed undecoded, the strings encoded
     backwards = take_entries(column, [4, 3, 2, 1, 0])  # the same buffer, rows reordered

@@ -258,7 +258,7 @@ class CowLog:
     """The CoW log of a load, built when it is asked for: one node's rows (`for_node`, what a
     replay shows), the counts, or the whole run's log in time order (when it is called).
 
-    It reads the run's columns (model/columns.py): the entries a refusal's auto entry can be
+    It reads the run's columns (model/columns/): the entries a refusal's auto entry can be
     are found in the text buffer's bytes (`Tool …` holding a refusal's words), not by reading
     every entry; the entries by current node come off the node and joined columns.
     `trace_calls` may be a lazy mapping (trace_log.TraceCallsByNode): one node's rows then

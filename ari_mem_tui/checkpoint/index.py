@@ -10,7 +10,7 @@ KiB for the JSON Lines logs (appended to, gigabytes on a long run) and for any f
 `file-mib` limit (which the loader refuses unread); with the loader's own source and the limits
 in force. Any difference and the run is loaded from its files again and the index rewritten.
 
-The file holds the run's columns (model/columns.py) as they are in memory, so a reopen maps
+The file holds the run's columns (model/columns/) as they are in memory, so a reopen maps
 them: `MAGIC` padded to 64 bytes, then the sections, each 64-byte aligned: one per column (raw
 arrays, UTF-8 buffers with their offsets), the buffer of trace logs and artifacts (read from
 disk only when a node's are), and a small msgpack body (the tree's nodes, core blocks, problems,

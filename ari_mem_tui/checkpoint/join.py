@@ -7,7 +7,7 @@ after it). Events are matched in time order to the nearest unclaimed entry, whic
 duplicates 1:1. Entries are bucketed by (kind, owner, hash of the first PREVIEW_CHARS
 characters), so the join is linear in practice.
 
-It works on the columns (model/columns.py): the entries still being built (an EntryBuilder,
+It works on the columns (model/columns/): the entries still being built (an EntryBuilder,
 which the entries made for unmatched events are appended to) and the finished events; a joined
 pair sets the entry's passage id and the event's `joined` row.
 """

@@ -39,7 +39,7 @@ from ari_mem_tui.model import (
     Run,
     StringTable,
 )
-from ari_mem_tui.model.columns import EntryBuilder
+from ari_mem_tui.model.columns import EntryBuilder, entries_of
 from ari_mem_tui.model.origin import AGENT, GIVEN, THIS_PATH, HashFinding
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.rankers import Ranking
@@ -68,7 +68,7 @@ ProgressFn = Callable[[int, int], None]
 class LettaMemory:
     """What one agent holds, decoded (its entries as columns, in the backup's order)."""
 
-    entries: Entries = field(default_factory=Entries.empty)
+    entries: Entries = field(default_factory=entries_of)
     core: CoreBlocks = field(default_factory=lambda: CoreBlocks(source=SOURCE))
     problems: list[Problem] = field(default_factory=list)
     passages: int = 0  # rows read from the server

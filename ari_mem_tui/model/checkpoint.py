@@ -22,7 +22,9 @@ from ari_mem_tui.model.columns import (
     EntryView,
     Events,
     StringTable,
+    entries_of,
     entry_row_of_id,
+    events_of,
     recode_entries,
     recode_events,
 )
@@ -76,7 +78,7 @@ class Checkpoint:
     # parent -> child edges, node attributes `node` and `depth` (`tree_graph`, `set_depths`)
     graph: nx.DiGraph = field(default_factory=nx.DiGraph)
     roots: list[str] = field(default_factory=list)
-    # node_scope then react, file order: columns (model/columns.py); a list of MemoryEntry
+    # node_scope then react, file order: columns (model/columns/); a list of MemoryEntry
     # records assigned here is turned into columns
     entries: Entries = field(default_factory=list)  # type: ignore[assignment]
     core: CoreBlocks = field(default_factory=CoreBlocks)
@@ -422,7 +424,7 @@ class _Table:
         other table is empty (nothing else uses the run's), else is coded into the run's."""
         entries = self.name == "entries"
         if not isinstance(value, (Entries, Events)):
-            return (Entries if entries else Events).from_records(value, obj.strings)
+            return (entries_of if entries else events_of)(value, obj.strings)
         if value.strings is obj.strings:
             return value
         other_name = "_access_events" if entries else "_entries"
@@ -431,8 +433,8 @@ class _Table:
             return (recode_entries if entries else recode_events)(value, obj.strings)  # type: ignore[arg-type]
         obj.__dict__["_strings"] = value.strings  # adopt it: nothing else uses ours
         if other is not None:  # the other table, empty, coded in the adopted one too
-            empty = Events.empty if entries else Entries.empty
-            obj.__dict__[other_name] = empty(value.strings)
+            empty = events_of if entries else entries_of
+            obj.__dict__[other_name] = empty(strings=value.strings)
         return value
 
     def _link(self, obj: Checkpoint, value: Any, old: Any) -> None:

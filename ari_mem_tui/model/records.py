@@ -7,7 +7,7 @@ half-written files).
 
 The records are plain dataclasses (`Record`) and msgspec Structs, not pydantic models, and their
 methods are not named as pydantic's: a big run holds hundreds of thousands of entries and access
-events (kept as columns, model/columns.py; `MemoryEntry` and `AccessEvent` are a row's record
+events (kept as columns, model/columns/; `MemoryEntry` and `AccessEvent` are a row's record
 form), and as pydantic models they would cost an order of magnitude more (200k entries: msgspec
 Structs 24 MB and 0.8 s, pydantic models 293 MB and 7.5 s, measured 2026-12-06 with tracemalloc
 on, load average 17: the ratios, not the times, are the point). The small records follow the

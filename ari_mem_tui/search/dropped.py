@@ -31,7 +31,7 @@ DROPPABLE = {
     REACT: "ReAct steps",
 }
 _TOOL = b"Tool "
-_NODE_SCOPE, _REACT_STEP = 0, 1  # model/columns.py KINDS codes
+_NODE_SCOPE, _REACT_STEP = 0, 1  # model/columns/ KINDS codes
 _INT_NONE = -(1 << 63)  # OptInts' None
 
 

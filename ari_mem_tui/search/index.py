@@ -19,7 +19,7 @@ _KEY = "replay_index"
 
 
 class ReplayIndex:
-    """Read off the columns (model/columns.py): entry times per kind, read events by reader.
+    """Read off the columns (model/columns/): entry times per kind, read events by reader.
 
     Built before a run's first replay, so kept to passes in C and row numbers: the events'
     views are made for the few rows a replay asks for (a view of each of a 10k-node run's
