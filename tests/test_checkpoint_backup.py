@@ -349,7 +349,7 @@ def test_a_batch_of_records_gives_the_rows_line_by_line_or_is_left_to_it(objs):
     try:
         for number, line in enumerate(lines, start=3):
             kind, node_id, text, meta, ts, step = _typed_record(line)
-            one_by_one.add_plain(kind, node_id, text, meta, ts, "b", number, step)
+            one_by_one.add(kind, node_id, text, meta, ts, "b", number, step)
     except msgspec.DecodeError:
         assert _typed_records(lines) is None
         return

@@ -240,7 +240,7 @@ def _typed_line(raw: bytes) -> _Line:
 
 
 def _add_line(events: EventBuilder, line: _Line, source: str, line_no: int) -> None:
-    events.add_plain(
+    events.add(
         line.ts,
         line.op,
         line.node_id,
@@ -253,7 +253,7 @@ def _add_line(events: EventBuilder, line: _Line, source: str, line_no: int) -> N
         line.limit,
         source,
         line_no,
-        line.results,
+        structs=line.results,
     )
 
 

@@ -520,7 +520,7 @@ def _read_lines(
 ) -> None:
     """The lines of a batch one by one (numbered from `first`): each well-formed record as it
     is, any other through the lenient reader, which says what it kept or skipped."""
-    add = result.rows.add_plain
+    add = result.rows.add
     for line_no, obj in json_records(batch, sink, _typed_record, first):
         if type(obj) is _Checked:
             result.records += 1

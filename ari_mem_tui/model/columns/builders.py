@@ -65,23 +65,6 @@ class EntryBuilder:
             return None
         return bytes(self.meta.buf[start : self.meta.ends[row]])
 
-    def add_plain(
-        self,
-        kind: int,
-        node_id: str,
-        text: str,
-        meta: bytes,
-        ts: float | None,
-        source: str,
-        line: int,
-        step: int | None,
-    ) -> None:
-        """A row of a well-formed backup line (the hot path: one tuple)."""
-        pending = self.pending
-        pending.append((kind, node_id, text, meta, ts, source, line, step, 0, None, None, None))
-        if len(pending) >= self.PENDING:
-            self.flush()
-
     def add(
         self,
         kind: int,
@@ -98,8 +81,9 @@ class EntryBuilder:
         metadata: Any = None,
         entry_id: str | None = None,
     ) -> None:
-        """One row; `meta` the metadata's JSON bytes, or `metadata` a value (kept as JSON when
-        it round-trips, else as it is)."""
+        """One row; `meta` the metadata's JSON bytes (a well-formed backup line's: the hot path
+        when a batch is read line by line), or `metadata` a value (kept as JSON when it
+        round-trips, else as it is)."""
         if meta is None:
             meta = json_bytes(metadata)
             if meta is None:
@@ -291,31 +275,6 @@ class EventBuilder:
     def __len__(self) -> int:
         return len(self.ts) + len(self.pending)
 
-    def add_plain(
-        self,
-        ts: float,
-        op: str,
-        node_id: str,
-        collection: str,
-        entry_id: str | None,
-        preview: str | None,
-        meta: bytes | None,
-        query: str | None,
-        ancestors: list[str] | None,
-        limit: int | None,
-        source: str,
-        line: int,
-        rows: list[Any],
-    ) -> None:
-        """An event of a well-formed line, its results as Structs (the hot path: one tuple)."""
-        pending = self.pending
-        pending.append(
-            (ts, op, node_id, collection, entry_id, preview, meta, query, ancestors, limit,
-             source, line, rows, None)
-        )  # fmt: skip
-        if len(pending) >= self.PENDING:
-            self.flush()
-
     def add(
         self,
         ts: float,
@@ -333,19 +292,20 @@ class EventBuilder:
         metadata: Any = None,
         rows: list[Any] = (),  # type: ignore[assignment]
         extra: dict[str, Any] | None = None,
+        structs: list[Any] | None = None,
     ) -> None:
-        """One event; `meta` the metadata's JSON bytes, else `metadata` a value; `rows` its
-        results as the lenient reader gives them (any dicts)."""
-        row = len(self)
+        """One event; `meta` the metadata's JSON bytes, else `metadata` a value; its results
+        `structs`, a well-formed line's rows decoded as Structs (the hot path when a batch is
+        read line by line), else `rows` as the lenient reader gives them (any dicts)."""
         if meta is None and metadata is not None:
             meta = json_bytes(metadata)
             if meta is None:
-                self.meta_side[row] = metadata
+                self.meta_side[len(self)] = metadata
         if extra:
-            self.extra[row] = extra
+            self.extra[len(self)] = extra
         self.pending.append(
             (ts, op, node_id, collection, entry_id, preview, meta, query, ancestors, limit,
-             source, line, None, list(rows))
+             source, line, structs, None if structs is not None else list(rows))
         )  # fmt: skip
         if len(self.pending) >= self.PENDING:
             self.flush()
