@@ -361,3 +361,58 @@ def test_ranks_left_for_later_are_filled_when_asked():
     assert result.ranks_pending and [m.global_rank for m in result.missed] == [None, None]
     result.resolve_ranks()
     assert not result.ranks_pending and [m.global_rank for m in result.missed] == [200, 201]
+
+
+# ---------------------------------------------------------------- deferred global ranks
+
+
+class LazyRanker:
+    """A ranker whose global ranks beyond the window are deferred (embedded.lazy_ranking, as
+    MiniLM's are): fixed, distinct scores per entry."""
+
+    name = "lazy-fake"
+
+    def __init__(self, entries, seed: int = 3, crowd: tuple[str, ...] = ()):
+        self.pool = Pool(entries)
+        self.scores = np.random.default_rng(seed).permutation(len(entries)).astype(np.float64)
+        self.scores += [len(entries) if e.node_id in crowd else 0 for e in entries]
+
+    def rank(self, query, top_k, before_ts=None):
+        from ari_mem_tui.search.embedded import lazy_ranking, top_window
+
+        scores = np.where(self.pool.kept(slice(None), before_ts), self.scores, -np.inf)
+        window = [i for i in top_window(scores, top_k) if np.isfinite(scores[i])]
+        size = self.pool.size_before(before_ts)
+        return lazy_ranking(self.pool, window, size, lambda: scores, before_ts, self.name)
+
+
+def rows(result):
+    missed = [(m.entry_id, m.global_rank) for m in result.missed]
+    hits = [(h.entry_id, h.rank, h.global_rank, h.score) for h in result.hits]
+    scope = [(h.entry_id, h.rank, h.global_rank, h.score) for h in result.exact_scope]
+    return missed, hits, scope
+
+
+@pytest.mark.parametrize(("seed", "crowded"), [(3, False), (4, False), (5, True), (6, True)])
+def test_deferred_global_ranks_resolve_to_the_exact_replay_s(seed, crowded):
+    """The TUI's fast replay (exact_ranks=False) leaves the global ranks outside the window
+    unknown until `resolve_ranks()`; then every missed entry, hit and exact-scope row is the
+    exact replay's, in the same order (a chain of 120-entry nodes beside a sibling branch: the
+    window of 200 holds part of the lineage, or, crowded, none of it: the branch beside it
+    outranks all, and the exact scope's rows are all beyond the window)."""
+    ckpt = build_tree([0, 1, 2, 0, 4], [120, 120, 120, 0, 120, 120], seed=seed)
+    crowd = ("node_0004", "node_0005") if crowded else ()
+    ranker = LazyRanker(ckpt.entries, seed, crowd)
+    exact = replay(ckpt, "node_0003", ranker, query="q", with_tiers=False)
+    fast = replay(ckpt, "node_0003", ranker, query="q", with_tiers=False, exact_ranks=False)
+    assert len(exact.missed) > 20 and all(m.global_rank >= 200 for m in exact.missed)
+    assert len(exact.exact_scope) == 5
+    beyond = [h.global_rank >= 200 for h in exact.exact_scope]
+    if crowded:  # (the window is the other branch's: no hit, every scope row beyond it)
+        assert all(beyond) and exact.hits == []
+    else:
+        assert not any(beyond) and len(exact.hits) == 5
+    assert fast.ranks_pending and any(m.global_rank is None for m in fast.missed)
+    fast.resolve_ranks()
+    assert not fast.ranks_pending
+    assert rows(fast) == rows(exact)
