@@ -5,7 +5,7 @@ columns in bulk); `entries_of` / `events_of` make a table of records."""
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import accumulate, chain, islice, pairwise, repeat
 from operator import getitem, le
 from typing import Any
@@ -28,12 +28,27 @@ from ari_mem_tui.model.columns.strings import StringTable
 from ari_mem_tui.model.columns.texts import OptInts, TextsBuilder
 
 
-class EntryBuilder:
+class _Pending:
+    """What both builders share: rows added one at a time wait in `pending` as tuples, one
+    field each, and are turned into the columns every PENDING rows (`_append` over one
+    sequence per field: codes, encoding and hashes in bulk, not per row)."""
+
+    PENDING = 4096
+    pending: list[tuple]
+    _append: Callable[..., None]  # each builder's own: one sequence per field
+
+    def flush(self) -> None:
+        """The pending rows into the columns."""
+        if not self.pending:
+            return
+        pending, self.pending = self.pending, []
+        self._append(*zip(*pending))
+
+
+class EntryBuilder(_Pending):
     """Entries appended a batch at a time (`add_rows`: one sequence per field), or row by row:
     each row a tuple in `pending`, turned into the columns every PENDING rows (codes, encoding
     and hashes in bulk, not per row)."""
-
-    PENDING = 4096
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
@@ -131,13 +146,6 @@ class EntryBuilder:
         self._append(kind, node, text, meta, ts, (source,) * count,
                      range(first, first + count), step, bytes(count), nones, nones, nones)  # fmt: skip
 
-    def flush(self) -> None:
-        """The pending rows into the columns."""
-        if not self.pending:
-            return
-        pending, self.pending = self.pending, []
-        self._append(*zip(*pending))
-
     def _append(
         self,
         kind: Sequence[int],
@@ -223,12 +231,10 @@ def _prefix_hashes(values: Sequence[str | None]) -> list[int]:
     return [0 if value is None else hash(value[:PREFIX_CHARS]) for value in values]
 
 
-class EventBuilder:
+class EventBuilder(_Pending):
     """Events appended a batch of lines at a time (`add_lines`: Structs), or line by line: each
     a tuple in `pending`, turned into the columns every PENDING events (codes, encoding in
     bulk, not per event); `finish` sorts them by ts."""
-
-    PENDING = 4096
 
     def __init__(self, strings: StringTable) -> None:
         self.strings = strings
@@ -355,13 +361,6 @@ class EventBuilder:
         self._append(ts, op, node, coll, eid, preview, metas, query, ancestors, limit,
                      (source,) * count, range(first, first + count), None, None)  # fmt: skip
         self._shared_results(results, fresh)
-
-    def flush(self) -> None:
-        """The pending events into the columns."""
-        if not self.pending:
-            return
-        pending, self.pending = self.pending, []
-        self._append(*zip(*pending))
 
     def _append(
         self,
