@@ -68,6 +68,13 @@ TESTS = (
     "tests/test_run_embedder.py",
     "tests/test_audit.py",
     "tests/test_audit_findings.py",
+    "tests/test_origin.py",
+    "tests/test_audit_second_hand.py",
+    "tests/test_why.py",
+    "tests/test_run_embedder_cli.py",
+    "tests/test_search_rankers.py",
+    "tests/test_report.py",
+    "tests/test_demo_recordings.py",
 )
 SWAPS = {
     ast.Lt: ast.LtE,
