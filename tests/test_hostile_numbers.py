@@ -199,7 +199,7 @@ async def test_an_entry_both_most_and_never_retrieved_is_two_rows_of_the_health_
         screen = await open_health(pilot)
         both = {u.entry_id for u in screen.result.top_entries[:ENTRY_ROWS]}
         both &= {u.entry_id for u in screen.result.never_retrieved[:ENTRY_ROWS]}
-        assert both, both  # the case: an entry in both lists (two, since whynot's demo changes)
+        assert both, both  # the case: an entry in both lists (this run holds two)
         await press(pilot, "n")
         table = screen.query_one("#health-entries")
         keys = [table.plain_key(k.value) for k in table.rows]
