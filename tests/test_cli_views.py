@@ -16,7 +16,7 @@ import pytest
 
 from ari_mem_tui.cli import main
 from ari_mem_tui.cli.exits import EXIT_PIPE
-from tests.tui_helpers import IDS
+from tests.tui_helpers import IDS, write_tiny_checkpoint
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -148,8 +148,11 @@ def test_health_text_at_80_columns_keeps_ids_counts_and_verdicts(
     assert all(len(line) <= 80 for line in lines)
 
 
-def test_summary_text_has_no_padded_lines(tiny: Path, capsys):
-    assert main(["summary", str(tiny)]) == 0
+def test_summary_text_has_no_padded_lines(tmp_path: Path, capsys):
+    # a path longer than the 80 columns a pipe gets is printed whole on the header's line
+    run = write_tiny_checkpoint(tmp_path / ("deep-folder-" * 8) / "tiny")
+    assert main(["summary", str(run)]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) >= 10
     assert [line for line in lines if line != line.rstrip()] == []
+    assert lines[0] == f"checkpoint {run}"

@@ -196,6 +196,8 @@ async def _shown(opener, node_id: str) -> tuple[str, str, str]:
         await settle(pilot)
         hits = app.query_one("#hits-pane")
         await wait_for(pilot, lambda: getattr(hits, "replay", None) is not None, "the hits")
+        # the stand-in's hits come first while the run's vectors build: wait for the last ones
+        await wait_for(pilot, lambda: "not ready" not in str(hits.border_title), "the run's ranker")
         bar = app.main.status_bar
         await wait_for(pilot, lambda: bar.check is not None, "the run's replay check")
         check = str(app.query_one("#status-check").render())

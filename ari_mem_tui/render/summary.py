@@ -96,7 +96,7 @@ def render(ckpt: Checkpoint, console: Console, source: str = "", check: Any = No
     numbers = counts(ckpt)
     title = Text("checkpoint ")
     title.append(clean(str(ckpt.path)), style="bold")
-    console.print(title)
+    console.print(title, soft_wrap=True)  # a long path is never folded onto its own line
     facts: list[tuple[str, str | Text]] = [
         ("run id", clean(ckpt.run_id or "?")),
         ("tree from", clean(ckpt.tree_source or "no tree")),
