@@ -156,3 +156,11 @@ def test_summary_text_has_no_padded_lines(tmp_path: Path, capsys):
     assert len(lines) >= 10
     assert [line for line in lines if line != line.rstrip()] == []
     assert lines[0] == f"checkpoint {run}"
+
+
+def test_saw_and_audit_name_a_long_path_on_one_line(tmp_path: Path, capsys):
+    run = write_tiny_checkpoint(tmp_path / ("deep-folder-" * 8) / "tiny")
+    main(["saw", str(run), "a1z", "--embedder", "bm25"])
+    assert capsys.readouterr().out.splitlines()[0] == f"node {IDS['A1z']}   (files: {run})"
+    main(["audit", str(run)])
+    assert capsys.readouterr().out.splitlines()[0] == f"memory from files: {run}"

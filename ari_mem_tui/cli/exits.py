@@ -30,5 +30,4 @@ def console(**kwargs: Any) -> Console:
             self.quiet = True
             raise BrokenPipeError
 
-    kwargs.setdefault("soft_wrap", True)  # a path or a query is one line a script can grep
     return PipeConsole(**kwargs)

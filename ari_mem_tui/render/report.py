@@ -66,7 +66,7 @@ def render_saw(console: Console, r: Replay, source_label: str = "") -> None:
     head.append("node ", style="bold").append(clean(r.node_id), style="bold cyan")
     if source_label:
         head.append(f"   ({clean(source_label)})", style="dim")
-    console.print(head)
+    console.print(head, soft_wrap=True)  # a long path stays on the node's line
     line = Text("query ", style="bold")
     line.append(preview(r.query, 200)).append(f"  [{query_words(r)}]", style="dim")
     console.print(line)
@@ -268,7 +268,7 @@ def audit_json(report: AuditReport, source: str) -> dict[str, Any]:
 
 def render_audit(console: Console, report: AuditReport, source: str = "") -> None:
     if source:
-        console.print(Text(f"memory from {clean(source, False)}", style="dim"))
+        console.print(Text(f"memory from {clean(source, False)}", style="dim"), soft_wrap=True)
     sections = (
         ("Leaks (memory read from outside the reader's lineage)", report.leaks),
         ("Scope violations (search scope not the reader's lineage)", report.scope_violations),
