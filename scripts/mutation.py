@@ -6,8 +6,12 @@ else y`), an integer ±1, or a statement dropped (replaced by `pass`). For each,
 that run its line are run (found once, by tracing the test files given), in a child of one
 process that imported everything once, with the mutant swapped into the function's code (and
 written into a copy of the package that the tests' own child processes import); a mutant is
-killed when one of them fails (or hangs past the time limit), and survives when all pass. Survivors are listed with their place and change, to
-be killed by a test or shown equivalent (README, "Exact rankings", keeps the last score).
+killed when one of them fails (or hangs past the time limit), and survives when all pass.
+Survivors are listed with their place and change, to be killed by a test or explained: a
+survivor whose reason `scripts/mutation-explained.txt` keeps (equivalent: no input tells it from
+the original; speed only: a cache recomputed gives the same answers) is counted apart from the
+unexplained ones, and a reason whose mutant a test kills, or that matches no mutant, is said
+(README, "Exact rankings", keeps the last score).
 
     python scripts/mutation.py                     # the default targets and tests below
     python scripts/mutation.py --target ari_mem_tui/search/in_memory.py
@@ -22,6 +26,7 @@ from __future__ import annotations
 import argparse
 import ast
 import copy
+import functools
 import hashlib
 import json
 import os
@@ -30,12 +35,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "ari_mem_tui"
+EXPLAINED = Path(__file__).with_name("mutation-explained.txt")
 
 # file: the functions mutated (None: every function of the file)
 TARGETS: dict[str, tuple[str, ...] | None] = {
@@ -49,7 +56,8 @@ TARGETS: dict[str, tuple[str, ...] | None] = {
         "scores_of",
         "_tie_notes",
     ),
-    "ari_mem_tui/audit.py": ("_event_passages", "_call_passages"),
+    # (_row_passage and _objects: _call_passages's rows, split out of it)
+    "ari_mem_tui/audit.py": ("_event_passages", "_call_passages", "_row_passage", "_objects"),
     "ari_mem_tui/search/fidelity.py": (
         "node_verdict",
         "run_verdict",
@@ -62,6 +70,7 @@ TARGETS: dict[str, tuple[str, ...] | None] = {
 }
 TESTS = (
     "tests/test_mutants.py",
+    "tests/test_mutants_check.py",
     "tests/test_search_replay.py",
     "tests/test_ari_like.py",
     "tests/test_replay_check.py",
@@ -101,6 +110,51 @@ class Mutant:
 
     def where(self) -> str:
         return f"{self.file}:{self.line} ({self.function})"
+
+    def key(self) -> tuple[str, str]:
+        """What an explanation names: the mutant without its line number, and its line's
+        code (so that a reason follows the code when lines move)."""
+        return f"{self.file} ({self.function}): {self.change}", _lines(self.file)[self.line - 1]
+
+
+@functools.cache
+def _lines(file: str) -> list[str]:
+    return [line.strip() for line in (ROOT / file).read_text(encoding="utf-8").splitlines()]
+
+
+# ---------------------------------------------------------------- survivors explained
+
+
+@dataclass
+class Reason:
+    kind: str  # "equivalent" or "speed only"
+    why: str
+
+
+def explained(path: Path = EXPLAINED) -> dict[tuple[str, str], Reason]:
+    """The kept reasons: records of three lines, `where:` (a mutant as the run prints it,
+    without its line number), `line:` (the mutated line's code) and `why:` (its kind, a colon,
+    the reason), one record per paragraph; `#` lines are comments."""
+    reasons: dict[tuple[str, str], Reason] = {}
+    if not path.is_file():
+        return reasons
+    fields: dict[str, str] = {}
+    for raw in [*path.read_text(encoding="utf-8").splitlines(), ""]:
+        line = raw.strip()
+        if line.startswith("#"):
+            continue
+        if not line:
+            if fields:
+                kind, _, why = fields["why"].partition(": ")
+                reasons[(fields["where"], fields["line"])] = Reason(kind, why)
+            fields = {}
+            continue
+        name, _, value = line.partition(": ")
+        if name in fields or name not in ("where", "line", "why"):  # (a continued reason)
+            fields["why"] = f"{fields.get('why', '')} {line}"
+        else:
+            fields[name] = value
+    return reasons
 
 
 # ---------------------------------------------------------------- making mutants
@@ -443,14 +497,18 @@ def main(argv: list[str] | None = None) -> int:
     targets = {t: None for t in args.target} if args.target else TARGETS
     tests = args.test or list(TESTS)
     made = [m for file, functions in targets.items() for m in mutants(file, functions)]
+    every = {m.key() for m in made}
     if args.again is not None:
         said = args.again.read_text(encoding="utf-8")
-        made = [m for m in made if f"survived: {m.where()}: {m.change}" in said
-                or f"survived (no test runs it): {m.where()}: {m.change}" in said]  # fmt: skip
+        survivors = {line.split(": ", 1)[1] for line in said.splitlines()
+                     if line.lstrip().startswith(("survived", "explained"))}  # fmt: skip
+        made = [m for m in made if f"{m.where()}: {m.change}" in survivors]
+    reasons = explained()
     if args.list:
         for m in made:
-            print(f"{m.where()}: {m.change}")
-        print(f"{len(made)} mutants")
+            reason = reasons.get(m.key())
+            print(f"{m.where()}: {m.change}" + (f"  [explained: {reason.kind}]" if reason else ""))
+        print(f"{len(made)} mutants, {sum(m.key() in reasons for m in made)} with a kept reason")
         return 0
     cache = ROOT / ".mutation-coverage.json"
     covered, took = coverage(list(targets), tests, cache)
@@ -469,19 +527,46 @@ def main(argv: list[str] | None = None) -> int:
             # the quickest first: with -x the first failure ends the mutant's run
             chosen = sorted(set(by_line.get(f"{m.file}:{m.line}", [])), key=took.get)
             results[i] = run_mutant(m, chosen, root, args.timeout)
-            print(f"{i + 1:4}/{len(made)} {results[i]:9} {m.where()}: {m.change}", flush=True)
-    return report(made, results, time.monotonic() - started)
+            said = results[i] + (
+                " (explained)" if results[i] == "survived" and m.key() in reasons else ""
+            )
+            print(f"{i + 1:4}/{len(made)} {said:9} {m.where()}: {m.change}", flush=True)
+    return report(made, results, time.monotonic() - started, reasons, every)
 
 
-def report(made: list[Mutant], results: dict[int, str], elapsed: float) -> int:
+def report(
+    made: list[Mutant],
+    results: dict[int, str],
+    elapsed: float,
+    reasons: dict[tuple[str, str], Reason] | None = None,
+    every: set[tuple[str, str]] | None = None,
+) -> int:
+    """The score: killed, explained (by kind) and unexplained survivors of all `made`; each
+    survivor; and the kept reasons that no longer hold: their mutant killed, or none of
+    `every` mutant of the targets theirs (the code changed)."""
+    reasons = {} if reasons is None else reasons
     killed = sum(1 for r in results.values() if r in ("killed", "timeout"))
-    survivors = [made[i] for i, r in sorted(results.items()) if r in ("survived", "uncovered")]
+    survivors = [(m, results[i]) for i, m in enumerate(made) if results.get(i) in ("survived", "uncovered")]  # fmt: skip
+    kept = [(m, reasons[m.key()]) for m, _ in survivors if m.key() in reasons]
+    kinds = Counter(reason.kind for _, reason in kept)
+    shown = ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items())) or "none"
+    unexplained = len(survivors) - len(kept)
     print(
-        f"\n{killed} of {len(made)} mutants killed ({killed / max(1, len(made)):.0%}), {elapsed:.0f} s"
+        f"\n{len(made)} mutants: {killed} killed ({killed / max(1, len(made)):.1%}),"
+        f" {len(kept)} explained ({shown}), {unexplained} unexplained survivors; {elapsed:.0f} s"
     )
-    for m in survivors:
-        print(f"  survived{' (no test runs it)' if results[made.index(m)] == 'uncovered' else ''}:"
-              f" {m.where()}: {m.change}")  # fmt: skip
+    for m, r in survivors:
+        if m.key() not in reasons:
+            print(f"  survived{' (no test runs it)' if r == 'uncovered' else ''}: {m.where()}: {m.change}")  # fmt: skip
+    for m, reason in kept:
+        print(f"  explained ({reason.kind}): {m.where()}: {m.change}")
+    held = {m.key() for m, _ in kept}
+    ran = {m.key() for i, m in enumerate(made) if i in results}
+    for key in reasons:
+        if key in ran and key not in held:
+            print(f"  a kept reason is wrong, a test kills its mutant: {key[0]}: {key[1]}")
+        elif every is not None and key not in every:
+            print(f"  a kept reason matches no mutant (its code changed?): {key[0]}: {key[1]}")
     return 0
 
 

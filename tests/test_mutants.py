@@ -2,7 +2,9 @@
 pinned here with the value the rule gives, on hand-built checkpoints (tests/search_helpers.py):
 which recorded search is a node's start-up search, the as-of cut in every pool, a mark at
 global rank 0, the order of entries without a time, a zero vector's rank, the near-tie note,
-and which passages a leak returned. `python scripts/mutation.py` runs the mutants again."""
+why a replay cannot check itself, a recorded hit the backup lacks, Letta's time past its range,
+and which passages a leak returned (tests/test_mutants_check.py: the run's verdict).
+`python scripts/mutation.py` runs the mutants again."""
 
 from __future__ import annotations
 
@@ -11,11 +13,11 @@ import pytest
 from search_helpers import FakeRanker, build_tree, make_entry
 
 from ari_mem_tui.audit import audit
-from ari_mem_tui.model import AccessEvent, Hit, TraceCall
+from ari_mem_tui.model import AccessEvent, Hit, RecordedSearch, TraceCall
 from ari_mem_tui.search.embedded import Pool
 from ari_mem_tui.search.in_memory import InMemoryRanker
-from ari_mem_tui.search.replay import eligible_entries, mark_differences, replay
-from ari_mem_tui.search.run_ranker import LettaAsOfPool, RunModelRanker
+from ari_mem_tui.search.replay import eligible_entries, mark_differences, replay, unchecked_why
+from ari_mem_tui.search.run_ranker import NEVER, LettaAsOfPool, RunModelRanker, micros
 from ari_mem_tui.search.startup import recorded_startup_search
 
 
@@ -198,9 +200,11 @@ def test_a_recorded_score_of_0_has_no_global_rank():
 # ---------------------------------------------------------------- the run's model
 
 
-def ranker_with(vectors: np.ndarray, query: np.ndarray) -> RunModelRanker:
-    """A run ranker over len(vectors) entries whose vectors are set by hand (no endpoint)."""
-    entries = [make_entry(i, "node_root", f"t{i}", ts=float(i)) for i in range(len(vectors))]
+def ranker_with(vectors: np.ndarray, query: np.ndarray, entries=None) -> RunModelRanker:
+    """A run ranker over `entries` (default: len(vectors) of the root's) whose vectors are set
+    by hand (no endpoint)."""
+    if entries is None:
+        entries = [make_entry(i, "node_root", f"t{i}", ts=float(i)) for i in range(len(vectors))]
     ranker = RunModelRanker(
         LettaAsOfPool(entries), [], None, deadline=1, error="none", stand_in=lambda: None
     )
@@ -416,3 +420,204 @@ def test_deferred_global_ranks_resolve_to_the_exact_replay_s(seed, crowded):
     fast.resolve_ranks()
     assert not fast.ranks_pending
     assert rows(fast) == rows(exact)
+
+
+# ---------------------------------------------------------------- what a replay cannot check
+
+
+class OwnRanker(FakeRanker):
+    """The fake ranker standing for the run's own (its name, and its rankings', a Letta
+    server's)."""
+
+    name = "letta:http://letta.test"
+
+    def rank(self, query, top_k, before_ts=None):
+        ranking = super().rank(query, top_k, before_ts)
+        ranking.used = self.name
+        return ranking
+
+
+RECORDED_40 = RecordedSearch(ts=5.0, query="q", limit=40, hits=[], backend="letta")
+
+
+@pytest.mark.parametrize(
+    ("scope", "recorded", "compared", "before", "limit", "why"),
+    [
+        (set(), RECORDED_40, True, 5.0, 5, "a root: ARI searches nothing"),
+        ({"r"}, None, True, 5.0, 5, "no recorded start-up search for this node"),
+        ({"r"}, RECORDED_40, False, 5.0, 5, "its recorded search had another query"),
+        ({"r"}, RECORDED_40, True, None, 5, "today's pool, not the one its recorded search ranked"),
+        ({"r"}, RECORDED_40, True, 5.0, 5, "limit 5, its recorded search's 40"),
+        ({"r"}, RECORDED_40, True, 5.0, 40, ""),
+    ],
+)
+def test_why_a_replay_cannot_check_itself(scope, recorded, compared, before, limit, why):
+    """Each reason in turn (each case would fall through to the next reason without its own)."""
+    assert unchecked_why(scope, recorded, compared, before, limit) == why
+
+
+def test_the_run_s_ranker_on_a_root_says_why_it_is_unchecked():
+    ckpt = build_tree([0], [2, 0])
+    result = replay(ckpt, "node_root", OwnRanker(ckpt.entries))
+    assert result.fidelity.label == (
+        "run's ranker, unchecked: ranked by the Letta server (http://letta.test)"
+        " (a root: ARI searches nothing)"
+    )
+
+
+def test_a_recorded_hit_that_joins_no_entry_keeps_its_rank_id_and_node_and_is_counted():
+    """A recorded passage id the backup lacks: shown at its recorded rank with its id, node and
+    global rank, no text; the notes say how the recording was found and that one hit is
+    unjoined."""
+    ckpt = build_tree([0], [3, 0])
+    for i, entry in enumerate(ckpt.entries):
+        entry.letta_id = f"p{i}"
+    ckpt.reindex()
+    rows = [
+        {"entry_id": "p0", "src_node_id": "node_root", "score": 1.0},
+        {"entry_id": "p-gone", "src_node_id": "node_root", "score": 0.99},
+        {"entry_id": "p1", "src_node_id": "node_root", "score": 0.98},
+    ]
+    ckpt.access_events = [
+        read(9e9, "direction 1", ["node_root"], "node_0001", "startup-search", results=rows)
+    ]
+    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries))
+    got = [(h.rank, h.entry_id, h.node_id, h.global_rank, h.text) for h in result.recorded.hits]
+    assert got[1] == (2, "p-gone", "node_root", 1, "")
+    assert [h.rank for h in result.recorded.hits] == [1, 2, 3]
+    assert "recorded start-up search: attributed by the loader (startup-search)" in result.notes
+    assert "1 recorded hit could not be joined to an entry's text" in result.notes
+
+
+def test_a_hit_marked_again_against_another_recording_forgets_its_old_marks():
+    replayed = [hit("a", 1, 0, 1.0)]
+    mark_differences(replayed, [hit("a", 1, 1, 0.99)])
+    assert replayed[0].differs == ["global_rank", "score"] and replayed[0].counterpart
+    mark_differences(replayed, [hit("b", 1, 0, 1.0)])  # a recording without it
+    assert (replayed[0].mark, replayed[0].differs, replayed[0].counterpart) == (
+        "replay-only",
+        [],
+        None,
+    )
+
+
+def test_a_window_entry_of_a_node_the_tree_lacks_counts_under_an_unknown_branch():
+    ckpt = build_tree([0], [0, 0])
+    ckpt.entries = [
+        make_entry(0, "node_root", "kernel", ts=1000.0),
+        make_entry(1, "node_root", "tile", ts=1001.0),
+        make_entry(2, "node_gone", "an orphan", ts=1500.0),
+    ]
+    ckpt.reindex()
+    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries), query="q", as_of=False)
+    assert result.pool["window"]["by_branch"] == {"node_root": 2, "?": 1}
+    assert result.pool["window"]["other_branches"] == 1
+
+
+# ---------------------------------------------------------------- Letta's time, the near-tie edge
+
+
+def test_a_time_letta_cannot_hold_is_never_and_a_pool_cut_there_keeps_every_timed_entry():
+    """No time, NaN or a year past datetime's range: NEVER. A cut at such a time keeps every
+    entry with a time (as `kept` says), and the pool's size says the same."""
+    assert micros(1.5) == 1_500_000
+    assert micros(None) == NEVER and micros(1e20) == NEVER and micros(float("nan")) == NEVER
+    entries = [make_entry(i, "node_root", f"t{i}", ts=ts) for i, ts in enumerate([1.0, 2.0, None])]
+    pool = LettaAsOfPool(entries)
+    for cut in (1e20, float("nan")):
+        assert list(pool.kept(slice(None), cut)) == [True, True, False]
+        assert pool.size_before(cut) == 2
+
+
+def test_a_gap_of_exactly_the_near_tie_bound_is_not_a_near_tie():
+    """Neighbours closer than NEAR_TIE (1e-6) are said; a gap of exactly 1e-6 is not."""
+    vectors = np.array([[1.0, 0.0], [0.9, 0.1], [0.0, 1.0]])
+    ranker = ranker_with(vectors, vectors[0])
+    ranking = ranker.rank("q", top_k=3)
+    assert ranker._tie_notes(np.array([0.0, -1e-6, -0.5]), ranking, None) == []
+    [note] = ranker._tie_notes(np.array([0.0, -0.9e-6, -0.5]), ranking, None)
+    assert note.startswith("1 near-tie at the window's ranks")
+
+
+# ---------------------------------------------------------------- what a leak returned (2)
+
+
+def test_a_logged_search_leak_lists_each_returned_row_joined_or_not():
+    """A logged search's rows: a passage id the backup has is joined to its entry; one it
+    lacks keeps its id and the node the log names."""
+    ckpt = build_tree([0, 0], [1, 1, 1])
+    other = ckpt.entries_by_node["node_0002"][0]
+    other.letta_id = "p-other"
+    ckpt.reindex()
+    rows = [
+        {"entry_id": "p-other", "src_node_id": "node_0002", "score": 1.0},
+        {"entry_id": "p-gone", "src_node_id": "node_0002", "score": 0.99},
+    ]
+    ckpt.access_events = [
+        read(9e9, "direction 1", ["node_root"], "node_0001", "trace_log", results=rows)
+    ]
+    [leak] = audit(ckpt).leaks
+    got = [(p.node_id, p.entry_id, p.letta_id, p.outside) for p in leak.passages]
+    assert got == [("node_0002", other.id, "p-other", True), ("node_0002", None, "p-gone", True)]
+
+
+def call(tool, args, result):
+    return TraceCall(node_id="node_0001", index=4, tool=tool, args_raw="", args=args, result=result)
+
+
+def leaked(ckpt, *calls):
+    ckpt.trace_calls = {"node_0001": list(calls)}
+    [leak] = audit(ckpt).leaks
+    return [(p.node_id, p.entry_id, p.text, p.outside) for p in leak.passages]
+
+
+def test_a_traced_get_node_memory_leak_lists_the_named_node_s_entries():
+    """The result's entries carry no node: they are the node the call named (anything in
+    the list that is not an entry gives nothing)."""
+    ckpt = build_tree([0, 0], [1, 1, 1])
+    result = {"entries": [{"text": "the sibling's finding"}, "not an entry"]}
+    got = leaked(ckpt, call("get_node_memory", {"node_id": "node_0002"}, result))
+    assert got == [("node_0002", None, "the sibling's finding", True)]
+
+
+def test_a_traced_bulk_leak_lists_each_node_s_rows_joined_by_passage_id():
+    ckpt = build_tree([0, 0], [1, 1, 1])
+    root = ckpt.entries_by_node["node_root"][0]
+    root.letta_id = "p-root"
+    ckpt.reindex()
+    by_node = {
+        "node_root": [{"entry_id": "p-root", "text": "(the backup's text wins)"}],
+        "node_0002": [{"text": "the sibling's finding"}, 7],
+        "node_0003": "not a list",
+    }
+    args = {"node_ids": ["node_root", "node_0002"]}
+    got = leaked(ckpt, call("bulk_get_node_memory", args, {"by_node": by_node}))
+    assert got == [
+        ("node_root", root.id, root.text, False),
+        ("node_0002", None, "the sibling's finding", True),
+    ]
+
+
+def test_an_entry_outside_letta_s_as_of_pool_is_missed_last_in_a_fast_replay_too():
+    """The run's model ranks Letta's as-of pool, which holds no entry without ts: such an
+    ancestor entry is eligible but has no rank, and is missed after every ranked one, in the
+    TUI's fast replay (no global ranks yet) as in the exact one. 200 react steps fill the
+    window; the untimed entry is nearer the query than the timed one."""
+    steps = [make_entry(i, "", f"s{i}", kind="react_step", ts=1.0 + i) for i in range(200)]
+    timed = make_entry(200, "node_root", "far", ts=300.0)
+    untimed = make_entry(201, "node_root", "near", ts=None)
+    entries = [*steps, untimed, timed]
+    vectors = np.array([[1.0, 0.0]] * 200 + [[0.7, 0.7], [0.0, 1.0]])
+    ranker = ranker_with(vectors, np.array([1.0, 0.0]), entries)
+    ckpt = build_tree([0], [0, 0])
+    ckpt.entries = entries
+    ckpt.reindex()
+    ckpt.access_events = [read(1000.0, "q", ["node_root"], "node_0001", "startup-search")]
+    exact = replay(ckpt, "node_0001", ranker, query="q", with_tiers=False)
+    fast = replay(ckpt, "node_0001", ranker, query="q", with_tiers=False, exact_ranks=False)
+    assert [(m.entry_id, m.global_rank) for m in exact.missed] == [
+        ("e00200", 200),
+        ("e00201", None),
+    ]
+    assert [m.entry_id for m in fast.missed] == ["e00200", "e00201"]
+    assert [h.entry_id for h in fast.exact_scope] == ["e00200"]

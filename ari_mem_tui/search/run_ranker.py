@@ -111,10 +111,9 @@ class LettaAsOfPool(Pool):
     def size_before(self, before_ts: float | None) -> int:
         if before_ts is None:
             return len(self)
-        limit = micros(before_ts)
-        if limit == NEVER:
-            return 0
-        return int(np.searchsorted(self._sorted_us, limit, side="left"))
+        # a cut Letta cannot hold (NaN, past datetime's range) is NEVER: every timed entry is
+        # before it, as `kept` says (the entries without ts are NEVER themselves: not before)
+        return int(np.searchsorted(self._sorted_us, micros(before_ts), side="left"))
 
 
 class RunModelRanker:
