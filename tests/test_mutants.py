@@ -487,6 +487,10 @@ def test_a_recorded_hit_that_joins_no_entry_keeps_its_rank_id_and_node_and_is_co
     assert [h.rank for h in result.recorded.hits] == [1, 2, 3]
     assert "recorded start-up search: attributed by the loader (startup-search)" in result.notes
     assert "1 recorded hit could not be joined to an entry's text" in result.notes
+    # (p1 moved, p-gone and e00002 on one side only; the node's own pool was ranked: no word
+    # of today's)
+    assert result.recorded.differences == 3
+    assert not any(n.startswith("today's pool was ranked") for n in result.notes)
 
 
 def test_a_hit_marked_again_against_another_recording_forgets_its_old_marks():
@@ -620,4 +624,26 @@ def test_an_entry_outside_letta_s_as_of_pool_is_missed_last_in_a_fast_replay_too
         ("e00201", None),
     ]
     assert [m.entry_id for m in fast.missed] == ["e00200", "e00201"]
-    assert [h.entry_id for h in fast.exact_scope] == ["e00200"]
+    # the pre-filter's answer: the one ranked entry, its global rank unknown until resolved
+    assert [(h.entry_id, h.rank, h.global_rank) for h in exact.exact_scope] == [("e00200", 1, 200)]
+    assert [(h.entry_id, h.rank, h.global_rank) for h in fast.exact_scope] == [("e00200", 1, -1)]
+
+
+def test_the_exact_scope_in_the_window_is_in_window_order_not_ancestor_order():
+    """The pre-filter's answer keeps the window's order: the parent's entry, ranked above the
+    root's, comes first, numbered from 1 with its global rank and score."""
+    ckpt = build_tree([0, 1], [1, 1, 0])  # root (e00000) → node 1 (e00001) → node 2
+    scores = {"e00001": 2.0, "e00000": 1.0}
+    result = replay(ckpt, "node_0002", FakeRanker(ckpt.entries, scores), query="q", as_of=False)
+    scope = [(h.entry_id, h.rank, h.global_rank, h.score) for h in result.exact_scope]
+    assert scope == [("e00001", 1, 0, 1.0), ("e00000", 2, 1, 0.99)]
+    assert scope == [(h.entry_id, h.rank, h.global_rank, h.score) for h in result.hits]
+
+
+def test_an_entry_written_after_the_search_is_no_near_tie_of_its_window():
+    """Only the as-of pool's entries outside the window are its neighbours: one written after
+    the cut (e2), however near the window's last, is not a near-tie."""
+    a = np.array([1.0, 0.0])
+    ranker = ranker_with(np.array([a, [0.0, 1.0], [1.0, 1e-4]]), a)  # e2 is near a, at ts 2
+    assert "near-tie" not in ranker.rank("q", top_k=1, before_ts=1.5).note
+    assert "1 near-tie" in ranker.rank("q", top_k=1).note

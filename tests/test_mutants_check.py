@@ -11,12 +11,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
-from search_helpers import FakeRanker, build_tree
+from search_helpers import FakeRanker, build_tree, make_entry
 
 from ari_mem_tui.model import AccessEvent
-from ari_mem_tui.model.origin import Candidate
+from ari_mem_tui.model.origin import Candidate, HashFinding
 from ari_mem_tui.search.causes import late_inserts, likely_cause
-from ari_mem_tui.search.check import check_run, recorded_searches
+from ari_mem_tui.search.check import check_run, check_search, recorded_searches
 from ari_mem_tui.search.embed_client import EndpointFailed
 from ari_mem_tui.search.embedded import ranking_from_scores
 from ari_mem_tui.search.fidelity import (
@@ -150,6 +150,24 @@ def test_the_run_s_model_with_no_handle_to_match_is_unverified_not_a_stand_in():
     )
 
 
+def test_a_handle_holding_a_colon_stays_whole_in_the_verdict():
+    """The run's handle (settings.json's, data) is said as it is, whatever it holds; the
+    ranker's own handle is used when settings.json names none."""
+    plan = SimpleNamespace(shown_url="http://embed.test/v1", matches_handle=True)
+    ranker = SimpleNamespace(name="run:m", plan=plan, handle="odd: handle", hash_finding=None)
+
+    def fidelity():
+        return ranker_fidelity(ranker, "run:m", "letta", None, "", "letta")
+
+    model = "the run's embedding model (odd: handle)"
+    assert fidelity().label == f"run's ranker, unchecked: {model}"
+    assert node_verdict(fidelity(), True).label == f"exact: {model}, its recorded search reproduced"
+    assert (
+        run_verdict(fidelity(), 2, 2).label
+        == f"exact: {model}, 2 of 2 recorded searches reproduced"
+    )
+
+
 # ---------------------------------------------------------------- a run's recorded searches
 
 
@@ -266,6 +284,38 @@ def test_a_check_stops_where_a_stand_in_answered_for_the_run_s_ranker(four_searc
     assert check.note == f"stopped: bm25 answered in place of {LETTA}"
 
 
+def test_a_recorded_search_is_replayed_with_its_own_limit_else_ari_s_5():
+    """A search logged with limit 1 is replayed with 1; one whose limit is missing or not a
+    positive count, with ARI's default 5: each reproduces its recording."""
+    ckpt, scores = letta_run()
+    ranker = OwnRanker(ckpt.entries, scores)
+    one = recording(ckpt, ranker, 2000.0, "direction 1", "node_0001", "startup-search")
+    one.limit, one.results = 1, one.results[:1]
+    zero = recording(ckpt, ranker, 2100.0, "direction 2", "node_0002", "startup-search")
+    zero.limit = 0
+    unset = recording(ckpt, ranker, 2200.0, "direction 3", "node_0003", "startup-search")
+    unset.limit = None
+    ckpt.access_events = [one, zero, unset]
+    assert [len(e.results) for e in ckpt.access_events] == [1, 5, 5]
+    assert [check_search(ckpt, ranker, e) for e in ckpt.access_events] == [(0, LETTA)] * 3
+
+
+def test_scores_are_compared_as_they_are_only_when_both_sides_are_the_in_memory_rule():
+    """The in-memory rule's replay of an in-memory recording: a score that differs counts. Of
+    a Letta recording (scores that encode ranks), the same entries in the same order do."""
+    for score, differs in ((1 / 3, 1), (0.99, 0)):  # (the rule gives "kernel" 1.0 here)
+        ckpt = build_tree([0], [0, 0])
+        ckpt.entries = [make_entry(0, "node_root", "kernel tile cache", ts=1000.0, letta_id="p0")]
+        ckpt.reindex()
+        rows = [{"entry_id": "p0", "src_node_id": "node_root", "score": score}]
+        ckpt.access_events = [
+            AccessEvent(ts=2000.0, op="read", collection="node_scope", query="kernel", limit=5,
+                        ancestor_ids=["node_root"], results=rows),
+        ]  # fmt: skip
+        event = ckpt.access_events[0]
+        assert check_search(ckpt, InMemoryRanker(ckpt.entries), event) == (differs, "in-memory")
+
+
 def test_only_node_scope_searches_with_a_query_a_scope_and_a_time_are_replayed():
     ckpt, _ = letta_run()
     base = {"ts": 2000.0, "op": "read", "collection": "node_scope", "limit": 5}
@@ -278,6 +328,33 @@ def test_only_node_scope_searches_with_a_query_a_scope_and_a_time_are_replayed()
         AccessEvent(**base, query=None, ancestor_ids=["node_root"]),
     ]
     assert [e.query for e in recorded_searches(ckpt)] == ["kept"]
+
+
+class MovedRunModel(OwnRanker):
+    """The run's embedding model on a run moved from where it ran: its footer hash is found
+    unknown while its vectors are made (`wait`)."""
+
+    name = "run:small"
+    handle = "openai/small"
+    plan = SimpleNamespace(shown_url="http://embed.test/v1", matches_handle=True)
+    hash_finding = None
+    error = None
+
+    def wait(self):
+        self.hash_finding = HashFinding(hash="aaaaaaaaaaaa", source="this path", found=False)
+
+
+def test_a_hash_found_unknown_while_waiting_makes_the_check_a_stand_in_s(four_searches):
+    """The verdict is made after the wait, with the footer hash it found: a stand-in, its
+    recorded searches counted all the same, no note added."""
+    ckpt, scores = four_searches
+    check = check_run(ckpt, MovedRunModel(ckpt.entries, scores, answers="run:small"))
+    assert (check.word, check.checked, check.reproduced, check.note) == (STAND_IN, 4, 1, "")
+    assert check.label == (
+        "stand-in: footer hash unknown (the run was moved from where it ran?); --checkpoint-hash"
+        " H; 1 of 4 recorded searches reproduced"
+    )
+    assert check.hash.found is False
 
 
 class RunModel:
@@ -404,6 +481,31 @@ def test_else_the_one_reproducing_most_wins_when_that_is_more_than_half(probed):
     assert finding.line() == (
         f"hash {B.hash} from tree.json experiment_file, verified on 2 of 3 recorded searches"
     )
+
+
+def test_of_candidates_reproducing_as_many_the_first_wins(probed):
+    ckpt, scores = probed
+    good = {A.hash: {"direction 1", "direction 2"}, B.hash: {"direction 2", "direction 3"}}
+    finding = find_hash(ckpt, [A, B], prober(ckpt, scores, good, []))
+    assert found(finding) == (True, A.hash, 2, 3, [A, B])
+
+
+def test_probes_are_the_earliest_searches_over_at_least_ten_entries_and_their_pool():
+    """A search over 5 entries proves little: the one over exactly 10 (MIN_POOL) is probed
+    instead; the probes' pool is every entry stamped up to 1 s after the last of them."""
+    ckpt = build_tree([0, 0], [0, 0, 0])
+    stamps = [1000.0 + i for i in range(10)] + [1010.5, 1011.0, None]
+    ckpt.entries = [make_entry(i, "node_root", f"t{i}", ts=ts) for i, ts in enumerate(stamps)]
+    ckpt.reindex()
+    rows = [{"entry_id": "p", "src_node_id": "node_root", "score": 1.0}]
+    ckpt.access_events = [
+        AccessEvent(ts=ts, op="read", collection="node_scope", query=f"at {ts}", limit=5,
+                    ancestor_ids=["node_root"], results=rows)
+        for ts in (1004.5, 1009.5)
+    ]  # fmt: skip
+    events, pool = probe_events(ckpt)
+    assert [e.query for e in events] == ["at 1009.5"]  # (its pool: 1000 … 1009, ten)
+    assert [e.id for e in pool] == [f"e{i:05d}" for i in range(11)]  # (1010.5 in, 1011 not)
 
 
 def test_half_is_not_enough_and_the_path_s_own_count_is_said(probed):
