@@ -663,6 +663,13 @@ def header_place(fd: int) -> tuple[int, int]:
     return size - _TRAILER - length, length
 
 
+def exists(path: Path) -> bool:
+    """Whether an index file of `path` is there at all (whether it is current is not read): a
+    run without one is read from its files, whatever its files' keys say."""
+    folder = index_dir(Path(path))
+    return folder is not None and os.path.lexists(folder / INDEX_FILE)
+
+
 def is_current(path: Path) -> bool:
     """Whether `load(path)` would give the run (an index of the unchanged files exists), read
     off the index's header alone: a few milliseconds, however big the run."""
