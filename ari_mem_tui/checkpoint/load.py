@@ -14,7 +14,6 @@ from pathlib import Path
 
 from ari_mem_tui.checkpoint import index
 from ari_mem_tui.checkpoint.access_log import read_access_log, read_access_summary
-from ari_mem_tui.checkpoint.ahead import BackupAhead
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS, attribute_reads
 from ari_mem_tui.checkpoint.backup import BACKUP_FILE, BackupResult, read_backup
 from ari_mem_tui.checkpoint.bulk import without_gc
@@ -196,17 +195,6 @@ def _unreadable_dir(path: Path) -> str | None:
 
 
 def _load(path: Path, on_step: StepFn, on_tree: TreeFn | None = None) -> Checkpoint:
-    # (the backup read by a child meanwhile, on a second core: checkpoint/ahead.py)
-    ahead = BackupAhead(path)
-    try:
-        return _load_files(path, on_step, on_tree, ahead)
-    finally:
-        ahead.close()
-
-
-def _load_files(
-    path: Path, on_step: StepFn, on_tree: TreeFn | None, ahead: BackupAhead
-) -> Checkpoint:
     ckpt = Checkpoint(path=path)
     problems = ckpt.problems
     total = len(LOAD_STEPS)
@@ -224,7 +212,7 @@ def _load_files(
     on_step(2, total, LOAD_STEPS[1])
     ckpt.experiment_goal = _experiment_goal(path, tree, problems)
     rows = EntryBuilder(ckpt.strings)
-    backup = _read_memory(ckpt, tree, rows, ahead)
+    backup = _read_memory(ckpt, tree, rows)
     ckpt.core = _core(ckpt, backup)
     ckpt.letta_embedding_config = letta_embedding_config(path, problems)
     on_step(3, total, LOAD_STEPS[2])
@@ -292,16 +280,13 @@ def _experiment_goal(path: Path, tree: TreeResult, problems: list[Problem]) -> s
     return goal if isinstance(goal, str) else ""
 
 
-def _read_memory(
-    ckpt: Checkpoint, tree: TreeResult, rows: EntryBuilder, ahead: BackupAhead | None = None
-) -> BackupResult:
-    """Entries by §11.2 precedence into `rows`: the backup (as `ahead` read it, when it did),
-    else nodes_tree memory, else the v0.5 stores."""
+def _read_memory(ckpt: Checkpoint, tree: TreeResult, rows: EntryBuilder) -> BackupResult:
+    """Entries by §11.2 precedence into `rows`: the backup, else nodes_tree memory, else the
+    v0.5 stores."""
     path, problems = ckpt.path, ckpt.problems
     backup = BackupResult(rows=rows)
     if usable_file(path / BACKUP_FILE, BACKUP_FILE, problems):
-        taken = ahead.take(rows, problems) if ahead is not None else None
-        backup = taken or read_backup(path / BACKUP_FILE, BACKUP_FILE, problems, rows)
+        backup = read_backup(path / BACKUP_FILE, BACKUP_FILE, problems, rows)
         if backup.records == 0:
             problems.append(Problem(file=BACKUP_FILE, what="found no records", why="empty backup"))
     if not backup.count:
