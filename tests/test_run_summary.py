@@ -145,6 +145,9 @@ def test_a_check_made_by_other_replay_rules_reads_unchecked(workspace, env, monk
     kept = run_summary.kept(run)
     assert (kept.replay_checked, kept.replay_reproduced) == (7, 6)
     assert (kept.replay_word, kept.replay_ranker) == ("not reproduced", "run:m")
+    table = " ".join(run_cli("runs", str(workspace), env={**env, "COLUMNS": "100"}).stdout.split())
+    assert "6/7" in table.split()
+    assert "replay: recorded searches reproduced / checked, replayed by run:m (1 run)" in table
     monkeypatch.setattr(check_store, "_source_key", "other replay rules")
     again = run_summary.kept(run)
     assert (again.replay_checked, again.replay_reproduced) == (None, None)
