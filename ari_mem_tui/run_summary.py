@@ -66,15 +66,17 @@ def source_key() -> str:
 def files_key(path: Path) -> list[Any]:
     """Every file a load of `path` reads, stat'ed (see the module doc)."""
     key: list[Any] = []
+    inside = os.path.join(path, "")  # (a file under the run: its name without relpath's work)
     for file in index.watched(Path(path), None):
         try:
             info = file.stat()
         except OSError as exc:
             key.append([file.name, "unreadable", exc.__class__.__name__])
             continue
+        name = str(file)
         key.append(
             [
-                os.path.relpath(file, path),
+                name[len(inside) :] if name.startswith(inside) else os.path.relpath(file, path),
                 info.st_ino,
                 info.st_size,
                 info.st_mtime_ns,

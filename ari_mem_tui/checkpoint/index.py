@@ -157,10 +157,17 @@ def watched(ckpt: Path, run_id: str | None) -> list[Path]:
     access logs of runs/<run_id>/traces."""
     found: set[Path] = set()
     try:
-        found.update(entry for entry in ckpt.iterdir() if not entry.is_dir())
+        with os.scandir(ckpt) as listing:  # (its entries know their type: no stat each)
+            entries = list(listing)
     except OSError:
         return []
-    found.update(ckpt.glob("node_*/tree.json"))
+    for entry in entries:
+        if not entry.is_dir():
+            found.add(ckpt / entry.name)
+        elif entry.name.startswith("node_"):  # (node_*/tree.json, as a glob finds it)
+            tree = ckpt / entry.name / "tree.json"
+            if os.path.exists(tree):
+                found.add(tree)
     found.update(access_files(ckpt, run_id, []))
     return sorted(found)
 
