@@ -67,13 +67,20 @@ def open_run(
     # lazy: the CLI imports this module for RunOptions; these cost ~0.4 s (Letta ~0.8 s more)
     from ari_mem_tui import run_summary  # noqa: PLC0415
     from ari_mem_tui.audit import AuditStore  # noqa: PLC0415
-    from ari_mem_tui.checkpoint.load import LOAD_STEPS, load_checkpoint  # noqa: PLC0415
+    from ari_mem_tui.checkpoint.load import (  # noqa: PLC0415
+        LOAD_STEPS,
+        load_checkpoint,
+        sketch_first,
+    )
     from ari_mem_tui.search.check_store import CheckStore  # noqa: PLC0415
 
     step = on_step or (lambda _n, _m, _part: None)
     total = len(LOAD_STEPS) + 1
     path = Path(options.checkpoint)
     later: list[Callable[[], bool]] = []
+    # a first open's tree on screen before anything else (the keys below hash whole files)
+    if on_tree is not None and sketch_first(path, on_tree, options.index):
+        on_tree = None
     # (taken before the files are read: an audit is kept only if none changed meanwhile)
     store = AuditStore.before_load(path) if options.index and options.letta is None else None
     check_store = CheckStore.before_load(path) if options.index else None  # (a replay check)

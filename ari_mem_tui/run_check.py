@@ -145,6 +145,10 @@ def _kept(run: Run, key: str, make: Callable[[], Any], made: bool = False) -> An
     if found is not None and not (made and _undone(found)):
         return found
     check = make()
+    if not check.checked and store is not None:
+        kept = store.latest(run.checkpoint)
+        if kept is not None and kept.checked:
+            return check  # one that compared nothing never replaces one that compared searches
     saved = store is not None and store.save(run.checkpoint, key, check)
     if saved and getattr(run, "audit_store", None) is not None:
         # (a run read from its files, whose summary `runs` shows: told of the check)

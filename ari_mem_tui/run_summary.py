@@ -23,7 +23,9 @@ Keyed by what no edit of the run's files can keep: every file a load reads, as (
 size, mtime_ns, ctime_ns), stat'ed only (an edit changes the inode's ctime, which no one can
 set back; listing a thousand runs must not read them), with this code's and the loader's
 sources. Another key, or a damaged file, is no summary (the run shows its counts alone, and
-`runs --scan` makes it again).
+`runs --scan` makes it again). The replay check is kept with the key of the search code that
+made it (check_store.source_key, the key of the check it came from): after an update of the
+replay's rules the counts stand and the check reads "unchecked" until the run is checked again.
 """
 
 from __future__ import annotations
@@ -64,15 +66,17 @@ def source_key() -> str:
 def files_key(path: Path) -> list[Any]:
     """Every file a load of `path` reads, stat'ed (see the module doc)."""
     key: list[Any] = []
+    inside = os.path.join(path, "")  # (a file under the run: its name without relpath's work)
     for file in index.watched(Path(path), None):
         try:
             info = file.stat()
         except OSError as exc:
             key.append([file.name, "unreadable", exc.__class__.__name__])
             continue
+        name = str(file)
         key.append(
             [
-                os.path.relpath(file, path),
+                name[len(inside) :] if name.startswith(inside) else os.path.relpath(file, path),
                 info.st_ino,
                 info.st_size,
                 info.st_mtime_ns,
@@ -88,10 +92,18 @@ def _where(path: Path) -> Path | None:
 
 
 class _Stored(msgspec.Struct, array_like=True):
-    """The file's body (cachefile.pack): the key it was made for, and the summary."""
+    """The file's body (cachefile.pack): the key it was made for, the summary, and the key of
+    the search code its replay check was made with (search/check_store.source_key)."""
 
     key: list[Any]
     summary: dict[str, Any]
+    check_key: str = ""
+
+
+def _check_key() -> str:
+    from ari_mem_tui.search.check_store import source_key as search_key  # noqa: PLC0415
+
+    return search_key()
 
 
 def kept(path: Path) -> RunSummary | None:
@@ -104,7 +116,10 @@ def kept(path: Path) -> RunSummary | None:
         now = msgspec.msgpack.decode(msgspec.msgpack.encode([source_key(), files_key(path)]))
         if stored.key != now:
             return None
-        return RunSummary.from_data(stored.summary)
+        summary = RunSummary.from_data(stored.summary)
+        if summary.replay_checked is not None and stored.check_key != _check_key():
+            _unchecked(summary)  # made by other replay rules: the counts stand, the check not
+        return summary
     except FileNotFoundError:
         return None
     except (cachefile.CacheMiss, msgspec.DecodeError, ValueError, TypeError) as exc:
@@ -120,7 +135,8 @@ def keep(path: Path, before: list[Any], summary: RunSummary) -> bool:
     where = _where(path)
     if where is None or files_key(path) != before:
         return False
-    data = cachefile.pack(SUMMARY_KIND, _Stored([source_key(), before], summary.as_data()))
+    checked = _check_key() if summary.replay_checked is not None else ""
+    data = cachefile.pack(SUMMARY_KIND, _Stored([source_key(), before], summary.as_data(), checked))
     cost = "`runs` shows its counts alone until it is opened again (or `runs --scan`)"
     return cachefile.write_optional(where, data, "run summary", cost)
 
@@ -172,6 +188,11 @@ def with_check(summary: RunSummary, check: Any) -> bool:
     summary.replay_checked, summary.replay_reproduced = check.checked, check.reproduced
     summary.replay_word, summary.replay_ranker = check.word, check.ranker
     return True
+
+
+def _unchecked(summary: RunSummary) -> None:
+    summary.replay_checked = summary.replay_reproduced = None
+    summary.replay_word = summary.replay_ranker = ""
 
 
 def note_check(path: Path, check: Any) -> bool:

@@ -236,8 +236,10 @@ def medians(runs: list[dict]) -> dict:
 
 
 GOALS = {  # issue 20: seconds (or MB) a figure may take, and at which sizes it applies
-    "summary": (0.3, "small"),
-    "audit": (0.3, "small"),
+    # issue 30 brought networkx and pydantic back and moved the whole-process budget of
+    # `summary` and `audit` to 0.5 s (benchmarks/bench_budget.py); `saw` keeps issue 20's
+    "summary": (0.5, "small"),
+    "audit": (0.5, "small"),
     "saw_bm25": (0.3, "small"),
     "saw_minilm": (0.3, "small"),
     "tui_first_paint": (0.3, "small"),

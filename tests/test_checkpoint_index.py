@@ -269,3 +269,33 @@ def test_a_reopened_runs_trace_logs_outlive_a_rewritten_index(tmp_path, index_ro
     for node_id, node in fresh.nodes.items():
         assert shown.nodes[node_id].trace_log == node.trace_log
     assert any(node.trace_log for node in shown.nodes.values())
+
+
+def test_the_watched_files_are_every_top_file_each_node_tree_and_the_access_logs(tmp_path):
+    """What a run's keys stat (index.watched): the top level's files (a dangling link too: its
+    stat fails, and that is in the key), node_*/tree.json where one exists (through a linked
+    folder too), the access logs; not the folders, nor files deeper down."""
+    run = tmp_path / "run"
+    (run / "node_a").mkdir(parents=True)
+    (run / "node_a" / "tree.json").write_text("{}")
+    (run / "node_b").mkdir()  # no tree.json in it
+    (run / "node_b" / "other.json").write_text("{}")
+    (run / "elsewhere").mkdir()
+    (run / "elsewhere" / "tree.json").write_text("{}")
+    (tmp_path / "linked").mkdir()
+    (tmp_path / "linked" / "tree.json").write_text("{}")
+    (run / "node_c").symlink_to(tmp_path / "linked")
+    (run / "node_file").write_text("a file named like a node folder")
+    (run / "dangling").symlink_to(tmp_path / "nowhere")
+    for name in ("tree.json", "memory_access.jsonl", "memory_access.1.jsonl"):
+        (run / name).write_text("{}")
+    got = [str(p.relative_to(run)) for p in index.watched(run, None)]
+    assert got == [
+        "dangling",
+        "memory_access.1.jsonl",
+        "memory_access.jsonl",
+        "node_a/tree.json",
+        "node_c/tree.json",
+        "node_file",
+        "tree.json",
+    ]

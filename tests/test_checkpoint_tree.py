@@ -268,3 +268,29 @@ def test_a_node_with_a_key_ari_does_not_write_takes_the_per_key_reader(tmp_path)
     assert tree._plain_nodes(raw) is None
     ckpt = load_checkpoint(tmp_path)
     assert ckpt.nodes[nodes[1]["id"]].extra_fields == {"custom_field": {"a": [1, 2]}}
+
+
+def test_checked_nodes_are_the_nodes_msgspec_validates(tmp_path, monkeypatch):
+    """`Node.checked` (no second validation pass) gives the node `Node(**fields)` gives, on
+    every node of a demo tree with odd fields added; a node whose `scope_reconstructed` is no
+    boolean still goes through msgspec, which names it."""
+    from ari_mem_tui.demo import write_demo
+    from ari_mem_tui.model import Node
+
+    run = write_demo(tmp_path / "demo", nodes=12, seed=5)
+    document = json.loads((run / "tree.json").read_text(encoding="utf-8"))
+    document["nodes"][2].update(custom={"x": [1]}, has_real_data=False, metrics=None)
+    document["nodes"][3]["scope_reconstructed"] = "yes"
+    (run / "tree.json").write_text(json.dumps(document), encoding="utf-8")
+    checked = load_checkpoint(run)
+    monkeypatch.setattr(Node, "checked", classmethod(lambda cls, data: cls(**data)))
+    validated = load_checkpoint(run)
+    assert list(checked.nodes) == list(validated.nodes)
+    for node_id, whole in validated.nodes.items():
+        assert checked.nodes[node_id].as_data() == whole.as_data()
+        assert checked.nodes[node_id].trace_log == whole.trace_log
+    assert checked.nodes[document["nodes"][2]["id"]].extra_fields == {"custom": {"x": [1]}}
+    skipped = document["nodes"][3]["id"]
+    assert skipped not in checked.nodes
+    [problem] = problems_about(checked, "skipped a node")
+    assert problem.where == f"node {skipped}" and "scope_reconstructed" in problem.why

@@ -145,7 +145,9 @@ def test_health_text_at_80_columns_keeps_ids_counts_and_verdicts(
     for cells in rows:
         assert len(cells[0]) == 8 and "…" not in cells[0], cells  # the short id whole
         assert cells[-1] in ("ok", "starved"), cells
-    assert all(len(line) <= 80 for line in lines)
+    # every line fits, but the title's run id, which is never cut (it is copied to commands)
+    assert lines[0].startswith("Memory health of ") and "…" not in lines[0]
+    assert all(len(line) <= 80 for line in lines[1:])
 
 
 def test_summary_text_has_no_padded_lines(tmp_path: Path, capsys):
@@ -164,3 +166,18 @@ def test_saw_and_audit_name_a_long_path_on_one_line(tmp_path: Path, capsys):
     assert capsys.readouterr().out.splitlines()[0] == f"node {IDS['A1z']}   (files: {run})"
     main(["audit", str(run)])
     assert capsys.readouterr().out.splitlines()[0] == f"memory from files: {run}"
+
+
+def test_health_names_a_long_run_id_whole_on_its_title_line(tmp_path: Path, capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")
+    run_id = "20260601120000_" + "a_long_experiment_name_" * 4
+    run = write_tiny_checkpoint(tmp_path / "tiny")
+    tree = json.loads((run / "tree.json").read_text(encoding="utf-8"))
+    tree["run_id"] = run_id
+    (run / "tree.json").write_text(json.dumps(tree), encoding="utf-8")
+    main(["health", str(run), "--embedder", "bm25"])
+    first = capsys.readouterr().out.splitlines()[0]
+    main(["health", str(run), "--embedder", "bm25", "--what-if", "limit=10"])
+    what_if = capsys.readouterr().out.splitlines()[0]
+    assert run_id in first and first.startswith("Memory health of ")
+    assert what_if == f"What if: memory health of {run_id} under other settings"

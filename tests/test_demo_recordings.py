@@ -296,6 +296,8 @@ def test_the_demo_s_check_names_its_one_late_insert(recorded, tmp_path, capsys, 
     assert startup["reproduced"] == startup["checked"] - 1
     assert set(marker["recordings_differ"]) <= set(check["differs"])
     assert check["by_kind"]["other"]["checked"] > 0
+    assert check["by_kind"]["other"]["reproduced"] == 0
+    assert "(likely cause: the other searches were recorded by another ranker" in check["label"]
     again = summary_json(capsys, str(run))["replay_check"]
     assert again == check
     # the run's summary (`runs`): its first open's said unchecked; a check kept later is told

@@ -188,3 +188,16 @@ def test_never_into_a_run(tmp_path, small_ckpt) -> None:
     proc = run_cli("export", str(run), "--parquet", str(run / "out"), env={})
     assert proc.returncode == 2 and "inside a run" in proc.stderr
     assert not (run / "out").exists()
+
+
+def test_ranker_flags_are_refused_not_ignored(tmp_path, small_ckpt, capsys) -> None:
+    """The export replays what the log did not record with BM25 whatever is asked: a ranker or
+    Letta flag would be a silent lie, so it is refused by name, and nothing is written."""
+    from ari_mem_tui.cli import main
+
+    out = tmp_path / "o"
+    argv = ["export", str(small_ckpt), "--parquet", str(out), "--embedder", "minilm"]
+    assert main([*argv, "--checkpoint-hash", "0123456789ab"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].endswith("no --embedder, --checkpoint-hash"), err
+    assert "with BM25" in err[0] and not out.exists()

@@ -167,8 +167,10 @@ def test_the_hash_given_wins(copies, recorded, fake, capsys):
     assert data["replay_check"]["word"] == "exact"
 
 
-def test_the_kept_check_answers_a_reopen_without_sending_anything(copies, fake, capsys):
-    path = copies["meta"]
+def test_the_kept_check_answers_a_reopen_without_sending_anything(copies, fake, capsys, tmp_path):
+    import shutil
+
+    path = Path(shutil.copytree(copies["meta"], tmp_path / "run"))  # (changed below: a copy)
     first = summary(capsys, path, fake)
     sent = len(fake.requests)
     again = summary(capsys, path, fake)
@@ -177,6 +179,22 @@ def test_the_kept_check_answers_a_reopen_without_sending_anything(copies, fake, 
     (path / "meta.json").write_text("{}", encoding="utf-8")  # another file: checked again
     changed = summary(capsys, path, fake)
     assert len(fake.requests) > sent and changed["checkpoint_hash_source"]["found"] is False
+
+
+def test_a_stand_in_s_check_never_replaces_a_kept_one(copies, fake, capsys, tmp_path):
+    """The run has one kept check: `summary --embedder bm25` (a stand-in, which compares
+    nothing) after an exact check leaves the exact one for the next open to read."""
+    import shutil
+
+    path = Path(shutil.copytree(copies["trace"], tmp_path / "run"))
+    first = summary(capsys, path, fake)["replay_check"]
+    assert first["word"] == "exact" and first["checked"] > 0
+    stand_in = run_json(capsys, "summary", str(path), "--json", "--embedder", "bm25")
+    assert stand_in["replay_check"]["word"] == "stand-in"
+    run = open_run(RunOptions(checkpoint=path, embedder="bm25"))
+    kept = run.check_store.latest(run.checkpoint)
+    assert (kept.word, kept.checked) == ("exact", first["checked"])
+    assert summary(capsys, path, fake)["replay_check"] == first
 
 
 def test_the_words_are_the_five_and_only_those(copies, recorded, fake, capsys):

@@ -128,3 +128,28 @@ async def test_the_tui_keeps_the_summary_once_its_first_hits_are_shown(
     counts = (kept.nodes, kept.leaks, kept.scope_violations, kept.rejected_writes, kept.starved)
     assert counts == (8, 2, 1, 1, 0)
     assert kept.replay_checked is None  # (BM25 is a stand-in: its check compares nothing)
+
+
+def test_a_check_made_by_other_replay_rules_reads_unchecked(workspace, env, monkeypatch) -> None:
+    """GIVEN a kept summary holding a replay check WHEN the search code that made the check
+    changed (an update of the replay's rules) THEN the counts stand and the check is None."""
+    from types import SimpleNamespace
+
+    from ari_mem_tui.search import check_store
+
+    run = workspace / "checkpoints" / "20260103000000_run2"
+    run_cli("summary", str(run), env=env)
+    monkeypatch.setenv(index.INDEX_ENV, env[index.INDEX_ENV])
+    check = SimpleNamespace(checked=7, reproduced=6, word="not reproduced", ranker="run:m")
+    assert run_summary.note_check(run, check)
+    kept = run_summary.kept(run)
+    assert (kept.replay_checked, kept.replay_reproduced) == (7, 6)
+    assert (kept.replay_word, kept.replay_ranker) == ("not reproduced", "run:m")
+    table = " ".join(run_cli("runs", str(workspace), env={**env, "COLUMNS": "100"}).stdout.split())
+    assert "6/7" in table.split()
+    assert "replay: recorded searches reproduced / checked, replayed by run:m (1 run)" in table
+    monkeypatch.setattr(check_store, "_source_key", "other replay rules")
+    again = run_summary.kept(run)
+    assert (again.replay_checked, again.replay_reproduced) == (None, None)
+    assert (again.replay_word, again.replay_ranker) == ("", "")
+    assert (again.nodes, again.leaks, again.starved) == (kept.nodes, kept.leaks, kept.starved)

@@ -78,3 +78,24 @@ def test_a_tree_without_a_sketch_is_shown_from_the_full_read(tmp_path: Path) -> 
     loaded = load_checkpoint(run, on_tree=shown.append)
     [tree] = shown
     assert tree.nodes is loaded.nodes  # the full read's own tree, handed over
+
+
+def test_a_run_without_an_index_shows_its_sketch_before_its_keys_are_hashed(
+    small_ckpt: Path, index_root: Path, monkeypatch
+) -> None:
+    """`open_run` gives a first open's sketch before it takes the files' keys (whole-file
+    hashes); a run with an index gives no tree alone: its reopen is the whole run at once."""
+    from ari_mem_tui.checkpoint import index
+    from ari_mem_tui.run import RunOptions, open_run
+
+    keys: list[int] = []
+    real_key = index.run_key
+    monkeypatch.setattr(index, "run_key", lambda *a: keys.append(1) or real_key(*a))
+    shown: list[int] = []  # the keys taken when the tree was given
+    options = RunOptions(checkpoint=small_ckpt, rank=False, index_behind=True)
+    run = open_run(options, on_tree=lambda tree: shown.append(len(keys)))
+    assert shown == [0] and keys  # the sketch first, the keys after it
+    assert not index.exists(small_ckpt) and run.save_index is not None and run.save_index()
+    assert index.exists(small_ckpt)
+    again = open_run(options, on_tree=lambda tree: shown.append(len(keys)))
+    assert shown == [0] and again.checkpoint.nodes.keys() == run.checkpoint.nodes.keys()

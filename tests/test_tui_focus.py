@@ -139,8 +139,10 @@ async def test_letters_typed_into_a_text_box_are_text(tiny: Path, tmp_path: Path
             await pilot.pause()
         field = app.query_one(box, Input)
         assert app.focused is field
-        for char in PHRASE:  # one at a time, slowly: each could be a command
-            await press(pilot, char)
+        for char in PHRASE:  # one at a time, a pause after each: each could be a command
+            await pilot.press(char)
+            await settle_keys(pilot)
+        await idle(pilot)  # a command that fired has started its work by now
         _nothing_fired(app, tmp_path)
         assert app.focused is field
         if box != "#limit-input":  # an integer box drops letters

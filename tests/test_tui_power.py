@@ -157,7 +157,8 @@ async def test_b_goes_back_to_the_node_tab_and_row_and_shift_b_forward(tiny: Pat
         await press(pilot, "B")
         assert app.current_id == IDS["A2"] and app.main.tabs.active == "audit"
         await press(pilot, "B")
-        assert app.current_id == browsed  # where `b` was first pressed
+        assert app.current_id == browsed  # where `b` was first pressed …
+        assert app.focused is app.main.tree_widget  # … in the tree: not the audit table
 
 
 async def test_plus_maximises_the_focused_pane_and_plus_or_esc_restores(tiny: Path) -> None:

@@ -157,10 +157,17 @@ def watched(ckpt: Path, run_id: str | None) -> list[Path]:
     access logs of runs/<run_id>/traces."""
     found: set[Path] = set()
     try:
-        found.update(entry for entry in ckpt.iterdir() if not entry.is_dir())
+        with os.scandir(ckpt) as listing:  # (its entries know their type: no stat each)
+            entries = list(listing)
     except OSError:
         return []
-    found.update(ckpt.glob("node_*/tree.json"))
+    for entry in entries:
+        if not entry.is_dir():
+            found.add(ckpt / entry.name)
+        elif entry.name.startswith("node_"):  # (node_*/tree.json, as a glob finds it)
+            tree = ckpt / entry.name / "tree.json"
+            if os.path.exists(tree):
+                found.add(tree)
     found.update(access_files(ckpt, run_id, []))
     return sorted(found)
 
@@ -661,6 +668,13 @@ def header_place(fd: int) -> tuple[int, int]:
     size = os.fstat(fd).st_size
     length = int.from_bytes(os.pread(fd, 8, size - _TRAILER), "little")
     return size - _TRAILER - length, length
+
+
+def exists(path: Path) -> bool:
+    """Whether an index file of `path` is there at all (whether it is current is not read): a
+    run without one is read from its files, whatever its files' keys say."""
+    folder = index_dir(Path(path))
+    return folder is not None and os.path.lexists(folder / INDEX_FILE)
 
 
 def is_current(path: Path) -> bool:

@@ -49,6 +49,7 @@ __all__ = [
     "checkpoint_hash",
     "load_checkpoint",
     "load_tree_only",
+    "sketch_first",
 ]
 
 STALE_BACKUP_S = 300.0  # a backup whose newest entry is this much older than the tree is stale
@@ -109,6 +110,17 @@ def load_tree_only(path: Path) -> Checkpoint:
     ckpt = Checkpoint(path=Path(path))
     without_gc(_read_tree_into, ckpt)
     return ckpt
+
+
+def sketch_first(path: Path, on_tree: TreeFn, use_index: bool = True) -> bool:
+    """On a run with no run index (a first open: its files will be read whatever their keys
+    say), give `on_tree` the sketched tree at once, before the files' keys are taken (their
+    whole-file hashes: 0.16-0.4 s at 10k nodes, measured in the TUI) and before the load;
+    True when it was given (the load is then given no `on_tree`). With an index there, nothing:
+    a reopen gives the whole run at once."""
+    if use_index and index.exists(path):
+        return False
+    return without_gc(_show_sketch, Path(path), on_tree)
 
 
 def _tree_alone(ckpt: Checkpoint) -> Checkpoint:

@@ -495,7 +495,10 @@ def build_node(
         clean["label"] = normalize_label(label)
         legacy.note("label written as an enum repr; read as the plain label", node_id)
     try:
-        node = Node.from_data(clean)
+        # (every field's type is checked above but the loader's own flag, which a file may
+        # carry as anything: msgspec's pass then says what is wrong with it)
+        flag = type(clean.get("scope_reconstructed", False)) is bool
+        node = Node.checked(clean) if flag else Node.from_data(clean)
     except ValidationError as exc:  # defensive: the type checks above should prevent this
         problems.append(
             Problem(file=name, where=f"node {node_id}", what="skipped a node", why=str(exc))

@@ -332,6 +332,13 @@ def cmd_export(args: argparse.Namespace) -> int:
                 " node's dossier: export RUN NODE)"
             )
             return EXIT_UNREADABLE
+        given = _ranker_flags(args)
+        if given:
+            say(
+                f"export --parquet reads the runs' files and replays what the access log did not"
+                f" record with BM25 (the health table's ranker column names it): no {given}"
+            )
+            return EXIT_UNREADABLE
         return _export_parquet(args)
     if args.node is None:
         say("export needs NODE (a node's dossier) or --parquet DIR (the runs as Parquet tables)")
@@ -446,6 +453,11 @@ def _scan_summaries(ws: object, jobs: int | None) -> None:
     failed = len(missing) - made
     tail = f"; {plural(failed, 'run')} could not be read whole" if failed else ""
     say(f"made the summaries of {plural(made, 'run')}{tail}")
+
+
+def _ranker_flags(args: argparse.Namespace) -> str:
+    """The ranker and Letta flags given on the command line (a Parquet export takes none)."""
+    return ", ".join("--" + key.replace("_", "-") for key in getattr(args, "ranker_flags", []))
 
 
 def _export_parquet(args: argparse.Namespace) -> int:

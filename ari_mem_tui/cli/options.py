@@ -12,6 +12,7 @@ from ari_mem_tui.run import EMBEDDERS, LOCAL_EMBEDDERS, EmbedOptions, RunOptions
 from ari_mem_tui.search.run_model import DEFAULT_DEADLINE
 
 DEFAULT_LIMIT = 5  # ARI's hits per start-up search
+RANKER_FLAGS = ("embedder", "embed_url", "embed_model", "letta_agent", "checkpoint_hash")
 
 
 def letta_options(args: argparse.Namespace) -> LettaOptions | None:
@@ -35,6 +36,8 @@ def settle_embedder(args: argparse.Namespace) -> None:
     lack the config's ranker (demo and serve never send anything) takes "auto"."""
     from ari_mem_tui.tui.config import load_settings  # noqa: PLC0415 - only when it matters
 
+    # what the command line itself said, before the config fills the rest in
+    args.ranker_flags = [key for key in RANKER_FLAGS if getattr(args, key, None) is not None]
     if args.embedder is not None:
         return
     settings = load_settings()

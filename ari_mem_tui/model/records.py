@@ -325,6 +325,21 @@ class Node(Record):
         return data if isinstance(data, cls) else cls(**data)
 
     @classmethod
+    def checked(cls, data: dict[str, Any]) -> Node:
+        """A node from fields the tree reader has checked one by one against their types
+        (checkpoint/tree.py `_check_types`, which drops what is not of its type), without
+        msgspec's second pass over them (10k nodes: the sketch's CPU 0.36 s -> 0.32 s, the
+        collector off). Other keys go to `extra_fields`."""
+        trace = data.pop("trace_log", _ABSENT)
+        artifacts = data.pop("artifacts", _ABSENT)
+        node = cls.restore(data, None, None)  # type: ignore[arg-type]  # (None: none)
+        if trace is not _ABSENT:
+            node._trace = _trace_value(trace)
+        if artifacts is not _ABSENT:
+            node._artifacts = _artifacts_value(artifacts)
+        return node
+
+    @classmethod
     def restore(cls, fields: dict[str, Any], trace: JsonStrings, artifacts: JsonList) -> Node:
         """A node from the fields a Node of ours dumped (the run index, checked by its CRCs):
         without a validation pass, which would be most of a reopen's time at 10k nodes."""

@@ -143,7 +143,7 @@ def titled_table(title: str, columns: tuple[str, ...], rows: list[list[Any]]) ->
 
 def render_health(console: Console, h: Health) -> None:
     title = f"Memory health of {clean(h.run_id or '?', False)}"
-    console.print(Text(title, style="bold underline"))
+    console.print(Text(title, style="bold underline"), soft_wrap=True)  # the run id whole
     console.print(headline(h))
     console.print(depth_table(h))
     if h.over_time:

@@ -5,6 +5,7 @@ The TUI's run picker shows the same rows (`run_cells`), so both always agree.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from rich.console import Console
@@ -114,6 +115,14 @@ def summary_legend(runs: list[RunInfo]) -> list[str]:
     missing = sum(1 for r in runs if r.summary is None and r.nodes)
     if missing:
         words.append(f"· {plural(missing, 'run')} not summarized yet (runs --scan)")
+    rankers = Counter(
+        r.summary.replay_ranker or "?"
+        for r in runs
+        if r.summary is not None and r.summary.replay_checked is not None
+    )
+    if rankers:  # a count of reproduced searches means nothing without what replayed them
+        by = ", ".join(f"{name} ({plural(n, 'run')})" for name, n in sorted(rankers.items()))
+        words.append(f"replay: recorded searches reproduced / checked, replayed by {by}")
     if any(r.summary is not None and r.summary.unjudged for r in runs):
         words.append(
             "starved ?: some nodes' start-up searches are not recorded (health judges them)"

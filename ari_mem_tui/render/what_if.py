@@ -110,7 +110,7 @@ def node_cells(n: WhatIfNode) -> list[Any]:
 
 def render_what_if(console: Console, w: WhatIf) -> None:
     title = f"What if: memory health of {clean(w.own.run_id or '?', False)} under other settings"
-    console.print(Text(title, style="bold underline"))
+    console.print(Text(title, style="bold underline"), soft_wrap=True)  # the run id whole
     console.print(what_if_lines(w))
     rows = [depth_cells(d) for d in w.changes.by_depth]
     console.print(

@@ -9,7 +9,9 @@ difference, from what the files and the ranker show:
   hash in its footer; a hash that no recorded search confirmed may not be the run's;
 - the endpoint or its cached vectors: another endpoint serving the same model name, or a
   cached vector it wrote, gives other vectors;
-- a Letta server's memory: an agent restored with another footer hash, or changed since.
+- a Letta server's memory: an agent restored with another footer hash, or changed since;
+- another ranker: where the start-up searches reproduce and no other recorded search does,
+  the others were ranked by something else (search/check.py judges that over the whole run).
 """
 
 from __future__ import annotations
@@ -19,6 +21,14 @@ from math import isnan
 
 from ari_mem_tui.model import Checkpoint
 from ari_mem_tui.model.words import plural
+
+FILES = "the run's files: an entry missing from the backup, or stamped otherwise"
+# the start-up searches reproduce and none of the others does: not the files (both kinds rank
+# the same memory), but what ranked them (the demo's LLM searches keep its keyword stand-in's)
+OTHER_RANKER = (
+    "the other searches were recorded by another ranker: the start-up searches reproduce,"
+    " none of the others does"
+)
 
 
 def late_inserts(ckpt: Checkpoint, as_of: float | None, searched: float | None) -> int:
@@ -78,4 +88,4 @@ def likely_cause(
             "the server's memory: an agent restored with another footer hash, or changed"
             " since the run"
         )
-    return "the run's files: an entry missing from the backup, or stamped otherwise"
+    return FILES

@@ -27,7 +27,7 @@ from ari_mem_tui.model.origin import AGENT, HashFinding
 from ari_mem_tui.model.records import Record
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.backends import run_backend
-from ari_mem_tui.search.causes import likely_cause
+from ari_mem_tui.search.causes import FILES, OTHER_RANKER, likely_cause
 from ari_mem_tui.search.fidelity import (
     STAND_IN,
     UNVERIFIED,
@@ -235,6 +235,20 @@ def _result(ckpt: Checkpoint, ranker: Any, event: Any, differences: int, used: s
     )
 
 
+def _other_ranker(check: ReplayCheck, causes: Counter[str]) -> None:
+    """Where start-up searches reproduce and not one other recorded search does, the others'
+    cause is what ranked them, not the files the start-up searches were ranked over alike."""
+    startup, other = check.by_kind.get(STARTUP), check.by_kind.get(OTHER)
+    if not startup or not other or not startup["reproduced"] or other["reproduced"]:
+        return
+    for search in check.searches:
+        if search.kind == OTHER and search.cause == FILES:
+            search.cause = OTHER_RANKER
+            causes[FILES] -= 1
+            causes[OTHER_RANKER] += 1
+    causes += Counter()  # (drops the counts left at zero)
+
+
 def _sum_up(check: ReplayCheck, fidelity: Any, causes: Counter[str]) -> None:
     check.checked = len(check.searches)
     check.reproduced = sum(1 for s in check.searches if s.reproduced)
@@ -245,6 +259,7 @@ def _sum_up(check: ReplayCheck, fidelity: Any, causes: Counter[str]) -> None:
             check.by_kind[kind] = {"checked": len(mine), "reproduced": done}
     differing = [s.node_id or "unattributed" for s in check.searches if not s.reproduced]
     check.differs = list(dict.fromkeys(differing))
+    _other_ranker(check, causes)
     cause = causes.most_common(1)[0][0] if causes else ""
     verdict = run_verdict(fidelity, check.checked, check.reproduced, cause)
     check.word, check.label = verdict.word, verdict.label

@@ -20,6 +20,7 @@ class View:
     table_id: str | None = None  # the table whose row is kept (the focused one, else the tab's)
     row_key: str | None = None  # that row's key, as the table was filled with it
     focused: bool = False  # the table had the focus
+    in_tree: bool = False  # the tree pane had it (the tree, its find box): `b` gives it back
 
 
 @dataclass

@@ -352,7 +352,8 @@ class MainScreen(Screen[None]):
             table = main if isinstance(main, VimTable) else None
         row = table.current_key if table is not None else None
         table_id = table.id if table is not None else None
-        return View(self.app.current_id or "", tab, table_id, row, had_focus)
+        in_tree = focused is not None and self.tree_pane in focused.ancestors_with_self
+        return View(self.app.current_id or "", tab, table_id, row, had_focus, in_tree)
 
     def action_history_back(self) -> None:
         self._restore(self.app.history.go_back(self.view_here()), "back")
@@ -379,6 +380,8 @@ class MainScreen(Screen[None]):
         self.action_tab(view.tab)
         if view.focused and table is not None and table.allow_focus():
             table.focus()
+        elif view.in_tree:  # where the jump was made from: not the pane `b` was pressed in
+            self.action_focus_tree()
 
     # ------------------------------------------------------------------ the panes' keys
 

@@ -15,7 +15,6 @@ from textual.widgets import DataTable, Static
 from ari_mem_tui.checkpoint import Checkpoint
 from ari_mem_tui.checkpoint.attribution import start_direction
 from ari_mem_tui.model import CoreBlocks, CowWrite, Node, Replay
-from ari_mem_tui.render.findings import findings_text
 from ari_mem_tui.render.text import (
     clean,
     fmt_iso,
@@ -44,6 +43,7 @@ from ari_mem_tui.search.tiers import NO_MESSAGE
 from ari_mem_tui.tui.messages import JumpToNode, ViewRow
 from ari_mem_tui.tui.rows import AuditRow, RowDetail
 from ari_mem_tui.tui.tables import LazyRows, TablePane, VimTable
+from ari_mem_tui.tui.widgets.findings_box import FindingsBox
 from ari_mem_tui.tui.widgets.preview import Previewed, RowPreview
 
 # ---------------------------------------------------------------- Saw
@@ -423,16 +423,11 @@ class NodePane(VerticalScroll):
     def compose(self) -> ComposeResult:
         yield HorizontalScroll(id="crumbs")
         yield Static(Text("Choose a node.", style="italic"), id="node-body")
-        yield Static("", id="node-findings")
+        yield FindingsBox("", id="node-findings")
         yield Static("", id="node-metrics")
 
     def show_findings(self, findings: list) -> None:
-        """Leaks, scope violations and rejected writes of this node, wrapped (no sideways scroll)."""
-        box = self.query_one("#node-findings", Static)
-        text = findings_text(findings)
-        if box.content != text:  # most nodes have none: no layout of the screen on each move
-            box.update(text)
-        box.display = bool(findings)
+        self.query_one("#node-findings", FindingsBox).show(findings)
 
     def show(self, node: Node, ckpt: Checkpoint) -> None:
         crumbs = self.query_one("#crumbs", HorizontalScroll)

@@ -11,7 +11,6 @@ from textual.containers import Horizontal, VerticalScroll
 from textual.widgets import Checkbox, DataTable, Input, Static
 
 from ari_mem_tui.model import Hit, Replay
-from ari_mem_tui.render.findings import findings_text
 from ari_mem_tui.render.text import clean, fmt_ts, preview, short_id
 from ari_mem_tui.render.words import (
     MARKS_LEGEND,
@@ -31,6 +30,7 @@ from ari_mem_tui.tui import keys
 from ari_mem_tui.tui.messages import OpenEntry, ReplayKey, RerunSearch
 from ari_mem_tui.tui.rows import RowDetail
 from ari_mem_tui.tui.tables import VimTable
+from ari_mem_tui.tui.widgets.findings_box import FindingsBox
 from ari_mem_tui.tui.widgets.preview import Previewed, RowPreview
 
 MARK_STYLES = {
@@ -282,7 +282,7 @@ class HitsPane(Previewed, VerticalScroll):
         yield VimTable(id="hits-table")
         # below the hits, not above: a long finding (a leak's passages) would push the table
         # out of an 80×24 terminal
-        yield Static("", id="hits-findings")
+        yield FindingsBox("", id="hits-findings")
         yield Static("", id="missed-title", classes="section")
         yield VimTable(label="missed", id="missed-table")
         yield Static("", id="recorded-title", classes="section")
@@ -317,12 +317,7 @@ class HitsPane(Previewed, VerticalScroll):
         self.fit_header()
 
     def show_findings(self, findings: list) -> None:
-        """This node's audit findings (the read, what it returned; a rejected write's text)."""
-        box = self.query_one("#hits-findings", Static)
-        text = findings_text(findings)
-        if box.content != text:  # most nodes have none: no layout of the screen on each move
-            box.update(text)
-        box.display = bool(findings)
+        self.query_one("#hits-findings", FindingsBox).show(findings)
 
     def show_loading(self, key: ReplayKey) -> None:
         self.set_title(searching_title(key))

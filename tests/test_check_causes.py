@@ -1,0 +1,75 @@
+"""The run check's likely cause where start-up searches reproduce and the others do not
+(search/check.py `_other_ranker`): what ranked the others, not the run's files."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from ari_mem_tui.search import check as C
+from ari_mem_tui.search.causes import FILES, OTHER_RANKER
+
+LATE = "1 entry stamped before the search reached the memory after it (a late insert)"
+
+
+def _check(*searches: tuple[str, bool, str]) -> tuple[C.ReplayCheck, Counter[str]]:
+    check = C.ReplayCheck(ranker="minilm")
+    causes: Counter[str] = Counter()
+    for kind, reproduced, cause in searches:
+        check.searches.append(
+            C.SearchCheck(
+                node_id="n",
+                kind=kind,
+                ts=1.0,
+                query="q",
+                reproduced=reproduced,
+                differences=0 if reproduced else 1,
+                cause=cause,
+            )
+        )
+        if cause:
+            causes[cause] += 1
+    for kind in (C.STARTUP, C.OTHER):
+        mine = [s for s in check.searches if s.kind == kind]
+        if mine:
+            done = sum(1 for s in mine if s.reproduced)
+            check.by_kind[kind] = {"checked": len(mine), "reproduced": done}
+    return check, causes
+
+
+def test_the_others_unreproduced_beside_reproduced_start_ups_are_another_ranker() -> None:
+    check, causes = _check(
+        (C.STARTUP, True, ""),
+        (C.STARTUP, False, FILES),  # a start-up search's own cause stays the files'
+        (C.STARTUP, False, LATE),
+        (C.OTHER, False, FILES),
+        (C.OTHER, False, FILES),
+        (C.OTHER, False, LATE),  # a named cause is kept
+    )
+    C._other_ranker(check, causes)
+    assert [s.cause for s in check.searches] == ["", FILES, LATE, OTHER_RANKER, OTHER_RANKER, LATE]
+    assert causes == Counter({OTHER_RANKER: 2, LATE: 2, FILES: 1})
+
+
+def test_every_files_cause_gone_leaves_no_zero_count() -> None:
+    check, causes = _check((C.STARTUP, True, ""), (C.OTHER, False, FILES))
+    C._other_ranker(check, causes)
+    assert causes == Counter({OTHER_RANKER: 1}) and FILES not in causes
+
+
+@pytest.mark.parametrize(
+    "searches",
+    [
+        [(C.STARTUP, False, FILES), (C.OTHER, False, FILES)],  # no start-up search reproduces
+        [(C.STARTUP, True, ""), (C.OTHER, True, ""), (C.OTHER, False, FILES)],  # one other does
+        [(C.OTHER, False, FILES)],  # no start-up search recorded
+        [(C.STARTUP, True, ""), (C.STARTUP, False, FILES)],  # no other search recorded
+    ],
+    ids=["no-start-up-reproduced", "an-other-reproduced", "no-start-up", "no-other"],
+)
+def test_otherwise_the_files_stay_the_cause(searches) -> None:
+    check, causes = _check(*searches)
+    before = [s.cause for s in check.searches], Counter(causes)
+    C._other_ranker(check, causes)
+    assert ([s.cause for s in check.searches], causes) == before
