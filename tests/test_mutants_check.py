@@ -15,7 +15,7 @@ from search_helpers import FakeRanker, build_tree, make_entry
 
 from ari_mem_tui.model import AccessEvent
 from ari_mem_tui.model.origin import Candidate, HashFinding
-from ari_mem_tui.search.causes import late_inserts, likely_cause
+from ari_mem_tui.search.causes import OTHER_RANKER, late_inserts, likely_cause
 from ari_mem_tui.search.check import check_run, check_search, recorded_searches
 from ari_mem_tui.search.embed_client import EndpointFailed
 from ari_mem_tui.search.embedded import ranking_from_scores
@@ -268,6 +268,32 @@ def test_a_run_check_counts_each_kind_names_the_nodes_and_the_commonest_cause(fo
         f"not reproduced: {BY_LETTA}: 3 of 4 recorded searches differ (likely cause: {SERVER})",
     )
     assert steps == [(1, 4), (2, 4), (3, 4), (4, 4)]
+
+
+def test_where_only_the_start_up_searches_reproduce_another_ranker_is_the_cause():
+    """An in-memory run whose start-up search reproduces and whose one other search does not:
+    the likely cause is another ranker, not the run's files (the count of each cause, not
+    just which were seen, decides)."""
+    ckpt = build_tree([0], [0, 0])
+    ckpt.entries = [
+        make_entry(0, "node_root", "kernel tile cache", ts=1000.0, letta_id="p0"),
+        make_entry(1, "node_root", "kernel gpu tile", ts=1001.0, letta_id="p1"),
+    ]
+    ckpt.reindex()
+    rows = [{"entry_id": p, "src_node_id": "node_root", "score": 2 / 3} for p in ("p0", "p1")]
+    searched = {"op": "read", "collection": "node_scope", "query": "kernel tile idx", "limit": 5,
+                "ancestor_ids": ["node_root"], "reader": "node_0001"}  # fmt: skip
+    ckpt.access_events = [
+        AccessEvent(ts=2000.0, **searched, reader_how="startup-search", results=rows),
+        AccessEvent(ts=2100.0, **searched, reader_how="trace_log", results=rows[::-1]),
+    ]
+    check = check_run(ckpt, InMemoryRanker(ckpt.entries))
+    assert [(s.kind, s.reproduced) for s in check.searches] == [
+        ("start-up", True),
+        ("other", False),
+    ]
+    assert check.searches[1].cause == OTHER_RANKER
+    assert check.label.endswith(f"1 of 2 recorded searches differ (likely cause: {OTHER_RANKER})")
 
 
 def test_a_cancelled_check_checks_nothing_more_and_says_interrupted(four_searches):
