@@ -181,20 +181,22 @@ def test_a_global_rank_of_0_is_compared_like_any_other():
 def test_a_recorded_score_of_0_has_no_global_rank():
     """Letta's score `1 − 0.01·r` reaches 0 at rank 100: past it the rank is unknown (-1),
     while a score of 1.0 is rank 0."""
+    result = replay_recorded([("p0", 1.0), ("p1", 0.5), ("p2", 0.0)])
+    assert [h.global_rank for h in result.recorded.hits] == [0, 50, -1]
+
+
+def replay_recorded(recorded: list[tuple[str, float]]):
+    """Node 1's replay (fake ranker) where the root's 3 entries are passages p0, p1, p2 and its
+    start-up search recorded `recorded` (passage id, score) from the root."""
     ckpt = build_tree([0], [3, 0])
     for i, entry in enumerate(ckpt.entries):
         entry.letta_id = f"p{i}"
     ckpt.reindex()
-    rows = [
-        {"entry_id": "p0", "src_node_id": "node_root", "score": 1.0},
-        {"entry_id": "p1", "src_node_id": "node_root", "score": 0.5},
-        {"entry_id": "p2", "src_node_id": "node_root", "score": 0.0},
-    ]
+    rows = [{"entry_id": p, "src_node_id": "node_root", "score": s} for p, s in recorded]
     ckpt.access_events = [
         read(9e9, "direction 1", ["node_root"], "node_0001", "startup-search", results=rows)
     ]
-    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries))
-    assert [h.global_rank for h in result.recorded.hits] == [0, 50, -1]
+    return replay(ckpt, "node_0001", FakeRanker(ckpt.entries))
 
 
 # ---------------------------------------------------------------- the run's model
@@ -469,19 +471,7 @@ def test_a_recorded_hit_that_joins_no_entry_keeps_its_rank_id_and_node_and_is_co
     """A recorded passage id the backup lacks: shown at its recorded rank with its id, node and
     global rank, no text; the notes say how the recording was found and that one hit is
     unjoined."""
-    ckpt = build_tree([0], [3, 0])
-    for i, entry in enumerate(ckpt.entries):
-        entry.letta_id = f"p{i}"
-    ckpt.reindex()
-    rows = [
-        {"entry_id": "p0", "src_node_id": "node_root", "score": 1.0},
-        {"entry_id": "p-gone", "src_node_id": "node_root", "score": 0.99},
-        {"entry_id": "p1", "src_node_id": "node_root", "score": 0.98},
-    ]
-    ckpt.access_events = [
-        read(9e9, "direction 1", ["node_root"], "node_0001", "startup-search", results=rows)
-    ]
-    result = replay(ckpt, "node_0001", FakeRanker(ckpt.entries))
+    result = replay_recorded([("p0", 1.0), ("p-gone", 0.99), ("p1", 0.98)])
     got = [(h.rank, h.entry_id, h.node_id, h.global_rank, h.text) for h in result.recorded.hits]
     assert got[1] == (2, "p-gone", "node_root", 1, "")
     assert [h.rank for h in result.recorded.hits] == [1, 2, 3]
