@@ -64,13 +64,20 @@ TARGETS: dict[str, tuple[str, ...] | None] = {
         "_replay_ranker",
         "_run_model",
     ),
-    "ari_mem_tui/search/check.py": ("recorded_searches", "check_search", "check_run", "_sum_up"),
+    "ari_mem_tui/search/check.py": (
+        "recorded_searches",
+        "check_search",
+        "check_run",
+        "_other_ranker",
+        "_sum_up",
+    ),
     "ari_mem_tui/search/run_hash.py": ("probe_events", "find_hash"),
     "ari_mem_tui/search/causes.py": ("late_inserts", "_writes"),
 }
 TESTS = (
     "tests/test_mutants.py",
     "tests/test_mutants_check.py",
+    "tests/test_check_causes.py",
     "tests/test_search_replay.py",
     "tests/test_ari_like.py",
     "tests/test_replay_check.py",
