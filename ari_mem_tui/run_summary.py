@@ -66,8 +66,9 @@ def source_key() -> str:
 def files_key(path: Path) -> list[Any]:
     """Every file a load of `path` reads, stat'ed (see the module doc)."""
     key: list[Any] = []
-    inside = os.path.join(path, "")  # (a file under the run: its name without relpath's work)
-    for file in index.watched(Path(path), None):
+    root = Path(path)  # (watched names its files under this spelling of the path)
+    inside = os.path.join(root, "")  # (a file under the run: its name without relpath's work)
+    for file in index.watched(root, None):
         try:
             info = file.stat()
         except OSError as exc:
