@@ -39,7 +39,11 @@ def _read_to_end(stream) -> bytes:
 
 
 @pytest.mark.parametrize("command", [["summary", "--json"], ["audit", "--json"]])
-def test_the_answer_ends_before_the_index_is_written(run, tmp_path, monkeypatch, command):
+@pytest.mark.parametrize("detach", ["1", "0"])
+def test_the_answer_ends_before_the_index_is_written(run, tmp_path, monkeypatch, command, detach):
+    """Detached (the default): the command ends with its answer and a writer of its own goes
+    on, keeping stderr (its end comes when the index is written); ARI_MEM_TUI_DETACH=0: the
+    command itself waits to write, after closing stdout."""
     monkeypatch.setenv(index.INDEX_ENV, str(tmp_path / "index"))
     folder = index.index_dir(run)
     assert folder is not None
@@ -50,18 +54,21 @@ def test_the_answer_ends_before_the_index_is_written(run, tmp_path, monkeypatch,
         [sys.executable, "-m", "ari_mem_tui", command[0], str(run), *command[1:]],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
+        env={**os.environ, "ARI_MEM_TUI_DETACH": detach},
     )
     try:
         answer = _read_to_end(proc.stdout)
-        # the whole answer, and its end, while the command still waits to write its index
-        assert proc.poll() is None
+        if detach == "1":  # the command is over; its writer waits for the lock
+            assert proc.wait(HANG_S) in (0, 1)
+        else:  # the whole answer, and its end, while the command still waits to write
+            assert proc.poll() is None
         assert not (folder / index.INDEX_FILE).exists()
         data = json.loads(answer)
         assert data["schema"] == f"ari-mem-tui/{command[0]}"
     finally:
-        os.close(lock)  # the command writes its index now, then ends
+        os.close(lock)  # the index is written now
+        err = _read_to_end(proc.stderr).decode()  # (its end: the writer is done)
         code = proc.wait(HANG_S)
-        err = proc.stderr.read().decode()
     assert code in (0, 1), err
     assert (folder / index.INDEX_FILE).is_file()
     again = index.load(run)

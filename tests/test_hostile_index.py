@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -342,11 +343,40 @@ def test_a_live_writers_temporary_file_is_left_alone(run, index_root) -> None:
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)  # a writer at work
-        assert index.sweep(run) == 0
+        assert index.sweep(run, patience=0.05) == 0
         assert index.load(run) is not None and live.exists()
     finally:
         os.close(fd)
     assert index.sweep(run) == 1 and not live.exists()
+
+
+def test_an_open_waits_for_a_writer_at_work_then_sweeps_what_it_left(run, index_root) -> None:
+    """A writer at work (a command's detached writer) is waited for, not raced: its index is
+    read rather than the files again."""
+    import fcntl
+    import threading
+
+    load_checkpoint(run, use_index=True)
+    folder = index.index_dir(run)
+    assert folder is not None
+    left = folder / (index.TEMP_PREFIX + "dies")
+    left.write_bytes(b"half")
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    done: list[str] = []
+
+    def writer_ends() -> None:
+        time.sleep(0.3)
+        done.append("released")
+        os.close(fd)  # (the lock goes with its last descriptor)
+
+    thread = threading.Thread(target=writer_ends)
+    thread.start()
+    try:
+        assert index.sweep(run) == 1  # waited, then the writer's leftover was stale
+        assert done == ["released"] and not left.exists()
+    finally:
+        thread.join()
 
 
 def test_no_file_inside_a_checkpoint_is_ever_swept(run, monkeypatch) -> None:

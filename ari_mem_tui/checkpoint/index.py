@@ -51,6 +51,7 @@ import os
 import shutil
 import stat
 import tempfile
+import time
 import zlib
 from array import array
 from collections.abc import Iterable, Iterator
@@ -132,6 +133,22 @@ def index_dir(ckpt: Path) -> Path | None:
     if os.path.realpath(folder).startswith(real.rstrip("/") + "/"):
         return None
     return folder
+
+
+def writable(ckpt: Path) -> bool:
+    """Whether `ckpt`'s index folder (or the nearest folder above it that exists) can be
+    written to by us now, on a disk with room: a writer handed off to another process
+    (cli/after_output.py) is handed off only then, so what cannot be cached is said before
+    the command ends, as it is everywhere else."""
+    folder = index_dir(ckpt)
+    while folder is not None and not folder.is_dir():
+        folder = None if folder.parent == folder else folder.parent
+    if folder is None or not os.access(folder, os.W_OK | os.X_OK):
+        return False
+    try:
+        return os.statvfs(folder).f_bavail > 0
+    except OSError:
+        return False
 
 
 # ---- the key ----
@@ -404,43 +421,69 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
 
 
 @contextlib.contextmanager
-def _writer(folder: Path, wait: bool = True) -> Iterator[None]:
+def _writer(folder: Path, wait: float | None = None) -> Iterator[None]:
     """Held by the one writer of `folder`'s index (an advisory lock on the folder itself: the
     kernel lets it go when its holder ends, however it ends; no file is made for it).
-    `wait=False`: BlockingIOError when another holds it."""
+    `wait` seconds at most (None: as long as it takes), then BlockingIOError."""
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if wait is None:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        else:
+            _lock_within(fd, wait)
         yield
     finally:
         os.close(fd)
 
 
-def sweep(path: Path) -> int:
-    """Remove the temporary files that writers of `path`'s index left when they died (a crash,
-    kill -9, a full disk): only when no writer is alive (the lock is free at once), only files
-    named as ours, regular, of this user, in the index's own folder. How many went."""
+def _lock_within(fd: int, wait: float) -> None:
+    """flock(LOCK_EX) within `wait` seconds (polled: flock has no deadline of its own)."""
+    deadline = time.monotonic() + wait
+    pause = 0.005
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+
+
+WRITER_PATIENCE = 60.0  # seconds an open waits for a writer at work (a 20k run's: ~4 s)
+
+
+def sweep(path: Path, patience: float = WRITER_PATIENCE) -> int:
+    """Wait for a writer of `path`'s index that is at work (its temporary file exists and it
+    holds the lock: a command's detached writer, cli/after_output.py), up to `patience`
+    seconds, as reading the index it is writing is faster than reading the files again; then
+    remove the temporary files that writers left when they died (a crash, kill -9, a full
+    disk): only when no writer is alive, only files named as ours, regular, of this user, in
+    the index's own folder. How many went."""
     folder = index_dir(Path(path))
-    if folder is None:
-        return 0
-    try:
-        left = [entry for entry in os.scandir(folder) if entry.name.startswith(TEMP_PREFIX)]
-    except OSError:
-        return 0
-    if not left:
+    if folder is None or not _temporary(folder):
         return 0
     gone = 0
     try:
-        with _writer(folder, wait=False):
-            for entry in left:
+        with _writer(folder, wait=patience):
+            for entry in _temporary(folder):
                 info = entry.stat(follow_symlinks=False)
                 if stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid():
                     with contextlib.suppress(FileNotFoundError):
                         os.unlink(entry.path)
                         gone += 1
-    except OSError:  # (BlockingIOError: a writer is at work; its file is not stale)
+    except OSError:  # (BlockingIOError: a writer is still at work; its file is not stale)
         return gone
     return gone
+
+
+def _temporary(folder: Path) -> list[os.DirEntry]:
+    try:
+        with os.scandir(folder) as listing:
+            return [entry for entry in listing if entry.name.startswith(TEMP_PREFIX)]
+    except OSError:
+        return []
 
 
 def _sections(ckpt: Checkpoint) -> Iterator[Section]:

@@ -560,13 +560,23 @@ def _answer(args: argparse.Namespace) -> int:
 
 
 def _after_output(args: argparse.Namespace, code: int) -> int:
-    """What the command left until its answer was out (the run index of a first open); not
-    after Ctrl+C or a bug. Its own failure is a bug of ours: one line, exit 3."""
-    from ari_mem_tui.cli.after_output import forget, run_later
+    """What the command left until its answer was out (the run index of a first open), in a
+    process of its own where it can be (cli/after_output.py `detach`); not after Ctrl+C or a
+    bug."""
+    from ari_mem_tui.cli.after_output import detach, forget
 
     if code in (EXIT_INTERRUPTED, EXIT_INTERNAL):
         forget()
         return code
+    if detach(lambda: _work_left(args, EXIT_OK)):
+        return code
+    return _work_left(args, code)
+
+
+def _work_left(args: argparse.Namespace, code: int) -> int:
+    """Run what the command left; its own failure is a bug of ours: one line, exit 3."""
+    from ari_mem_tui.cli.after_output import forget, run_later
+
     try:
         run_later()
     except KeyboardInterrupt:

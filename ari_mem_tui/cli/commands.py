@@ -49,13 +49,20 @@ def _refuse_unreadable(ckpt: Checkpoint, name: object) -> bool:
     return True
 
 
-def _after_answer(run: Run, report: object = None) -> None:
+def _after_answer(run: Run, report: object = None, keep_audit: bool = False) -> None:
     """Once the answer is out (cli/after_output.py): a first open's run index, and the run's
-    summary (run_summary.py) with the command's audit when it made one."""
-    later(run.save_index)
-    make = run.save_summary
+    summary (run_summary.py) with the command's audit when it made one, and that audit
+    (`keep_audit`: a new one) kept beside them: in a process of its own when their folder can
+    be written (else here, to say what cannot be cached)."""
+    from ari_mem_tui.checkpoint.index import writable
+
+    elsewhere = writable(run.checkpoint.path)
+    later(run.save_index, elsewhere)
+    make, store = run.save_summary, run.audit_store
     if make is not None:
-        later(lambda: make(report))
+        later(lambda: make(report), elsewhere)
+    if keep_audit and store is not None:
+        later(lambda: store.save(run.checkpoint, report), elsewhere)
 
 
 def _open(args: argparse.Namespace, rank: bool = True, prefetch: bool = True) -> Run | None:
@@ -255,10 +262,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     # the audit kept beside the run index for these files (the TUI's, or an earlier `audit`'s):
     # a 10k-node run's audit is ~1 s, its kept copy a few milliseconds
     report, new = kept_or_audit(run.checkpoint, run.audit_store)
-    store = run.audit_store
-    _after_answer(run, report)
-    if new and store is not None:  # kept once the answer is out, as the run index is
-        later(lambda: store.save(run.checkpoint, report))
+    _after_answer(run, report, keep_audit=new)
     if args.json:
         print(json_text(audit_json(report, run.source_label)))
     else:
