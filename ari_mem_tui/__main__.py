@@ -1,3 +1,3 @@
-from ari_mem_tui.cli import main
+from ari_mem_tui.cli import entry
 
-raise SystemExit(main())
+entry()

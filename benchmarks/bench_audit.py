@@ -77,7 +77,10 @@ def bench(path: Path, repeat: int) -> dict:
     fresh, reopened = [], []
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="bench-audit-index-") as index_root:
-            env = {**os.environ, "PYTHONPATH": str(ROOT), "ARI_MEM_TUI_INDEX": index_root}
+            # (the index written inside the fresh figure, as before the write was detached:
+            # the reopen then never waits for a writer still at work)
+            env = {**os.environ, "PYTHONPATH": str(ROOT), "ARI_MEM_TUI_INDEX": index_root,
+                   "ARI_MEM_TUI_DETACH": "0"}  # fmt: skip
             fresh.append(child(path, env))  # an empty index folder: a fresh load writes it
             reopened.append(child(path, env))
     digests = {r["digest"] for r in [*fresh, *reopened]}

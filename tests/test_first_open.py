@@ -73,3 +73,20 @@ def test_the_answer_ends_before_the_index_is_written(run, tmp_path, monkeypatch,
     assert (folder / index.INDEX_FILE).is_file()
     again = index.load(run)
     assert again is not None and summary_json(again) == summary_json(load_checkpoint(run))
+
+
+@pytest.mark.parametrize(("argv", "code"), [([], 0), (["summry", "x"], 2)])
+def test_the_entry_ends_with_the_exit_handlers_run_and_the_streams_flushed(argv, code):
+    """`entry` skips the interpreter's teardown (os._exit), never what a user would miss: the
+    answer buffered for a pipe, the exit handlers, the command's exit code."""
+    script = (
+        "import atexit, sys; atexit.register(lambda: sys.stderr.write('handler ran'));"
+        f" sys.argv = ['ari-mem-tui', *{argv!r}]; from ari_mem_tui.cli import entry; entry()"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}  # (streams buffered)
+    argv = [sys.executable, "-c", script]
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env)
+    assert done.returncode == code, done.stderr
+    assert done.stderr.endswith("handler ran")
+    if code == 0:  # (the help, printed to a pipe: still in its buffer when `main` returns)
+        assert done.stdout.startswith("usage: ari-mem-tui") and "schema" in done.stdout
