@@ -30,6 +30,7 @@ from ari_mem_tui.model.health import (
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.run import Run, local_ranker
 from ari_mem_tui.search.dropped import DROPPABLE
+from ari_mem_tui.search.fidelity import with_check
 from ari_mem_tui.search.replay import DEFAULT_LIMIT, OVERFETCH, top_k_for
 
 RANKERS = ("own", "minilm", "bm25", "in-memory")
@@ -182,10 +183,13 @@ def what_if(
     cancelled: Callable[[], bool] | None = None,
     all_entries: bool = False,
     own_report: tuple[Health, dict[str, list[str]]] | None = None,
+    check: object | None = None,
 ) -> WhatIf:
     """The run's own health (`own_report`: one computed already, with its hits) and the same
     run under `settings` (ranked by `ranker`, default the run's own), and what changed.
-    `progress(done, total)` runs over both passes; `cancelled()` interrupts either."""
+    `progress(done, total)` runs over both passes; `cancelled()` interrupts either. `check`:
+    the run's kept replay check (run_check.kept_check), which says, as it does for `health`,
+    how far each side ranked by the run's own ranker is exact."""
     own = own or Settings()
     ranker = ranker if ranker is not None else own_ranker
     own_name = str(getattr(own_ranker, "name", "?"))
@@ -204,6 +208,7 @@ def what_if(
             search=own.search(recorded=True),
             hits=own_hits,
         )
+        _checked(mine, check)
     else:
         mine, own_hits = own_report
     their_hits: dict[str, list[str]] = {}
@@ -216,6 +221,8 @@ def what_if(
         hits=their_hits,
         entries_of=mine if mine.complete else None,
     )
+    if ranker is own_ranker:
+        _checked(theirs, check)
     result = WhatIf(
         settings=settings.shown(own_name),
         own_settings=own.shown(own_name),
@@ -226,6 +233,11 @@ def what_if(
     result.changes = changes(mine, theirs, own_hits, their_hits)
     result.notes = _notes(result)
     return result
+
+
+def _checked(report: Health, check: object | None) -> None:
+    if report.fidelity is not None:
+        with_check(report.fidelity, check)
 
 
 def _stepper(progress: ProgressFn | None, passes: int) -> Callable[[int], ProgressFn | None]:
@@ -332,7 +344,7 @@ def _notes(result: WhatIf) -> list[str]:
     elif own.recorded:
         moves = (
             ""
-            if other.fidelity is not None and other.fidelity.exact is True
+            if other.fidelity is not None and other.fidelity.own is True
             else ", by a ranker that is not the run's own: it moves hits too"
         )
         notes.append(

@@ -250,6 +250,22 @@ def test_integers_past_64_bits_and_surrogate_keys_are_indexed(run, index_root) -
         assert again.nodes[node_id].as_data() == fresh_node.as_data()
 
 
+def test_lone_surrogate_texts_are_indexed(small_ckpt, tmp_path, index_root) -> None:
+    """Issue 31 item 4: a lone surrogate in a memory text, a trace_log line and a node id
+    (msgpack's strings are UTF-8) once left the run unindexed without a word."""
+    from test_hostile_strings import TEXT_TAIL, TRACE, with_surrogates
+
+    run, node_id = with_surrogates(small_ckpt, tmp_path / "surrogates")
+    fresh = load_checkpoint(run)
+    load_checkpoint(run, use_index=True)
+    again = index.load(run)
+    assert again is not None  # indexed
+    assert node_id in again.nodes
+    assert any(TRACE in node.trace_log for node in again.nodes.values())
+    tails = [e.text for e in fresh.entries if e.text.endswith(TEXT_TAIL)]
+    assert tails and [e.text for e in again.entries if e.text.endswith(TEXT_TAIL)] == tails
+
+
 # ---- issue 31, item 9: the key covers every byte of the files read whole ----
 
 

@@ -21,6 +21,7 @@ from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.replay import checkpoint_hash, eligible_entry
 from ari_mem_tui.search.startup import node_query, start_time
 from ari_mem_tui.what_if import Settings, SettingsError, parse_settings, what_if
+from tests.ari_like import generate_in_memory
 
 
 @pytest.fixture(scope="module")
@@ -57,6 +58,33 @@ def test_the_run_s_own_settings_give_health_json_byte_for_byte(
     assert json_text(data["own"]) + "\n" == health
     assert data["changes"]["nodes"] == [] and data["changes"]["hits_gained"] == 0
     assert code_w == code
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["no-check", "kept-check"])
+def test_the_run_s_own_ranker_gives_health_json_byte_for_byte(capsys, tmp_path, checked):
+    """GIVEN a run ARI's in-memory backend recorded, ranked by its own rule (health's ranker
+    line says "summary checks it", or, once `summary` kept its replay check, "exact: …, 26 of
+    26 recorded searches reproduced"), WHEN `health --what-if limit=5` runs, THEN both sides
+    are `health --json` byte for byte: each side's ranker line says what health's says (they
+    said "unchecked" beside health's "exact")."""
+    run = generate_in_memory(tmp_path / "ckpt").path
+    base = [str(run), "--no-letta", "--json"]
+    if checked:
+        assert main(["summary", *base]) == 0
+    capsys.readouterr()
+    code, health = cli_json(capsys, "health", *base)
+    label = json.loads(health)["fidelity"]["label"]
+    assert label.startswith("exact: ARI's in-memory" if checked else "run's ranker, unchecked")
+    code_w, out = cli_json(capsys, "health", *base, "--what-if", "limit=5")
+    data = json.loads(out)
+    assert data["same"] is True
+    assert json_text(data["own"]) + "\n" == health
+    assert json_text(data["what_if"]) + "\n" == health
+    assert code_w == code
+    _, out = cli_json(capsys, "health", *base, "--what-if", "limit=3")
+    other = json.loads(out)  # other settings, the same ranker: it is the run's own
+    assert other["what_if"]["fidelity"] == data["what_if"]["fidelity"]
+    assert not any("not the run's own" in note for note in other["notes"]), other["notes"]
 
 
 def test_a_wider_window_feeds_the_starved_nodes_by_hand(starved_dir):

@@ -568,6 +568,8 @@ def _what_if(
     ranker = ranker_for(run, settings)
     if ranker is not run.ranker and settings.ranker != "bm25":
         wait_for_vectors(ranker)
+    from ari_mem_tui.run_check import kept_check
+
     result = what_if(
         run.checkpoint,
         run.ranker,
@@ -576,6 +578,7 @@ def _what_if(
         own=own,
         progress=progress,
         all_entries=args.all_entries,
+        check=kept_check(run, run.ranker),
     )
     line.close()
     if args.json:

@@ -258,17 +258,21 @@ class HealthScreen(Screen[None]):
                 hits=self.own_hits,
             )
             if result.fidelity is not None:  # exact as far as the run's replay check says
-                from ari_mem_tui.run_check import kept_check  # noqa: PLC0415
                 from ari_mem_tui.search.fidelity import with_check  # noqa: PLC0415
 
-                check = self.app.main.status_bar.check_of(run) or kept_check(run, run.ranker)
-                with_check(result.fidelity, check)
+                with_check(result.fidelity, self._replay_check(run))
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             if not worker.is_cancelled:
                 self.post_message(HealthDone(None, exc))
             return
         if not worker.is_cancelled:
             self.post_message(HealthDone(result))
+
+    def _replay_check(self, run: Run) -> object | None:
+        """The run's replay check: the status bar's, else the one kept (summary's)."""
+        from ari_mem_tui.run_check import kept_check  # noqa: PLC0415
+
+        return self.app.main.status_bar.check_of(run) or kept_check(run, run.ranker)
 
     @on(HealthProgress)
     def _progress(self, message: HealthProgress) -> None:
@@ -483,6 +487,7 @@ class HealthScreen(Screen[None]):
                 progress=progress,
                 cancelled=cancelled,
                 own_report=own if own[0] is not None and own[0].complete and own[1] else None,
+                check=self._replay_check(run),
             )
         except Exception as exc:  # noqa: BLE001 - shown, never a crash
             if not worker.is_cancelled:
