@@ -406,3 +406,25 @@ def test_no_file_inside_a_checkpoint_is_ever_swept(run, monkeypatch) -> None:
     planted.write_bytes(b"the checkpoint's own")
     load_checkpoint(run, use_index=True)
     assert index.sweep(run) == 0 and planted.read_bytes() == b"the checkpoint's own"
+
+
+def test_an_index_that_cannot_be_stored_is_said_once_with_its_cost(run, index_root, monkeypatch):
+    """A value the index cannot store (a bug of ours, or a type no one foresaw) was a silent
+    full parse on every open; it is said like a cache that cannot be written."""
+    from ari_mem_tui.checkpoint.cachefile import take_notes
+
+    def cannot(_ckpt):
+        raise OverflowError("int too big")
+        yield  # (a generator, as _sections is)
+
+    monkeypatch.setattr(index, "_sections", cannot)
+    take_notes()
+    ckpt = load_checkpoint(run, use_index=True)
+    folder = index.index_dir(run)
+    (note,) = [n for n in take_notes() if n.startswith("run index")]
+    assert note.startswith(
+        f"run index cannot be cached in {folder} (a value it cannot store: OverflowError):"
+        " every open of the run reads its files ("
+    ), note
+    assert note.endswith(" s this time)") and ckpt.nodes
+    assert index.load(run) is None and not (folder / index.INDEX_FILE).exists()

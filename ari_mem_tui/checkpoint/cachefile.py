@@ -259,8 +259,15 @@ def touch(path: Path) -> None:
 
 
 def writable(folder: Path | str) -> bool:
-    """Whether this user may write in `folder` (read-only mounts included)."""
-    return os.access(folder, os.W_OK)
+    """Whether this user may write in `folder`, or where it is not yet, in the nearest folder
+    above it that exists (read-only mounts included), on a disk with room."""
+    folder = os.path.abspath(folder)
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    try:
+        return os.access(folder, os.W_OK | os.X_OK) and os.statvfs(folder).f_bavail > 0
+    except OSError:
+        return False
 
 
 def remove(path: Path) -> None:

@@ -64,6 +64,7 @@ from platformdirs import user_cache_dir
 from ari_mem_tui.checkpoint.access_log import access_files
 from ari_mem_tui.checkpoint.attribution import READ_TOOLS
 from ari_mem_tui.checkpoint.cachefile import cannot_cache, rebuilt
+from ari_mem_tui.checkpoint.cachefile import writable as cachefile_writable
 from ari_mem_tui.checkpoint.cow import CowLog, joined_rows, stored_current, stored_rejected
 from ari_mem_tui.checkpoint.limits import MIB, current, hint
 from ari_mem_tui.checkpoint.trace_log import TraceCallsByNode, known_calls, trace_calls_of
@@ -136,19 +137,11 @@ def index_dir(ckpt: Path) -> Path | None:
 
 
 def writable(ckpt: Path) -> bool:
-    """Whether `ckpt`'s index folder (or the nearest folder above it that exists) can be
-    written to by us now, on a disk with room: a writer handed off to another process
-    (cli/after_output.py) is handed off only then, so what cannot be cached is said before
-    the command ends, as it is everywhere else."""
+    """Whether `ckpt`'s index folder can be written now (cachefile.writable): a writer handed
+    off to another process (cli/after_output.py) is handed off only then, so what cannot be
+    cached is said before the command ends, as it is everywhere else."""
     folder = index_dir(ckpt)
-    while folder is not None and not folder.is_dir():
-        folder = None if folder.parent == folder else folder.parent
-    if folder is None or not os.access(folder, os.W_OK | os.X_OK):
-        return False
-    try:
-        return os.statvfs(folder).f_bavail > 0
-    except OSError:
-        return False
+    return folder is not None and cachefile_writable(folder)
 
 
 # ---- the key ----
@@ -397,11 +390,12 @@ def _json(value: Any) -> bytes:
         return json.dumps(value).encode("ascii")
 
 
-def save(ckpt: Checkpoint, before: list[Any]) -> bool:
+def save(ckpt: Checkpoint, before: list[Any], took: float | None = None) -> bool:
     """Write the index of a freshly loaded `ckpt`, whose files had the key `before` when the
-    load began; False (and nothing written) when it cannot be (no cache dir, a file changed
-    during the load, a full disk). Another writer of the same run's index is waited for (its
-    file is then replaced by this one, of the same files)."""
+    load (of `took` seconds) began; False (and nothing written) when it cannot be (no cache
+    dir, a file changed during the load, a full disk, a value it cannot store: the last two
+    said once, with what they cost). Another writer of the same run's index is waited for
+    (its file is then replaced by this one, of the same files)."""
     folder = index_dir(ckpt.path)
     if folder is None:
         return False
@@ -413,11 +407,21 @@ def save(ckpt: Checkpoint, before: list[Any]) -> bool:
         with _writer(folder):
             _write(folder, key, ckpt.run_id, _sections(ckpt))
     except OSError as exc:  # a read-only or full cache, another user's folder: said once
-        cannot_cache("run index", folder, exc, "every open of the run reads its files")
+        cannot_cache("run index", folder, exc, _cost(took))
         return False
-    except (TypeError, OverflowError, ValueError, msgspec.EncodeError):
-        return False  # (UnicodeEncodeError is a ValueError)
+    except (TypeError, OverflowError, ValueError, msgspec.EncodeError) as exc:
+        # (UnicodeEncodeError is a ValueError) a bug of ours: what is lost is said all the same
+        why = f"a value it cannot store: {exc.__class__.__name__}"
+        cannot_cache("run index", folder, why, _cost(took))
+        return False
     return True
+
+
+def _cost(took: float | None) -> str:
+    """What a run index not written costs: every open loads the files, as this one did."""
+    return "every open of the run reads its files" + (
+        f" ({took:.1f} s this time)" if took is not None else ""
+    )
 
 
 @contextlib.contextmanager

@@ -8,6 +8,7 @@ the CoW write log, which draws on all of them.
 from __future__ import annotations
 
 import os
+import time
 from array import array
 from collections.abc import Callable
 from pathlib import Path
@@ -90,14 +91,15 @@ def load_checkpoint(
         for number, name in enumerate(LOAD_STEPS, start=1):  # every part, done at once
             on_step(number, len(LOAD_STEPS), name)
         return cached
-    before = index.run_key(path, None)
+    before, started = index.run_key(path, None), time.perf_counter()
     ckpt = without_gc(_load, path, on_step, on_tree)
+    took = time.perf_counter() - started  # (what every open costs when no index is written)
     if ckpt.tree_source is None:
         return ckpt
     if defer_index is not None:  # (gc stays on then: it is process-wide)
-        defer_index(lambda: index.save(ckpt, before))
+        defer_index(lambda: index.save(ckpt, before, took))
     else:
-        without_gc(index.save, ckpt, before)
+        without_gc(index.save, ckpt, before, took)
     return ckpt
 
 
