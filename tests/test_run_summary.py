@@ -153,3 +153,27 @@ def test_a_check_made_by_other_replay_rules_reads_unchecked(workspace, env, monk
     assert (again.replay_checked, again.replay_reproduced) == (None, None)
     assert (again.replay_word, again.replay_ranker) == ("", "")
     assert (again.nodes, again.leaks, again.starved) == (kept.nodes, kept.leaks, kept.starved)
+
+
+async def test_the_picker_names_the_ranker_behind_its_replay_column(workspace, env, monkeypatch):
+    """The picker shows `runs`' legend: a count of reproduced searches means nothing without
+    what replayed them."""
+    from types import SimpleNamespace
+
+    from tests.test_tui_runs import workspace_app
+    from tests.tui_app_helpers import idle
+
+    run = workspace / "checkpoints" / "20260103000000_run2"
+    run_cli("summary", str(run), env=env)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    check = SimpleNamespace(checked=7, reproduced=6, word="not reproduced", ranker="run:m")
+    assert run_summary.note_check(run, check)
+    app = workspace_app(workspace)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await idle(pilot)
+        legend = str(app.screen.query_one("#runs-legend").render())
+    assert legend.splitlines() == [
+        "· 2 runs not summarized yet (runs --scan)",
+        "replay: recorded searches reproduced / checked, replayed by run:m (1 run)",
+    ]

@@ -21,7 +21,13 @@ from textual.widgets import DataTable, Static
 from textual.worker import get_current_worker
 
 from ari_mem_tui.model.workspace import RunInfo, Workspace
-from ari_mem_tui.render.runs import RUN_COLUMNS, WIDE_FROM, run_cells, shown_columns
+from ari_mem_tui.render.runs import (
+    RUN_COLUMNS,
+    WIDE_FROM,
+    run_cells,
+    shown_columns,
+    summary_legend,
+)
 from ari_mem_tui.render.text import clean
 from ari_mem_tui.render.words import plural
 from ari_mem_tui.tui import keys
@@ -38,6 +44,7 @@ class RunPickerScreen(Screen[Path | None]):
     RunPickerScreen #runs-main { height: 1fr; padding: 0 1; }
     RunPickerScreen #runs-title { height: auto; margin-bottom: 1; }
     RunPickerScreen #runs-table { height: 1fr; }
+    RunPickerScreen #runs-legend { height: auto; color: $text-muted; }
     RunPickerScreen #runs-status { height: 1; color: $text-muted; }
     """
     BINDINGS: ClassVar[list[BindingType]] = keys.bindings(keys.RUNS)
@@ -53,6 +60,7 @@ class RunPickerScreen(Screen[Path | None]):
         with Vertical(id="runs-main"):
             yield Static("", id="runs-title")
             yield VimTable(id="runs-table")
+            yield Static("", id="runs-legend")
             yield Static("", id="runs-status")
         yield KeyBar()
 
@@ -88,6 +96,9 @@ class RunPickerScreen(Screen[Path | None]):
         table.fill([*columns, "path"], rows, wide_only=("path",))
         if keep is not None:
             table.go_to_key(keep)
+        # what the summary columns need said (as `runs` says it): the ranker behind "replay"
+        legend = Text("\n").join(Text(clean(words, False)) for words in summary_legend(self.runs))
+        self.query_one("#runs-legend", Static).update(legend)
         self._status()
 
     def _status(self) -> None:
