@@ -286,6 +286,11 @@ def test_the_demo_s_check_names_its_one_late_insert(recorded, tmp_path, capsys, 
     first_summary = run_summary.kept(run)
     assert unasked["word"] == "run's ranker, unchecked" and unasked["checked"] == 0
     assert unasked["note"].startswith("not checked: summary --embedder minilm checks")
+    # (none was tried: not "no recorded search it could rebuild", which a check would say)
+    assert unasked["label"] == (
+        "run's ranker, unchecked: local MiniLM, the run's embedding model"
+        " (ari-mem-tui/all-MiniLM-L6-v2-int8)"
+    )
     asked = summary_json(capsys, str(run), "--embedder", "minilm")
     check = asked["replay_check"]
     marker = json.loads((run / demo.MARKER).read_text(encoding="utf-8"))

@@ -191,8 +191,9 @@ def stand_in_check(ckpt: Checkpoint, ranker: Any, fidelity: Any = None) -> Repla
 
 
 def unchecked_check(ckpt: Checkpoint, ranker: Any, why: str) -> ReplayCheck:
-    """The check of the run's own ranker not made (why: `why`): "run's ranker, unchecked"."""
-    fidelity = run_verdict(base_fidelity(ckpt, ranker), 0, 0)
+    """The check of the run's own ranker not made (why: `why`, its note): "run's ranker,
+    unchecked", not "no recorded search it could rebuild" (none was tried)."""
+    fidelity = run_verdict(base_fidelity(ckpt, ranker), 0, 0, unchecked="")
     return ReplayCheck(
         ranker=getattr(ranker, "name", ""),
         word=fidelity.word,

@@ -164,10 +164,15 @@ def node_verdict(
 
 
 def run_verdict(
-    fidelity: RankerFidelity, checked: int, reproduced: int, cause: str = ""
+    fidelity: RankerFidelity,
+    checked: int,
+    reproduced: int,
+    cause: str = "",
+    unchecked: str = "no recorded search it could rebuild",
 ) -> RankerFidelity:
     """`fidelity` of a whole run with its replay check (search/check.py): `reproduced` of the
-    `checked` recorded searches a replay could rebuild."""
+    `checked` recorded searches a replay could rebuild; with none, `unchecked` says why ("":
+    said elsewhere, the check's note)."""
     what = fidelity.label.split(": ", 1)[-1]
     if fidelity.own is not True:
         if checked:
@@ -175,7 +180,7 @@ def run_verdict(
         return fidelity
     fidelity.verified = None if not checked else reproduced == checked
     if not checked:
-        _say(fidelity, UNCHECKED, f"{what} (no recorded search it could rebuild)", None)
+        _say(fidelity, UNCHECKED, f"{what} ({unchecked})" if unchecked else what, None)
     elif reproduced == checked:
         _say(
             fidelity, EXACT, f"{what}, {reproduced} of {checked} recorded searches reproduced", True
