@@ -298,6 +298,21 @@ def test_an_edit_in_the_middle_of_a_big_tree_with_its_mtime_put_back_is_a_new_ke
     assert index.load(run) is not None  # and indexed again, with the new bytes
 
 
+def test_an_edit_that_keeps_the_hash_is_a_new_key_by_its_ctime(run, index_root, monkeypatch):
+    """XXH3 is not a cryptographic hash: a same-size edit crafted to keep it (stood in for by
+    a hash that never changes) is still another key, as the edit moved the file's ctime."""
+    monkeypatch.setattr(index, "_whole_hash", lambda _handle, _info: "all:kept")
+    index._hashed.clear()
+    load_checkpoint(run, use_index=True)
+    assert index.load(run) is not None
+    tree = run / "tree.json"
+    data, before = tree.read_bytes(), tree.stat()
+    tree.write_bytes(data.replace(b'"', b'"', 1))  # the same bytes, written again
+    os.utime(tree, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert tree.stat().st_ctime_ns != before.st_ctime_ns
+    assert index.load(run) is None
+
+
 # ---- issue 31, item 8: a writer killed half-way leaves its temporary file ----
 
 DIES_HALF_WAY = """
