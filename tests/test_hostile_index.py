@@ -443,3 +443,21 @@ def test_an_index_that_cannot_be_stored_is_said_once_with_its_cost(run, index_ro
     ), note
     assert note.endswith(" s this time)") and ckpt.nodes
     assert index.load(run) is None and not (folder / index.INDEX_FILE).exists()
+
+
+def test_the_size_limit_counts_every_readable_file_of_the_key(run, index_root) -> None:
+    """The index's size limit is what its run can need: every readable file of the key (the
+    backup as it may decompress) twice, and 64 MiB. When the key's shape grew (its ctime), it
+    counted no file at all: a 10k-node run's index was over 64 MiB and never written."""
+    from ari_mem_tui.checkpoint.limits import current
+
+    files = index.watched(run, None)
+    total = sum(
+        current().gzip_allowed(p.stat().st_size) if p.name.endswith(".gz") else p.stat().st_size
+        for p in files
+    )
+    assert total > 0 and any(p.name.endswith(".gz") for p in files)
+    assert index.size_limit(index.run_key(run, None)) == (
+        2 * total + 64 * 2**20,
+        "what its run can need",
+    )

@@ -215,6 +215,10 @@ def _file_key(path: Path, ckpt: Path) -> list[Any]:
     ]
 
 
+# what a readable file's key holds, in order (size_limit reads its size)
+_FILE_KEY = ("name", "device", "inode", "size", "mtime_ns", "ctime_ns", "hash")
+
+
 # a file's whole hash, by what no edit can keep: an edit changes the inode's ctime, which no
 # one can set back (utime sets the mtime), so within one process a file is hashed once however
 # many keys are taken (the load's before and after, the kept audit's)
@@ -258,8 +262,8 @@ def size_limit(key: list[Any]) -> tuple[int, str]:
     place must not be)."""
     limits, total = current(), 0
     for item in key[1]:
-        if len(item) == 6:
-            size = item[3]
+        if len(item) == len(_FILE_KEY):  # (an unreadable one's is [name, why, what])
+            size = item[_FILE_KEY.index("size")]
             total += limits.gzip_allowed(size) if item[0].endswith(".gz") else size
     run = 2 * total + 64 * MIB
     if limits.cache_bytes < run:
