@@ -461,3 +461,18 @@ def test_the_size_limit_counts_every_readable_file_of_the_key(run, index_root) -
         2 * total + 64 * 2**20,
         "what its run can need",
     )
+
+
+def test_an_index_over_its_size_limit_is_said_as_such(run, index_root, monkeypatch) -> None:
+    from ari_mem_tui.checkpoint.cachefile import take_notes
+
+    monkeypatch.setattr(index, "size_limit", lambda _key: (4096, "a test's limit"))
+    take_notes()
+    load_checkpoint(run, use_index=True)
+    folder = index.index_dir(run)
+    (note,) = [n for n in take_notes() if n.startswith("run index")]
+    assert note.startswith(
+        f"run index cannot be cached in {folder} (it would be over its size limit (a test's"
+        " limit)): every open of the run reads its files ("
+    ), note
+    assert not (folder / index.INDEX_FILE).exists() and not list(folder.glob(".index-*"))

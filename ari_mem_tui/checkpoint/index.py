@@ -107,6 +107,10 @@ MAX_HEADER = 64 * MIB
 _CODE = Path(__file__).resolve().parent.parent  # the package: its loader and model sources
 
 
+class TooBig(ValueError):
+    """The index would be over its size limit (`size_limit`): never read, so not written."""
+
+
 class Damaged(Exception):
     """The index cannot be used as it is; `str(exc)` says why, in a few words."""
 
@@ -428,7 +432,11 @@ def save(ckpt: Checkpoint, before: list[Any], took: float | None = None) -> bool
         return False
     except (TypeError, OverflowError, ValueError, msgspec.EncodeError) as exc:
         # (UnicodeEncodeError is a ValueError) a bug of ours: what is lost is said all the same
-        why = f"a value it cannot store: {exc.__class__.__name__}"
+        why = (
+            str(exc)
+            if isinstance(exc, TooBig)
+            else f"a value it cannot store: {type(exc).__name__}"
+        )
         cannot_cache("run index", folder, why, _cost(took))
         return False
     return True
@@ -642,7 +650,7 @@ def _write(folder: Path, key: list[Any], run_id: str | None, sections: Iterable[
                 table.append([name, offset, size, crc])
                 offset += _aligned(size)
                 if offset > limit:  # it would never be read: not written either
-                    raise ValueError("the index would be over its size limit")
+                    raise TooBig(f"it would be over its size limit ({size_limit(key)[1]})")
             header = msgspec.msgpack.encode(
                 {"format": FORMAT, "key": key, "run_id": run_id, "sections": table}
             )
