@@ -113,9 +113,12 @@ def tiny(tmp_path: Path) -> Path:
 def _no_cache_notes_left() -> Iterator[None]:
     """A note a test's damaged cache left for the user (cachefile.tell) is that test's: one
     left pending was printed by the next test's command, a second stderr line it did not
-    expect (test_letta_client after test_checkpoint_index, run alone)."""
+    expect (test_letta_client after test_checkpoint_index, run alone). And what was said once
+    in the process is forgotten: each test's first failing write is said again."""
     yield
     cachefile.take_notes()
+    cachefile._said.clear()
+    cachefile._cannot.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)
