@@ -206,6 +206,45 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
     return saved
 
 
+async def shoot_runs(demo: Path, out: Path) -> Path:
+    """runs.svg: the run picker on a workspace of three demo runs (the default one and two of
+    other seeds), as first opens leave them: the default one summarized with its replay check
+    (`summary --embedder minilm`), one summarized unchecked, one not yet; its legend says what
+    the replay column's counts are and which ranker made them."""
+    import argparse as _argparse
+
+    from ari_mem_tui.cli.commands import run_openers
+    from ari_mem_tui.tui.screens.runs import RunPickerScreen
+
+    ws = Path(tempfile.gettempdir()) / "ari-mem-tui-workspace"
+    shutil.rmtree(ws, ignore_errors=True)
+    runs = ws / "checkpoints"
+    shutil.copytree(demo, runs / "20260528210232_demo")
+    env = {**os.environ, "ARI_MEM_TUI_DETACH": "0"}  # (each summary kept before the picker reads)
+
+    def cli(*argv: str) -> None:
+        subprocess.run([sys.executable, "-m", "ari_mem_tui", *argv], env=env, check=True,
+                       capture_output=True)  # fmt: skip
+
+    for seed, stamp in ((11, "20260601090000"), (12, "20260603140000")):
+        cli("demo", "--out", str(runs / f"{stamp}_seed{seed}"), "--nodes", "30", "--seed",
+            str(seed), "--recordings", "keywords")  # fmt: skip
+    cli("summary", str(runs / "20260528210232_demo"), "--embedder", "minilm")
+    cli("summary", str(runs / "20260601090000_seed11"), "--embedder", "bm25")
+    opener = run_openers(_argparse.Namespace(checkpoint=ws, embedder="bm25"))
+    app = AriMemApp(None, workspace=ws, run_factory=opener, theme="textual-dark",
+                    remember_theme=False, blink=False)  # fmt: skip
+    async with app.run_test(size=SIZE) as pilot:
+        while not (isinstance(app.screen, RunPickerScreen) and app.screen.counted):
+            await pilot.pause(0.1)
+        await pilot.pause(0.3)
+        legend = str(app.screen.query_one("#runs-legend").render())
+        check("replayed by minilm (1 run)" in legend, f"no ranker in the legend: {legend}")
+        file = out / "runs.svg"
+        app.save_screenshot(filename=file.name, path=str(out))
+    return file
+
+
 def with_marks_font(svg: Path) -> None:
     """The SVG's ✓ and ✗ drawn from DejaVu Sans Mono (Fira Code first for everything else)."""
     text = svg.read_text(encoding="utf-8")
@@ -260,7 +299,9 @@ def main() -> int:
 
     path = demo_checkpoint(record=MiniLMRecorder())  # as `ari-mem-tui demo` makes it
     args.out.mkdir(parents=True, exist_ok=True)
-    for file in asyncio.run(shoot(path, args.out, args.embedder)):
+    shots = asyncio.run(shoot(path, args.out, args.embedder))
+    shots.append(asyncio.run(shoot_runs(path, args.out)))
+    for file in shots:
         with_marks_font(file)
         png = png_of(file)
         print(file, png or "(no PNG: Chromium not found)")
