@@ -362,18 +362,25 @@ def test_a_writer_killed_half_way_leaves_a_file_the_next_open_removes(
     assert summary_json(again) == summary_json(load_checkpoint(run))
 
 
-def test_a_live_writers_temporary_file_is_left_alone(run, index_root) -> None:
-    """Only a dead writer's file is stale: while the lock is held, nothing goes."""
+def _locked_with_a_temporary_file(run: Path, name: str) -> tuple[Path, int]:
+    """The run indexed, a writer's temporary file `name` in its folder, and the folder's lock
+    held (as a writer at work holds it): the temporary file and the lock's descriptor."""
     import fcntl
 
     load_checkpoint(run, use_index=True)
     folder = index.index_dir(run)
     assert folder is not None
-    live = folder / (index.TEMP_PREFIX + "live")
-    live.write_bytes(b"being written")
+    temporary = folder / (index.TEMP_PREFIX + name)
+    temporary.write_bytes(b"being written")
     fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    return temporary, fd
+
+
+def test_a_live_writers_temporary_file_is_left_alone(run, index_root) -> None:
+    """Only a dead writer's file is stale: while the lock is held, nothing goes."""
+    live, fd = _locked_with_a_temporary_file(run, "live")  # a writer at work
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)  # a writer at work
         assert index.sweep(run, patience=0.05) == 0
         assert index.load(run) is not None and live.exists()
     finally:
@@ -384,16 +391,9 @@ def test_a_live_writers_temporary_file_is_left_alone(run, index_root) -> None:
 def test_an_open_waits_for_a_writer_at_work_then_sweeps_what_it_left(run, index_root) -> None:
     """A writer at work (a command's detached writer) is waited for, not raced: its index is
     read rather than the files again."""
-    import fcntl
     import threading
 
-    load_checkpoint(run, use_index=True)
-    folder = index.index_dir(run)
-    assert folder is not None
-    left = folder / (index.TEMP_PREFIX + "dies")
-    left.write_bytes(b"half")
-    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
-    fcntl.flock(fd, fcntl.LOCK_EX)
+    left, fd = _locked_with_a_temporary_file(run, "dies")
     done: list[str] = []
 
     def writer_ends() -> None:
@@ -423,26 +423,36 @@ def test_no_file_inside_a_checkpoint_is_ever_swept(run, monkeypatch) -> None:
     assert index.sweep(run) == 0 and planted.read_bytes() == b"the checkpoint's own"
 
 
-def test_an_index_that_cannot_be_stored_is_said_once_with_its_cost(run, index_root, monkeypatch):
-    """A value the index cannot store (a bug of ours, or a type no one foresaw) was a silent
-    full parse on every open; it is said like a cache that cannot be written."""
+def _cannot_store(_ckpt):
+    raise OverflowError("int too big")
+    yield  # (a generator, as _sections is)
+
+
+@pytest.mark.parametrize(
+    ("part", "stand_in", "why"),
+    [
+        ("_sections", _cannot_store, "a value it cannot store: OverflowError"),
+        ("size_limit", lambda _key: (4096, "a limit"), "it would be over its size limit (a limit)"),
+    ],
+)  # fmt: skip
+def test_an_index_not_written_is_said_once_with_its_cost(run, index_root, monkeypatch, part,
+                                                         stand_in, why):  # fmt: skip
+    """A value the index cannot store (a bug of ours, or a type no one foresaw) or an index
+    over its size limit was a silent full parse on every open; each is said like a cache that
+    cannot be written, with what the open cost."""
     from ari_mem_tui.checkpoint.cachefile import take_notes
 
-    def cannot(_ckpt):
-        raise OverflowError("int too big")
-        yield  # (a generator, as _sections is)
-
-    monkeypatch.setattr(index, "_sections", cannot)
+    monkeypatch.setattr(index, part, stand_in)
     take_notes()
     ckpt = load_checkpoint(run, use_index=True)
     folder = index.index_dir(run)
     (note,) = [n for n in take_notes() if n.startswith("run index")]
     assert note.startswith(
-        f"run index cannot be cached in {folder} (a value it cannot store: OverflowError):"
-        " every open of the run reads its files ("
+        f"run index cannot be cached in {folder} ({why}): every open of the run reads its files ("
     ), note
     assert note.endswith(" s this time)") and ckpt.nodes
     assert index.load(run) is None and not (folder / index.INDEX_FILE).exists()
+    assert not list(folder.glob(".index-*"))
 
 
 def test_the_size_limit_counts_every_readable_file_of_the_key(run, index_root) -> None:
@@ -461,18 +471,3 @@ def test_the_size_limit_counts_every_readable_file_of_the_key(run, index_root) -
         2 * total + 64 * 2**20,
         "what its run can need",
     )
-
-
-def test_an_index_over_its_size_limit_is_said_as_such(run, index_root, monkeypatch) -> None:
-    from ari_mem_tui.checkpoint.cachefile import take_notes
-
-    monkeypatch.setattr(index, "size_limit", lambda _key: (4096, "a test's limit"))
-    take_notes()
-    load_checkpoint(run, use_index=True)
-    folder = index.index_dir(run)
-    (note,) = [n for n in take_notes() if n.startswith("run index")]
-    assert note.startswith(
-        f"run index cannot be cached in {folder} (it would be over its size limit (a test's"
-        " limit)): every open of the run reads its files ("
-    ), note
-    assert not (folder / index.INDEX_FILE).exists() and not list(folder.glob(".index-*"))
