@@ -57,8 +57,16 @@ def test_limits_come_from_defaults_environment_and_flag(monkeypatch: pytest.Monk
     assert limits.current().line_bytes == 64 * MIB
     monkeypatch.setenv("ARI_MEM_TUI_MAX_LINE_MIB", "3")
     assert limits.current().line_bytes == 3 * MIB
-    monkeypatch.setenv("ARI_MEM_TUI_MAX_LINE_MIB", "junk")  # a bad value: the default
-    assert limits.current().line_bytes == 64 * MIB
+    monkeypatch.setenv("ARI_MEM_TUI_MAX_LINE_MIB", "junk")  # a bad value: the default, said
+    from ari_mem_tui.checkpoint.cachefile import take_notes
+
+    take_notes()
+    assert limits.current().line_bytes == 64 * MIB and limits.current().line_bytes == 64 * MIB
+    assert take_notes() == [
+        "ARI_MEM_TUI_MAX_LINE_MIB='junk' is not a whole number of at least 1: line-mib stays 64"
+    ]  # (once, however often the limits are read)
+    monkeypatch.setenv("ARI_MEM_TUI_MAX_LINE_MIB", "0")
+    assert limits.current().line_bytes == 64 * MIB and len(take_notes()) == 1
     args = build_parser().parse_args(
         ["summary", "x", "--max", "file-mib=7", "--max", "EMBED-CHARS=9"]
     )

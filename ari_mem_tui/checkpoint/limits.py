@@ -114,14 +114,22 @@ class Limits:
 
 
 def value(name: str) -> int:
-    """The limit `name` as set in the environment, else its default (a bad value: default)."""
+    """The limit `name` as set in the environment, else its default (a bad value: the
+    default, said once)."""
     limit = LIMITS[name]
     raw = os.environ.get(limit.env, "")
-    try:
-        number = int(raw) if raw.strip() else limit.default
-    except ValueError:
+    if not raw.strip():
         return limit.default
-    return number if number > 0 else limit.default
+    try:
+        number = int(raw)
+    except ValueError:
+        number = 0
+    if number > 0:
+        return number
+    from ari_mem_tui.checkpoint.cachefile import tell  # noqa: PLC0415 - (it reads the limits)
+
+    tell(f"{limit.env}={raw!r} is not a whole number of at least 1: {name} stays {limit.default}")
+    return limit.default
 
 
 def current() -> Limits:
