@@ -90,3 +90,28 @@ def test_the_entry_ends_with_the_exit_handlers_run_and_the_streams_flushed(argv,
     assert done.stderr.endswith("handler ran")
     if code == 0:  # (the help, printed to a pipe: still in its buffer when `main` returns)
         assert done.stdout.startswith("usage: ari-mem-tui") and "schema" in done.stdout
+
+
+@pytest.mark.parametrize("debug", [True, False])
+def test_a_bug_in_the_detached_writer_is_said_on_the_commands_stderr(run, tmp_path, debug):
+    """The writer runs after the command has ended: its bug is still the one line (or, with
+    --debug, the traceback) on the stderr the command was given."""
+    script = (
+        "import sys; from ari_mem_tui.checkpoint import index;"
+        " index.save = lambda *_: 1 / 0;"
+        f" sys.argv = ['ari-mem-tui', *{['--debug'] if debug else []!r}, 'summary', {str(run)!r}];"
+        " from ari_mem_tui.cli import entry; entry()"
+    )
+    env = {**os.environ, index.INDEX_ENV: str(tmp_path / "index")}
+    done = subprocess.run(
+        [sys.executable, "-c", script], check=False, capture_output=True, text=True, env=env
+    )  # (stderr read to its end: the writer's too)
+    assert done.returncode == 0 and done.stdout.startswith("checkpoint ")
+    if debug:
+        assert "Traceback (most recent call last)" in done.stderr
+        assert done.stderr.rstrip().endswith("ZeroDivisionError: division by zero")
+    else:
+        assert (
+            "internal error: ZeroDivisionError: division by zero (please report it" in done.stderr
+        )
+        assert "Traceback" not in done.stderr

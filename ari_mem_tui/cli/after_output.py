@@ -5,7 +5,7 @@ at once, not when the index is written), then these run, in order.
 A command hands its work over with `later(fn)`; `cli.main` runs it once the answer is out, in
 a process of its own (`detach`) where it can: the user's prompt comes back with the answer, as
 git's automatic gc does, and the next open of the run waits for that writer rather than read
-the files again (checkpoint/index.py `settle`). What it has to say (a cache it cannot write)
+the files again (checkpoint/index.py `sweep`). What it has to say (a cache it cannot write)
 still reaches the command's stderr, which it keeps: a reader of stderr sees its end only when
 the writer is done.
 """
@@ -16,6 +16,7 @@ import os
 import stat
 import sys
 import threading
+import traceback
 from collections.abc import Callable
 
 _LATER: list[tuple[Callable[[], object], bool]] = []
@@ -67,6 +68,8 @@ def detach(work: Callable[[], int]) -> bool:
     try:
         os.setsid()  # (no terminal signal of the next command reaches it: Ctrl+C, a hang-up)
         code = work()
+    except BaseException:  # noqa: BLE001 - (--debug lets a bug through: its traceback shown)
+        traceback.print_exc()
     finally:
         sys.stderr.flush()
         os._exit(code)
