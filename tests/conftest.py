@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ari_mem_tui.checkpoint import bulk, cachefile, index
+from ari_mem_tui.checkpoint import bulk, cachefile, index, limits
 from ari_mem_tui.demo import write_demo
 from ari_mem_tui.tui import config
 from tests.tui_helpers import write_tiny_checkpoint
@@ -119,6 +119,7 @@ def _no_cache_notes_left() -> Iterator[None]:
     cachefile.take_notes()
     cachefile._said.clear()
     cachefile._cannot.clear()
+    limits._ignored.clear()
 
 
 @pytest.fixture(scope="session", autouse=True)

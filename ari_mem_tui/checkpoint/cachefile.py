@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from ari_mem_tui.checkpoint.jsonfile import MAX_DEPTH, depth_exceeds, read_regular
-from ari_mem_tui.checkpoint.limits import current
+from ari_mem_tui.checkpoint.limits import current, take_ignored
 
 if TYPE_CHECKING:
     import numpy as np
@@ -342,8 +342,8 @@ def cannot_cache(
 
 
 def take_notes() -> list[str]:
-    """The notes not shown yet (each once)."""
+    """The notes not shown yet (each once), a limit's bad variable among them."""
     with _lock:
-        taken = list(_notes)
+        taken = [*take_ignored(), *_notes]
         _notes.clear()
     return taken

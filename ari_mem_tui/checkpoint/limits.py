@@ -126,10 +126,22 @@ def value(name: str) -> int:
         number = 0
     if number > 0:
         return number
-    from ari_mem_tui.checkpoint.cachefile import tell  # noqa: PLC0415 - (it reads the limits)
-
-    tell(f"{limit.env}={raw!r} is not a whole number of at least 1: {name} stays {limit.default}")
+    said = f"{limit.env}={raw!r} is not a whole number of at least 1: {name} stays {limit.default}"
+    if said not in _ignored:
+        _ignored[said] = False
     return limit.default
+
+
+# the variables ignored, each said once (cachefile.take_notes gives them with its own notes:
+# the limits import nothing of ours); True once taken
+_ignored: dict[str, bool] = {}
+
+
+def take_ignored() -> list[str]:
+    """What was ignored and not said yet."""
+    fresh = [said for said, taken in _ignored.items() if not taken]
+    _ignored.update(dict.fromkeys(fresh, True))
+    return fresh
 
 
 def current() -> Limits:
