@@ -4,12 +4,12 @@ Kept outside the checkpoint, in `<cache>/index/<sha1 of the checkpoint's real pa
 is $ARI_MEM_TUI_CACHE or the user's cache dir; $ARI_MEM_TUI_INDEX names another folder, or
 `off`); never inside the checkpoint. The key is every file the loader may read, each as (name,
 device, inode, size, mtime_ns, ctime_ns) and an XXH3-128 hash: of every byte for a file read
-whole (tree.json,
-nodes_tree.json, node_*/tree.json, the backup, experiment.md, idea.json, settings.json …: an
-in-place edit of the same size with its mtime put back is a new key), of its first and last 64
-KiB for the JSON Lines logs (appended to, gigabytes on a long run) and for any file over the
-`file-mib` limit (which the loader refuses unread); with the loader's own source and the limits
-in force. Any difference and the run is loaded from its files again and the index rewritten.
+whole (tree.json, nodes_tree.json, node_*/tree.json, the backup, experiment.md, idea.json,
+settings.json …: an in-place edit of the same size with its mtime put back is a new key), of
+its first and last 64 KiB for the JSON Lines logs (appended to, gigabytes on a long run) and
+for any file over the `file-mib` limit (which the loader refuses unread); with the loader's own
+source and the limits in force. Any difference and the run is loaded from its files again and
+the index rewritten.
 
 The file holds the run's columns (model/columns/) as they are in memory, so a reopen maps
 them: `MAGIC` padded to 64 bytes, then the sections, each 64-byte aligned: one per column (raw
@@ -634,7 +634,7 @@ def _stored_rejected(data: bytes | None) -> tuple[list[CowWrite], list[int]] | N
 def _write(folder: Path, key: list[Any], run_id: str | None, sections: Iterable[Section]) -> None:
     """The index into a temporary file of `folder`, section by section (each one's CRC taken
     as it is written), the header last; then renamed into place. The caller holds the lock."""
-    seed, limit = _seed(key), size_limit(key)[0]
+    seed, (limit, what) = _seed(key), size_limit(key)
     handle, tmp = tempfile.mkstemp(dir=folder, prefix=TEMP_PREFIX)
     try:
         with os.fdopen(handle, "wb") as out:
@@ -650,7 +650,7 @@ def _write(folder: Path, key: list[Any], run_id: str | None, sections: Iterable[
                 table.append([name, offset, size, crc])
                 offset += _aligned(size)
                 if offset > limit:  # it would never be read: not written either
-                    raise TooBig(f"it would be over its size limit ({size_limit(key)[1]})")
+                    raise TooBig(f"it would be over its size limit ({what})")
             header = msgspec.msgpack.encode(
                 {"format": FORMAT, "key": key, "run_id": run_id, "sections": table}
             )
