@@ -85,6 +85,7 @@ def open_run(
     store = AuditStore.before_load(path) if options.index and options.letta is None else None
     check_store = CheckStore.before_load(path) if options.index else None  # (a replay check)
     summary_key = run_summary.files_key(path) if store is not None else None
+    _build_bm25_ahead(options, path)
     ckpt = load_checkpoint(
         path,
         on_step=lambda n, _m, part: step(n, total, part),
@@ -122,6 +123,22 @@ def open_run(
     return run
 
 
+def _build_bm25_ahead(options: RunOptions, path: Path) -> None:
+    """On a first open (no run index: the files are read) for a ranker that ranks by a BM25
+    index of the pool (MiniLM's until its vectors are in; "auto" may turn out to be the
+    in-memory rule, which stops it), that index built on another core while the run loads
+    (search/bm25_warm.py)."""
+    # ("in-memory" ranks by its own rule; "run" by the run's model, BM25 only if that fails)
+    if not options.rank or options.letta is not None or options.embedder in ("in-memory", "run"):
+        return
+    from ari_mem_tui.checkpoint import index  # noqa: PLC0415
+    from ari_mem_tui.search import bm25_warm  # noqa: PLC0415
+    from ari_mem_tui.search.vector_cache import cache_root  # noqa: PLC0415
+
+    if not (options.index and index.exists(path)):
+        bm25_warm.start(path, cache_root())
+
+
 def run_model_ranker(
     ckpt: Checkpoint,
     embed: EmbedOptions,
@@ -151,6 +168,7 @@ def local_ranker(ckpt: Checkpoint, embedder: str, prefetch: bool = True) -> obje
     """The ranker `embedder` names; "auto" takes the run's own backend rule when the files show
     it (search/in_memory.py), else MiniLM, which then says why the backend stayed unknown.
     `prefetch`: MiniLM embeds every node's start-up query ahead (not for `saw`'s one node)."""
+    from ari_mem_tui.search import bm25_warm  # noqa: PLC0415
     from ari_mem_tui.search.backends import run_backend  # noqa: PLC0415
     from ari_mem_tui.search.embedded import make_ranker  # noqa: PLC0415
     from ari_mem_tui.search.in_memory import InMemoryRanker  # noqa: PLC0415
@@ -158,6 +176,7 @@ def local_ranker(ckpt: Checkpoint, embedder: str, prefetch: bool = True) -> obje
     if embedder == "auto":
         backend = run_backend(ckpt)
         if backend.in_memory:
+            bm25_warm.stop(ckpt.path)  # (no BM25 index wanted: the run's own rule ranks)
             return InMemoryRanker(ckpt.entries)
         ranker = make_ranker(ckpt, "minilm", prefetch=prefetch)
         ranker.backend_note = backend.note  # type: ignore[attr-defined]

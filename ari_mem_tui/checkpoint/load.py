@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ari_mem_tui.checkpoint import index
@@ -40,7 +40,7 @@ from ari_mem_tui.checkpoint.tree import (
 )
 from ari_mem_tui.checkpoint.values import parse_iso
 from ari_mem_tui.model import Checkpoint, CoreBlocks, Entries, Events, Node, Problem, TraceCall
-from ari_mem_tui.model.columns import EntryBuilder
+from ari_mem_tui.model.columns import EntryBuilder, StringTable
 
 __all__ = [
     "LOAD_STEPS",
@@ -257,9 +257,7 @@ def _grouped(rows: EntryBuilder, events: Events) -> Entries:
     """node_scope entries first, then react ones, each group in source order (as the backup);
     the events' joined rows follow their entries."""
     rows.flush()
-    kind = rows.kind
-    order = [r for r in range(len(kind)) if kind[r] == 0]
-    order += [r for r in range(len(kind)) if kind[r] != 0]
+    order = _pool_order(rows.kind)
     entries = rows.finish(order)
     if any(row != old for row, old in enumerate(order)):
         moved = array("i", bytes(4 * len(order)))
@@ -270,6 +268,28 @@ def _grouped(rows: EntryBuilder, events: Events) -> Entries:
                 if old >= 0:
                     column[event] = moved[old]
     return entries
+
+
+def _pool_order(kind: Sequence[int]) -> list[int]:
+    """The rows' order in the run: node_scope entries first, then react ones, each group in
+    source order."""
+    order = [r for r in range(len(kind)) if kind[r] == 0]
+    order += [r for r in range(len(kind)) if kind[r] != 0]
+    return order
+
+
+def backup_entries(path: Path) -> Entries | None:
+    """The entries the backup alone gives, in the order a load gives them: the run's pool
+    unless the load adds entries for access-log writes the backup lacks (search/bm25_warm.py
+    builds its index ahead). None when the backup gives no entry. Its problems are not said
+    here: the load reads the same file and says them."""
+    if not usable_file(path / BACKUP_FILE, BACKUP_FILE, []):
+        return None
+    rows = EntryBuilder(StringTable())
+    if not without_gc(read_backup, path / BACKUP_FILE, BACKUP_FILE, [], rows).count:
+        return None
+    rows.flush()
+    return rows.finish(_pool_order(rows.kind))
 
 
 def _experiment_goal(path: Path, tree: TreeResult, problems: list[Problem]) -> str:

@@ -22,7 +22,7 @@ from ari_mem_tui.checkpoint.bulk import without_gc
 from ari_mem_tui.checkpoint.limits import current
 from ari_mem_tui.model import Entries, MemoryEntry
 from ari_mem_tui.model.columns import Texts, entry_row_of_id
-from ari_mem_tui.search import bm25_cache, bm25_index
+from ari_mem_tui.search import bm25_cache, bm25_index, bm25_warm
 from ari_mem_tui.search import embedder as minilm
 from ari_mem_tui.search.progress import Progress
 from ari_mem_tui.search.quantized import Int8Index, best_first, candidates, threshold
@@ -325,6 +325,16 @@ def english_stopwords() -> list[str]:
     return list(_infer_stopwords("en"))
 
 
+def bm25_key(pool: Pool) -> str:
+    """The key of the pool's BM25 index in the cache: every text, in pool order, and the
+    settings the index is built with (the cut included)."""
+    settings = (
+        f"bm25s {bm25_version()} stopwords=en stemmer=english cut={current().embed_chars}"
+        f" format={bm25_cache.FORMAT}"
+    )
+    return bm25_cache.pool_key(pool.stored_texts(), settings)  # (no text decoded for it)
+
+
 class BM25Ranker:
     """Lexical ranking (bm25s, English stop words, Snowball stemmer). Tiny, instant, exact ties."""
 
@@ -342,16 +352,12 @@ class BM25Ranker:
         self._time_pos: np.ndarray | None = None  # pool index -> position in that order
         self._by_time: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # token -> its postings
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
-        settings = (
-            f"bm25s {bm25_version()} stopwords=en stemmer=english cut={cut}"
-            f" format={bm25_cache.FORMAT}"
-        )
-        key = bm25_cache.pool_key(pool.stored_texts(), settings)  # (no text decoded for it)
+        key, root = bm25_key(pool), cache_root(cache_dir)
+        if checkpoint is not None:  # (its index may be being built ahead: take it when it is)
+            bm25_warm.wait(checkpoint, key)
         build = lambda: self._build([t if len(t) <= cut else t[:cut] for t in pool.texts()])
         # a stored index is read without bm25s (bm25_cache.StoredIndex): only a build imports it
-        self._retriever, stops = bm25_cache.cached_index(
-            cache_root(cache_dir), key, build, len(pool), checkpoint
-        )
+        self._retriever, stops = bm25_cache.cached_index(root, key, build, len(pool), checkpoint)
         self._stops = frozenset(stops)
 
     def _build(self, texts: list[str]) -> tuple[Any, list[str]]:
