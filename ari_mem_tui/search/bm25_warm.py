@@ -5,7 +5,7 @@ pool for 2-2.6 s more before its first hits (every local ranker ranks by BM25 un
 vectors are in). That pool is the backup's entries in the load's order unless the load adds an
 entry for an access-log write the backup lacks (checkpoint/load.py `backup_entries`), and the
 backup can be read alone. So the first open of a run whose backup is big starts a process
-(`start`) that reads the backup, says its pool's key on its stdout, builds that pool's index and
+(`start`; search/bm25_builder.py) that reads the backup, says its pool's key on its stdout, builds that pool's index and
 stores it in the BM25 cache (bm25_cache.py): on the machine's other core, while this process
 loads. The ranker then asks (`wait`): the same key as its own pool's, it waits for the process
 and reads the stored index, checked as any cache file is; another key (the load added entries),
@@ -18,7 +18,6 @@ index is not wanted, and is stopped at this process's exit at the latest.
 from __future__ import annotations
 
 import atexit
-import gc
 import os
 import select
 import subprocess
@@ -31,6 +30,7 @@ from ari_mem_tui.checkpoint import cachefile
 WARM_ENV = "ARI_MEM_TUI_WARM"  # "0": no index built ahead (the ranker builds it, as before)
 # a backup smaller than this (~20k entries) is indexed sooner than a process starts (0.3 s)
 MIN_BACKUP_BYTES = 1 << 20
+BUILDER = "ari_mem_tui.search.bm25_builder"  # the process's module
 PATIENCE = 120.0  # s: the longest wait for a process's key, then for its end
 
 _started: dict[str, subprocess.Popen] = {}  # the run's folder (real path) -> its process
@@ -59,7 +59,7 @@ def start(checkpoint: Path, cache: Path) -> bool:
             return False
         try:
             _started[name] = subprocess.Popen(
-                [sys.executable, "-m", __name__, str(checkpoint), str(cache)],
+                [sys.executable, "-m", BUILDER, str(checkpoint), str(cache)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,  # (the load says what the backup holds; no traceback)
@@ -125,25 +125,3 @@ def _name(checkpoint: Path) -> str:
 def _cores() -> int:
     affinity = getattr(os, "sched_getaffinity", None)
     return len(affinity(0)) if affinity is not None else os.cpu_count() or 1
-
-
-def _build(checkpoint: Path, cache: Path) -> int:
-    """The process's work: read the backup, say its pool's key, build and store its index."""
-    # lazy: the module is imported by every ranker; only this process needs the readers
-    from ari_mem_tui.checkpoint.load import backup_entries  # noqa: PLC0415
-    from ari_mem_tui.search.embedded import BM25Ranker, Pool, bm25_key  # noqa: PLC0415
-
-    gc.disable()  # (its objects live until it ends: nothing for the collector to find)
-    entries = backup_entries(checkpoint)
-    if entries is None:
-        return 1
-    pool = Pool(entries)
-    print(bm25_key(pool), flush=True)
-    BM25Ranker(pool, cache, checkpoint)  # built, and stored by bm25_cache.cached_index
-    return 0
-
-
-if __name__ == "__main__":
-    code = _build(Path(sys.argv[1]), Path(sys.argv[2]))
-    sys.stdout.flush()
-    os._exit(code)  # (no teardown of the heap it built: the index is stored)
