@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ari_mem_tui.cli import main
+from ari_mem_tui.render.why import why_text
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search.replay import checkpoint_hash, eligible_entries
 from ari_mem_tui.search.why import EntryRefError, NodeSearch, resolve_entry
@@ -427,3 +428,36 @@ def test_a_letta_server_s_window_and_its_whole_ranking(small_ckpt):
                     assert (got.verdict == "limit") == (rank > LIMIT)
                     assert got.step("limit").numbers["rank"] == rank
     assert below and inside
+
+
+class _Elsewhere:
+    """An entry as another checkpoint's passage shows it (its footer's ari_checkpoint hash)."""
+
+    def __init__(self, entry, footer: str) -> None:
+        self._entry, self.ari_checkpoint = entry, footer
+
+    def __getattr__(self, name: str):
+        return getattr(self._entry, name)
+
+
+def test_another_checkpoint_s_passage_is_not_searchable_and_says_both_hashes(demo_ckpt):
+    """GIVEN a hit of a node, WHEN the same passage carries another checkpoint's footer hash
+    (a Letta server shared by two runs), THEN ARI's post-filter drops it: the verdict is
+    "searchable", reason "other-checkpoint", with both hashes, and the text names them."""
+    opened = open_run(RunOptions(checkpoint=demo_ckpt, embedder="bm25", index=False))
+    ckpt = opened.checkpoint
+    ckpt.checkpoint_hash = ours = "5ca1ab1e0000"  # (as a Letta server's footers tell it)
+    node_id, search = next(
+        (n.id, s)
+        for n in ckpt.nodes.values()
+        if n.ancestor_ids and (s := NodeSearch(ckpt, n.id, opened.ranker)).result.hits
+    )
+    hit = ckpt.entries_by_id[search.result.hits[0].entry_id]
+    assert search.why(hit).verdict == "seen"
+    got = search.why(_Elsewhere(hit, "0123456789abcdef"))
+    step = got.step("searchable")
+    assert got.verdict == "searchable" and step.reason == "other-checkpoint"
+    assert step.numbers == {"entry_checkpoint": "0123456789abcdef", "run_checkpoint": ours}
+    text = why_text(got).plain
+    assert "another checkpoint's passage (ari_checkpoint 0123456789abcdef, this run's " in text
+    assert node_id in got.node_id
