@@ -5,11 +5,13 @@ test_what_if.py)."""
 
 from __future__ import annotations
 
+import io
 import threading
 from pathlib import Path
 
 import pytest
 from health_helpers import A1, A2, write_starved_run
+from rich.console import Console
 from textual.widgets import Checkbox, ContentSwitcher, Input, Static
 from textual.worker import NoActiveWorker, get_current_worker
 
@@ -41,7 +43,10 @@ async def why_shown(pilot) -> WhyScreen:
 
 
 def shown_text(screen: WhyScreen) -> str:
-    return screen.query_one("#why-text", Static).content.plain
+    """The why view's text, each line whole (rendered wider than any line: no wrapping)."""
+    console = Console(width=1000, file=io.StringIO(), record=True)
+    console.print(screen.query_one("#why-text", Static).content)
+    return "\n".join(line.rstrip() for line in console.export_text().splitlines())
 
 
 async def test_x_on_a_hit_says_why_and_on_another_node_why_not(generated):

@@ -7,11 +7,13 @@ numbers; on a windowed ranker too (BM25 over the same files: the window reasons)
 from __future__ import annotations
 
 import gzip
+import io
 import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
 from ari_mem_tui.cli import main
 from ari_mem_tui.render.why import why_text
@@ -458,6 +460,8 @@ def test_another_checkpoint_s_passage_is_not_searchable_and_says_both_hashes(dem
     step = got.step("searchable")
     assert got.verdict == "searchable" and step.reason == "other-checkpoint"
     assert step.numbers == {"entry_checkpoint": "0123456789abcdef", "run_checkpoint": ours}
-    text = why_text(got).plain
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(why_text(got))
+    text = console.export_text()
     assert "another checkpoint's passage (ari_checkpoint 0123456789abcdef, this run's " in text
     assert node_id in got.node_id

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 
 from ari_mem_tui.model.why import FAIL, PASS, SEEN, WhyAnswer, WhyStep
@@ -288,15 +290,27 @@ def recorded_words(a: WhyAnswer) -> str | None:
     return said
 
 
-def why_text(a: WhyAnswer) -> Text:
-    """The answer as the CLI prints it and the TUI's why view shows it."""
+def why_text(a: WhyAnswer) -> Group:
+    """The answer as the CLI prints it and the TUI's why view shows it: a head, then the steps
+    in a grid, so that a step's sentence wraps under itself, not under its mark."""
+    # (the entry's text is a preview: one line, cut where the screen ends)
+    text = Text(f"  {preview(a.text, 100)}", style="italic", no_wrap=True, overflow="ellipsis")
+    notes = [Text(f"note: {clean(note, False)}", style="dim") for note in a.notes]
+    return Group(_title(a), text, _head(a), _steps(a), *notes)
+
+
+def _title(a: WhyAnswer) -> Text:
     out = Text()
     out.append("why ", style="bold")
     out.append(f"node {_node(a.node_id)}", style="bold cyan")
     out.append(" and entry ", style="bold")
     out.append(clean(a.entry_id, False), style="bold")
-    out.append(f" ({a.kind}, written by {_node(a.entry_node)})\n", style="cyan")
-    out.append(f"  {preview(a.text, 100)}\n", style="italic")
+    out.append(f" ({a.kind}, written by {_node(a.entry_node)})", style="cyan")
+    return out
+
+
+def _head(a: WhyAnswer) -> Text:
+    out = Text()
     verdict_style = "bold green" if a.verdict == SEEN else "bold red"
     out.append(f"{VERDICT_WORDS[a.verdict]}: ", style=verdict_style)
     out.append(hit_words(a) if a.verdict == SEEN else step_words(a.step(a.verdict)))
@@ -310,20 +324,25 @@ def why_text(a: WhyAnswer) -> Text:
         f" {clean(a.fidelity.label or a.embedder, False)}\n",
         style="dim",
     )
-    out.append("steps, in ARI's order:\n", style="bold")
-    width = max(len(name) for name in STEP_NAMES.values())
+    out.append("steps, in ARI's order:", style="bold")
+    return out
+
+
+def _steps(a: WhyAnswer) -> Table:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=3, justify="right")  # (two spaces of indent, then the mark)
+    grid.add_column(width=max(len(name) for name in STEP_NAMES.values()) + 1)
+    grid.add_column()
     for step in a.steps:
         if step.reason in ("windowed", "windowless"):  # the other kind of ranker's step
             continue
         mark, style = MARKS.get(step.status, ("?", ""))
-        out.append(f"  {mark} ", style=style)
-        out.append(
-            f"{STEP_NAMES[step.key]:<{width}}  ", style="bold" if step.status == FAIL else ""
+        grid.add_row(
+            Text(mark, style=style),
+            Text(STEP_NAMES[step.key], style="bold" if step.status == FAIL else ""),
+            Text(step_words(step), style="" if step.status != "n/a" else "dim"),
         )
-        out.append(step_words(step) + "\n", style="" if step.status != "n/a" else "dim")
-    for note in a.notes:
-        out.append(f"note: {clean(note, False)}\n", style="dim")
-    return out
+    return grid
 
 
 def why_json(a: WhyAnswer) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, ClassVar
 
+from rich.console import Group
 from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
@@ -82,12 +83,11 @@ class WhyScreen(ModalScreen[str | None]):
             shown.update(Text(f"why failed: {clean(message.error, False)}", style="red"))
             return
         self.answer = message.answer
-        text = why_text(message.answer)
+        answer = why_text(message.answer)
         if self.other_id:
-            text.append(
-                f"\nY: ask about node {short_id(self.other_id)} instead", style="bright_black"
-            )
-        shown.update(text)
+            other = f"Y: ask about node {short_id(self.other_id)} instead"
+            answer = Group(answer, Text(other, style="bright_black"))
+        shown.update(answer)
 
     def action_switch(self) -> None:
         """`Y`: the same entry, asked about the other node (current ↔ marked)."""
