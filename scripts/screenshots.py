@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ari_mem_tui.demo import read_marker
 from ari_mem_tui.run import Run, RunOptions, open_run
 from ari_mem_tui.tui.app import AriMemApp
+from ari_mem_tui.tui.screens.why import WhyScreen
 from ari_mem_tui.tui.tables import TableFilter, VimTable
 
 SIZE = (120, 36)
@@ -180,6 +181,19 @@ async def shoot(path: Path, out: Path, embedder: str) -> list[Path]:
         hits.scroll_to_widget(app.query_one("#missed-title"), animate=False, top=True)
         await settle(app, pilot)
         save("hits-missed")
+        # why the node missed the entry under the cursor, its search step by step: `Y` asks
+        # about the marked node (of another branch) first, `Y` again about this one
+        await keys("Y")
+        why = app.screen
+        check(isinstance(why, WhyScreen), f"Y opened {type(why).__name__}, not the why view")
+        while why.answer is None or why.answer.node_id != target:
+            if why.answer is not None:
+                await keys("Y")
+            await pilot.pause(0.2)
+        await settle(app, pilot)
+        check(why.answer.verdict == "window", f"a missed entry's verdict: {why.answer.verdict}")
+        save("why")
+        await keys("escape")
         await keys("M", "left_square_bracket")
         await keys("d", "c")  # dim what the search could not see; compare with the mark
         save("compare")
