@@ -165,9 +165,10 @@ def test_stop_and_exit_leave_no_process(run, cache, ahead):
     assert len(ahead) == 2 and ahead[1] is not None and bm25_warm._started == {}
 
 
-def stand_in(run: Path, key: str, seconds: float) -> None:
-    """A process standing in for the builder: it says `key`, then takes `seconds` to end."""
-    code = f"import time; print({key!r}, flush=True); time.sleep({seconds})"
+def stand_in(run: Path, key: str, seconds: float, before: float = 0) -> None:
+    """A process standing in for the builder: it says `key` after `before` seconds, then takes
+    `seconds` to end."""
+    code = f"import time; time.sleep({before}); print({key!r}, flush=True); time.sleep({seconds})"
     process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     bm25_warm._started[bm25_warm._name(run)] = process
 
@@ -182,3 +183,10 @@ def test_a_process_of_the_same_key_is_waited_for(run, ahead):
     stand_in(run, "key-of-the-pool", 0.5)
     bm25_warm.wait(run, "key-of-the-pool")
     assert ahead == [0]  # it ended of itself: waited for, not stopped
+
+
+def test_a_process_that_does_not_say_its_key_in_time_is_stopped(run, ahead, monkeypatch):
+    monkeypatch.setattr(bm25_warm, "KEY_PATIENCE", 0.5)
+    stand_in(run, "key-of-the-pool", 0, before=3)  # (it says the very key, too late, then ends)
+    bm25_warm.wait(run, "key-of-the-pool")
+    assert ahead == [-signal.SIGKILL]

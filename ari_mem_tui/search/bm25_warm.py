@@ -31,7 +31,10 @@ WARM_ENV = "ARI_MEM_TUI_WARM"  # "0": no index built ahead (the ranker builds it
 # a backup smaller than this (~20k entries) is indexed sooner than a process starts (0.3 s)
 MIN_BACKUP_BYTES = 1 << 20
 BUILDER = "ari_mem_tui.search.bm25_builder"  # the process's module
-PATIENCE = 120.0  # s: the longest wait for a process's key, then for its end
+# s: the longest wait for a process's key (it reads one file where the load read them all,
+# so a process that has not said it by then is stuck or starved: the ranker builds instead),
+# then for its end once it said the ranker's key (its index is then the one wanted)
+KEY_PATIENCE, PATIENCE = 10.0, 120.0
 
 _started: dict[str, subprocess.Popen] = {}  # the run's folder (real path) -> its process
 _lock = threading.Lock()  # (the TUI loads in a worker thread; a ranker may ask from another)
@@ -105,7 +108,7 @@ def _stop_all() -> None:
 def _said_key(process: subprocess.Popen) -> str | None:
     """The key the process said once it read the backup (None: it ended or stayed silent)."""
     out = process.stdout
-    if out is None or not select.select([out], [], [], PATIENCE)[0]:
+    if out is None or not select.select([out], [], [], KEY_PATIENCE)[0]:
         return None
     return out.readline().decode("ascii", "replace").strip() or None
 
