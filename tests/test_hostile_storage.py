@@ -21,8 +21,10 @@ import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -302,18 +304,34 @@ def test_settings_and_recent_runs_that_cannot_be_saved_are_one_line_each(
     assert notes[1].endswith("(Read-only file system): this run is not added to the recent runs")
 
 
-def test_a_demo_whose_cache_cannot_be_written_is_made_elsewhere(
+def test_a_demo_whose_cache_cannot_be_written_is_kept_in_one_private_folder(
     tmp_path: Path, monkeypatch, fresh_notes: None
 ) -> None:
+    """Kept in this user's folder of the temp dir and reused there (a new folder at every run
+    filled the temp dir); generated in a new folder only where that folder is not private."""
     from ari_mem_tui import demo
 
     (tmp_path / "file").write_text("")
     monkeypatch.setenv("ARI_MEM_TUI_CACHE", str(tmp_path / "file" / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    spare = tmp_path / "tmp" / f"ari-mem-tui-{os.getuid()}"
     path = demo.demo_checkpoint(nodes=3, seed=2)
-    try:
-        assert (path / "tree.json").is_file() and not str(path).startswith(str(tmp_path))
-        (note,) = cachefile.take_notes()
-        assert note.startswith(f"demo checkpoint cannot be cached in {tmp_path / 'file' / 'cache'}")
-        assert note.endswith(f"it is generated again every time (this time in {path})")
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
+    assert path == spare / "demo-n3-s2" and (path / "tree.json").is_file()
+    assert stat.S_IMODE(spare.stat().st_mode) == 0o700
+    (note,) = cachefile.take_notes()
+    assert note.startswith(f"demo checkpoint cannot be cached in {tmp_path / 'file' / 'cache'}")
+    assert note.endswith(f"it is kept in {path} instead")
+    stamp = (path / "tree.json").stat().st_mtime_ns
+    assert demo.demo_checkpoint(nodes=3, seed=2) == path  # reused, not written again
+    assert (path / "tree.json").stat().st_mtime_ns == stamp
+    assert sorted(p.name for p in (tmp_path / "tmp").iterdir()) == [spare.name]
+    cachefile.take_notes()
+    cachefile._cannot.clear()  # (said once a process: the next is another command)
+
+    spare.chmod(0o755)  # (another user could have made it, or may read it: not used)
+    elsewhere = demo.demo_checkpoint(nodes=3, seed=2)
+    assert elsewhere.parent == tmp_path / "tmp" and elsewhere.name.startswith("ari-mem-tui-demo-")
+    assert (elsewhere / "tree.json").is_file()
+    (note,) = cachefile.take_notes()
+    assert note.endswith(f"it is generated again every time (this time in {elsewhere})")

@@ -29,6 +29,7 @@ cores (the ranking uses inverted lists over the query words only).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import io
@@ -37,6 +38,7 @@ import os
 import random
 import re
 import shutil
+import stat
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -449,20 +451,33 @@ def cache_root() -> Path:
 
 def demo_checkpoint(nodes: int = 40, seed: int = 7, record: Recorder | None = None) -> Path:
     """The cached demo checkpoint for (nodes, seed), generated on first use (atomically), its
-    start-up searches recorded by `record` (else the keyword stand-in)."""
+    start-up searches recorded by `record` (else the keyword stand-in). Where the cache cannot
+    hold it (read-only, full), it is kept in a private folder of this user's in the temp dir,
+    reused by the next run; only where that fails too is it generated in a new folder."""
     root = cache_root()
+    try:
+        return _cached_demo(root, nodes, seed, record)
+    except OSError as exc:  # a read-only or full cache: the demo all the same, elsewhere
+        try:
+            path = _cached_demo(_spare_root(), nodes, seed, record)
+        except OSError:
+            path = Path(tempfile.mkdtemp(prefix="ari-mem-tui-demo-"))
+            cost = f"it is generated again every time (this time in {path})"
+            cachefile.cannot_cache("demo checkpoint", root, exc, cost)
+            return write_demo(path, nodes=nodes, seed=seed, record=record)
+        cachefile.cannot_cache("demo checkpoint", root, exc, f"it is kept in {path} instead")
+        return path
+
+
+def _cached_demo(root: Path, nodes: int, seed: int, record: Recorder | None) -> Path:
+    """The demo in `root`, written there first when it is not (a temporary folder renamed into
+    place); OSError when `root` cannot take it."""
     target = root / f"demo-n{nodes}-s{seed}"
     recorded_with = record.embedding_config if record is not None else KEYWORDS
     if is_current_demo(target, recorded_with):
         return target
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".demo-n{nodes}-s{seed}.tmp-"))
-    except OSError as exc:  # a read-only or full cache: the demo all the same, elsewhere
-        elsewhere = Path(tempfile.mkdtemp(prefix="ari-mem-tui-demo-"))
-        cost = f"it is generated again every time (this time in {elsewhere})"
-        cachefile.cannot_cache("demo checkpoint", root, exc, cost)
-        return write_demo(elsewhere, nodes=nodes, seed=seed, record=record)
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".demo-n{nodes}-s{seed}.tmp-"))
     try:
         write_demo(tmp, nodes=nodes, seed=seed, record=record)
     except BaseException:
@@ -477,6 +492,20 @@ def demo_checkpoint(nodes: int = 40, seed: int = 7, record: Recorder | None = No
         if not is_current_demo(target, recorded_with):
             raise
     return target
+
+
+def _spare_root() -> Path:
+    """This user's folder in the temp dir (made private when new), for a demo the cache cannot
+    hold: one copy, where a new folder at each run filled the temp dir. OSError when the name
+    is taken by anything but a private folder of this user's (a shared temp dir: another user
+    could have put it there)."""
+    folder = Path(tempfile.gettempdir()) / f"ari-mem-tui-{os.getuid()}"
+    with contextlib.suppress(FileExistsError):
+        folder.mkdir(mode=0o700)
+    found = os.lstat(folder)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.getuid() or found.st_mode & 0o077:
+        raise OSError(f"{folder} is not a private folder of this user's")
+    return folder
 
 
 def summary(path: Path) -> str:
