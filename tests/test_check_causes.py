@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 
 from ari_mem_tui.search import check as C
-from ari_mem_tui.search.causes import FILES, OTHER_RANKER
+from ari_mem_tui.search.causes import FILES, causes_said
 
 LATE = "1 entry stamped before the search reached the memory after it (a late insert)"
 
@@ -48,14 +48,22 @@ def test_the_others_unreproduced_beside_reproduced_start_ups_are_another_ranker(
         (C.OTHER, False, LATE),  # a named cause is kept
     )
     C._other_ranker(check, causes)
-    assert [s.cause for s in check.searches] == ["", FILES, LATE, OTHER_RANKER, OTHER_RANKER, LATE]
-    assert causes == Counter({OTHER_RANKER: 2, LATE: 2, FILES: 1})
+    other = (
+        "the other searches were recorded by another ranker: 1 of 3 start-up searches"
+        " reproduce, none of the 3 others does"
+    )
+    assert [s.cause for s in check.searches] == ["", FILES, LATE, other, other, LATE]
+    assert causes == Counter({other: 2, LATE: 2, FILES: 1})
 
 
 def test_every_files_cause_gone_leaves_no_zero_count() -> None:
     check, causes = _check((C.STARTUP, True, ""), (C.OTHER, False, FILES))
     C._other_ranker(check, causes)
-    assert causes == Counter({OTHER_RANKER: 1}) and FILES not in causes
+    other = (
+        "the other searches were recorded by another ranker: 1 of 1 start-up searches"
+        " reproduce, none of the 1 others does"
+    )
+    assert causes == Counter({other: 1}) and FILES not in causes
 
 
 @pytest.mark.parametrize(
@@ -73,3 +81,13 @@ def test_otherwise_the_files_stay_the_cause(searches) -> None:
     before = [s.cause for s in check.searches], Counter(causes)
     C._other_ranker(check, causes)
     assert ([s.cause for s in check.searches], causes) == before
+
+
+def test_every_cause_is_said_with_its_count_the_commonest_first() -> None:
+    assert causes_said(Counter()) == ""
+    assert causes_said(Counter({LATE: 3})) == LATE  # (one cause: no count)
+    assert causes_said(Counter({FILES: 1, LATE: 2})) == f"2 searches: {LATE}; 1 search: {FILES}"
+    many = Counter({"a": 5, "b": 4, "c": 3, "d": 2, "e": 1})
+    assert (
+        causes_said(many) == "5 searches: a; 4 searches: b; 3 searches: c; 3 searches: other causes"
+    )

@@ -15,7 +15,7 @@ from search_helpers import FakeRanker, build_tree, make_entry
 
 from ari_mem_tui.model import AccessEvent
 from ari_mem_tui.model.origin import Candidate, HashFinding
-from ari_mem_tui.search.causes import OTHER_RANKER, late_inserts, likely_cause
+from ari_mem_tui.search.causes import late_inserts, likely_cause
 from ari_mem_tui.search.check import check_run, check_search, recorded_searches
 from ari_mem_tui.search.embed_client import EndpointFailed
 from ari_mem_tui.search.embedded import ranking_from_scores
@@ -247,7 +247,7 @@ def four_searches():
     return ckpt, scores
 
 
-def test_a_run_check_counts_each_kind_names_the_nodes_and_the_commonest_cause(four_searches):
+def test_a_run_check_counts_each_kind_names_the_nodes_and_each_cause_with_its_count(four_searches):
     ckpt, scores = four_searches
     steps = []
     check = check_run(ckpt, OwnRanker(ckpt.entries, scores), progress=lambda *a: steps.append(a))
@@ -265,7 +265,10 @@ def test_a_run_check_counts_each_kind_names_the_nodes_and_the_commonest_cause(fo
     ]
     assert (check.word, check.label) == (
         NOT_REPRODUCED,
-        f"not reproduced: {BY_LETTA}: 3 of 4 recorded searches differ (likely cause: {SERVER})",
+        (
+            f"not reproduced: {BY_LETTA}: 3 of 4 recorded searches differ (likely cause:"
+            f" 2 searches: {SERVER}; 1 search: {LATE})"
+        ),
     )
     assert steps == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
@@ -292,8 +295,12 @@ def test_where_only_the_start_up_searches_reproduce_another_ranker_is_the_cause(
         ("start-up", True),
         ("other", False),
     ]
-    assert check.searches[1].cause == OTHER_RANKER
-    assert check.label.endswith(f"1 of 2 recorded searches differ (likely cause: {OTHER_RANKER})")
+    other = (
+        "the other searches were recorded by another ranker: 1 of 1 start-up searches"
+        " reproduce, none of the 1 others does"
+    )
+    assert check.searches[1].cause == other
+    assert check.label.endswith(f"1 of 2 recorded searches differ (likely cause: {other})")
 
 
 def test_a_cancelled_check_checks_nothing_more_and_says_interrupted(four_searches):

@@ -17,18 +17,24 @@ difference, from what the files and the ranker show:
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import Counter
 from math import isnan
 
 from ari_mem_tui.model import Checkpoint
 from ari_mem_tui.model.words import plural
 
 FILES = "the run's files: an entry missing from the backup, or stamped otherwise"
-# the start-up searches reproduce and none of the others does: not the files (both kinds rank
-# the same memory), but what ranked them (the demo's LLM searches keep its keyword stand-in's)
-OTHER_RANKER = (
-    "the other searches were recorded by another ranker: the start-up searches reproduce,"
-    " none of the others does"
-)
+# start-up searches reproduce and none of the others does: not the files (both kinds rank the
+# same memory), but what ranked them (the demo's LLM searches keep its keyword stand-in's)
+OTHER_RANKER = "the other searches were recorded by another ranker"
+
+
+def other_ranker(startup: dict[str, int], other: dict[str, int]) -> str:
+    """OTHER_RANKER with the counts that show it (`by_kind` of search/check.py)."""
+    return (
+        f"{OTHER_RANKER}: {startup['reproduced']} of {startup['checked']} start-up searches"
+        f" reproduce, none of the {other['checked']} others does"
+    )
 
 
 def late_inserts(ckpt: Checkpoint, as_of: float | None, searched: float | None) -> int:
@@ -89,3 +95,16 @@ def likely_cause(
             " since the run"
         )
     return FILES
+
+
+def causes_said(causes: Counter[str]) -> str:
+    """The likely cause of the differing searches in words; where they have more than one,
+    each with how many searches it explains, the most common first (three named at most)."""
+    ranked = causes.most_common()
+    if len(ranked) <= 1:
+        return ranked[0][0] if ranked else ""
+    said = [f"{plural(n, 'search', 'searches')}: {cause}" for cause, n in ranked[:3]]
+    rest = sum(n for _, n in ranked[3:])
+    if rest:
+        said.append(f"{plural(rest, 'search', 'searches')}: other causes")
+    return "; ".join(said)

@@ -27,7 +27,7 @@ from ari_mem_tui.model.origin import AGENT, HashFinding
 from ari_mem_tui.model.records import Record
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.backends import run_backend
-from ari_mem_tui.search.causes import FILES, OTHER_RANKER, likely_cause
+from ari_mem_tui.search.causes import FILES, causes_said, likely_cause, other_ranker
 from ari_mem_tui.search.fidelity import (
     STAND_IN,
     UNVERIFIED,
@@ -242,11 +242,12 @@ def _other_ranker(check: ReplayCheck, causes: Counter[str]) -> None:
     startup, other = check.by_kind.get(STARTUP), check.by_kind.get(OTHER)
     if not startup or not other or not startup["reproduced"] or other["reproduced"]:
         return
+    said = other_ranker(startup, other)
     for search in check.searches:
         if search.kind == OTHER and search.cause == FILES:
-            search.cause = OTHER_RANKER
+            search.cause = said
             causes[FILES] -= 1
-            causes[OTHER_RANKER] += 1
+            causes[said] += 1
     causes += Counter()  # (drops the counts left at zero)
 
 
@@ -261,7 +262,7 @@ def _sum_up(check: ReplayCheck, fidelity: Any, causes: Counter[str]) -> None:
     differing = [s.node_id or "unattributed" for s in check.searches if not s.reproduced]
     check.differs = list(dict.fromkeys(differing))
     _other_ranker(check, causes)
-    cause = causes.most_common(1)[0][0] if causes else ""
+    cause = causes_said(causes)
     verdict = run_verdict(fidelity, check.checked, check.reproduced, cause)
     check.word, check.label = verdict.word, verdict.label
     if verdict.word == UNVERIFIED and not check.note:

@@ -17,7 +17,10 @@ scores. The words, defined here once and used by every view (text, JSON, TUI, do
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ari_mem_tui.model import RankerFidelity
+from ari_mem_tui.search.causes import causes_said
 from ari_mem_tui.search.in_memory import NAME as IN_MEMORY
 
 EXACT = "exact"  # the run's own ranker, and the recorded search was reproduced
@@ -208,9 +211,8 @@ def with_check(fidelity: RankerFidelity, check: object | None) -> RankerFidelity
         return fidelity
     checked, reproduced = getattr(check, "checked", 0), getattr(check, "reproduced", 0)
     searches = getattr(check, "searches", [])
-    causes = [s.cause for s in searches if getattr(s, "cause", "")]
-    cause = max(set(causes), key=causes.count) if causes else ""
-    return run_verdict(fidelity, checked, reproduced, cause)
+    causes = Counter(s.cause for s in searches if getattr(s, "cause", ""))
+    return run_verdict(fidelity, checked, reproduced, causes_said(causes))
 
 
 def _say(fidelity: RankerFidelity, word: str, what: str, exact: bool | None) -> None:
