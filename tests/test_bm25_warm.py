@@ -165,28 +165,34 @@ def test_stop_and_exit_leave_no_process(run, cache, ahead):
     assert len(ahead) == 2 and ahead[1] is not None and bm25_warm._started == {}
 
 
-def stand_in(run: Path, key: str, seconds: float, before: float = 0) -> None:
+def stand_in(run: Path, key: str, seconds: float, before: float = 0, cache: str = "c") -> None:
     """A process standing in for the builder: it says `key` after `before` seconds, then takes
     `seconds` to end."""
     code = f"import time; time.sleep({before}); print({key!r}, flush=True); time.sleep({seconds})"
     process = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
-    bm25_warm._started[bm25_warm._name(run)] = process
+    bm25_warm._started[bm25_warm._name(run)] = (process, bm25_warm._name(Path(cache)))
 
 
 def test_a_process_of_another_key_is_stopped_at_once(run, ahead):
     stand_in(run, "key-of-the-backup", 5)  # (it would end of itself, code 0, if waited for)
-    bm25_warm.wait(run, "key-of-the-pool")
+    bm25_warm.wait(run, "key-of-the-pool", Path("c"))
     assert ahead == [-signal.SIGKILL]
 
 
 def test_a_process_of_the_same_key_is_waited_for(run, ahead):
     stand_in(run, "key-of-the-pool", 0.5)
-    bm25_warm.wait(run, "key-of-the-pool")
+    bm25_warm.wait(run, "key-of-the-pool", Path("c"))
     assert ahead == [0]  # it ended of itself: waited for, not stopped
 
 
 def test_a_process_that_does_not_say_its_key_in_time_is_stopped(run, ahead, monkeypatch):
     monkeypatch.setattr(bm25_warm, "KEY_PATIENCE", 0.5)
     stand_in(run, "key-of-the-pool", 0, before=3)  # (it says the very key, too late, then ends)
-    bm25_warm.wait(run, "key-of-the-pool")
+    bm25_warm.wait(run, "key-of-the-pool", Path("c"))
+    assert ahead == [-signal.SIGKILL]
+
+
+def test_a_process_storing_into_another_cache_is_stopped(run, ahead):
+    stand_in(run, "key-of-the-pool", 5, cache="elsewhere")  # (the very key, another cache)
+    bm25_warm.wait(run, "key-of-the-pool", Path("c"))
     assert ahead == [-signal.SIGKILL]

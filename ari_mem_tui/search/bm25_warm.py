@@ -36,7 +36,8 @@ BUILDER = "ari_mem_tui.search.bm25_builder"  # the process's module
 # then for its end once it said the ranker's key (its index is then the one wanted)
 KEY_PATIENCE, PATIENCE = 10.0, 120.0
 
-_started: dict[str, subprocess.Popen] = {}  # the run's folder (real path) -> its process
+# the run's folder (real path) -> its process and the cache it stores the index in
+_started: dict[str, tuple[subprocess.Popen, str]] = {}
 _lock = threading.Lock()  # (the TUI loads in a worker thread; a ranker may ask from another)
 
 
@@ -61,7 +62,7 @@ def start(checkpoint: Path, cache: Path) -> bool:
         if name in _started:
             return False
         try:
-            _started[name] = subprocess.Popen(
+            process = subprocess.Popen(
                 [sys.executable, "-m", BUILDER, str(checkpoint), str(cache)],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
@@ -69,18 +70,20 @@ def start(checkpoint: Path, cache: Path) -> bool:
             )
         except OSError:
             return False
+        _started[name] = (process, _name(cache))
     return True
 
 
-def wait(checkpoint: Path, key: str) -> None:
+def wait(checkpoint: Path, key: str, cache: Path) -> None:
     """Wait for the process building the run's index ahead when it builds the index of `key`
-    (the ranker's own pool); else stop it. Either way it is gone on return (none: at once)."""
+    (the ranker's own pool) into `cache` (the ranker's); else stop it. Either way it is gone
+    on return (none: at once)."""
     with _lock:
-        process = _started.pop(_name(checkpoint), None)
+        process, into = _started.pop(_name(checkpoint), (None, ""))
     if process is None:
         return
     try:
-        if _said_key(process) == key:
+        if into == _name(cache) and _said_key(process) == key:
             process.wait(PATIENCE)
     except subprocess.TimeoutExpired:
         pass
@@ -91,7 +94,7 @@ def wait(checkpoint: Path, key: str) -> None:
 def stop(checkpoint: Path) -> None:
     """Stop the process building the run's index ahead, if any (its index is not wanted)."""
     with _lock:
-        process = _started.pop(_name(checkpoint), None)
+        process, _into = _started.pop(_name(checkpoint), (None, ""))
     if process is not None:
         _stop(process)
 
@@ -99,7 +102,7 @@ def stop(checkpoint: Path) -> None:
 @atexit.register
 def _stop_all() -> None:
     with _lock:
-        left = list(_started.values())
+        left = [process for process, _into in _started.values()]
         _started.clear()
     for process in left:
         _stop(process)

@@ -354,7 +354,7 @@ class BM25Ranker:
         cut = self._cut = current().embed_chars  # a text's prefix only (checkpoint/limits.py)
         key, root = bm25_key(pool), cache_root(cache_dir)
         if checkpoint is not None:  # (its index may be being built ahead: take it when it is)
-            bm25_warm.wait(checkpoint, key)
+            bm25_warm.wait(checkpoint, key, root)
         build = lambda: self._build([t if len(t) <= cut else t[:cut] for t in pool.texts()])
         # a stored index is read without bm25s (bm25_cache.StoredIndex): only a build imports it
         self._retriever, stops = bm25_cache.cached_index(root, key, build, len(pool), checkpoint)
