@@ -306,7 +306,7 @@ def test_the_demo_s_check_names_its_one_late_insert(recorded, tmp_path, capsys, 
     # each cause with its count: the others' ranker, and the late insert (the start-up search
     # it changed, and an LLM search after it that the same late entry changed too)
     assert check["label"].endswith(
-        f"differ (likely cause: {other - 1} searches: the other searches were recorded by another"
+        f"differ (likely causes: {other - 1} searches: the other searches were recorded by another"
         f" ranker: {startup['reproduced']} of {startup['checked']} start-up searches reproduce,"
         f" none of the {other} others does; 2 searches: 1 entry stamped before the search"
         " reached the memory after it (a late insert): the search could not rank it, the"

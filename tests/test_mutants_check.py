@@ -266,7 +266,7 @@ def test_a_run_check_counts_each_kind_names_the_nodes_and_each_cause_with_its_co
     assert (check.word, check.label) == (
         NOT_REPRODUCED,
         (
-            f"not reproduced: {BY_LETTA}: 3 of 4 recorded searches differ (likely cause:"
+            f"not reproduced: {BY_LETTA}: 3 of 4 recorded searches differ (likely causes:"
             f" 2 searches: {SERVER}; 1 search: {LATE})"
         ),
     )

@@ -263,7 +263,7 @@ def _sum_up(check: ReplayCheck, fidelity: Any, causes: Counter[str]) -> None:
     check.differs = list(dict.fromkeys(differing))
     _other_ranker(check, causes)
     cause = causes_said(causes)
-    verdict = run_verdict(fidelity, check.checked, check.reproduced, cause)
+    verdict = run_verdict(fidelity, check.checked, check.reproduced, cause, causes=len(causes))
     check.word, check.label = verdict.word, verdict.label
     if verdict.word == UNVERIFIED and not check.note:
         check.note = verdict.note

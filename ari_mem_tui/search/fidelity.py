@@ -172,10 +172,12 @@ def run_verdict(
     reproduced: int,
     cause: str = "",
     unchecked: str = "no recorded search it could rebuild",
+    causes: int = 1,
 ) -> RankerFidelity:
     """`fidelity` of a whole run with its replay check (search/check.py): `reproduced` of the
     `checked` recorded searches a replay could rebuild; with none, `unchecked` says why ("":
-    said elsewhere, the check's note)."""
+    said elsewhere, the check's note); `cause`, the likely cause in words, says `causes` of
+    them (search/causes.py `causes_said`)."""
     what = fidelity.label.split(": ", 1)[-1]
     if fidelity.own is not True:
         if checked:
@@ -190,7 +192,7 @@ def run_verdict(
         )
     else:
         fidelity.cause = cause
-        likely = f" (likely cause: {cause})" if cause else ""
+        likely = f" (likely {'causes' if causes > 1 else 'cause'}: {cause})" if cause else ""
         differs = checked - reproduced
         said = f"{what}: {differs} of {checked} recorded searches differ{likely}"
         _say(fidelity, NOT_REPRODUCED, said, False)
@@ -212,7 +214,7 @@ def with_check(fidelity: RankerFidelity, check: object | None) -> RankerFidelity
     checked, reproduced = getattr(check, "checked", 0), getattr(check, "reproduced", 0)
     searches = getattr(check, "searches", [])
     causes = Counter(s.cause for s in searches if getattr(s, "cause", ""))
-    return run_verdict(fidelity, checked, reproduced, causes_said(causes))
+    return run_verdict(fidelity, checked, reproduced, causes_said(causes), causes=len(causes))
 
 
 def _say(fidelity: RankerFidelity, word: str, what: str, exact: bool | None) -> None:
