@@ -19,6 +19,8 @@ from ari_mem_tui.checkpoint.load import backup_entries, load_checkpoint
 from ari_mem_tui.run import RunOptions, open_run
 from ari_mem_tui.search import bm25_warm
 from ari_mem_tui.search.embedded import BM25Ranker, Pool, bm25_key
+from ari_mem_tui.search.in_memory import InMemoryRanker
+from tests.ari_like import generate_in_memory
 
 QUERIES = ["kernel tiling speedup", "roofline memory bound", "GFlops_per_s threads", "zzz none"]
 
@@ -196,3 +198,12 @@ def test_a_process_storing_into_another_cache_is_stopped(run, ahead):
     stand_in(run, "key-of-the-pool", 5, cache="elsewhere")  # (the very key, another cache)
     bm25_warm.wait(run, "key-of-the-pool", Path("c"))
     assert ahead == [-signal.SIGKILL]
+
+
+def test_auto_on_an_in_memory_run_stops_the_process(tmp_path, cache, ahead, builds):
+    """`auto` learns the run's rule only once the files are read: ARI's in-memory backend
+    ranks by its own rule, so the process started meanwhile is stopped, no index built."""
+    run = generate_in_memory(tmp_path / "in-memory").path
+    opened = open_run(RunOptions(checkpoint=run, index=False))  # (embedder "auto")
+    assert isinstance(opened.ranker, InMemoryRanker)
+    assert len(ahead) == 1 and bm25_warm._started == {} and builds == []
