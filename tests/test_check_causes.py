@@ -13,9 +13,8 @@ from ari_mem_tui.search.causes import FILES, causes_said
 LATE = "1 entry stamped before the search reached the memory after it (a late insert)"
 
 
-def _check(*searches: tuple[str, bool, str]) -> tuple[C.ReplayCheck, Counter[str]]:
+def _check(*searches: tuple[str, bool, str]) -> C.ReplayCheck:
     check = C.ReplayCheck(ranker="minilm")
-    causes: Counter[str] = Counter()
     for kind, reproduced, cause in searches:
         check.searches.append(
             C.SearchCheck(
@@ -28,18 +27,21 @@ def _check(*searches: tuple[str, bool, str]) -> tuple[C.ReplayCheck, Counter[str
                 cause=cause,
             )
         )
-        if cause:
-            causes[cause] += 1
     for kind in (C.STARTUP, C.OTHER):
         mine = [s for s in check.searches if s.kind == kind]
         if mine:
             done = sum(1 for s in mine if s.reproduced)
             check.by_kind[kind] = {"checked": len(mine), "reproduced": done}
-    return check, causes
+    return check
+
+
+def _causes(check: C.ReplayCheck) -> Counter[str]:
+    """How many searches each cause explains (what the check's words count)."""
+    return Counter(s.cause for s in check.searches if s.cause)
 
 
 def test_the_others_unreproduced_beside_reproduced_start_ups_are_another_ranker() -> None:
-    check, causes = _check(
+    check = _check(
         (C.STARTUP, True, ""),
         (C.STARTUP, False, FILES),  # a start-up search's own cause stays the files'
         (C.STARTUP, False, LATE),
@@ -47,23 +49,23 @@ def test_the_others_unreproduced_beside_reproduced_start_ups_are_another_ranker(
         (C.OTHER, False, FILES),
         (C.OTHER, False, LATE),  # a named cause is kept
     )
-    C._other_ranker(check, causes)
+    C._other_ranker(check)
     other = (
         "the other searches were recorded by another ranker: 1 of 3 start-up searches"
         " reproduce, none of the 3 others does"
     )
     assert [s.cause for s in check.searches] == ["", FILES, LATE, other, other, LATE]
-    assert causes == Counter({other: 2, LATE: 2, FILES: 1})
+    assert _causes(check) == Counter({other: 2, LATE: 2, FILES: 1})
 
 
-def test_every_files_cause_gone_leaves_no_zero_count() -> None:
-    check, causes = _check((C.STARTUP, True, ""), (C.OTHER, False, FILES))
-    C._other_ranker(check, causes)
+def test_a_lone_other_search_s_files_cause_becomes_another_ranker() -> None:
+    check = _check((C.STARTUP, True, ""), (C.OTHER, False, FILES))
+    C._other_ranker(check)
     other = (
         "the other searches were recorded by another ranker: 1 of 1 start-up searches"
         " reproduce, none of the 1 others does"
     )
-    assert causes == Counter({other: 1}) and FILES not in causes
+    assert _causes(check) == Counter({other: 1}) and FILES not in _causes(check)
 
 
 @pytest.mark.parametrize(
@@ -77,10 +79,10 @@ def test_every_files_cause_gone_leaves_no_zero_count() -> None:
     ids=["no-start-up-reproduced", "an-other-reproduced", "no-start-up", "no-other"],
 )
 def test_otherwise_the_files_stay_the_cause(searches) -> None:
-    check, causes = _check(*searches)
-    before = [s.cause for s in check.searches], Counter(causes)
-    C._other_ranker(check, causes)
-    assert ([s.cause for s in check.searches], causes) == before
+    check = _check(*searches)
+    before = [s.cause for s in check.searches], _causes(check)
+    C._other_ranker(check)
+    assert ([s.cause for s in check.searches], _causes(check)) == before
 
 
 def test_every_cause_is_said_with_its_count_the_commonest_first() -> None:

@@ -15,7 +15,6 @@ _store.py.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,13 +26,14 @@ from ari_mem_tui.model.origin import AGENT, HashFinding
 from ari_mem_tui.model.records import Record
 from ari_mem_tui.model.words import plural
 from ari_mem_tui.search.backends import run_backend
-from ari_mem_tui.search.causes import FILES, causes_said, likely_cause, other_ranker
+from ari_mem_tui.search.causes import FILES, likely_cause, other_ranker
 from ari_mem_tui.search.fidelity import (
     STAND_IN,
     UNVERIFIED,
     ranker_fidelity,
     recording_ranker,
     run_verdict,
+    with_check,
 )
 from ari_mem_tui.search.replay import (
     checkpoint_hash,
@@ -156,7 +156,6 @@ def check_run(
     name = getattr(ranker, "name", "")
     check = ReplayCheck(ranker=name, hash=fidelity.hash or _no_footers(ckpt))
     events = list(recorded_searches(ckpt))
-    causes: Counter[str] = Counter()
     for done, event in enumerate(events):
         if cancelled is not None and cancelled():
             check.complete = False
@@ -166,13 +165,10 @@ def check_run(
             check.complete = False
             check.note = f"stopped: {used} answered in place of {check.ranker}"
             break
-        found = _result(ckpt, ranker, event, differences, used)
-        check.searches.append(found)
-        if found.cause:
-            causes[found.cause] += 1
+        check.searches.append(_result(ckpt, ranker, event, differences, used))
         if progress is not None:
             progress(done + 1, len(events))
-    _sum_up(check, fidelity, causes)
+    _sum_up(check, fidelity)
     return check
 
 
@@ -236,7 +232,7 @@ def _result(ckpt: Checkpoint, ranker: Any, event: Any, differences: int, used: s
     )
 
 
-def _other_ranker(check: ReplayCheck, causes: Counter[str]) -> None:
+def _other_ranker(check: ReplayCheck) -> None:
     """Where start-up searches reproduce and not one other recorded search does, the others'
     cause is what ranked them, not the files the start-up searches were ranked over alike."""
     startup, other = check.by_kind.get(STARTUP), check.by_kind.get(OTHER)
@@ -246,12 +242,9 @@ def _other_ranker(check: ReplayCheck, causes: Counter[str]) -> None:
     for search in check.searches:
         if search.kind == OTHER and search.cause == FILES:
             search.cause = said
-            causes[FILES] -= 1
-            causes[said] += 1
-    causes += Counter()  # (drops the counts left at zero)
 
 
-def _sum_up(check: ReplayCheck, fidelity: Any, causes: Counter[str]) -> None:
+def _sum_up(check: ReplayCheck, fidelity: Any) -> None:
     check.checked = len(check.searches)
     check.reproduced = sum(1 for s in check.searches if s.reproduced)
     for kind in (STARTUP, OTHER):
@@ -261,9 +254,8 @@ def _sum_up(check: ReplayCheck, fidelity: Any, causes: Counter[str]) -> None:
             check.by_kind[kind] = {"checked": len(mine), "reproduced": done}
     differing = [s.node_id or "unattributed" for s in check.searches if not s.reproduced]
     check.differs = list(dict.fromkeys(differing))
-    _other_ranker(check, causes)
-    cause = causes_said(causes)
-    verdict = run_verdict(fidelity, check.checked, check.reproduced, cause, causes=len(causes))
+    _other_ranker(check)
+    verdict = with_check(fidelity, check)  # (the words a kept check is shown with, too)
     check.word, check.label = verdict.word, verdict.label
     if verdict.word == UNVERIFIED and not check.note:
         check.note = verdict.note
