@@ -7,13 +7,14 @@ entry for an access-log write the backup lacks (checkpoint/load.py `backup_entri
 backup can be read alone. So the first open of a run whose backup is big starts a process
 (`start`; search/bm25_builder.py) that reads the backup, says its pool's key on its stdout,
 builds that pool's index and stores it in the BM25 cache (bm25_cache.py): on the machine's
-other core, while this process loads. The ranker then asks (`wait`): the same key as its own pool's, it waits for the process
-and reads the stored index, checked as any cache file is; another key (the load added entries),
-the process is stopped and the ranker builds as before (so is a process storing into another
-cache than the ranker's, or one that has not said its key within KEY_PATIENCE). Nothing of the process is taken but
-that cache file, whose key hashes every text of the pool in order: the index read is the one
-the ranker would have built. The process ends when its index is stored, is stopped when its
-index is not wanted, and is stopped at this process's exit at the latest.
+other core, while this process loads. The ranker then asks (`wait`): the same key as its own
+pool's, it waits for the process and reads the stored index, checked as any cache file is;
+another key (the load added entries), the process is stopped and the ranker builds as before
+(so is a process storing into another cache than the ranker's, or one that has not said its key
+within KEY_PATIENCE). Nothing of the process is taken but that cache file, whose key hashes
+every text of the pool in order: the index read is the one the ranker would have built. The
+process ends when its index is stored, is stopped when its index is not wanted, and is stopped
+at this process's exit at the latest.
 """
 
 from __future__ import annotations
